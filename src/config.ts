@@ -1,0 +1,73 @@
+/**
+ * Configuration from Worker vars and secrets (`wrangler.toml [vars]`, `.dev.vars`,
+ * `wrangler dev --var`), parsed once per request into typed settings with the defaults of API.md.
+ */
+import { z } from "zod";
+
+const onOff = z.enum(["on", "off"]);
+const count = (fallback: number, min: number) => z.coerce.number().int().min(min).default(fallback);
+
+const schema = z.object({
+  API_TOKEN: z.string().optional(),
+  ENVIRONMENT: z.string().default("production"),
+  PLACEMENTS: z
+    .string()
+    .default("a,b")
+    .transform((s) => s.split(",").map((p) => p.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "placement names are 1-64 letters, digits, _ or -")).min(1)),
+  NUM_STANDBYS: count(0, 0),
+  RESTORE_BATCH_RECORDS: count(1000, 1),
+  FAULT_INJECTION: onOff.default("off"),
+  MAX_BODY_BYTES: count(1024 * 1024, 1),
+  LOG_BACKEND: z.enum(["durable", "upstash"]).default("durable"),
+  UPSTASH_KAFKA_REST_URL: z.string().url().optional(),
+  UPSTASH_KAFKA_REST_USERNAME: z.string().optional(),
+  UPSTASH_KAFKA_REST_PASSWORD: z.string().optional(),
+  UPSTASH_TIMEOUT_MS: count(10_000, 1),
+  /** Extra topics to declare, `name=partitions` separated by commas (e.g. `audit=3,clicks=8`). */
+  TOPICS: z
+    .string()
+    .default("")
+    .transform((s, ctx) => {
+      const topics: Record<string, number> = {};
+      for (const entry of s.split(",").map((e) => e.trim()).filter(Boolean)) {
+        const match = /^([A-Za-z0-9._-]{1,249})=([1-9][0-9]{0,4})$/.exec(entry);
+        if (!match) {
+          ctx.addIssue({ code: "custom", message: `"${entry}" is not name=partitions` });
+          return z.NEVER;
+        }
+        topics[match[1]!] = Number(match[2]);
+      }
+      return topics;
+    }),
+});
+
+export type Config = Readonly<z.infer<typeof schema>> & {
+  /** True under `wrangler dev` / tests with `ENVIRONMENT=development`: an unset token is tolerated. */
+  readonly localDevelopment: boolean;
+};
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const cache = new WeakMap<object, Config>();
+
+/** Parses the vars of `env`; throws `ConfigError` naming every bad variable. Cached per env object. */
+export function readConfig(env: Record<string, unknown>): Config {
+  const cached = cache.get(env);
+  if (cached) return cached;
+  const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => typeof v === "string" && v !== ""));
+  const parsed = schema.safeParse(vars);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  const config = parsed.data;
+  if (config.LOG_BACKEND === "upstash" && (!config.UPSTASH_KAFKA_REST_URL || !config.UPSTASH_KAFKA_REST_USERNAME || !config.UPSTASH_KAFKA_REST_PASSWORD)) {
+    throw new ConfigError("invalid configuration: LOG_BACKEND=upstash needs UPSTASH_KAFKA_REST_URL, _USERNAME and _PASSWORD");
+  }
+  const result = { ...config, localDevelopment: config.ENVIRONMENT === "development" };
+  cache.set(env, result);
+  return result;
+}

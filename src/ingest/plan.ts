@@ -1,0 +1,51 @@
+/**
+ * Ingest planning: which partition each record of a request goes to (explicit partition, else
+ * Kafka's default partitioner on the key) and how the offsets come back in request order.
+ */
+import { partitionForKey } from "../log/partitioner";
+import type { AppendResult, ProducerRecord } from "../log/types";
+
+export interface IngestRecord {
+  readonly key: string;
+  readonly value: unknown;
+  readonly partition?: number;
+  readonly timestamp?: number;
+}
+
+/** The records bound for one partition, with their positions in the request. */
+export interface PartitionBatch {
+  readonly partition: number;
+  readonly positions: number[];
+  readonly records: ProducerRecord[];
+}
+
+/** Groups a request's records by partition, keeping each partition's records in request order. */
+export function planIngest(records: readonly IngestRecord[], partitions: number, serialize: (value: unknown) => string): PartitionBatch[] {
+  const batches = new Map<number, PartitionBatch>();
+  records.forEach((record, position) => {
+    const partition = record.partition ?? partitionForKey(record.key, partitions);
+    let batch = batches.get(partition);
+    if (!batch) batches.set(partition, (batch = { partition, positions: [], records: [] }));
+    batch.positions.push(position);
+    const produced: ProducerRecord = { key: record.key, value: serialize(record.value) };
+    batch.records.push(record.timestamp === undefined ? produced : { ...produced, timestamp: record.timestamp });
+  });
+  return [...batches.values()].sort((a, b) => a.partition - b.partition);
+}
+
+export interface RecordOffset {
+  readonly partition: number;
+  readonly offset: number;
+}
+
+/** The offset of every record, in request order, from each partition's append result. */
+export function offsetsInRequestOrder(batches: readonly PartitionBatch[], results: readonly AppendResult[], total: number): RecordOffset[] {
+  const offsets = new Array<RecordOffset>(total);
+  batches.forEach((batch, i) => {
+    const { baseOffset } = results[i]!;
+    batch.positions.forEach((position, j) => {
+      offsets[position] = { partition: batch.partition, offset: baseOffset + j };
+    });
+  });
+  return offsets;
+}

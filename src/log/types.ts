@@ -1,0 +1,102 @@
+/**
+ * The log: topics of fixed partition counts, each partition an append-only sequence of records
+ * with dense offsets. Everything above it (ingest, tasks, restoration) depends on this interface
+ * only; the embedded `LogPartition` objects and `@upstash/kafka` implement it.
+ */
+
+export interface Header {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** A record as a producer sends it. Keys and values are already serialized (see serdes). */
+export interface ProducerRecord {
+  readonly key: string | null;
+  readonly value: string;
+  readonly headers?: readonly Header[];
+  /** Milliseconds since the epoch; the log assigns the append time when absent. */
+  readonly timestamp?: number;
+}
+
+/** A record as the log stores and returns it. */
+export interface LogRecord {
+  readonly offset: number;
+  readonly key: string | null;
+  readonly value: string;
+  readonly headers: readonly Header[];
+  readonly timestamp: number;
+}
+
+export interface TopicPartition {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+/**
+ * Who is appending, for idempotence and fencing: a retried batch (same producer, epoch and
+ * sequence) is answered with its original offsets and not written again; a batch from an epoch
+ * older than the newest the partition has seen for that producer is rejected.
+ * Sequences count batches per producer and partition, starting at 0 in every epoch.
+ */
+export interface ProducerId {
+  readonly producerId: string;
+  readonly epoch: number;
+  readonly sequence: number;
+}
+
+export interface AppendResult {
+  /** Offset of the first record of the batch; the batch occupies `baseOffset … baseOffset+count-1`. */
+  readonly baseOffset: number;
+  readonly count: number;
+  /** True when this was a retry of a batch already written: nothing new was appended. */
+  readonly duplicate: boolean;
+}
+
+export interface FetchBounds {
+  /** At most this many records. */
+  readonly maxRecords: number;
+  /**
+   * At most about this many bytes of keys, values and headers (UTF-8). As in Kafka, the first
+   * record is returned even when it alone is larger, so a consumer always makes progress.
+   */
+  readonly maxBytes: number;
+}
+
+export interface FetchResult {
+  readonly records: LogRecord[];
+  /** The offset the next fetch should start from. */
+  readonly nextOffset: number;
+  readonly earliest: number;
+  /** The end offset (the offset the next appended record will get). */
+  readonly latest: number;
+}
+
+export interface OffsetRange {
+  /** Offset of the first record still kept (advances with retention). */
+  readonly earliest: number;
+  /** End offset: one past the last record. */
+  readonly latest: number;
+}
+
+export interface CommittedOffset {
+  readonly offset: number;
+  readonly metadata: string;
+}
+
+/** The log, as the rest of Edge Streams sees it. */
+export interface Log {
+  /** The declared topics and their partition counts. */
+  topics(): Promise<ReadonlyMap<string, number>>;
+  /** Appends a batch to one partition atomically: all of it or none of it. */
+  append(tp: TopicPartition, records: readonly ProducerRecord[], producer?: ProducerId): Promise<AppendResult>;
+  /** Reads from `offset` within the bounds; an offset outside the kept range is `OffsetOutOfRange`. */
+  fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult>;
+  offsets(tp: TopicPartition): Promise<OffsetRange>;
+  /** The first offset whose timestamp is at or after `timestamp`, or the end offset when none is. */
+  offsetForTimestamp(tp: TopicPartition, timestamp: number): Promise<number>;
+  /** Retention: drops the records below `offset` (at most the end offset). Returns the new range. */
+  deleteRecordsBefore(tp: TopicPartition, offset: number): Promise<OffsetRange>;
+  commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): Promise<void>;
+  /** The group's committed offset for the partition, or null when it never committed one. */
+  committedOffset(group: string, tp: TopicPartition): Promise<CommittedOffset | null>;
+}

@@ -1,0 +1,50 @@
+/**
+ * The API Worker's Hono application: configuration and log per request, authentication, body
+ * limits, then the routes of API.md. Route modules stay small; this file only assembles them.
+ */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { readConfig } from "../../src/config";
+import { bearerMatches, requiredToken } from "./auth";
+import type { ApiEnv } from "./context";
+import { ApiError, errorResponse } from "./http-error";
+import { openLog } from "./log";
+import { ingest } from "./routes/ingest";
+
+export const app = new Hono<ApiEnv>();
+
+app.onError((error, c) => errorResponse(c, error));
+app.notFound((c) => c.json({ error: "not_found", message: `no route for ${c.req.method} ${c.req.path}` }, 404));
+
+app.get("/healthz", (c) => c.json({ ok: true }));
+
+app.use("*", async (c, next) => {
+  const config = readConfig(c.env as unknown as Record<string, unknown>);
+  c.set("config", config);
+  c.set("log", openLog(c.env, config));
+  await next();
+});
+
+// The Kafka REST endpoint authenticates with Basic auth itself (the dialect's scheme).
+app.use("*", async (c, next) => {
+  if (c.req.path === "/kafka" || c.req.path.startsWith("/kafka/")) return next();
+  const config = c.get("config");
+  const token = requiredToken(config.API_TOKEN, config.localDevelopment);
+  if (token !== null && !(await bearerMatches(c.req.header("Authorization"), token))) {
+    c.header("WWW-Authenticate", 'Bearer realm="edge-streams"');
+    throw new ApiError(401, "unauthorized", "missing or invalid bearer token");
+  }
+  await next();
+});
+
+app.use("*", async (c, next) => {
+  const limit = bodyLimit({
+    maxSize: c.get("config").MAX_BODY_BYTES,
+    onError: () => {
+      throw new ApiError(413, "too_large", `request body is larger than ${c.get("config").MAX_BODY_BYTES} bytes`);
+    },
+  });
+  return limit(c, next);
+});
+
+app.route("/", ingest);

@@ -1,0 +1,70 @@
+/**
+ * The error contract of API.md: `{"error": code, "message": text}` with a fitting status, and
+ * `Retry-After` on 503. Log errors map to statuses here, in one place.
+ */
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { LogError, type LogErrorCode } from "../../src/log/errors";
+
+export type ErrorCode =
+  | "invalid_input"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "unknown_topic"
+  | "conflict"
+  | "producer_fenced"
+  | "idempotency_key_reused"
+  | "too_large"
+  | "offset_out_of_range"
+  | "unavailable"
+  | "misconfigured"
+  | "internal";
+
+/** An error that is meant for the caller: its code and message are safe to show. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: ErrorCode,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
+const fromLog: Record<LogErrorCode, [ContentfulStatusCode, ErrorCode]> = {
+  UNKNOWN_TOPIC_OR_PARTITION: [404, "unknown_topic"],
+  OFFSET_OUT_OF_RANGE: [416, "offset_out_of_range"],
+  PRODUCER_FENCED: [409, "producer_fenced"],
+  OUT_OF_ORDER_SEQUENCE: [409, "conflict"],
+  DUPLICATE_SEQUENCE_MISMATCH: [409, "idempotency_key_reused"],
+  INVALID_RECORD: [400, "invalid_input"],
+  RECORD_TOO_LARGE: [413, "too_large"],
+  LOG_UNAVAILABLE: [503, "unavailable"],
+};
+
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof LogError) {
+    const [status, code] = fromLog[error.code];
+    return new ApiError(status, code, error.message, status === 503 ? 1 : undefined);
+  }
+  if (error instanceof HTTPException) {
+    const status = error.status as ContentfulStatusCode;
+    const code: ErrorCode = status === 413 ? "too_large" : status === 401 ? "unauthorized" : status === 404 ? "not_found" : "invalid_input";
+    return new ApiError(status, code, error.message || "request refused");
+  }
+  return new ApiError(500, "internal", "internal error");
+}
+
+export function errorResponse(c: Context, error: unknown): Response {
+  const apiError = toApiError(error);
+  if (apiError.status >= 500 && apiError.code === "internal") {
+    // The details stay in the logs, never in the response.
+    console.error(JSON.stringify({ level: "error", msg: "unhandled", path: c.req.path, error: String(error) }));
+  }
+  if (apiError.retryAfterSeconds !== undefined) c.header("Retry-After", String(apiError.retryAfterSeconds));
+  return c.json({ error: apiError.code, message: apiError.message }, apiError.status);
+}

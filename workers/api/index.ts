@@ -1,0 +1,9 @@
+/**
+ * Entry point of the Edge Streams Worker: the HTTP API (Hono) and the Durable Object classes it
+ * binds, exported so wrangler can wire them.
+ */
+import { app } from "./app";
+
+export { LogPartition } from "../../durable-objects/log-partition";
+
+export default app satisfies ExportedHandler<import("../env").Env>;

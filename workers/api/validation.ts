@@ -1,0 +1,16 @@
+/** Validation failures as API.md's 400 body, naming the first problem's path. */
+import type { Context } from "hono";
+
+interface Issue {
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+}
+type Result = { success: true } | { success: false; error: { readonly issues: readonly Issue[] } };
+
+/** The hook for `zValidator`: answers 400 `invalid_input` with a readable message. */
+export function invalidInput(result: Result, c: Context): Response | undefined {
+  if (result.success) return undefined;
+  const issue = result.error.issues[0];
+  const path = issue && issue.path.length ? `${issue.path.map(String).join(".")}: ` : "";
+  return c.json({ error: "invalid_input", message: `${path}${issue?.message ?? "invalid input"}` }, 400);
+}
