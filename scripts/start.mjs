@@ -1,0 +1,28 @@
+// `npm start`: serves the example application locally with `wrangler dev` on 127.0.0.1:8787,
+// creating `.dev.vars` from `.dev.vars.example` on first run so the local API token is known.
+import { spawn } from "node:child_process";
+import { copyFileSync, existsSync, readFileSync } from "node:fs";
+
+if (!existsSync(".dev.vars")) {
+  copyFileSync(".dev.vars.example", ".dev.vars");
+  console.log("Created .dev.vars from .dev.vars.example (local development token).");
+}
+const token = /^API_TOKEN=(.*)$/m.exec(readFileSync(".dev.vars", "utf8"))?.[1]?.trim();
+const port = process.env.PORT ?? "8787";
+
+console.log(`
+Edge Streams (example app: orders -> totals) on http://127.0.0.1:${port}/
+  API token (from .dev.vars): ${token ?? "(none set)"}
+  try: curl -s -X POST http://127.0.0.1:${port}/topics/orders/records \\
+         -H "Authorization: Bearer ${token ?? "<token>"}" -H "Content-Type: application/json" \\
+         -d '{"records":[{"key":"alice","value":{"amount":12}}]}'
+`);
+
+const child = spawn("npx", ["wrangler", "dev", "--ip", "127.0.0.1", "--port", port, ...process.argv.slice(2)], {
+  stdio: "inherit",
+  env: { WRANGLER_SEND_METRICS: "false", ...process.env },
+});
+const stop = (signal) => child.kill(signal);
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
+child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
