@@ -4,7 +4,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
-import { PartitionStore } from "../src/log/partition-store";
+import { PartitionStore, Subscribers } from "../src/log/partition-store";
 import type {
   AppendResult,
   CommittedOffset,
@@ -19,12 +19,14 @@ import type { Env } from "../workers/env";
 
 export class LogPartition extends DurableObject<Env> {
   private readonly store: PartitionStore;
+  private readonly subscribers: Subscribers;
   /** Calls still to fail, set by the fault-injection route; kept in memory like a flaky link. */
   private failuresToInject = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new PartitionStore(ctx.storage);
+    this.subscribers = new Subscribers(ctx.storage);
   }
 
   private call<T>(fn: () => T): Outcome<T> {
@@ -38,7 +40,26 @@ export class LogPartition extends DurableObject<Env> {
   }
 
   append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId): Outcome<AppendResult> {
-    return this.call(() => this.store.append(tp, records, producer));
+    const result = this.call(() => this.store.append(tp, records, producer));
+    if (result.ok && !result.value.duplicate) this.wakeSubscribers();
+    return result;
+  }
+
+  /** Task instances that read this partition register here to be woken by appends. */
+  subscribe(name: string): void {
+    this.subscribers.add(name);
+  }
+
+  unsubscribe(name: string): void {
+    this.subscribers.remove(name);
+  }
+
+  /** Wakes every subscriber after the append is acknowledged; a failed wake-up only delays it. */
+  private wakeSubscribers(): void {
+    const names = this.subscribers.list();
+    if (names.length === 0 || !this.env.TASK_OBJECT) return;
+    const tasks = this.env.TASK_OBJECT;
+    this.ctx.waitUntil(Promise.allSettled(names.map((name) => tasks.getByName(name).wake())));
   }
 
   read(tp: TopicPartition, offset: number, bounds: FetchBounds): Outcome<FetchResult> {

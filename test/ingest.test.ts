@@ -5,8 +5,8 @@ import { partitionForKey } from "../src/log/partitioner";
 import { TopicCatalog } from "../src/log/topics";
 import { call, json } from "./support/api";
 
-const log = new DurableLog(env.LOG_PARTITION, new TopicCatalog({ orders: 4, totals: 4 }));
-const endOffsets = async () => Promise.all([0, 1, 2, 3].map(async (partition) => (await log.offsets({ topic: "orders", partition })).latest));
+const log = new DurableLog(env.LOG_PARTITION, new TopicCatalog({ orders: 4, totals: 4, "ingest-test": 4 }));
+const endOffsets = async (topic = "orders") => Promise.all([0, 1, 2, 3].map(async (partition) => (await log.offsets({ topic, partition })).latest));
 
 describe("GET /healthz", () => {
   it("answers without a token", async () => {
@@ -57,17 +57,18 @@ describe("POST /topics/:topic/records", () => {
     expect(partitions.length).toBeGreaterThan(1);
     const failing = partitions[0]!;
     const headers = { "Idempotency-Key": "partial-1" };
-    const before = await endOffsets();
-    await log.partition({ topic: "orders", partition: failing }).injectFailures(1);
-    const failed = await call("/topics/orders/records", { body: { records }, headers });
+    const before = await endOffsets("ingest-test");
+    // No task reads this topic, so the injected failure hits the ingest itself.
+    await log.partition({ topic: "ingest-test", partition: failing }).injectFailures(1);
+    const failed = await call("/topics/ingest-test/records", { body: { records }, headers });
     expect(failed.status).toBe(503);
     expect(failed.headers.get("Retry-After")).toBeTruthy();
     expect((await json(failed)).error).toBe("unavailable");
-    const afterFailure = await endOffsets();
+    const afterFailure = await endOffsets("ingest-test");
     expect(afterFailure[failing]).toBe(before[failing]);
-    const retry = await call("/topics/orders/records", { body: { records }, headers });
+    const retry = await call("/topics/ingest-test/records", { body: { records }, headers });
     expect(retry.status).toBe(200);
-    const after = await endOffsets();
+    const after = await endOffsets("ingest-test");
     // Each partition got its records exactly once.
     for (let p = 0; p < 4; p++) {
       expect(after[p]! - before[p]!).toBe(records.filter((r) => partitionForKey(r.key, 4) === p).length);

@@ -16,4 +16,7 @@ export interface Env {
   UPSTASH_TIMEOUT_MS?: string;
   TOPICS?: string;
   LOG_PARTITION: DurableObjectNamespace<LogPartition>;
+  CONSUMER_GROUP: DurableObjectNamespace<import("../durable-objects/consumer-group").ConsumerGroup>;
+  TASK_OBJECT: DurableObjectNamespace<import("../durable-objects/task-object").TaskObject>;
+  COORDINATOR: DurableObjectNamespace<import("../durable-objects/coordinator").Coordinator>;
 }

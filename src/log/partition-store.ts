@@ -34,6 +34,23 @@ export const REMEMBERED_BATCHES = 5;
 export const PRODUCER_EXPIRY_MS = 7 * 24 * 60 * 60 * 1000;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
+/**
+ * Rows per INSERT statement: 16 rows of 6 columns stay under the platform's 100 bound parameters
+ * per statement, and measured about 1.5x faster than one row per statement (npm run bench).
+ */
+const ROWS_PER_INSERT = 16;
+const insertTexts = new Map<number, string>();
+
+function insertRecords(rows: number): string {
+  let text = insertTexts.get(rows);
+  if (!text) {
+    const tuple = "(?, ?, ?, ?, ?, ?)";
+    text = `INSERT INTO records (offset, key, value, headers, timestamp, bytes) VALUES ${Array(rows).fill(tuple).join(", ")}`;
+    insertTexts.set(rows, text);
+  }
+  return text;
+}
+
 const migrations: Migration[] = [
   {
     id: 1,
@@ -56,6 +73,11 @@ const migrations: Migration[] = [
           group_id TEXT PRIMARY KEY, offset INTEGER NOT NULL, metadata TEXT NOT NULL,
           committed_at INTEGER NOT NULL);
       `),
+  },
+  {
+    id: 2,
+    description: "subscribers woken after appends",
+    up: (db) => db.script(`CREATE TABLE subscribers (name TEXT PRIMARY KEY, since INTEGER NOT NULL);`),
   },
 ];
 
@@ -105,10 +127,10 @@ export class PartitionStore {
         const retry = this.admitProducerBatch(producer, digest, checked.length, now);
         if (retry) return retry;
       }
-      for (const [i, r] of checked.entries()) {
-        const headers = r.headers.length ? JSON.stringify(r.headers) : null;
-        this.db.run(sql`INSERT INTO records (offset, key, value, headers, timestamp, bytes)
-                        VALUES (${logEnd + i}, ${r.key}, ${r.value}, ${headers}, ${r.timestamp}, ${r.bytes})`);
+      for (let start = 0; start < checked.length; start += ROWS_PER_INSERT) {
+        const rows = checked.slice(start, start + ROWS_PER_INSERT);
+        const values = rows.flatMap((r, i) => [logEnd + start + i, r.key, r.value, r.headers.length ? JSON.stringify(r.headers) : null, r.timestamp, r.bytes]);
+        this.db.run({ text: insertRecords(rows.length), values });
       }
       this.db.run(sql`UPDATE partition_meta SET log_end = ${logEnd + checked.length} WHERE only = 1`);
       if (producer) {
@@ -246,6 +268,34 @@ export class PartitionStore {
       sql`SELECT offset, metadata FROM committed_offsets WHERE group_id = ${group}`,
     );
     return row ? { offset: row.offset, metadata: row.metadata } : null;
+  }
+}
+
+/**
+ * Who wants to hear about appends to this partition (task instances that read it), so that an
+ * idle task sleeps without polling and is woken when input arrives.
+ */
+export class Subscribers {
+  private readonly db: Sql;
+  private cached: string[] | undefined;
+
+  constructor(storage: PartitionStorage) {
+    this.db = new Sql(storage.sql);
+  }
+
+  add(name: string): void {
+    this.db.run(sql`INSERT INTO subscribers (name, since) VALUES (${name}, ${Date.now()}) ON CONFLICT (name) DO NOTHING`);
+    this.cached = undefined;
+  }
+
+  remove(name: string): void {
+    this.db.run(sql`DELETE FROM subscribers WHERE name = ${name}`);
+    this.cached = undefined;
+  }
+
+  list(): string[] {
+    this.cached ??= this.db.all<{ name: string }>(sql`SELECT name FROM subscribers ORDER BY name`).map((r) => r.name);
+    return this.cached;
   }
 }
 

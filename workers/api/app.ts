@@ -10,6 +10,9 @@ import type { ApiEnv } from "./context";
 import { ApiError, errorResponse } from "./http-error";
 import { openLog } from "./log";
 import { ingest } from "./routes/ingest";
+import { stores } from "./routes/stores";
+import { tasks } from "./routes/tasks";
+import { kafkaRest } from "./routes/kafka-rest";
 
 export const app = new Hono<ApiEnv>();
 
@@ -48,3 +51,6 @@ app.use("*", async (c, next) => {
 });
 
 app.route("/", ingest);
+app.route("/", stores);
+app.route("/", tasks);
+app.route("/kafka", kafkaRest);

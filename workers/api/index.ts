@@ -5,5 +5,8 @@
 import { app } from "./app";
 
 export { LogPartition } from "../../durable-objects/log-partition";
+export { ConsumerGroup } from "../../durable-objects/consumer-group";
+export { TaskObject } from "../../durable-objects/task-object";
+export { Coordinator } from "../../durable-objects/coordinator";
 
 export default app satisfies ExportedHandler<import("../env").Env>;

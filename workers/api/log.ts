@@ -2,9 +2,19 @@
 import type { Config } from "../../src/config";
 import { DurableLog } from "../../src/log/durable-log";
 import type { Log } from "../../src/log/types";
+import { UpstashLog } from "../../src/log/upstash-log";
 import type { Env } from "../env";
 import { topicCatalog } from "./topics";
 
 export function openLog(env: Env, config: Config): Log {
+  if (config.LOG_BACKEND === "upstash") {
+    // readConfig has checked that URL, username and password are all set for this backend.
+    return new UpstashLog({
+      url: config.UPSTASH_KAFKA_REST_URL!,
+      username: config.UPSTASH_KAFKA_REST_USERNAME!,
+      password: config.UPSTASH_KAFKA_REST_PASSWORD!,
+      timeoutMs: config.UPSTASH_TIMEOUT_MS,
+    });
+  }
   return new DurableLog(env.LOG_PARTITION, topicCatalog(config));
 }

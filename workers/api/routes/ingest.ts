@@ -7,6 +7,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { z } from "zod";
 import { offsetsInRequestOrder, planIngest } from "../../../src/ingest/plan";
+import { assignments } from "../cluster";
 import { ApiError } from "../http-error";
 import type { ApiEnv } from "../context";
 import { invalidInput } from "../validation";
@@ -40,6 +41,8 @@ export const ingest = new Hono<ApiEnv>().post("/topics/:topic/records", zValidat
   if (key !== undefined && !idempotencyKey.safeParse(key).success) {
     throw new ApiError(400, "invalid_input", "Idempotency-Key must be 1 to 200 characters");
   }
+  // The application's tasks must exist to be woken by these appends (made once, then cached).
+  await assignments(c.env);
   const batches = planIngest(records, partitions, (value) => JSON.stringify(value));
   const settled = await Promise.allSettled(
     batches.map((batch) =>

@@ -1,0 +1,74 @@
+/**
+ * An Edge Streams application: a built topology and the catalog of every topic it touches
+ * (external, changelog and repartition topics, plus any declared separately). Everything that
+ * runs the application — task objects, the API, the restore path — reads it from here.
+ */
+import { TopicCatalog } from "./log/topics";
+import type { TopicPartition } from "./log/types";
+import type { StoreDefinition, Subtopology, Topology } from "./streams/topology/topology";
+import { formatTaskId, parseTaskId } from "./streams/topology/task-id";
+
+export class Application {
+  readonly catalog: TopicCatalog;
+
+  constructor(
+    readonly topology: Topology,
+    extraTopics: Readonly<Record<string, number>> = {},
+  ) {
+    this.catalog = new TopicCatalog({ ...topology.topics(), ...extraTopics });
+  }
+
+  get applicationId(): string {
+    return this.topology.applicationId;
+  }
+
+  /** The consumer group whose committed offsets record the tasks' input progress. */
+  get groupId(): string {
+    return this.topology.applicationId;
+  }
+
+  taskIds(): string[] {
+    return this.topology.taskIds();
+  }
+
+  /** The subtopology and partition of a task id; undefined when the application has no such task. */
+  task(taskId: string): { subtopology: Subtopology; partition: number } | undefined {
+    const coordinates = parseTaskId(taskId);
+    if (!coordinates) return undefined;
+    const subtopology = this.topology.subtopology(coordinates.subtopology);
+    if (!subtopology || coordinates.partition >= subtopology.partitions) return undefined;
+    return { subtopology, partition: coordinates.partition };
+  }
+
+  /** The input partitions a task reads. */
+  inputPartitions(taskId: string): TopicPartition[] {
+    const task = this.requireTask(taskId);
+    return task.subtopology.sourceTopics.map((topic) => ({ topic, partition: task.partition }));
+  }
+
+  /** The changelog partition of each of the task's stores. */
+  changelogPartitions(taskId: string): (TopicPartition & { store: string })[] {
+    const task = this.requireTask(taskId);
+    return task.subtopology.stores.map((store) => ({ store: store.name, topic: store.changelogTopic, partition: task.partition }));
+  }
+
+  /** A store and the subtopology that owns it. */
+  store(name: string): { store: StoreDefinition; subtopology: Subtopology } | undefined {
+    for (const subtopology of this.topology.subtopologies) {
+      const store = subtopology.stores.find((s) => s.name === name);
+      if (store) return { store, subtopology };
+    }
+    return undefined;
+  }
+
+  /** The task that owns a partition of a store. */
+  taskForStorePartition(subtopology: Subtopology, partition: number): string {
+    return formatTaskId(subtopology.id, partition);
+  }
+
+  private requireTask(taskId: string): { subtopology: Subtopology; partition: number } {
+    const task = this.task(taskId);
+    if (!task) throw new Error(`the application has no task ${taskId}`);
+    return task;
+  }
+}

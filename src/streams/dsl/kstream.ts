@@ -1,0 +1,135 @@
+/**
+ * `KStream`: an unbounded stream of keyed records, and its operators. Every operator adds a node
+ * to the builder's graph and returns a new stream. A stream remembers whether its key may have
+ * changed since its source (`repartitionRequired`): grouping such a stream goes through a
+ * repartition topic, so that each key is aggregated by the one task that owns it.
+ */
+import { TopologyError } from "../errors";
+import type { ProcessorSupplier } from "../processor";
+import type { KeyValue } from "../record";
+import { serdeOrDefault, type Serde } from "../serdes";
+import type { GraphNode, StreamPartitioner, TopologyGraph } from "../topology/graph";
+import { BranchedKStream } from "./branched-kstream";
+import { KGroupedStream } from "./kgrouped-stream";
+import type { Grouped, Produced } from "./options";
+import { erase, passThrough, processorOf, type RecordHandler } from "./processors";
+
+export type Predicate<K, V> = (key: K, value: V) => boolean;
+
+export class KStream<K, V> {
+  /** Made by `StreamsBuilder` and by operators; not meant to be called directly. */
+  constructor(
+    readonly graph: TopologyGraph,
+    readonly node: GraphNode,
+    /** The serdes known for this stream's keys and values, if any (used where none is given). */
+    readonly keySerde: Serde<K> | undefined,
+    readonly valueSerde: Serde<V> | undefined,
+    readonly repartitionRequired: boolean,
+  ) {}
+
+  /** Keeps the records that satisfy the predicate. */
+  filter(predicate: Predicate<K, V>): KStream<K, V> {
+    return this.sameKey("KSTREAM-FILTER", this.valueSerde, (r, c) => predicate(r.key, r.value) && c.forward(r));
+  }
+
+  /** Drops the records that satisfy the predicate. */
+  filterNot(predicate: Predicate<K, V>): KStream<K, V> {
+    return this.sameKey("KSTREAM-FILTER", this.valueSerde, (r, c) => predicate(r.key, r.value) || c.forward(r));
+  }
+
+  /** A new key and value for every record. The key changes, so grouping afterwards repartitions. */
+  map<KOut, VOut>(mapper: (key: K, value: V) => KeyValue<KOut, VOut>): KStream<KOut, VOut> {
+    return this.newKey<KOut, VOut>("KSTREAM-MAP", (r, c) => c.forward({ ...r, ...mapper(r.key, r.value) }));
+  }
+
+  /** A new value for every record; the key stays, so no repartitioning. */
+  mapValues<VOut>(mapper: (value: V, key: K) => VOut): KStream<K, VOut> {
+    return this.sameKey<VOut>("KSTREAM-MAPVALUES", undefined, (r, c) => c.forward({ ...r, value: mapper(r.value, r.key) }));
+  }
+
+  /** Zero or more records for every record, with new keys. */
+  flatMap<KOut, VOut>(mapper: (key: K, value: V) => Iterable<KeyValue<KOut, VOut>>): KStream<KOut, VOut> {
+    return this.newKey<KOut, VOut>("KSTREAM-FLATMAP", (r, c) => {
+      for (const out of mapper(r.key, r.value)) c.forward({ ...r, ...out });
+    });
+  }
+
+  /** Zero or more values for every record, each with the record's key. */
+  flatMapValues<VOut>(mapper: (value: V, key: K) => Iterable<VOut>): KStream<K, VOut> {
+    return this.sameKey<VOut>("KSTREAM-FLATMAPVALUES", undefined, (r, c) => {
+      for (const value of mapper(r.value, r.key)) c.forward({ ...r, value });
+    });
+  }
+
+  /** A new key for every record, the value unchanged. */
+  selectKey<KOut>(selector: (key: K, value: V) => KOut): KStream<KOut, V> {
+    const next = this.newKey<KOut, V>("KSTREAM-KEY-SELECT", (r, c) => c.forward({ ...r, key: selector(r.key, r.value) }));
+    return new KStream(this.graph, next.node, undefined, this.valueSerde, true);
+  }
+
+  /** Calls the action for every record and passes the record on (for logging, metrics). */
+  peek(action: (key: K, value: V) => void): KStream<K, V> {
+    return this.sameKey("KSTREAM-PEEK", this.valueSerde, (r, c) => {
+      action(r.key, r.value);
+      c.forward(r);
+    });
+  }
+
+  /**
+   * Splits the stream: each record goes to the first branch whose predicate it satisfies.
+   * Branch names are `prefix` followed by the branch's name (or its position, from 1).
+   */
+  split<Prefix extends string = "">(prefix?: Prefix): BranchedKStream<K, V, Prefix> {
+    return new BranchedKStream<K, V, Prefix>(this, prefix ?? ("" as Prefix));
+  }
+
+  /** The records of both streams, interleaved as they arrive. */
+  merge(other: KStream<K, V>): KStream<K, V> {
+    if (other.graph !== this.graph) throw new TopologyError("cannot merge streams of different StreamsBuilders");
+    const node = this.graph.addProcessor("KSTREAM-MERGE", { parents: [this.node, other.node], supplier: passThrough, stores: [] });
+    const same = <T>(a: T | undefined, b: T | undefined) => (a === b ? a : undefined);
+    return new KStream(this.graph, node, same(this.keySerde, other.keySerde), same(this.valueSerde, other.valueSerde), this.repartitionRequired || other.repartitionRequired);
+  }
+
+  /** Writes every record to a topic. A null value is written as a tombstone. */
+  to(topic: string, produced: Produced<K, V> = {}): void {
+    const { partitioner } = produced;
+    this.graph.addSink("KSTREAM-SINK", {
+      parents: [this.node],
+      topic,
+      repartition: false,
+      keySerde: serdeOrDefault(produced.key ?? this.keySerde) as Serde<unknown>,
+      valueSerde: serdeOrDefault(produced.value ?? this.valueSerde) as Serde<unknown>,
+      ...(partitioner ? { partitioner: partitioner as unknown as StreamPartitioner<unknown, unknown> } : {}),
+    });
+  }
+
+  /**
+   * Runs a processor of the Processor API, connected to the named stores. What it forwards may
+   * have any key, so grouping afterwards repartitions.
+   */
+  process<KOut, VOut>(supplier: ProcessorSupplier<K, V, KOut, VOut>, ...storeNames: string[]): KStream<KOut, VOut> {
+    const node = this.graph.addProcessor("KSTREAM-PROCESSOR", { parents: [this.node], supplier: erase(supplier), stores: storeNames });
+    return new KStream<KOut, VOut>(this.graph, node, undefined, undefined, true);
+  }
+
+  /** Groups by the current key, for an aggregation. */
+  groupByKey(grouped: Grouped<K, V> = {}): KGroupedStream<K, V> {
+    return new KGroupedStream(this, grouped.key ?? this.keySerde, grouped.value ?? this.valueSerde, grouped.name);
+  }
+
+  /** Groups by a key computed from each record; always repartitions. */
+  groupBy<KOut>(selector: (key: K, value: V) => KOut, grouped: Grouped<KOut, V> = {}): KGroupedStream<KOut, V> {
+    return this.selectKey(selector).groupByKey(grouped);
+  }
+
+  private sameKey<VOut>(prefix: string, valueSerde: Serde<VOut> | undefined, body: RecordHandler<K, V, K, VOut>): KStream<K, VOut> {
+    const node = this.graph.addProcessor(prefix, { parents: [this.node], supplier: erase(processorOf(body)), stores: [] });
+    return new KStream(this.graph, node, this.keySerde, valueSerde, this.repartitionRequired);
+  }
+
+  private newKey<KOut, VOut>(prefix: string, body: RecordHandler<K, V, KOut, VOut>): KStream<KOut, VOut> {
+    const node = this.graph.addProcessor(prefix, { parents: [this.node], supplier: erase(processorOf(body)), stores: [] });
+    return new KStream<KOut, VOut>(this.graph, node, undefined, undefined, true);
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The processors behind DSL operators. Each is a function of the record and its context, so an
+ * operator is a line of code; the context is only available once the task has called `init`.
+ */
+import type { ProcessorContext, ProcessorSupplier } from "../processor";
+import type { StreamRecord } from "../record";
+import type { AnySupplier } from "../topology/graph";
+
+/** What a DSL operator does with one record. */
+export type RecordHandler<KIn, VIn, KOut, VOut> = (record: StreamRecord<KIn, VIn>, context: ProcessorContext<KOut, VOut>) => void;
+
+/** A processor supplier from a function called for every record. */
+export function processorOf<KIn, VIn, KOut, VOut>(body: RecordHandler<KIn, VIn, KOut, VOut>): ProcessorSupplier<KIn, VIn, KOut, VOut> {
+  return () => {
+    let context: ProcessorContext<KOut, VOut> | undefined;
+    return {
+      init: (c) => {
+        context = c;
+      },
+      process: (record) => {
+        if (!context) throw new Error("a processor received a record before init()");
+        body(record, context);
+      },
+    };
+  };
+}
+
+/** Forwards every record unchanged (merge, branch children, table-to-stream). */
+export const passThrough: AnySupplier = processorOf((record, context) => context.forward(record));
+
+/** The graph keeps suppliers with their types erased; the DSL's types guarantee they fit. */
+export function erase<KIn, VIn, KOut, VOut>(supplier: ProcessorSupplier<KIn, VIn, KOut, VOut>): AnySupplier {
+  return supplier as unknown as AnySupplier;
+}
+
+/**
+ * Folds each record into the stored aggregate of its key and forwards the new aggregate.
+ * Records with a null key or value are dropped, as Kafka Streams drops them: they belong to no group.
+ */
+export function aggregateProcessor<K, V, VA>(storeName: string, step: (key: K, value: V, current: VA | undefined) => VA): AnySupplier {
+  return erase(
+    processorOf<K, V, K, VA>((record, context) => {
+      if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in an aggregation`);
+      const store = context.getStateStore<K, VA>(storeName);
+      const next = step(record.key, record.value, store.get(record.key));
+      store.put(record.key, next);
+      context.forward({ ...record, value: next });
+    }),
+  );
+}

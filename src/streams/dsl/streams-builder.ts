@@ -1,0 +1,63 @@
+/**
+ * `StreamsBuilder`: where a topology is written. Sources, tables and stores are declared here;
+ * operators on the returned streams add the rest; `build` validates and returns the `Topology`.
+ */
+import { serdeOrDefault, type Serde } from "../serdes";
+import { buildTopology, type BuildOptions } from "../topology/build";
+import { TopologyGraph } from "../topology/graph";
+import type { Topology } from "../topology/topology";
+import { KStream } from "./kstream";
+import { KTable } from "./ktable";
+import type { Materialized } from "./materialized";
+import type { Consumed } from "./options";
+import { erase, processorOf } from "./processors";
+
+export class StreamsBuilder {
+  private readonly graph = new TopologyGraph();
+
+  /** A stream of one or more topics (a record goes wherever its topic's records go). */
+  stream<K, V>(topics: string | readonly string[], consumed: Consumed<K, V> = {}): KStream<K, V> {
+    const keySerde = serdeOrDefault(consumed.key);
+    const valueSerde = serdeOrDefault(consumed.value);
+    const node = this.graph.addSource("KSTREAM-SOURCE", {
+      topics: typeof topics === "string" ? [topics] : [...topics],
+      repartition: false,
+      keySerde: keySerde as Serde<unknown>,
+      valueSerde: valueSerde as Serde<unknown>,
+    });
+    return new KStream<K, V>(this.graph, node, keySerde, valueSerde, false);
+  }
+
+  /**
+   * A table of a topic: each record is the new value of its key. With `materialized`, the rows are
+   * kept in that store (change-logged like any store) and can be queried.
+   */
+  table<K, V>(topic: string, consumed: Consumed<K, V> = {}, materialized?: Materialized<K, V>): KTable<K, V> {
+    const source = this.stream(topic, consumed);
+    const storeName = materialized ? (materialized.storeName ?? this.graph.newName("KTABLE-SOURCE-STATE-STORE")) : undefined;
+    const keySerde = materialized?.keySerde ?? source.keySerde!;
+    const valueSerde = materialized?.valueSerde ?? source.valueSerde!;
+    if (storeName !== undefined) this.addStateStore(storeName, { key: keySerde, value: valueSerde });
+    const supplier = processorOf<K, V | null, K, V | null>((record, context) => {
+      if (storeName !== undefined) {
+        const store = context.getStateStore<K, V>(storeName);
+        if (record.value === null) store.delete(record.key);
+        else store.put(record.key, record.value);
+      }
+      context.forward(record);
+    });
+    const node = this.graph.addProcessor("KTABLE-SOURCE", { parents: [source.node], supplier: erase(supplier), stores: storeName === undefined ? [] : [storeName] });
+    return new KTable<K, V>(this.graph, node, keySerde, valueSerde, storeName);
+  }
+
+  /** Declares a key-value store for processors of the Processor API (`KStream.process`). */
+  addStateStore<K, V>(name: string, serdes: { key?: Serde<K>; value?: Serde<V> } = {}): this {
+    this.graph.addStore({ name, keySerde: serdeOrDefault(serdes.key) as Serde<unknown>, valueSerde: serdeOrDefault(serdes.value) as Serde<unknown> });
+    return this;
+  }
+
+  /** Validates the topology and fixes its subtopologies, topics and tasks. Throws `TopologyError`. */
+  build(options: BuildOptions): Topology {
+    return buildTopology(this.graph, options);
+  }
+}

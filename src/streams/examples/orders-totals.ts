@@ -1,0 +1,52 @@
+/**
+ * The example application of API.md: per customer, the count and sum of the amounts of all its
+ * orders, kept in store `totals` and published on topic `totals`.
+ */
+import { StreamsBuilder } from "../dsl/streams-builder";
+import { Materialized } from "../dsl/materialized";
+import { Serdes } from "../serdes";
+import type { DeserializationHandler, Topology } from "../topology/topology";
+
+export interface Order {
+  readonly amount: number;
+}
+
+export interface Totals {
+  readonly count: number;
+  readonly sum: number;
+}
+
+/**
+ * Orders as JSON, checked on the way in: an amount that is not a finite number would corrupt every
+ * later sum of its customer, so it is a deserialization error (handled by the topology's handler).
+ */
+export const orderSerde = Serdes.from<Order>(
+  (order) => JSON.stringify(order),
+  (text) => {
+    const order: unknown = JSON.parse(text);
+    const amount = typeof order === "object" && order !== null ? (order as { amount?: unknown }).amount : undefined;
+    if (typeof amount !== "number" || !Number.isFinite(amount)) throw new Error(`an order is {"amount": number}, got ${text.slice(0, 64)}`);
+    return { amount };
+  },
+);
+
+export const ORDERS_APPLICATION_ID = "edge-streams";
+export const ORDERS_TOPICS = { orders: 4, totals: 4 } as const;
+
+/** orders → group by customer → aggregate into `totals` → topic `totals`. One subtopology, tasks 0_0..0_3. */
+export function ordersTotalsTopology(onDeserializationError: DeserializationHandler = "fail"): Topology {
+  const builder = new StreamsBuilder();
+  builder
+    .stream("orders", { key: Serdes.string(), value: orderSerde })
+    .groupByKey()
+    .aggregate<Totals>(
+      () => ({ count: 0, sum: 0 }),
+      (_customer, order, totals) => ({ count: totals.count + 1, sum: totals.sum + order.amount }),
+      Materialized.as("totals", { value: Serdes.json<Totals>() }),
+    )
+    .toStream()
+    .to("totals");
+  // A dead-letter topic is declared along with the application's own topics.
+  const topics = typeof onDeserializationError === "object" ? { ...ORDERS_TOPICS, [onDeserializationError.deadLetterTopic]: 1 } : ORDERS_TOPICS;
+  return builder.build({ applicationId: ORDERS_APPLICATION_ID, topics, onDeserializationError });
+}

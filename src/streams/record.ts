@@ -1,0 +1,33 @@
+/**
+ * The records that flow between processors: typed key and value, with the timestamp and headers
+ * of the input record they come from.
+ */
+import type { Header } from "../log/types";
+
+export type { Header };
+
+/**
+ * A record inside a topology. (Kafka Streams calls it `Record`; that name is TypeScript's own.)
+ * An input record without a key carries `null` here whatever `K` is, as in Kafka Streams;
+ * aggregations drop such records.
+ */
+export interface StreamRecord<K, V> {
+  readonly key: K;
+  readonly value: V;
+  /** Milliseconds since the epoch; derived records keep their input record's timestamp. */
+  readonly timestamp: number;
+  readonly headers: readonly Header[];
+}
+
+/** A key and its value, as stores return them. */
+export interface KeyValue<K, V> {
+  readonly key: K;
+  readonly value: V;
+}
+
+/** The position of the input record being processed. */
+export interface RecordMetadata {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+}

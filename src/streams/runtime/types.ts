@@ -1,0 +1,77 @@
+/**
+ * What a task processor consumes, produces and depends on. Keys and values cross this boundary
+ * serialized; everything is synchronous so one call can run inside one storage transaction.
+ */
+import type { Header } from "../record";
+import type { StoreBackend } from "../state/key-value-store";
+
+/** A record read from one of the task's source topics (external or repartition). */
+export interface InputRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly key: string | null;
+  /** Null only for a tombstone (a topology can write them, for example from a filtered table). */
+  readonly value: string | null;
+  readonly timestamp: number;
+  readonly headers: readonly Header[];
+}
+
+/** A record the task produces: output, repartition, changelog or dead-letter. */
+export interface OutgoingRecord {
+  readonly topic: string;
+  /** Undefined: the collector picks it with Kafka's default partitioner on the key. */
+  readonly partition?: number;
+  readonly key: string | null;
+  /** Null is a tombstone (a deleted store entry, a deleted table row). */
+  readonly value: string | null;
+  readonly timestamp: number;
+  readonly headers: readonly Header[];
+}
+
+/** The task's record collector. `send` must only buffer: it runs inside the processing transaction. */
+export interface RecordSink {
+  send(record: OutgoingRecord): void;
+}
+
+export interface TaskProcessorDeps {
+  /** The task instance's stores; every write through the runtime is also sent to the changelog. */
+  readonly stores: StoreBackend;
+  readonly collector: RecordSink;
+  /** Stream time to resume from (the largest timestamp processed before); default -1, none yet. */
+  readonly initialStreamTimeMs?: number;
+  /** Timestamp for store writes made outside `process` (in `init`); default `Date.now`. */
+  readonly clock?: () => number;
+}
+
+/** Counters of one task processor; they start at zero with each instance. */
+export interface TaskMetrics {
+  /** Input records deserialized and run through the topology. */
+  readonly processedRecords: number;
+  /** Input records that could not be deserialized and were skipped (`"skip"`). */
+  readonly skippedRecords: number;
+  /** Input records that could not be deserialized and went to the dead letter topic. */
+  readonly deadLetteredRecords: number;
+  /** Records an operator discarded as invalid, such as a null key reaching an aggregation. */
+  readonly droppedRecords: number;
+}
+
+export interface TaskProcessor {
+  readonly taskId: string;
+  readonly subtopology: number;
+  readonly partition: number;
+  /** The topics whose partition `partition` this task reads. */
+  readonly sourceTopics: readonly string[];
+  readonly metrics: TaskMetrics;
+  /** The largest timestamp of the input records processed; -1 before the first. */
+  readonly streamTimeMs: number;
+  /**
+   * Runs one input record through the topology: store writes (each change-logged) and output
+   * records are done when it returns. Not atomic by itself: if it throws, the caller must discard
+   * everything the call did, by running it in a storage transaction that also holds the
+   * collector's buffer.
+   */
+  process(record: InputRecord): void;
+  /** Closes the processors; the task processor cannot be used afterwards. */
+  close(): void;
+}

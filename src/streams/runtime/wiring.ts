@@ -1,0 +1,72 @@
+/**
+ * Instantiates a subtopology for one task: a fresh processor per processor node, each with its
+ * context, and sinks that serialize and hand records to the collector. Nodes are wired children
+ * first, which the creation order allows: a node always comes after its parents.
+ */
+import type { Processor } from "../processor";
+import type { StreamRecord } from "../record";
+import type { KeyValueStore } from "../state/key-value-store";
+import type { Subtopology, TopologySink, TopologySource } from "../topology/topology";
+import { NodeContext, type RecordReceiver } from "./node-context";
+import type { TaskState } from "./task-state";
+import type { RecordSink } from "./types";
+
+type AnyProcessor = Processor<unknown, unknown, unknown, unknown>;
+
+/** A source node, ready to receive deserialized records. */
+export interface WiredSource {
+  readonly node: TopologySource;
+  readonly receive: RecordReceiver;
+}
+
+export interface WiredSubtopology {
+  /** By topic name. */
+  readonly sources: ReadonlyMap<string, WiredSource>;
+  /** With their contexts, in creation order: the order to initialize and close them in. */
+  readonly processors: readonly { readonly processor: AnyProcessor; readonly context: NodeContext }[];
+}
+
+export function wireSubtopology(
+  subtopology: Subtopology,
+  task: TaskState,
+  stores: ReadonlyMap<string, KeyValueStore<unknown, unknown>>,
+  collector: RecordSink,
+): WiredSubtopology {
+  const receivers = new Map<string, RecordReceiver>();
+  const sources = new Map<string, WiredSource>();
+  const processors: { processor: AnyProcessor; context: NodeContext }[] = [];
+  const childrenOf = (names: readonly string[]) => new Map(names.map((name) => [name, receivers.get(name)!]));
+
+  for (const node of [...subtopology.nodes].reverse()) {
+    if (node.kind === "sink") {
+      receivers.set(node.name, (record) => collector.send(outgoing(node, record)));
+    } else if (node.kind === "processor") {
+      const connected = new Map(node.stores.map((name) => [name, stores.get(name)!]));
+      const context = new NodeContext(task, node.name, childrenOf(node.children), connected);
+      const processor = node.supplier();
+      processors.unshift({ processor, context });
+      receivers.set(node.name, (record) => processor.process(record));
+    } else {
+      const children = [...childrenOf(node.children).values()];
+      const receive: RecordReceiver = (record) => children.forEach((child) => child(record));
+      for (const topic of node.topics) sources.set(topic, { node, receive });
+    }
+  }
+  return { sources, processors };
+}
+
+/** The serialized record a sink sends; null keys and values stay null (a null value is a tombstone). */
+function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>) {
+  const partition = sink.partitioner?.(record.key, record.value, sink.partitions);
+  if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0 && partition < sink.partitions)) {
+    throw new RangeError(`${sink.name}: partitioner chose partition ${partition}, but ${sink.topic} has ${sink.partitions}`);
+  }
+  return {
+    topic: sink.topic,
+    partition,
+    key: record.key === null ? null : sink.keySerde.serialize(record.key),
+    value: record.value === null ? null : sink.valueSerde.serialize(record.value),
+    timestamp: record.timestamp,
+    headers: record.headers,
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * The logical graph the DSL records: source, processor and sink nodes with parent links, and the
+ * state stores they use. Recording never fails; `buildTopology` validates the whole graph at once.
+ * Repartition topics are recorded by their base name: their real name needs the applicationId.
+ */
+import type { ProcessorSupplier } from "../processor";
+import type { Serde } from "../serdes";
+
+/** Picks the partition of an output record; undefined leaves it to Kafka's default partitioner. */
+export type StreamPartitioner<K, V> = (key: K, value: V, partitions: number) => number | undefined;
+
+/** A processor supplier with its types erased, as the graph keeps it. */
+export type AnySupplier = ProcessorSupplier<unknown, unknown, unknown, unknown>;
+
+interface NodeBase {
+  /** Unique in the topology, Kafka style: `KSTREAM-FILTER-0000000001`. */
+  readonly name: string;
+  readonly parents: readonly GraphNode[];
+}
+
+export interface SourceNode extends NodeBase {
+  readonly kind: "source";
+  /** External topic names, or the base name of one repartition topic. */
+  readonly topics: readonly string[];
+  readonly repartition: boolean;
+  readonly keySerde: Serde<unknown>;
+  readonly valueSerde: Serde<unknown>;
+}
+
+export interface ProcessorNode extends NodeBase {
+  readonly kind: "processor";
+  readonly supplier: AnySupplier;
+  readonly stores: readonly string[];
+}
+
+export interface SinkNode extends NodeBase {
+  readonly kind: "sink";
+  /** An external topic, or the base name of a repartition topic. */
+  readonly topic: string;
+  readonly repartition: boolean;
+  readonly keySerde: Serde<unknown>;
+  readonly valueSerde: Serde<unknown>;
+  readonly partitioner?: StreamPartitioner<unknown, unknown>;
+}
+
+export type GraphNode = SourceNode | ProcessorNode | SinkNode;
+
+/** A key-value store declared by an aggregation, a table or `addStateStore`. */
+export interface StoreSpec {
+  readonly name: string;
+  readonly keySerde: Serde<unknown>;
+  readonly valueSerde: Serde<unknown>;
+}
+
+type Without<T, Omitted extends keyof T> = Omit<T, Omitted | "kind" | "name">;
+
+/** Collects nodes and stores in creation order; that order makes subtopology ids deterministic. */
+export class TopologyGraph {
+  readonly nodes: GraphNode[] = [];
+  /** In declaration order, duplicates included (they are reported by the build). */
+  readonly stores: StoreSpec[] = [];
+  private counter = 0;
+
+  /** A new node name: Kafka Streams' `<PREFIX>-<10-digit index>`, the index shared by all nodes. */
+  newName(prefix: string): string {
+    return `${prefix}-${String(this.counter++).padStart(10, "0")}`;
+  }
+
+  addSource(prefix: string, source: Without<SourceNode, "parents">): SourceNode {
+    return this.add<SourceNode>({ kind: "source", name: this.newName(prefix), parents: [], ...source });
+  }
+
+  addProcessor(prefix: string, processor: Without<ProcessorNode, never>): ProcessorNode {
+    return this.add<ProcessorNode>({ kind: "processor", name: this.newName(prefix), ...processor });
+  }
+
+  addSink(prefix: string, sink: Without<SinkNode, never>): SinkNode {
+    return this.add<SinkNode>({ kind: "sink", name: this.newName(prefix), ...sink });
+  }
+
+  addStore(store: StoreSpec): void {
+    this.stores.push(store);
+  }
+
+  private add<T extends GraphNode>(node: T): T {
+    this.nodes.push(node);
+    return node;
+  }
+}

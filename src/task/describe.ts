@@ -1,0 +1,73 @@
+/**
+ * A task instance as `GET /tasks` shows it (API.md): role, placement, state, epoch, incarnation,
+ * per changelog its checkpoint, restored position and end, and its lag.
+ */
+import type { Application } from "../application";
+import type { Log } from "../log/types";
+import { positionKey } from "./record-collector";
+import type { TaskRole, TaskState } from "./state";
+import type { StreamTask } from "./stream-task";
+
+export interface ChangelogDescription {
+  readonly topic: string;
+  readonly partition: number;
+  /** What the instance's storage holds now; null when none. */
+  readonly checkpoint: number | null;
+  /** Offset up to which the store reflects the changelog. */
+  readonly restored: number;
+  /** The changelog's end offset. */
+  readonly end: number;
+}
+
+export interface TaskDescription {
+  readonly id: string;
+  readonly role: TaskRole;
+  readonly placement: string;
+  readonly state: TaskState;
+  readonly epoch: number;
+  readonly incarnation: number;
+  readonly changelogs: ChangelogDescription[];
+  /**
+   * Active: input records not yet processed and committed (input end offsets minus committed
+   * positions), so RUNNING with lag 0 means the stores reflect every record produced before.
+   * Standby and idle: changelog records not yet applied.
+   */
+  readonly lag: number;
+  /** Outgoing records committed locally and not yet acknowledged by the log. */
+  readonly pendingBatches: number;
+  /** Why processing stopped, when it did. */
+  readonly failure: string | null;
+}
+
+export async function describeTask(task: StreamTask, app: Application, log: Log): Promise<TaskDescription> {
+  const meta = task.meta();
+  if (!meta) throw new Error("the task instance has no assignment");
+  const checkpoints = task.checkpoints();
+  const positions = task.positions();
+  const changelogTps = app.changelogPartitions(meta.taskId);
+  const inputTps = app.inputPartitions(meta.taskId);
+  const [changelogEnds, inputEnds] = await Promise.all([
+    Promise.all(changelogTps.map(async (tp) => (await log.offsets(tp)).latest)),
+    Promise.all(inputTps.map(async (tp) => (await log.offsets(tp)).latest)),
+  ]);
+  const changelogs = changelogTps.map((tp, i) => {
+    const checkpoint = checkpoints.get(positionKey(tp)) ?? null;
+    return { topic: tp.topic, partition: tp.partition, checkpoint, restored: checkpoint ?? 0, end: changelogEnds[i]! };
+  });
+  const lag =
+    meta.role === "active"
+      ? inputTps.reduce((sum, tp, i) => sum + Math.max(0, inputEnds[i]! - (positions[positionKey(tp)] ?? 0)), 0)
+      : changelogs.reduce((sum, c) => sum + Math.max(0, c.end - c.restored), 0);
+  return {
+    id: meta.taskId,
+    role: meta.role,
+    placement: meta.placement,
+    state: meta.state,
+    epoch: meta.epoch,
+    incarnation: meta.incarnation,
+    changelogs,
+    lag,
+    pendingBatches: task.pendingOutboxBatches(),
+    failure: meta.failure,
+  };
+}

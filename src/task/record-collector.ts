@@ -1,0 +1,72 @@
+/**
+ * The record collector of one task instance. During a commit it gathers what the topology sends
+ * (changelog and output records) per partition, in order; at the end of the commit it writes them
+ * to the outbox, in the commit's transaction. It keeps no acknowledged offsets at all: the
+ * checkpoint moves only inside the transaction that removes an acknowledged batch from the
+ * outbox, and only for the incarnation that wrote it (see checkpoint.ts). So no offset can
+ * survive a close or a wipe — the KAFKA-16017 bug is impossible by construction.
+ */
+import { partitionForKey } from "../log/partitioner";
+import type { ProducerRecord, TopicPartition } from "../log/types";
+import type { OutgoingRecord, RecordSink } from "../streams/runtime/types";
+import type { Outbox } from "./outbox";
+import { CHANGELOG_PHASE, OUTPUT_PHASE } from "./outbox";
+
+/** Header marking a changelog or output record as a delete (the log keeps string values only). */
+export const TOMBSTONE_HEADER = "edge-streams.tombstone";
+
+/** Input positions by `<topic>/<partition>`: the next offset to process. */
+export type InputPositions = Record<string, number>;
+
+export function positionKey(tp: TopicPartition): string {
+  return `${tp.topic}/${tp.partition}`;
+}
+
+export class RecordCollector implements RecordSink {
+  private pending = new Map<string, { tp: TopicPartition; changelog: boolean; records: ProducerRecord[] }>();
+  private roundRobin = 0;
+
+  constructor(
+    /** Partition counts of every topic the task may send to. */
+    private readonly partitions: (topic: string) => number,
+    /** Changelog topics of the task's stores. */
+    private readonly changelogTopics: ReadonlySet<string>,
+  ) {}
+
+  /** Buffers a record for the current commit; keyed records without a partition use murmur2. */
+  send(record: OutgoingRecord): void {
+    const partition = record.partition ?? this.partitionFor(record.topic, record.key);
+    const key = `${record.topic}/${partition}`;
+    let batch = this.pending.get(key);
+    if (!batch) {
+      batch = { tp: { topic: record.topic, partition }, changelog: this.changelogTopics.has(record.topic), records: [] };
+      this.pending.set(key, batch);
+    }
+    const headers = record.value === null ? [...record.headers, { key: TOMBSTONE_HEADER, value: "1" }] : record.headers;
+    batch.records.push({ key: record.key, value: record.value ?? "", timestamp: record.timestamp, headers });
+  }
+
+  private partitionFor(topic: string, key: string | null): number {
+    const count = this.partitions(topic);
+    return key === null ? this.roundRobin++ % count : partitionForKey(key, count);
+  }
+
+  /**
+   * Ends the commit: writes the buffered batches to the outbox, changelog phase first. Returns the
+   * number of records written. Call inside the commit's transaction.
+   */
+  writeTo(outbox: Outbox, commitId: number): number {
+    let written = 0;
+    for (const { tp, changelog, records } of this.pending.values()) {
+      outbox.add(commitId, changelog ? CHANGELOG_PHASE : OUTPUT_PHASE, tp, records);
+      written += records.length;
+    }
+    this.pending.clear();
+    return written;
+  }
+
+  /** Forgets what the current commit buffered (the commit was rolled back). */
+  discard(): void {
+    this.pending.clear();
+  }
+}

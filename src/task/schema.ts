@@ -1,0 +1,46 @@
+/**
+ * The storage of a task instance (one Durable Object per task and placement). Everything a commit
+ * touches lives here, so one storage transaction covers state, checkpoint, input positions and
+ * outgoing records (I2).
+ */
+import type { Migration } from "../storage/migrations";
+
+export const taskMigrations: Migration[] = [
+  {
+    id: 1,
+    description: "task identity, stores, checkpoints, input positions, outbox, producer sequences",
+    up: (db) =>
+      db.script(`
+        CREATE TABLE task_meta (
+          only INTEGER PRIMARY KEY CHECK (only = 1),
+          task_id TEXT NOT NULL, placement TEXT NOT NULL,
+          role TEXT NOT NULL, state TEXT NOT NULL,
+          epoch INTEGER NOT NULL, incarnation INTEGER NOT NULL,
+          next_commit INTEGER NOT NULL DEFAULT 1,
+          failure TEXT);
+        -- Every key-value store of the task, by store name. Keys sort as UTF-8 bytes (BINARY).
+        CREATE TABLE kv (
+          store TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+          PRIMARY KEY (store, key)) WITHOUT ROWID;
+        -- Per changelog partition: the offset below which the store reflects the changelog.
+        CREATE TABLE checkpoints (
+          topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,
+          PRIMARY KEY (topic, partition));
+        -- Per input partition: the next offset to process.
+        CREATE TABLE input_positions (
+          topic TEXT NOT NULL, partition INTEGER NOT NULL, offset INTEGER NOT NULL,
+          PRIMARY KEY (topic, partition));
+        -- Records committed locally and not yet acknowledged by the log, one row per batch.
+        -- phase 0 = changelog, 1 = output: a commit's changelog is sent before its output.
+        CREATE TABLE outbox (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          commit_id INTEGER NOT NULL, phase INTEGER NOT NULL,
+          topic TEXT NOT NULL, partition INTEGER NOT NULL,
+          sequence INTEGER NOT NULL, records TEXT NOT NULL);
+        -- The next producer sequence per partition, for the current producer epoch.
+        CREATE TABLE producer_sequences (
+          topic TEXT NOT NULL, partition INTEGER NOT NULL, next INTEGER NOT NULL,
+          PRIMARY KEY (topic, partition));
+      `),
+  },
+];

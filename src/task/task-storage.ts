@@ -1,0 +1,116 @@
+/**
+ * Typed access to a task instance's tables (see schema.ts): identity and lifecycle, checkpoints,
+ * input positions. One owner: only `StreamTask` holds this object, and every write it makes runs
+ * inside a storage transaction together with the state it describes.
+ */
+import { migrate } from "../storage/migrations";
+import { Sql, sql } from "../storage/sql";
+import type { TopicPartition } from "../log/types";
+import { positionKey, type InputPositions } from "./record-collector";
+import { taskMigrations } from "./schema";
+import type { TaskRole, TaskState } from "./state";
+
+export interface TaskMeta {
+  readonly taskId: string;
+  readonly placement: string;
+  readonly role: TaskRole;
+  readonly state: TaskState;
+  /** The coordinator's epoch for this assignment (I3). */
+  readonly epoch: number;
+  /** Bumped by every wipe: the store's generation (I1, I4). */
+  readonly incarnation: number;
+  readonly nextCommit: number;
+  /** Why processing stopped, when it did (a failing record with the `fail` handler, fencing). */
+  readonly failure: string | null;
+}
+
+type MetaRow = {
+  task_id: string;
+  placement: string;
+  role: TaskRole;
+  state: TaskState;
+  epoch: number;
+  incarnation: number;
+  next_commit: number;
+  failure: string | null;
+};
+
+export interface StorageLike {
+  readonly sql: SqlStorage;
+  transactionSync<T>(fn: () => T): T;
+}
+
+export class TaskStorage {
+  readonly db: Sql;
+
+  constructor(readonly storage: StorageLike) {
+    this.db = new Sql(storage.sql);
+    storage.transactionSync(() => migrate(this.db, taskMigrations));
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.storage.transactionSync(fn);
+  }
+
+  meta(): TaskMeta | undefined {
+    const row = this.db.one<MetaRow>(
+      sql`SELECT task_id, placement, role, state, epoch, incarnation, next_commit, failure FROM task_meta WHERE only = 1`,
+    );
+    if (!row) return undefined;
+    return {
+      taskId: row.task_id,
+      placement: row.placement,
+      role: row.role,
+      state: row.state,
+      epoch: row.epoch,
+      incarnation: row.incarnation,
+      nextCommit: row.next_commit,
+      failure: row.failure,
+    };
+  }
+
+  writeMeta(meta: TaskMeta): void {
+    this.db.run(sql`INSERT INTO task_meta (only, task_id, placement, role, state, epoch, incarnation, next_commit, failure)
+                    VALUES (1, ${meta.taskId}, ${meta.placement}, ${meta.role}, ${meta.state}, ${meta.epoch},
+                            ${meta.incarnation}, ${meta.nextCommit}, ${meta.failure})
+                    ON CONFLICT (only) DO UPDATE SET task_id = excluded.task_id, placement = excluded.placement,
+                      role = excluded.role, state = excluded.state, epoch = excluded.epoch,
+                      incarnation = excluded.incarnation, next_commit = excluded.next_commit, failure = excluded.failure`);
+  }
+
+  checkpoints(): Map<string, number> {
+    const rows = this.db.all<{ topic: string; partition: number; offset: number }>(sql`SELECT topic, partition, offset FROM checkpoints`);
+    return new Map(rows.map((r) => [positionKey(r), r.offset]));
+  }
+
+  checkpoint(tp: TopicPartition): number | null {
+    return this.db.one<{ offset: number }>(sql`SELECT offset FROM checkpoints WHERE topic = ${tp.topic} AND partition = ${tp.partition}`)?.offset ?? null;
+  }
+
+  writeCheckpoint(tp: TopicPartition, offset: number): void {
+    this.db.run(sql`INSERT INTO checkpoints (topic, partition, offset) VALUES (${tp.topic}, ${tp.partition}, ${offset})
+                    ON CONFLICT (topic, partition) DO UPDATE SET offset = excluded.offset`);
+  }
+
+  positions(): InputPositions {
+    const rows = this.db.all<{ topic: string; partition: number; offset: number }>(sql`SELECT topic, partition, offset FROM input_positions`);
+    return Object.fromEntries(rows.map((r) => [positionKey(r), r.offset]));
+  }
+
+  writePositions(positions: InputPositions): void {
+    for (const [key, offset] of Object.entries(positions)) {
+      const slash = key.lastIndexOf("/");
+      const topic = key.slice(0, slash);
+      const partition = Number(key.slice(slash + 1));
+      this.db.run(sql`INSERT INTO input_positions (topic, partition, offset) VALUES (${topic}, ${partition}, ${offset})
+                      ON CONFLICT (topic, partition) DO UPDATE SET offset = MAX(offset, excluded.offset)`);
+    }
+  }
+
+  /** A wipe: the stores' content, checkpoints and input positions go; identity stays. */
+  clearState(): void {
+    this.db.run(sql`DELETE FROM kv`);
+    this.db.run(sql`DELETE FROM checkpoints`);
+    this.db.run(sql`DELETE FROM input_positions`);
+  }
+}

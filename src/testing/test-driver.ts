@@ -1,0 +1,102 @@
+/**
+ * A test driver for Edge Streams applications, in the spirit of Kafka Streams'
+ * TopologyTestDriver, for use in `@cloudflare/vitest-pool-workers` tests. It drives the real
+ * components — log partitions, coordinator, task objects — deterministically: pipe input, run
+ * processing to quiescence, read stores and output topics. No timers, no sleeps.
+ */
+import type { Application } from "../application";
+import type { InstanceAssignment } from "../coordinator/coordinator-store";
+import { DurableLog } from "../log/durable-log";
+import { partitionForKey } from "../log/partitioner";
+import type { LogRecord, ProducerRecord } from "../log/types";
+import type { Env } from "../../workers/env";
+
+export interface TestInput<V = unknown> {
+  readonly key: string | null;
+  readonly value: V;
+  readonly partition?: number;
+  readonly timestamp?: number;
+}
+
+export interface TestOutput extends LogRecord {
+  readonly partition: number;
+}
+
+export class TestDriver {
+  readonly log: DurableLog;
+
+  constructor(
+    private readonly env: Env,
+    private readonly app: Application,
+  ) {
+    this.log = new DurableLog(env.LOG_PARTITION, app.catalog);
+  }
+
+  private get coordinator() {
+    return this.env.COORDINATOR.getByName("coordinator");
+  }
+
+  /** Makes the assignment (if not made yet) and returns it. */
+  async instances(): Promise<InstanceAssignment[]> {
+    return (await this.coordinator.ensureAssigned()) as InstanceAssignment[];
+  }
+
+  /** Appends records to a topic, values serialized as JSON unless they are strings already. */
+  async pipe<V>(topic: string, inputs: readonly TestInput<V>[]): Promise<void> {
+    await this.instances();
+    const partitions = this.app.catalog.partitions(topic);
+    const byPartition = new Map<number, ProducerRecord[]>();
+    for (const input of inputs) {
+      const partition = input.partition ?? (input.key === null ? 0 : partitionForKey(input.key, partitions));
+      const value = typeof input.value === "string" ? input.value : JSON.stringify(input.value);
+      const record: ProducerRecord = input.timestamp === undefined ? { key: input.key, value } : { key: input.key, value, timestamp: input.timestamp };
+      byPartition.set(partition, [...(byPartition.get(partition) ?? []), record]);
+    }
+    for (const [partition, records] of byPartition) await this.log.append({ topic, partition }, records);
+  }
+
+  /**
+   * Runs every active task until none has work left: rounds of draining every task, until a round
+   * in which no task did anything. Throws if that takes more than `maxRounds` rounds.
+   */
+  async runUntilQuiet(maxRounds = 100): Promise<void> {
+    for (let round = 0; round < maxRounds; round++) {
+      const actives = (await this.instances()).filter((i) => i.role === "active");
+      const results = await Promise.all(actives.map((i) => this.task(i).drain()));
+      if (results.every((r) => r.worked === 0)) return;
+    }
+    throw new Error(`processing did not quiesce within ${maxRounds} rounds`);
+  }
+
+  /** The task object of an instance. */
+  task(instance: { taskId: string; placement: string }) {
+    return this.env.TASK_OBJECT.getByName(`${instance.taskId}@${instance.placement}`);
+  }
+
+  /** A key of a store, deserialized with the store's value serde; undefined when absent. */
+  async get<V = unknown>(store: string, key: string): Promise<V | undefined> {
+    const found = this.app.store(store);
+    if (!found) throw new Error(`unknown store ${store}`);
+    const taskId = this.app.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
+    const active = (await this.instances()).find((i) => i.taskId === taskId && i.role === "active");
+    if (!active) throw new Error(`task ${taskId} has no active instance`);
+    const answer = await this.task(active).query(store, key);
+    if (answer.status !== "ok") throw new Error(`task ${taskId} cannot answer: ${answer.status}`);
+    return answer.value === undefined ? undefined : (found.store.valueSerde.deserialize(answer.value) as V);
+  }
+
+  /** Every record of a topic, partition by partition, in offset order. */
+  async read(topic: string): Promise<TestOutput[]> {
+    const out: TestOutput[] = [];
+    for (let partition = 0; partition < this.app.catalog.partitions(topic); partition++) {
+      let offset = (await this.log.offsets({ topic, partition })).earliest;
+      for (;;) {
+        const page = await this.log.fetch({ topic, partition }, offset, { maxRecords: 1_000, maxBytes: 4 << 20 });
+        out.push(...page.records.map((r) => ({ ...r, partition })));
+        if (page.records.length === 0) break;
+        offset = page.nextOffset;
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,48 @@
+/** Calls the Worker's `/kafka` endpoint as `@upstash/kafka` does: HTTP Basic, JSON bodies. */
+import { exports } from "cloudflare:workers";
+import { expect } from "vitest";
+
+export const BASIC = `Basic ${btoa("edge:test-token")}`;
+
+export interface KafkaCall {
+  readonly method?: string;
+  readonly body?: unknown;
+  /** Sent as is instead of JSON-encoding `body`. */
+  readonly raw?: string;
+  readonly headers?: Record<string, string>;
+  /** The Authorization header; null sends none. */
+  readonly auth?: string | null;
+}
+
+export async function kafka(path: string, call: KafkaCall = {}): Promise<Response> {
+  const headers = new Headers(call.headers);
+  if (call.auth !== null) headers.set("Authorization", call.auth ?? BASIC);
+  const body = call.raw ?? (call.body === undefined ? undefined : JSON.stringify(call.body));
+  if (body !== undefined && !headers.has("Content-Type")) headers.set("Content-Type", "application/json");
+  const method = call.method ?? (body === undefined ? "GET" : "POST");
+  return exports.default.fetch(new Request(`http://edge.test/kafka${path}`, { method, headers, body }));
+}
+
+/** The JSON body of a 200 answer (fails the test with the body otherwise). */
+export async function ok<T = any>(response: Response | Promise<Response>): Promise<T> {
+  const r = await response;
+  const body = (await r.json()) as T;
+  expect(r.status, JSON.stringify(body)).toBe(200);
+  return body;
+}
+
+/** The dialect error body of a failed answer, checking its status. */
+export async function failure(response: Response | Promise<Response>, status: number): Promise<{ error: string; status: number; code?: string }> {
+  const r = await response;
+  const body = (await r.json()) as { error: string; status: number; code?: string };
+  expect(r.status, JSON.stringify(body)).toBe(status);
+  expect(body.status).toBe(status);
+  expect(typeof body.error).toBe("string");
+  return body;
+}
+
+export async function endOffsets(topic: string, partitions: number): Promise<number[]> {
+  const tps = Array.from({ length: partitions }, (_, partition) => ({ topic, partition }));
+  const offsets = await ok<{ partition: number; offset: number }[]>(kafka("/offsets/latest", { body: tps }));
+  return offsets.map((o) => o.offset);
+}

@@ -1,0 +1,115 @@
+/**
+ * Starts the real `wrangler dev` for Node tests: a free port, a fresh persistence directory, vars
+ * given with `--var` (wrangler splits NAME:VALUE at the first colon only, and passes `=` and `,`
+ * through, so `TOPICS:a=2,b=3` arrives whole). Waits for `GET /healthz` within a bound, and stops
+ * the whole process group afterwards — also when starting fails or the test process exits.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface WranglerDev {
+  /** The Worker's base URL, e.g. `http://127.0.0.1:41234`. */
+  readonly url: string;
+  readonly token: string;
+  /** The last part of wrangler's output, for failure messages. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export interface WranglerDevOptions {
+  /** Topics to declare with the TOPICS var: name → partitions. */
+  readonly topics?: Readonly<Record<string, number>>;
+  readonly vars?: Readonly<Record<string, string>>;
+  readonly readyTimeoutMs?: number;
+}
+
+/** A port nothing listens on right now (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+/** Polls `check` every `everyMs` until it holds or `timeoutMs` passes. */
+export async function until(check: () => Promise<boolean>, timeoutMs: number, what: string, everyMs = 200): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
+  const token = `node-test-${Math.random().toString(36).slice(2)}`;
+  const [port, inspectorPort] = [await freePort(), await freePort()];
+  const persist = mkdtempSync(`${tmpdir()}/edge-streams-dev-`);
+  const topics = Object.entries(options.topics ?? {}).map(([name, partitions]) => `${name}=${partitions}`).join(",");
+  const vars: Record<string, string> = { API_TOKEN: token, ENVIRONMENT: "test", ...(topics ? { TOPICS: topics } : {}), ...options.vars };
+  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", persist];
+  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+
+  const child = spawn(`${root}node_modules/.bin/wrangler`, args, {
+    cwd: root,
+    // Its own process group, so stopping it also stops workerd and esbuild.
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+  });
+  let log = "";
+  const keep = (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-20_000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  let exited = child.exitCode !== null;
+  const exit = new Promise<void>((resolve) => child.once("exit", () => ((exited = true), resolve())));
+
+  const killGroup = (signal: NodeJS.Signals) => {
+    if (exited || child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      // Already gone.
+    }
+  };
+  const onExit = () => killGroup("SIGKILL");
+  process.once("exit", onExit);
+
+  const stop = async () => {
+    process.off("exit", onExit);
+    killGroup("SIGTERM");
+    const stopped = await Promise.race([exit.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
+    if (!stopped) killGroup("SIGKILL");
+    rmSync(persist, { recursive: true, force: true });
+  };
+
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await until(
+      async () => {
+        if (exited) throw new Error("wrangler dev exited");
+        try {
+          return (await fetch(`${url}/healthz`)).status === 200;
+        } catch {
+          return false;
+        }
+      },
+      options.readyTimeoutMs ?? 90_000,
+      `wrangler dev on ${url}`,
+    );
+  } catch (error) {
+    await stop();
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- wrangler output ---\n${log}`);
+  }
+  return { url, token, output: () => log, stop };
+}

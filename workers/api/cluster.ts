@@ -1,0 +1,39 @@
+/**
+ * The API's view of the running application: the coordinator's assignment (cached briefly per
+ * isolate — a stale entry only costs a retry, because an instance that is no longer the owner
+ * says so) and the task object stubs it names.
+ */
+import type { InstanceAssignment } from "../../src/coordinator/coordinator-store";
+import type { Env } from "../env";
+
+const CACHE_MS = 2_000;
+let cached: { at: number; instances: Promise<InstanceAssignment[]> } | undefined;
+
+export function coordinator(env: Env) {
+  return env.COORDINATOR.getByName("coordinator");
+}
+
+/** The assignment, making it on first use. `fresh` bypasses the cache. */
+export async function assignments(env: Env, fresh = false): Promise<InstanceAssignment[]> {
+  const now = Date.now();
+  if (fresh || !cached || now - cached.at > CACHE_MS) {
+    const instances = coordinator(env).ensureAssigned() as Promise<InstanceAssignment[]>;
+    cached = { at: now, instances };
+    instances.catch(() => {
+      if (cached?.instances === instances) cached = undefined;
+    });
+  }
+  return cached.instances;
+}
+
+export function instanceName(instance: { taskId: string; placement: string }): string {
+  return `${instance.taskId}@${instance.placement}`;
+}
+
+export function taskObject(env: Env, instance: { taskId: string; placement: string }) {
+  return env.TASK_OBJECT.getByName(instanceName(instance));
+}
+
+export async function activeInstance(env: Env, taskId: string, fresh = false): Promise<InstanceAssignment | undefined> {
+  return (await assignments(env, fresh)).find((i) => i.taskId === taskId && i.role === "active");
+}
