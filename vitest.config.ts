@@ -28,6 +28,8 @@ export default defineConfig({
                 ENVIRONMENT: "test",
                 FAULT_INJECTION: "on",
                 MAX_BODY_BYTES: "65536",
+                // Small restore batches, so restoration takes many batches in tests.
+                RESTORE_BATCH_RECORDS: "25",
                 // Topics no task reads, for tests of the log and ingest alone.
                 TOPICS: "ingest-test=4",
               },

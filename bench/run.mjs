@@ -1,41 +1,52 @@
 /**
  * `npm run bench`: starts the bench Worker (bench/worker.ts) in workerd with `wrangler dev`, runs
- * every scenario under bench/scenarios/ in turn, stops the Worker, and prints one JSON object as
+ * every scenario under bench/scenarios/ in turn, stops the Worker(s), and prints one JSON object as
  * the last line of stdout: the merged key → number maps of the scenarios. Progress goes to stderr.
  *
- * A scenario is a module exporting `name` and `run({ baseUrl })`, resolving to a flat object of
- * numbers whose keys no other scenario uses. Add new ones to SCENARIOS; routes they need go in
- * bench/worker.ts. Knobs are environment variables, documented in each scenario.
- *
- *   npm run bench                      # default run
- *   BENCH_VARIANTS=1 npm run bench     # also the multi-row INSERT variants
+ * A scenario is a module exporting `name` and `run({ baseUrl, app })`, resolving to a flat object
+ * of numbers whose keys no other scenario uses. `baseUrl` is the bench Worker; `app()` starts the
+ * example application (root wrangler.toml) in a second `wrangler dev` on first use and resolves to
+ * `{ baseUrl, token }` — the same instance for every scenario, stopped at the end. Add scenarios to
+ * SCENARIOS; routes they need go in bench/worker.ts. Knobs are environment variables, documented
+ * in each scenario; BENCH_ONLY=name,… runs only the named scenarios.
  */
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startBenchWorker } from "./lib/server.mjs";
+import { startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
 import { note } from "./lib/stats.mjs";
 
-const SCENARIOS = ["./scenarios/log-append.mjs"];
+const SCENARIOS = ["./scenarios/log-append.mjs", "./scenarios/process.mjs", "./scenarios/e2e.mjs"];
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 
 async function main() {
   const started = performance.now();
-  const modules = await Promise.all(SCENARIOS.map((path) => import(path)));
+  const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",")) : undefined;
+  const modules = (await Promise.all(SCENARIOS.map((path) => import(path)))).filter((m) => !only || only.has(m.name));
+  if (modules.length === 0) throw new Error(`BENCH_ONLY names no scenario`);
   note("starting wrangler dev …");
   const worker = await startBenchWorker({ root });
   const stopOnSignal = (signal) => {
     note(`${signal}: stopping wrangler dev`);
-    worker.stop().finally(() => process.exit(130));
+    stopAll().finally(() => process.exit(130));
   };
   process.once("SIGINT", stopOnSignal);
   process.once("SIGTERM", stopOnSignal);
+
+  let appWorker;
+  const app = () =>
+    (appWorker ??= (async () => {
+      note("starting the example app with wrangler dev …");
+      const started = await startAppWorker({ root });
+      note(`app ready at ${started.baseUrl}`);
+      return started;
+    })());
 
   const result = {};
   try {
     for (const scenario of modules) {
       note(`scenario ${scenario.name}`);
-      const values = await scenario.run({ baseUrl: worker.baseUrl });
+      const values = await scenario.run({ baseUrl: worker.baseUrl, app });
       for (const [key, value] of Object.entries(values)) {
         if (key in result) throw new Error(`scenario ${scenario.name} repeats the key ${key}`);
         if (typeof value !== "number" || !Number.isFinite(value)) throw new Error(`scenario ${scenario.name}: ${key} is not a finite number`);
@@ -43,10 +54,12 @@ async function main() {
       }
     }
   } catch (error) {
-    note(`wrangler output (tail):\n${worker.output().slice(-4000)}`);
+    note(`bench wrangler output (tail):\n${worker.output().slice(-4000)}`);
+    const started = await appWorker?.catch(() => undefined);
+    if (started) note(`app wrangler output (tail):\n${started.output().slice(-4000)}`);
     throw error;
   } finally {
-    await worker.stop();
+    await stopAll();
   }
   note(`done in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -1,17 +1,23 @@
 /**
  * The bench Worker (`bench/wrangler.toml`), driven over HTTP by `bench/run.mjs`. It hosts the
- * project's real `LogPartition` and a minimal baseline Durable Object writing the same table
- * straight to SQLite, generates the records itself and makes the batched RPC calls.
+ * project's real `LogPartition` and hand-written baselines:
  *
- * Timing: inside workerd clocks only advance across I/O, so each awaited RPC is timed with
- * `Date.now()` around it (the RPC is I/O to the caller) and the records are generated before the
- * timed loop: `rpcMs` is the sum of the calls' durations, nothing else.
+ * - `BaselineSqlite` writes the log's record table straight to SQLite. The Worker generates the
+ *   records itself and makes the batched RPC calls (`/bench/append`, scenario log-append).
+ * - `BaselineTotals` is the example application (orders → per-customer {count, sum}) without the
+ *   framework: batches of orders arrive over HTTP (`POST /bench/orders`, the app's ingest body),
+ *   the Worker hands each batch to the object by RPC, and the object updates its rows in one
+ *   `transactionSync` (scenario process).
+ *
+ * Timing of `/bench/append`: inside workerd clocks only advance across I/O, so each awaited RPC is
+ * timed with `Date.now()` around it (the RPC is I/O to the caller) and the records are generated
+ * before the timed loop: `rpcMs` is the sum of the calls' durations, nothing else. `/bench/orders`
+ * is timed from Node, like the app's ingest.
  */
 import { DurableObject } from "cloudflare:workers";
 import { LogPartition } from "../durable-objects/log-partition";
 import { DurableLog } from "../src/log/durable-log";
-import { PartitionStore } from "../src/log/partition-store";
-import { checkBatch } from "../src/log/records";
+import { partitionForKey } from "../src/log/partitioner";
 import { TopicCatalog } from "../src/log/topics";
 
 export { LogPartition };
@@ -19,7 +25,7 @@ export { LogPartition };
 interface BenchEnv {
   LOG_PARTITION: DurableObjectNamespace<LogPartition>;
   BENCH_SQLITE: DurableObjectNamespace<BaselineSqlite>;
-  BENCH_LOG_VARIANT: DurableObjectNamespace<LogAppendVariant>;
+  BENCH_TOTALS: DurableObjectNamespace<BaselineTotals>;
 }
 
 /** Records as the bench sends them: a key, a value, no headers, no timestamp (the store assigns it). */
@@ -30,14 +36,9 @@ const SCHEMA = `
     offset INTEGER PRIMARY KEY, key TEXT, value TEXT NOT NULL, headers TEXT,
     timestamp INTEGER NOT NULL, bytes INTEGER NOT NULL)`;
 
-/** Bound parameters per row, and rows per multi-row INSERT within the platform's 100-parameter limit. */
-const COLUMNS = 6;
-const ROWS_PER_STATEMENT = Math.floor(100 / COLUMNS);
-
 /**
- * The baseline: the table `PartitionStore` keeps, written directly, one `transactionSync` per
- * batch. `insertRows` runs one INSERT per record (what the log does), `insertMulti` packs
- * `ROWS_PER_STATEMENT` records per INSERT (a variant, to size what the log could gain).
+ * The baseline of log-append: the table `PartitionStore` keeps, written directly, one INSERT per
+ * record and one `transactionSync` per batch.
  */
 export class BaselineSqlite extends DurableObject<BenchEnv> {
   private next: number;
@@ -66,77 +67,91 @@ export class BaselineSqlite extends DurableObject<BenchEnv> {
     });
   }
 
-  insertMulti(records: BenchRecord[]): { baseOffset: number; count: number } {
-    const sql = this.ctx.storage.sql;
-    return this.ctx.storage.transactionSync(() => {
-      const base = this.next;
-      const now = Date.now();
-      for (let start = 0; start < records.length; start += ROWS_PER_STATEMENT) {
-        const end = Math.min(start + ROWS_PER_STATEMENT, records.length);
-        const values: (string | number | null)[] = [];
-        for (let i = start; i < end; i++) {
-          const r = records[i]!;
-          values.push(base + i, r.key, r.value, null, now, r.key.length + r.value.length);
-        }
-        sql.exec(multiRowInsert(end - start), ...values);
-      }
-      this.next = base + records.length;
-      return { baseOffset: base, count: records.length };
-    });
-  }
-
   count(): number {
     return this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM records").one().n;
   }
 }
 
+/** An order as the baseline receives it: the customer and the amount. */
+type Order = { customer: string; amount: number };
+type Totals = { count: number; sum: number };
+
 /**
- * A variant of the log's append path, to size a change to `PartitionStore.append` without
- * touching it: the real schema (made by `PartitionStore`), the same validation (`checkBatch`) and
- * `partition_meta` read and update per batch, but `ROWS_PER_STATEMENT` records per INSERT.
- * No producer ids (the bench sends none).
+ * The baseline of process: what the example app computes (per customer the count and sum of its
+ * orders), hand-written: one upsert per order, one `transactionSync` per batch, no log, no outbox.
  */
-export class LogAppendVariant extends DurableObject<BenchEnv> {
+export class BaselineTotals extends DurableObject<BenchEnv> {
   constructor(ctx: DurableObjectState, env: BenchEnv) {
     super(ctx, env);
-    new PartitionStore(ctx.storage); // applies the log's migrations
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS totals (
+      customer TEXT PRIMARY KEY, count INTEGER NOT NULL, sum REAL NOT NULL) WITHOUT ROWID`);
   }
 
-  append(topic: string, records: BenchRecord[]): { baseOffset: number; count: number } {
+  /** Adds a batch of orders; returns how many it applied. */
+  aggregate(orders: Order[]): number {
     const sql = this.ctx.storage.sql;
-    const checked = checkBatch(records, Date.now());
     return this.ctx.storage.transactionSync(() => {
-      const meta = sql.exec<{ log_end: number }>("SELECT log_end FROM partition_meta WHERE only = 1").toArray()[0];
-      if (!meta) sql.exec("INSERT INTO partition_meta (only, topic, partition, log_start, log_end) VALUES (1, ?, 0, 0, 0)", topic);
-      const base = meta?.log_end ?? 0;
-      for (let start = 0; start < checked.length; start += ROWS_PER_STATEMENT) {
-        const end = Math.min(start + ROWS_PER_STATEMENT, checked.length);
-        const values: (string | number | null)[] = [];
-        for (let i = start; i < end; i++) {
-          const r = checked[i]!;
-          values.push(base + i, r.key, r.value, r.headers.length ? JSON.stringify(r.headers) : null, r.timestamp, r.bytes);
-        }
-        sql.exec(multiRowInsert(end - start), ...values);
+      for (const { customer, amount } of orders) {
+        sql.exec(
+          `INSERT INTO totals (customer, count, sum) VALUES (?, 1, ?)
+           ON CONFLICT (customer) DO UPDATE SET count = count + 1, sum = sum + excluded.sum`,
+          customer, amount,
+        );
       }
-      sql.exec("UPDATE partition_meta SET log_end = ? WHERE only = 1", base + checked.length);
-      return { baseOffset: base, count: checked.length };
+      return orders.length;
     });
   }
 
-  end(): number {
-    return this.ctx.storage.sql.exec<{ log_end: number }>("SELECT log_end FROM partition_meta WHERE only = 1").one().log_end;
+  total(customer: string): Totals | null {
+    return this.ctx.storage.sql.exec<Totals>("SELECT count, sum FROM totals WHERE customer = ?", customer).toArray()[0] ?? null;
   }
 }
 
-const multiRowTexts = new Map<number, string>();
-function multiRowInsert(rows: number): string {
-  let text = multiRowTexts.get(rows);
-  if (!text) {
-    text = "INSERT INTO records (offset, key, value, headers, timestamp, bytes) VALUES " +
-      Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?)").join(", ");
-    multiRowTexts.set(rows, text);
+/** The orders of an ingest body `{"records": [{"key", "value": {"amount"}}]}`, checked by hand. */
+function ordersOf(body: unknown): Order[] {
+  const records = (body as { records?: unknown } | null)?.records;
+  if (!Array.isArray(records) || records.length === 0) throw new RangeError("records is a non-empty array");
+  return records.map((record: unknown, i) => {
+    const { key, value } = (record ?? {}) as { key?: unknown; value?: { amount?: unknown } | null };
+    const amount = value?.amount;
+    if (typeof key !== "string" || typeof amount !== "number" || !Number.isFinite(amount)) {
+      throw new RangeError(`records[${i}] is not {"key": string, "value": {"amount": number}}`);
+    }
+    return { customer: key, amount };
+  });
+}
+
+/**
+ * `POST /bench/orders?object=<name>`: applies a batch of orders to a `BaselineTotals` object.
+ * `GET /bench/orders/total?object=<name>&key=<customer>`: one customer's totals (or 404).
+ * `GET /bench/keys?partitions=&partition=&count=&prefix=`: the first `count` keys `<prefix><n>`
+ * that Kafka's default partitioner (`partitionForKey`) puts on `partition`.
+ */
+async function ordersRoute(request: Request, url: URL, env: BenchEnv): Promise<Response> {
+  if (url.pathname === "/bench/keys") {
+    const partitions = intParam(url, "partitions", 4, 1, 10_000);
+    const partition = intParam(url, "partition", 0, 0, partitions - 1);
+    const count = intParam(url, "count", 1000, 1, 1_000_000);
+    const prefix = url.searchParams.get("prefix") ?? "customer-";
+    const keys: string[] = [];
+    for (let n = 0; keys.length < count; n++) {
+      const key = `${prefix}${n}`;
+      if (partitionForKey(key, partitions) === partition) keys.push(key);
+    }
+    return Response.json({ keys });
   }
-  return text;
+  const object = url.searchParams.get("object") ?? "totals";
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(object)) throw new RangeError("object must be a short name");
+  const stub = env.BENCH_TOTALS.getByName(object);
+  if (url.pathname === "/bench/orders" && request.method === "POST") {
+    const orders = ordersOf(await request.json());
+    return Response.json({ applied: await stub.aggregate(orders) });
+  }
+  if (url.pathname === "/bench/orders/total") {
+    const total = await stub.total(url.searchParams.get("key") ?? "");
+    return total ? Response.json(total) : Response.json({ error: "no such customer" }, { status: 404 });
+  }
+  return new Response("not found", { status: 404 });
 }
 
 const FILLER = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".repeat(4);
@@ -157,11 +172,8 @@ function batchPool(batch: number, valueBytes: number): BenchRecord[][] {
 
 type Append = (records: BenchRecord[]) => Promise<{ baseOffset: number; count: number }>;
 
-/**
- * What the bench can append to: the log; the baseline object with one or many rows per INSERT;
- * the log's append path with many rows per INSERT (`LogAppendVariant`).
- */
-const TARGETS = ["log", "sqlite-row", "sqlite-multi", "log-multi"] as const;
+/** What the bench can append to: the log, or the baseline object (one row per INSERT). */
+const TARGETS = ["log", "sqlite-row"] as const;
 type Target = (typeof TARGETS)[number];
 
 function appender(env: BenchEnv, target: Target, run: string): { append: Append; end: () => Promise<number> } {
@@ -170,13 +182,8 @@ function appender(env: BenchEnv, target: Target, run: string): { append: Append;
     const log = new DurableLog(env.LOG_PARTITION, new TopicCatalog({ [tp.topic]: 1 }));
     return { append: (rs) => log.append(tp, rs), end: async () => (await log.offsets(tp)).latest };
   }
-  if (target === "log-multi") {
-    const stub = env.BENCH_LOG_VARIANT.getByName(`${target}-${run}`);
-    return { append: (rs) => stub.append(`bench-${run}`, rs), end: () => stub.end() };
-  }
   const stub = env.BENCH_SQLITE.getByName(`${target}-${run}`);
-  const append: Append = target === "sqlite-row" ? (rs) => stub.insertRows(rs) : (rs) => stub.insertMulti(rs);
-  return { append, end: () => stub.count() };
+  return { append: (rs) => stub.insertRows(rs), end: () => stub.count() };
 }
 
 interface TargetResult {
@@ -238,6 +245,7 @@ export default {
     const url = new URL(request.url);
     if (url.pathname === "/bench/ping") return new Response("ok");
     try {
+      if (url.pathname.startsWith("/bench/orders") || url.pathname === "/bench/keys") return await ordersRoute(request, url, env);
       const records = intParam(url, "records", 100_000, 1, 10_000_000);
       const batch = intParam(url, "batch", 1000, 1, 10_000);
       const valueBytes = intParam(url, "valueBytes", 90, 20, 100_000);
@@ -256,12 +264,9 @@ export default {
         case "/bench/log-append":
           targets = ["log"];
           break;
-        case "/bench/sqlite-insert": {
-          const mode = url.searchParams.get("mode") ?? "row";
-          if (mode !== "row" && mode !== "multi") throw new RangeError("mode is row or multi");
-          targets = [`sqlite-${mode}`];
+        case "/bench/sqlite-insert":
+          targets = ["sqlite-row"];
           break;
-        }
         default:
           return new Response("not found", { status: 404 });
       }

@@ -49,6 +49,14 @@ export class Coordinator extends DurableObject<Env> {
     return this.store.instances();
   }
 
+  /**
+   * Corruption reported by the restore worker (or a task): every instance named is closed dirty,
+   * wiped and revived as a new incarnation, all of one report together.
+   */
+  async reportCorruption(corrupted: readonly { instance: string; incarnation: number }[]): Promise<void> {
+    await Promise.all(corrupted.map(({ instance, incarnation }) => this.env.TASK_OBJECT.getByName(instance).corrupt(incarnation)));
+  }
+
   private async pushUnacknowledged(): Promise<void> {
     const pending = this.store.instances().filter((i) => !i.acknowledged);
     await Promise.all(

@@ -41,7 +41,7 @@ export class LogPartition extends DurableObject<Env> {
 
   append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId): Outcome<AppendResult> {
     const result = this.call(() => this.store.append(tp, records, producer));
-    if (result.ok && !result.value.duplicate) this.wakeSubscribers();
+    if (result.ok && !result.value.duplicate) this.wakeSubscribers(tp);
     return result;
   }
 
@@ -54,12 +54,18 @@ export class LogPartition extends DurableObject<Env> {
     this.subscribers.remove(name);
   }
 
-  /** Wakes every subscriber after the append is acknowledged; a failed wake-up only delays it. */
-  private wakeSubscribers(): void {
+  /**
+   * Wakes every subscriber after the append is acknowledged: task instances reading this
+   * partition, and restore workers (`restore@…`) keeping standbys on it. A failed wake-up only
+   * delays work.
+   */
+  private wakeSubscribers(tp: TopicPartition): void {
     const names = this.subscribers.list();
-    if (names.length === 0 || !this.env.TASK_OBJECT) return;
-    const tasks = this.env.TASK_OBJECT;
-    this.ctx.waitUntil(Promise.allSettled(names.map((name) => tasks.getByName(name).wake())));
+    if (names.length === 0) return;
+    const { TASK_OBJECT: tasks, RESTORE_WORKER: restorers } = this.env;
+    this.ctx.waitUntil(
+      Promise.allSettled(names.map((name) => (name.startsWith("restore@") ? restorers.getByName(name).wake(tp) : tasks.getByName(name).wake()))),
+    );
   }
 
   read(tp: TopicPartition, offset: number, bounds: FetchBounds): Outcome<FetchResult> {

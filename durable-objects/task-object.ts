@@ -7,13 +7,17 @@
 import { DurableObject } from "cloudflare:workers";
 import { readConfig } from "../src/config";
 import { LogUnavailable } from "../src/log/errors";
-import { StreamTask, type Assignment, type CommitStep, type StepOutcome } from "../src/task/stream-task";
+import { StreamTask, type Assignment, type CommitStep, type RestoreBatch, type RestoreReply, type StepOutcome } from "../src/task/stream-task";
+import { withTimeout } from "../src/util/timeout";
+import { restoreWorkerName } from "./restore-worker";
 import { describeTask, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
 import { application } from "../workers/application";
 import { openLog } from "../workers/api/log";
 import type { Env } from "../workers/env";
 
+/** Registering and unregistering with the restore worker wait at most this long (KAFKA-10199). */
+const RESTORE_CALL_TIMEOUT_MS = 5_000;
 /** Work per alarm before yielding (the next alarm continues): keeps one invocation short. */
 const STEPS_PER_ALARM = 50;
 const RETRY_DELAY_MS = 1_000;
@@ -55,6 +59,7 @@ export class TaskObject extends DurableObject<Env> {
           meta.role === "active" ? this.partition(tp).subscribe(name) : this.partition(tp).unsubscribe(name),
         ),
       );
+      await this.syncRestoreRegistration();
       await this.schedule(0);
       return this.describeNow();
     });
@@ -67,6 +72,7 @@ export class TaskObject extends DurableObject<Env> {
       if (meta) {
         const name = `${meta.taskId}@${meta.placement}`;
         await Promise.all(application.inputPartitions(meta.taskId).map((tp) => this.partition(tp).unsubscribe(name)));
+        await this.syncRestoreRegistration();
       }
       return this.describeNow();
     });
@@ -138,14 +144,62 @@ export class TaskObject extends DurableObject<Env> {
     return { status: "restoring", progress: { restored, total } };
   }
 
-  /** Fault route: a TaskCorrupted condition — close dirty, wipe, revive, restore. */
-  async corrupt(): Promise<TaskDescription> {
+  /**
+   * A TaskCorrupted condition (fault route, or reported): close dirty, wipe, revive, restore. A
+   * report about an incarnation already wiped changes nothing.
+   */
+  async corrupt(incarnation?: number): Promise<TaskDescription> {
     return this.serial.run(async () => {
+      const before = this.task.meta();
+      if (incarnation !== undefined && before && before.incarnation !== incarnation) return this.describeNow();
       this.task.wipe();
+      if (before) await this.unregisterRestore(before.incarnation);
       await this.task.tryCompleteRestoration();
+      await this.syncRestoreRegistration();
       await this.schedule(0);
       return this.describeNow();
     });
+  }
+
+  /**
+   * A batch from the restore worker. Applied only at this instance's position and incarnation; an
+   * active instance whose changelogs are all restored turns RUNNING and starts processing.
+   */
+  async applyRestoreBatch(batch: RestoreBatch): Promise<RestoreReply> {
+    return this.serial.run(async () => {
+      const reply = this.task.applyRestoreBatch(batch);
+      if (reply.caughtUp && reply.role === "active" && reply.state === "RESTORING") {
+        if (await this.task.tryCompleteRestoration()) {
+          await this.unregisterRestore(reply.incarnation);
+          await this.schedule(0);
+          return { ...reply, state: "RUNNING" as const };
+        }
+      }
+      return reply;
+    });
+  }
+
+  /** Registers with the placement's restore worker while restoring or standing by; else unregisters. */
+  private async syncRestoreRegistration(): Promise<void> {
+    const meta = this.task.meta();
+    if (!meta) return;
+    const registration = this.task.restoreRegistration();
+    if (!registration) {
+      await this.unregisterRestore(meta.incarnation);
+      return;
+    }
+    const instance = `${meta.taskId}@${meta.placement}`;
+    await withTimeout(this.restoreWorker(meta.placement).register({ ...registration, instance, taskId: meta.taskId, placement: meta.placement }), RESTORE_CALL_TIMEOUT_MS, false);
+  }
+
+  private async unregisterRestore(incarnation: number): Promise<void> {
+    const meta = this.task.meta();
+    if (!meta) return;
+    await withTimeout(this.restoreWorker(meta.placement).unregister(`${meta.taskId}@${meta.placement}`, incarnation), RESTORE_CALL_TIMEOUT_MS, undefined);
+  }
+
+  private restoreWorker(placement: string) {
+    return this.env.RESTORE_WORKER.getByName(restoreWorkerName(placement));
   }
 
   /**

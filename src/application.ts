@@ -4,18 +4,32 @@
  * runs the application — task objects, the API, the restore path — reads it from here.
  */
 import { TopicCatalog } from "./log/topics";
+import type { RestoreListener, StandbyUpdateListener } from "./restore/restorer";
 import type { TopicPartition } from "./log/types";
 import type { StoreDefinition, Subtopology, Topology } from "./streams/topology/topology";
 import { formatTaskId, parseTaskId } from "./streams/topology/task-id";
 
+export interface ApplicationOptions {
+  /** Topics to declare besides the topology's own. */
+  readonly extraTopics?: Readonly<Record<string, number>>;
+  /** Told about restoration, per changelog partition (runs in the restore worker). */
+  readonly restoreListener?: RestoreListener;
+  /** Told about standby updates (runs in the restore worker). */
+  readonly standbyListener?: StandbyUpdateListener;
+}
+
 export class Application {
   readonly catalog: TopicCatalog;
+  readonly restoreListener?: RestoreListener;
+  readonly standbyListener?: StandbyUpdateListener;
 
   constructor(
     readonly topology: Topology,
-    extraTopics: Readonly<Record<string, number>> = {},
+    options: ApplicationOptions = {},
   ) {
-    this.catalog = new TopicCatalog({ ...topology.topics(), ...extraTopics });
+    this.catalog = new TopicCatalog({ ...topology.topics(), ...options.extraTopics });
+    this.restoreListener = options.restoreListener;
+    this.standbyListener = options.standbyListener;
   }
 
   get applicationId(): string {

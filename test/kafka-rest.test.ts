@@ -464,3 +464,16 @@ describe("consumer group sessions", () => {
     });
   });
 });
+
+describe("fetch bounds in bytes", () => {
+  it("stops at about 1 MiB per call, but always returns at least one record", async () => {
+    const log = new DurableLog(env.LOG_PARTITION, new TopicCatalog({ orders: 4 }));
+    const big = "x".repeat(400 * 1024);
+    const { baseOffset } = await log.append({ topic: "orders", partition: 3 }, [1, 2, 3].map((i) => ({ key: null, value: `${i}${big}` })));
+    const page = await ok<Msg[]>(kafka("/fetch", { body: { topic: "orders", partition: 3, offset: baseOffset } }));
+    expect(page.map((m) => m.offset)).toEqual([baseOffset, baseOffset + 1]);
+    const huge = await log.append({ topic: "orders", partition: 3 }, [{ key: null, value: "y".repeat(1024 * 1024 - 10) }]);
+    const alone = await ok<Msg[]>(kafka("/fetch", { body: { topic: "orders", partition: 3, offset: huge.baseOffset } }));
+    expect(alone.map((m) => m.offset)).toEqual([huge.baseOffset]);
+  });
+});

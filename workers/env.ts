@@ -19,4 +19,5 @@ export interface Env {
   CONSUMER_GROUP: DurableObjectNamespace<import("../durable-objects/consumer-group").ConsumerGroup>;
   TASK_OBJECT: DurableObjectNamespace<import("../durable-objects/task-object").TaskObject>;
   COORDINATOR: DurableObjectNamespace<import("../durable-objects/coordinator").Coordinator>;
+  RESTORE_WORKER: DurableObjectNamespace<import("../durable-objects/restore-worker").RestoreWorker>;
 }

@@ -23,7 +23,7 @@ class NotUsable extends Error {}
 /** Every Worker started and not yet stopped, so that `stopAll` can end them whatever happened. */
 const running = new Set();
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -36,10 +36,10 @@ function freePort() {
 }
 
 /**
- * @param {{ root: string, config: string, vars?: Record<string, string>, ready: (baseUrl: string) => Promise<boolean> }} options
+ * @param {{ root: string, config: string, vars?: Record<string, string>, extraArgs?: string[], ready: (baseUrl: string) => Promise<boolean> }} options
  * @returns {Promise<{ baseUrl: string, output: () => string, stop: () => Promise<void> }>}
  */
-async function startWrangler({ root, config, vars = {}, ready }) {
+async function startWrangler({ root, config, vars = {}, extraArgs = [], ready }) {
   const persistDir = await mkdtemp(join(tmpdir(), "edge-streams-bench-"));
   const port = await freePort();
   const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -50,6 +50,7 @@ async function startWrangler({ root, config, vars = {}, ready }) {
     "--show-interactive-dev-session=false",
     "--log-level", "warn",
     ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
+    ...extraArgs,
   ];
   const child = spawn(wrangler, args, {
     cwd: root,
@@ -127,11 +128,12 @@ export function startBenchWorker({ root }) {
  * The example application (orders → totals) from the root wrangler.toml, with API_TOKEN `token`
  * (overriding .dev.vars). Ready once an authenticated route answers, so the token is in force.
  */
-export async function startAppWorker({ root, token = "bench" }) {
+export async function startAppWorker({ root, token = "bench", inspectorPort }) {
   const worker = await startWrangler({
     root,
     config: join(root, "wrangler.toml"),
     vars: { API_TOKEN: token, ENVIRONMENT: "test" },
+    extraArgs: inspectorPort ? ["--inspector-port", String(inspectorPort)] : [],
     ready: async (baseUrl) => {
       const response = await fetch(`${baseUrl}/stores/totals/keys/bench-ready`, { headers: { Authorization: `Bearer ${token}` } });
       await response.body?.cancel();

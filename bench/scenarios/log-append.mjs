@@ -5,10 +5,8 @@
  * Both are timed inside the Worker around each awaited RPC and interleaved batch by batch, in
  * rotating order, so drift hits them alike; after a warm-up, the median of the rounds is reported.
  *
- * BENCH_RECORDS, BENCH_BATCH, BENCH_ROUNDS, BENCH_VALUE_BYTES tune it. BENCH_VARIANTS=1 also
- * measures multi-row INSERTs (16 rows, 96 bound parameters each): in the baseline
- * (`sqlite_insert_multirow_records_per_s`) and in a bench-only copy of the log's append path
- * (`log_append_multirow_variant_records_per_s`, see `LogAppendVariant` in bench/worker.ts).
+ * BENCH_RECORDS, BENCH_BATCH, BENCH_ROUNDS, BENCH_VALUE_BYTES tune it. (The log inserts 16 rows
+ * per statement; the baseline keeps one row per INSERT, the plain way to write it.)
  */
 import { post } from "../lib/client.mjs";
 import { envInt, median, note } from "../lib/stats.mjs";
@@ -22,18 +20,11 @@ export async function run({ baseUrl }) {
   const batch = envInt("BENCH_BATCH", 1000);
   const rounds = envInt("BENCH_ROUNDS", 5);
   const valueBytes = envInt("BENCH_VALUE_BYTES", 90);
-  const variants = process.env.BENCH_VARIANTS === "1";
 
   const targets = [
     { key: "log_append_records_per_s", target: "log" },
     { key: "sqlite_insert_records_per_s", target: "sqlite-row" },
   ];
-  if (variants) {
-    targets.push(
-      { key: "sqlite_insert_multirow_records_per_s", target: "sqlite-multi" },
-      { key: "log_append_multirow_variant_records_per_s", target: "log-multi" },
-    );
-  }
 
   // One request runs every target, batch by batch in rotating order, each on fresh objects.
   const measure = async (run, n) => {

@@ -27,8 +27,8 @@ import { Kafka } from "@upstash/kafka";
 import type { Message, ProduceMetadata, TopicPartitionOffset } from "../kafka-rest/dialect";
 import { logErrorFromDialect } from "../kafka-rest/errors";
 import { EDGE_PRODUCER_HEADER, formatProducerHeader } from "../kafka-rest/producer-header";
-import { InvalidRecord, LogError, LogUnavailable, OffsetOutOfRange } from "./errors";
-import { checkBatch, recordBytes } from "./records";
+import { InvalidRecord, LogError, LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "./errors";
+import { checkBatch, recordBytes, utf8Length } from "./records";
 import type {
   AppendResult,
   CommittedOffset,
@@ -55,6 +55,8 @@ export interface UpstashLogOptions {
   readonly fetchWaitMs?: number;
   /** The consumer instance commits are made as; the dialect wants one, the log has none. */
   readonly instanceId?: string;
+  /** Largest request body the endpoint takes (its MAX_BODY_BYTES); a bigger batch cannot be one request. */
+  readonly maxRequestBytes?: number;
   /** Use only the client's public API (what happens when its HTTP layer is out of reach). */
   readonly publicApiOnly?: boolean;
 }
@@ -135,6 +137,7 @@ export class UpstashLog implements Log {
   private readonly retries: number;
   private readonly fetchWaitMs: number;
   private readonly instanceId: string;
+  private readonly maxRequestBytes: number;
   /** True when calls go through the client's HTTP layer without its retries. */
   readonly boundedRetries: boolean;
 
@@ -149,6 +152,7 @@ export class UpstashLog implements Log {
     this.retries = options.retries ?? 2;
     this.fetchWaitMs = options.fetchWaitMs ?? 1_000;
     this.instanceId = options.instanceId ?? "edge-streams-log";
+    this.maxRequestBytes = options.maxRequestBytes ?? 1024 * 1024;
   }
 
   /** One call within the budget; repeated on transient failures when `safeToRepeat`. */
@@ -212,6 +216,11 @@ export class UpstashLog implements Log {
         ...(headers.length ? { headers } : {}),
       };
     });
+    // Splitting would break the batch's atomicity, so a batch one request cannot carry is refused.
+    const bytes = utf8Length(JSON.stringify(body));
+    if (bytes > this.maxRequestBytes) {
+      throw new RecordTooLarge(`the batch is ${bytes} bytes as a request; the endpoint takes at most ${this.maxRequestBytes}`);
+    }
     // Never repeated here: against a plain endpoint a repeat could duplicate the batch. Callers
     // that append with a ProducerId can retry safely against an Edge Streams endpoint.
     const metadata = await this.call<ProduceMetadata[]>({ method: "POST", path: ["produce"], body }, false);

@@ -39,6 +39,8 @@ export interface RestoredBatch {
   readonly fromOffset: number;
   /** One past the last offset the batch covers. */
   readonly nextOffset: number;
+  /** The changelog's earliest kept offset when the batch was read: where restoring from nothing starts. */
+  readonly earliest: number;
 }
 
 /**
@@ -47,7 +49,8 @@ export interface RestoredBatch {
  * before a wipe — is a no-op.
  */
 export function canApplyRestoreBatch(progress: ChangelogProgress, batch: RestoredBatch): boolean {
-  return batch.incarnation === progress.incarnation && batch.fromOffset === (progress.checkpoint ?? 0) && batch.nextOffset >= batch.fromOffset;
+  const position = progress.checkpoint ?? batch.earliest;
+  return batch.incarnation === progress.incarnation && batch.fromOffset === position && batch.nextOffset >= batch.fromOffset;
 }
 
 /** The checkpoint after applying an admissible restore batch: exactly the restored position. */

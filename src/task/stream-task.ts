@@ -9,7 +9,8 @@ import { OffsetOutOfRange, ProducerFenced } from "../log/errors";
 import type { Log, LogRecord, ProducerId, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
 import type { InputRecord, TaskProcessor } from "../streams/runtime/types";
-import { checkpointAfterAck } from "./checkpoint";
+import { positionFromHeaders } from "../streams/runtime/position-header";
+import { canApplyRestoreBatch, checkpointAfterAck, type RestoredBatch } from "./checkpoint";
 import { CHANGELOG_PHASE, Outbox } from "./outbox";
 import { positionKey, RecordCollector, TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
 import { SqliteStoreBackend } from "./sqlite-stores";
@@ -40,6 +41,25 @@ export interface TaskOptions {
 }
 
 export type StepOutcome = "more" | "idle" | "blocked";
+
+/** Changelog records read by the restore worker for one changelog partition of an instance. */
+export interface RestoreBatch extends RestoredBatch, TopicPartition {
+  readonly records: readonly LogRecord[];
+  /** The changelog's end offset when the batch was read. */
+  readonly end: number;
+}
+
+/** What the instance says after a restore batch: the restore worker's only source of positions. */
+export interface RestoreReply {
+  readonly applied: boolean;
+  readonly incarnation: number;
+  readonly role: TaskRole;
+  readonly state: TaskState;
+  /** Where this changelog's restoration stands now (null: nothing restored since the last wipe). */
+  readonly checkpoint: number | null;
+  /** The batch brought this changelog to the end it was read against. */
+  readonly caughtUp: boolean;
+}
 
 export class StaleAssignment extends Error {
   override name = "StaleAssignment";
@@ -141,6 +161,52 @@ export class StreamTask {
     const committed = await this.options.log.committedOffset(this.app.groupId, tp);
     if (committed) return committed.offset;
     return (await this.options.log.offsets(tp)).earliest;
+  }
+
+  /**
+   * Applies a restore batch (active RESTORING or standby UPDATING): the store writes, the new
+   * checkpoint (= the restored position) and the input positions the records carry, in one
+   * transaction — and only at the current position of the current incarnation (I4).
+   */
+  applyRestoreBatch(batch: RestoreBatch): RestoreReply {
+    return this.storage.transaction(() => {
+      const meta = this.storage.meta();
+      if (!meta) throw new Error("the task instance has no assignment");
+      const checkpoint = this.storage.checkpoint(batch);
+      const reply = (applied: boolean, at: number | null): RestoreReply => ({
+        applied,
+        incarnation: meta.incarnation,
+        role: meta.role,
+        state: meta.state,
+        checkpoint: at,
+        caughtUp: at !== null && at >= batch.end,
+      });
+      const restoring = meta.state === "RESTORING" || meta.state === "UPDATING";
+      const store = this.app.changelogPartitions(meta.taskId).find((c) => c.topic === batch.topic && c.partition === batch.partition);
+      if (!restoring || !store || !canApplyRestoreBatch({ incarnation: meta.incarnation, checkpoint }, batch)) return reply(false, checkpoint);
+      const reached: InputPositions = {};
+      const writes = batch.records.map((record) => {
+        const position = positionFromHeaders(record.headers);
+        if (position) reached[positionKey(position)] = Math.max(reached[positionKey(position)] ?? 0, position.offset + 1);
+        const tombstone = record.headers.some((h) => h.key === TOMBSTONE_HEADER);
+        return { key: record.key ?? "", value: tombstone ? null : record.value };
+      });
+      this.stores.keyValue(store.store).writeAll(writes);
+      this.storage.writeCheckpoint(batch, batch.nextOffset);
+      this.storage.writePositions(reached);
+      return reply(true, batch.nextOffset);
+    });
+  }
+
+  /** The changelogs restoration must bring up to date, with where each stands. */
+  restoreRegistration(): { incarnation: number; role: TaskRole; changelogs: (TopicPartition & { store: string; checkpoint: number | null })[] } | undefined {
+    const meta = this.storage.meta();
+    if (!meta || (meta.state !== "RESTORING" && meta.state !== "UPDATING")) return undefined;
+    return {
+      incarnation: meta.incarnation,
+      role: meta.role,
+      changelogs: this.app.changelogPartitions(meta.taskId).map((tp) => ({ ...tp, checkpoint: this.storage.checkpoint(tp) })),
+    };
   }
 
   /** One unit of work: send what is pending, then process one batch of input. */

@@ -5,6 +5,7 @@
  * processing to quiescence, read stores and output topics. No timers, no sleeps.
  */
 import type { Application } from "../application";
+import { readConfig } from "../config";
 import type { InstanceAssignment } from "../coordinator/coordinator-store";
 import { DurableLog } from "../log/durable-log";
 import { partitionForKey } from "../log/partitioner";
@@ -56,16 +57,29 @@ export class TestDriver {
   }
 
   /**
-   * Runs every active task until none has work left: rounds of draining every task, until a round
-   * in which no task did anything. Throws if that takes more than `maxRounds` rounds.
+   * Runs restoration and processing until nothing has work left: rounds of restore batches on
+   * every placement's restore worker and draining every active task, until a round in which
+   * nothing happened. Throws if that takes more than `maxRounds` rounds.
    */
-  async runUntilQuiet(maxRounds = 100): Promise<void> {
+  async runUntilQuiet(maxRounds = 1_000): Promise<void> {
     for (let round = 0; round < maxRounds; round++) {
+      const restored = await this.restoreRound();
       const actives = (await this.instances()).filter((i) => i.role === "active");
       const results = await Promise.all(actives.map((i) => this.task(i).drain()));
-      if (results.every((r) => r.worked === 0)) return;
+      if (restored === 0 && results.every((r) => r.worked === 0)) return;
     }
     throw new Error(`processing did not quiesce within ${maxRounds} rounds`);
+  }
+
+  /** One round of every placement's restore worker; returns the batches applied. */
+  async restoreRound(): Promise<number> {
+    const placements = readConfig(this.env as unknown as Record<string, unknown>).PLACEMENTS;
+    const rounds = await Promise.all(placements.map((p) => this.restoreWorker(p).runRound()));
+    return rounds.reduce((n, r) => n + r.applied, 0);
+  }
+
+  restoreWorker(placement: string) {
+    return this.env.RESTORE_WORKER.getByName(`restore@${placement}`);
   }
 
   /** The task object of an instance. */

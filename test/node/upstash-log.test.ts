@@ -6,7 +6,7 @@
 import { Kafka } from "@upstash/kafka";
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InvalidRecord, LogUnavailable, ProducerFenced } from "../../src/log/errors";
+import { InvalidRecord, LogUnavailable, ProducerFenced, RecordTooLarge } from "../../src/log/errors";
 import { UnsupportedByDialect, UpstashLog, kafkaHttpLayer, type UpstashLogOptions } from "../../src/log/upstash-log";
 import { describeLogContract } from "../log/contract";
 import { freePort, startWranglerDev, type WranglerDev } from "./wrangler-dev";
@@ -150,6 +150,12 @@ describe("@upstash/kafka backend: what the dialect carries", () => {
     // Stored without the header, as a plain client sees it.
     const raw = await new Kafka({ url: `${dev.url}/kafka`, username: "edge", password: dev.token }).consumer().fetch({ ...tp, offset: baseOffset });
     expect(raw.map((m) => m.headers)).toEqual([[], []]);
+  });
+
+  it("refuses, without a call, a batch too large for one request", async () => {
+    const log = open({ url: "http://127.0.0.1:1/kafka", maxRequestBytes: 10_000 });
+    const batch = Array.from({ length: 20 }, () => ({ key: null, value: "x".repeat(600) }));
+    await expect(log.append({ topic: "extra", partition: 0 }, batch)).rejects.toBeInstanceOf(RecordTooLarge);
   });
 
   it("refuses the reserved header name in records", async () => {

@@ -8,5 +8,6 @@ export { LogPartition } from "../../durable-objects/log-partition";
 export { ConsumerGroup } from "../../durable-objects/consumer-group";
 export { TaskObject } from "../../durable-objects/task-object";
 export { Coordinator } from "../../durable-objects/coordinator";
+export { RestoreWorker } from "../../durable-objects/restore-worker";
 
 export default app satisfies ExportedHandler<import("../env").Env>;

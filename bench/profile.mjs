@@ -1,0 +1,177 @@
+/**
+ * `node bench/profile.mjs`: a CPU profile of the example application
+ * while it ingests and processes the process scenario's workload (orders on partition 0, batches
+ * of 1000). Starts the bench Worker (for the keys) and the app with `--inspector-port`, warms the
+ * app up, then records a V8 CPU profile of the app's isolate (the Worker and every Durable Object
+ * of the app run in it) over the timed part, and prints where the time went: self time per
+ * function, inclusive time of chosen functions, and idle time. Not part of `npm run bench`.
+ *
+ * PROFILE_RECORDS (50000), PROFILE_BATCH (1000), PROFILE_OUT (write the .cpuprofile there, to
+ * open in Chrome DevTools) tune it.
+ */
+import { writeFile } from "node:fs/promises";
+import WebSocket from "ws"; // a dependency of wrangler; Node 20 has no WebSocket client of its own
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { call } from "./lib/client.mjs";
+import { freePort, startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
+import { envInt, note, waitFor } from "./lib/stats.mjs";
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+
+async function inspector(port) {
+  const targets = await waitFor("the inspector's targets", async () => {
+    try {
+      const list = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
+      return list.length ? list : undefined;
+    } catch {
+      return undefined;
+    }
+  }, { timeoutMs: 30_000, intervalMs: 200 });
+  note(`inspector targets: ${targets.map((t) => `${t.title ?? t.id} ${t.webSocketDebuggerUrl}`).join(", ")}`);
+  // The inspector proxy of wrangler dev wants an Origin it knows (localhost).
+  const socket = new WebSocket(targets[0].webSocketDebuggerUrl, { headers: { Origin: "http://localhost" }, maxPayload: 1 << 30 });
+  await new Promise((resolve, reject) => {
+    socket.onopen = resolve;
+    socket.onerror = (event) => reject(event.error ?? new Error(String(event.message)));
+  });
+  let id = 0;
+  const pending = new Map();
+  socket.onmessage = (event) => {
+    const message = JSON.parse(event.data);
+    if (message.id && pending.has(message.id)) {
+      const { resolve, reject } = pending.get(message.id);
+      pending.delete(message.id);
+      if (message.error) reject(new Error(JSON.stringify(message.error)));
+      else resolve(message.result);
+    }
+  };
+  const send = (method, params = {}) =>
+    new Promise((resolve, reject) => {
+      const n = ++id;
+      pending.set(n, { resolve, reject });
+      socket.send(JSON.stringify({ id: n, method, params }));
+    });
+  return { send, close: () => socket.close() };
+}
+
+/**
+ * For each script of the profile, a function from a 0-based line to the bundled module it is in
+ * (esbuild marks each module with a `// path` comment line) — so labels name source files.
+ */
+async function moduleMaps(devtools, profile) {
+  const ids = new Set(profile.nodes.map((n) => n.callFrame.scriptId).filter((id) => id && id !== "0"));
+  await devtools.send("Debugger.enable");
+  const maps = new Map();
+  for (const scriptId of ids) {
+    try {
+      const { scriptSource } = await devtools.send("Debugger.getScriptSource", { scriptId });
+      const lines = scriptSource.split("\n");
+      const starts = [];
+      lines.forEach((line, i) => {
+        const m = /^\/\/ ((?:\.\.\/)*[\w@./-]+\.(?:ts|js|mjs))$/.exec(line);
+        if (m) starts.push([i, m[1].replace(/^(\.\.\/)+/, "")]);
+      });
+      maps.set(scriptId, (line) => {
+        let found = "";
+        for (const [start, path] of starts) {
+          if (start > line) break;
+          found = path;
+        }
+        return found ? `${found} "${(lines[line] ?? "").trim().slice(0, 60)}"` : "";
+      });
+    } catch {
+      // a script without source: keep the bundle's line number
+    }
+  }
+  await devtools.send("Debugger.disable");
+  return maps;
+}
+
+/** Self and inclusive sample time per function of a V8 CPU profile. */
+function summarize(profile, maps = new Map()) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const self = new Map(); // node id → µs
+  profile.samples.forEach((sample, i) => self.set(sample, (self.get(sample) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const label = (n) => {
+    const f = n.callFrame;
+    const where = maps.get(f.scriptId)?.(f.lineNumber) || (f.url ? `${f.url.split("/").slice(-1)[0]}:${f.lineNumber + 1}` : "");
+    return `${f.functionName || "(anonymous)"} ${where}`;
+  };
+  const selfBy = new Map();
+  const inclusiveBy = new Map();
+  let total = 0;
+  for (const [nodeId, us] of self) {
+    total += us;
+    const node = byId.get(nodeId);
+    selfBy.set(label(node), (selfBy.get(label(node)) ?? 0) + us);
+    // inclusive: once per distinct function on the stack
+    const seen = new Set();
+    for (let id = nodeId; id !== undefined; id = parent.get(id)) {
+      const l = label(byId.get(id));
+      if (seen.has(l)) continue;
+      seen.add(l);
+      inclusiveBy.set(l, (inclusiveBy.get(l) ?? 0) + us);
+    }
+  }
+  return { total, selfBy, inclusiveBy };
+}
+
+async function main() {
+  const records = envInt("PROFILE_RECORDS", 50_000);
+  const batch = envInt("PROFILE_BATCH", 1000);
+  const bench = await startBenchWorker({ root });
+  const inspectorPort = await freePort();
+  const app = await startAppWorker({ root, inspectorPort });
+  try {
+    const { keys } = (await call(bench.baseUrl, "GET", "/bench/keys?partitions=4&partition=0&count=1000&prefix=customer-")).body;
+    const bodies = [];
+    for (let start = 0; start < records; start += batch) {
+      const orders = [];
+      for (let i = start; i < Math.min(records, start + batch); i++) orders.push({ key: keys[i % keys.length], value: { amount: 1 + (i % 97) } });
+      bodies.push(JSON.stringify({ records: orders }));
+    }
+    const lagZero = () =>
+      waitFor("lag 0", async () => {
+        const { body } = await call(app.baseUrl, "GET", "/tasks", { token: app.token });
+        const task = body.tasks.find((t) => t.id === "0_0" && t.role === "active");
+        return task?.lag === 0 ? task : undefined;
+      }, { timeoutMs: 300_000, intervalMs: 5 });
+    for (const body of bodies.slice(0, 5)) await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body });
+    await lagZero();
+
+    const devtools = await inspector(inspectorPort);
+    await devtools.send("Profiler.enable");
+    await devtools.send("Profiler.setSamplingInterval", { interval: 200 });
+    await devtools.send("Profiler.start");
+    const started = performance.now();
+    for (const body of bodies) await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body });
+    const ingested = performance.now();
+    await lagZero();
+    const done = performance.now();
+    const { profile } = await devtools.send("Profiler.stop");
+    const maps = await moduleMaps(devtools, profile);
+    devtools.close();
+    note(`${records} records: ingest ${(ingested - started).toFixed(0)} ms, lag 0 at ${(done - started).toFixed(0)} ms → ${Math.round(records / ((done - started) / 1000))}/s`);
+    if (process.env.PROFILE_OUT) await writeFile(process.env.PROFILE_OUT, JSON.stringify(profile));
+
+    const { total, selfBy, inclusiveBy } = summarize(profile, maps);
+    const ms = (us) => (us / 1000).toFixed(0).padStart(6);
+    const pct = (us) => ((100 * us) / total).toFixed(1).padStart(5);
+    console.log(`profiled ${ms(total)} ms in total (wall ${(done - started).toFixed(0)} ms)`);
+    console.log("\n-- self time, top 45 --");
+    for (const [l, us] of [...selfBy].sort((a, b) => b[1] - a[1]).slice(0, 45)) console.log(`${ms(us)} ms ${pct(us)}%  ${l}`);
+    console.log("\n-- inclusive time, top 80 --");
+    for (const [l, us] of [...inclusiveBy].sort((a, b) => b[1] - a[1]).slice(0, 80)) console.log(`${ms(us)} ms ${pct(us)}%  ${l}`);
+  } finally {
+    await stopAll();
+  }
+}
+
+main().catch(async (error) => {
+  process.stderr.write(`[profile] failed: ${error?.stack ?? error}\n`);
+  await stopAll();
+  process.exitCode = 1;
+});

@@ -1,0 +1,65 @@
+/**
+ * End-to-end latency of the example application: a single order is ingested
+ * (`POST /topics/orders/records`); from the moment its answer arrives, its customer's total is
+ * polled back-to-back (`GET /stores/totals/keys/<key>`, no pause) until the count has grown; the
+ * latency is the arrival of that answer minus the arrival of the ingest answer. Samples run one
+ * after another on the warmed app (the process scenario, or the untimed warm-up here), over a few
+ * customers of task 0_0. Reports `e2e_p50_ms` and `e2e_p99_ms` (nearest rank).
+ *
+ * BENCH_E2E_SAMPLES (200), BENCH_E2E_WARMUP (20), BENCH_E2E_CUSTOMERS (10) tune it.
+ */
+import { call } from "../lib/client.mjs";
+import { envInt, note, percentile, waitFor } from "../lib/stats.mjs";
+
+export const name = "e2e";
+
+const PARTITIONS = 4;
+const SAMPLE_TIMEOUT_MS = 10_000;
+
+export async function run({ baseUrl, app: startApp }) {
+  const samples = envInt("BENCH_E2E_SAMPLES", 200);
+  const warmup = envInt("BENCH_E2E_WARMUP", 20);
+  const customers = envInt("BENCH_E2E_CUSTOMERS", 10);
+  const { keys } = (await call(baseUrl, "GET", `/bench/keys?partitions=${PARTITIONS}&partition=0&count=${customers}&prefix=latency-`)).body;
+  const app = await startApp();
+
+  const counts = new Map();
+  for (const key of keys) {
+    const r = await call(app.baseUrl, "GET", `/stores/totals/keys/${encodeURIComponent(key)}`, { token: app.token, expect: [200, 404] });
+    counts.set(key, r.status === 404 ? 0 : r.body.value.count);
+  }
+
+  const latencies = [];
+  let polls = 0;
+  for (let i = 0; i < warmup + samples; i++) {
+    const key = keys[i % keys.length];
+    const path = `/stores/totals/keys/${encodeURIComponent(key)}`;
+    const want = counts.get(key) + 1;
+    const body = JSON.stringify({ records: [{ key, value: { amount: 1 } }] });
+    await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body });
+    const ingested = performance.now();
+    let seen;
+    await waitFor(
+      `customer ${key} to reach count ${want}`,
+      async () => {
+        polls++;
+        const r = await call(app.baseUrl, "GET", path, { token: app.token, expect: [200, 404] });
+        seen = r.status === 404 ? 0 : r.body.value.count;
+        if (seen > want) throw new Error(`customer ${key} has count ${seen}, more than the ${want} ingested`);
+        return seen === want ? true : undefined;
+      },
+      { timeoutMs: SAMPLE_TIMEOUT_MS, intervalMs: 0, last: () => `(last count ${seen})` },
+    );
+    const visible = performance.now();
+    counts.set(key, want);
+    if (i >= warmup) latencies.push(visible - ingested);
+  }
+  const p50 = percentile(latencies, 50);
+  const p99 = percentile(latencies, 99);
+  note(`e2e over ${samples} orders: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms, ${(polls / (warmup + samples)).toFixed(1)} queries per order`);
+  return {
+    e2e_p50_ms: Number(p50.toFixed(1)),
+    e2e_p99_ms: Number(p99.toFixed(1)),
+    e2e_samples: samples,
+  };
+}

@@ -1,0 +1,162 @@
+/**
+ * Processing throughput of the example application (orders → groupByKey → aggregate {count, sum}
+ * into store `totals` → topic `totals`) on ONE task, against a hand-written baseline.
+ *
+ * - App (`process_records_per_s`): orders whose keys all land on partition 0 of `orders` (chosen
+ *   with the project's `partitionForKey`, so task 0_0 owns them and store queries find them) are
+ *   ingested with `POST /topics/orders/records`, one request of BENCH_PROCESS_BATCH orders at a
+ *   time. Timed from the first ingest request until `GET /tasks` shows task 0_0 with lag 0 (its
+ *   store reflects every order); one customer's total is then checked through
+ *   `GET /stores/totals/keys/<key>`.
+ * - Baseline (`process_baseline_records_per_s`): the same request bodies, posted the same way to
+ *   the bench Worker (`POST /bench/orders`), which hands each batch by RPC to `BaselineTotals`:
+ *   one upsert per order in one `transactionSync` per batch. Timed from the first request to the
+ *   last answer (it is synchronous), on a fresh object per round; checked the same way.
+ *
+ * The two alternate round by round (in alternating order); after an untimed warm-up of each, the
+ * median of the rounds is reported, and `process_ratio` = app / baseline. Also reported: the
+ * app's ingest-only rate over the same requests (`process_ingest_records_per_s`), which bounds
+ * what the task can show while input still arrives.
+ *
+ * BENCH_PROCESS_RECORDS (50000), BENCH_PROCESS_BATCH (1000), BENCH_PROCESS_ROUNDS (3),
+ * BENCH_PROCESS_CUSTOMERS (1000) tune it.
+ */
+import { call } from "../lib/client.mjs";
+import { envInt, median, note, waitFor } from "../lib/stats.mjs";
+
+export const name = "process";
+
+const TASK = "0_0";
+const PARTITIONS = 4; // of `orders` and `totals` (src/streams/examples/orders-totals.ts)
+const WAIT_MS = 300_000;
+
+/** The ingest bodies of `records` orders over `keys`, `batch` per request, and the totals they add per key. */
+function workload(keys, records, batch) {
+  const bodies = [];
+  const added = new Map(keys.map((k) => [k, { count: 0, sum: 0 }]));
+  for (let start = 0; start < records; start += batch) {
+    const orders = [];
+    for (let i = start; i < Math.min(records, start + batch); i++) {
+      const key = keys[i % keys.length];
+      const amount = 1 + (i % 97);
+      orders.push({ key, value: { amount } });
+      const t = added.get(key);
+      t.count++;
+      t.sum += amount;
+    }
+    bodies.push(JSON.stringify({ records: orders }));
+  }
+  return { bodies, added };
+}
+
+/** Task 0_0 as `GET /tasks` describes it. */
+async function describeTask(app) {
+  const { body } = await call(app.baseUrl, "GET", "/tasks", { token: app.token });
+  const task = body.tasks.find((t) => t.id === TASK && t.role === "active");
+  if (!task) throw new Error(`no active instance of task ${TASK} in ${JSON.stringify(body)}`);
+  if (task.failure) throw new Error(`task ${TASK} failed: ${task.failure}`);
+  return task;
+}
+
+async function appTotal(app, key) {
+  const r = await call(app.baseUrl, "GET", `/stores/totals/keys/${encodeURIComponent(key)}`, { token: app.token, expect: [200, 404] });
+  return r.status === 404 ? { count: 0, sum: 0 } : r.body.value;
+}
+
+async function baselineTotal(baseUrl, object, key) {
+  const r = await call(baseUrl, "GET", `/bench/orders/total?object=${object}&key=${encodeURIComponent(key)}`, { expect: [200, 404] });
+  return r.status === 404 ? { count: 0, sum: 0 } : r.body;
+}
+
+function checkTotal(what, key, got, before, added) {
+  const want = { count: before.count + added.count, sum: before.sum + added.sum };
+  if (got.count !== want.count || got.sum !== want.sum) {
+    throw new Error(`${what}: customer ${key} has ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+  }
+}
+
+/** Ingests every body through the app and waits for task 0_0 to have processed all of it. */
+async function runApp(app, { bodies, added }, checkKey) {
+  const before = await appTotal(app, checkKey);
+  const started = performance.now();
+  for (const body of bodies) await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body });
+  const ingested = performance.now();
+  let polls = 0;
+  let last;
+  await waitFor(
+    `task ${TASK} to reach lag 0`,
+    async () => {
+      polls++;
+      last = await describeTask(app);
+      return last.lag === 0 ? last : undefined;
+    },
+    { timeoutMs: WAIT_MS, intervalMs: 5, last: () => JSON.stringify(last) },
+  );
+  const done = performance.now();
+  checkTotal("app", checkKey, await appTotal(app, checkKey), before, added.get(checkKey));
+  return { ms: done - started, ingestMs: ingested - started, polls };
+}
+
+/** Posts every body to the baseline object and checks its result. */
+async function runBaseline(baseUrl, object, { bodies, added }, checkKey) {
+  const started = performance.now();
+  for (const body of bodies) await call(baseUrl, "POST", `/bench/orders?object=${object}`, { body });
+  const ms = performance.now() - started;
+  checkTotal("baseline", checkKey, await baselineTotal(baseUrl, object, checkKey), { count: 0, sum: 0 }, added.get(checkKey));
+  return { ms };
+}
+
+export async function run({ baseUrl, app: startApp }) {
+  const records = envInt("BENCH_PROCESS_RECORDS", 50_000);
+  const batch = envInt("BENCH_PROCESS_BATCH", 1000);
+  const rounds = envInt("BENCH_PROCESS_ROUNDS", 3);
+  const customers = envInt("BENCH_PROCESS_CUSTOMERS", 1000);
+
+  const keysOf = async (prefix, count) =>
+    (await call(baseUrl, "GET", `/bench/keys?partitions=${PARTITIONS}&partition=0&count=${count}&prefix=${prefix}`)).body.keys;
+  const keys = await keysOf("customer-", customers);
+  const work = workload(keys, records, batch);
+  const checkKey = keys[0];
+  const app = await startApp();
+
+  // Warm-up: both paths see their first batches (object creation, assignment, code paths) untimed.
+  const warmKeys = await keysOf("warm-", Math.min(customers, 100));
+  const warmRecords = Math.min(records, 5 * batch);
+  const warm = workload(warmKeys, warmRecords, batch);
+  await runBaseline(baseUrl, "warm", warm, warmKeys[0]);
+  const w = await runApp(app, warm, warmKeys[0]);
+  note(`warm-up: app ${Math.round(warmRecords / (w.ms / 1000))}/s`);
+
+  const appRates = [];
+  const ingestRates = [];
+  const baselineRates = [];
+  for (let round = 1; round <= rounds; round++) {
+    const order = round % 2 ? ["baseline", "app"] : ["app", "baseline"];
+    for (const which of order) {
+      if (which === "baseline") {
+        const b = await runBaseline(baseUrl, `r${round}`, work, checkKey);
+        baselineRates.push(records / (b.ms / 1000));
+        note(`round ${round} baseline ${Math.round(records / (b.ms / 1000)).toString().padStart(7)}/s  (${b.ms.toFixed(0)} ms)`);
+      } else {
+        const a = await runApp(app, work, checkKey);
+        appRates.push(records / (a.ms / 1000));
+        ingestRates.push(records / (a.ingestMs / 1000));
+        note(
+          `round ${round} app      ${Math.round(records / (a.ms / 1000)).toString().padStart(7)}/s  (${a.ms.toFixed(0)} ms; ingest done at ${a.ingestMs.toFixed(0)} ms, ${a.polls} polls of GET /tasks)`,
+        );
+      }
+    }
+  }
+
+  const result = {
+    process_records_per_s: Math.round(median(appRates)),
+    process_baseline_records_per_s: Math.round(median(baselineRates)),
+  };
+  result.process_ratio = Number((result.process_records_per_s / result.process_baseline_records_per_s).toFixed(3));
+  result.process_ingest_records_per_s = Math.round(median(ingestRates));
+  result.process_records_per_round = records;
+  result.process_batch_records = batch;
+  result.process_customers = customers;
+  result.process_rounds = rounds;
+  return result;
+}

@@ -1,0 +1,119 @@
+/**
+ * `RestoreWorker`: the restore worker of one placement (named `restore@<placement>`), in the role
+ * of Kafka Streams' state updater. It alone reads changelogs for restoration: task objects
+ * register and unregister with it, it fetches batches and applies them to them by RPC, keeps
+ * standbys current, and reports corruption to the coordinator. A Durable Object with alarms keeps
+ * its registrations durable and its rounds retried (alarms are at-least-once), and batches
+ * applied twice are no-ops at the instance (I4).
+ */
+import { DurableObject } from "cloudflare:workers";
+import { readConfig } from "../src/config";
+import type { TopicPartition } from "../src/log/types";
+import { RestoreRegistry, type ChangelogWork, type Registration } from "../src/restore/registry";
+import { Restorer, type CorruptedInstance } from "../src/restore/restorer";
+import type { RestoreBatch, RestoreReply } from "../src/task/stream-task";
+import { Serial } from "../src/util/serial";
+import { withTimeout } from "../src/util/timeout";
+import { application } from "../workers/application";
+import { openLog } from "../workers/api/log";
+import type { Env } from "../workers/env";
+
+export function restoreWorkerName(placement: string): string {
+  return `restore@${placement}`;
+}
+
+export class RestoreWorker extends DurableObject<Env> {
+  private readonly registry: RestoreRegistry;
+  private readonly restorer: Restorer;
+  private readonly serial = new Serial();
+  private stopping = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const config = readConfig(env as unknown as Record<string, unknown>);
+    this.registry = new RestoreRegistry(ctx.storage);
+    this.restorer = new Restorer({
+      registry: this.registry,
+      log: openLog(env, config),
+      batchRecords: config.RESTORE_BATCH_RECORDS,
+      apply: (instance, batch) => this.apply(instance, batch),
+      reportCorruption: (corrupted) => this.report(corrupted),
+      restoreListener: application.restoreListener,
+      standbyListener: application.standbyListener,
+    });
+  }
+
+  /** A task instance wants its changelogs restored (active) or kept current (standby). */
+  async register(registration: Registration & { placement: string }): Promise<boolean> {
+    const accepted = this.registry.register(registration);
+    if (accepted && registration.role === "standby") {
+      // Standbys wait for their changelogs to grow: the partitions wake this worker on appends.
+      await Promise.all(registration.changelogs.map((tp) => this.partition(tp).subscribe(restoreWorkerName(registration.placement))));
+    }
+    if (accepted) await this.schedule();
+    return accepted;
+  }
+
+  /** The instance no longer needs restoring (running, revoked, closed or wiped). */
+  async unregister(instance: string, incarnation: number): Promise<void> {
+    const removed = this.registry.unregister(instance, incarnation);
+    for (const work of removed.filter((w) => !w.caughtUp && w.role === "active")) {
+      application.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
+    }
+  }
+
+  /** A changelog this worker keeps standbys on grew. */
+  async wake(source?: TopicPartition): Promise<void> {
+    if (source) this.registry.transaction(() => this.registry.changelogGrew(source));
+    await this.schedule();
+  }
+
+  async pause(): Promise<void> {
+    this.registry.transaction(() => this.registry.setControl(true, 0));
+  }
+
+  /** Resumes restoration; with `maxBatches`, for at most that many batches, then paused again. */
+  async resume(maxBatches?: number): Promise<void> {
+    this.registry.transaction(() => this.registry.setControl(maxBatches !== undefined, maxBatches ?? null));
+    await this.schedule();
+  }
+
+  async status(): Promise<{ paused: boolean; budget: number | null; changelogs: ChangelogWork[] }> {
+    return { ...this.registry.control(), changelogs: this.registry.all() };
+  }
+
+  /** Runs one round now (tests and the test driver; alarms do the same). */
+  async runRound() {
+    return this.serial.run(() => this.restorer.round());
+  }
+
+  override async alarm(): Promise<void> {
+    if (this.stopping) return;
+    const result = await this.serial.run(() => this.restorer.round());
+    if (result.more) await this.schedule();
+  }
+
+  /** Stops taking rounds; waits at most `timeoutMs` for the one in progress. True when it ended in time. */
+  async shutdown(timeoutMs: number): Promise<boolean> {
+    this.stopping = true;
+    await this.ctx.storage.deleteAlarm();
+    return withTimeout(this.serial.run(() => true), timeoutMs, false);
+  }
+
+  private async apply(instance: string, batch: RestoreBatch): Promise<RestoreReply> {
+    return (await this.env.TASK_OBJECT.getByName(instance).applyRestoreBatch(batch)) as RestoreReply;
+  }
+
+  private async report(corrupted: CorruptedInstance[]): Promise<void> {
+    await this.env.COORDINATOR.getByName("coordinator").reportCorruption(corrupted);
+  }
+
+  private partition(tp: TopicPartition) {
+    return this.env.LOG_PARTITION.getByName(`${tp.topic}/${tp.partition}`);
+  }
+
+  private async schedule(): Promise<void> {
+    if (this.stopping) return;
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now());
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * The restore worker's bookkeeping: which changelog partitions of which task instances it must
+ * bring up to date, where each stood at the last reply, and whether restoration is paused.
+ * Registrations are keyed by instance and changelog and carry the instance's incarnation, so a
+ * late registration or unregistration for an older incarnation cannot undo a newer one.
+ */
+import { migrate } from "../storage/migrations";
+import { Sql, sql } from "../storage/sql";
+import type { TopicPartition } from "../log/types";
+import type { TaskRole } from "../task/state";
+import type { StorageLike } from "../task/task-storage";
+
+export interface Registration {
+  /** The task object's name, `<task>@<placement>`. */
+  readonly instance: string;
+  readonly taskId: string;
+  readonly incarnation: number;
+  readonly role: TaskRole;
+  readonly changelogs: readonly (TopicPartition & { readonly store: string; readonly checkpoint: number | null })[];
+}
+
+export interface ChangelogWork extends TopicPartition {
+  readonly instance: string;
+  readonly taskId: string;
+  readonly incarnation: number;
+  readonly role: TaskRole;
+  readonly store: string;
+  /** The instance's restored position at its last reply; null: it restored nothing yet. */
+  readonly position: number | null;
+  /** Consecutive failed fetches. */
+  readonly failures: number;
+  /** Restored up to the end last seen (standbys wait here for the changelog to grow). */
+  readonly caughtUp: boolean;
+  /** Records applied since registration (for listeners and progress). */
+  readonly restored: number;
+}
+
+type Row = {
+  instance: string;
+  task_id: string;
+  incarnation: number;
+  role: TaskRole;
+  topic: string;
+  partition: number;
+  store: string;
+  position: number | null;
+  failures: number;
+  caught_up: number;
+  restored: number;
+};
+
+export class RestoreRegistry {
+  private readonly db: Sql;
+
+  constructor(private readonly storage: StorageLike) {
+    this.db = new Sql(storage.sql);
+    storage.transactionSync(() =>
+      migrate(this.db, [
+        {
+          id: 1,
+          description: "registered changelogs and the pause switch",
+          up: (db) =>
+            db.script(`
+              CREATE TABLE changelogs (
+                instance TEXT NOT NULL, task_id TEXT NOT NULL, incarnation INTEGER NOT NULL, role TEXT NOT NULL,
+                topic TEXT NOT NULL, partition INTEGER NOT NULL, store TEXT NOT NULL,
+                position INTEGER, failures INTEGER NOT NULL DEFAULT 0, caught_up INTEGER NOT NULL DEFAULT 0,
+                restored INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (instance, topic, partition));
+              CREATE TABLE control (only INTEGER PRIMARY KEY CHECK (only = 1), paused INTEGER NOT NULL, budget INTEGER);
+            `),
+        },
+      ]),
+    );
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.storage.transactionSync(fn);
+  }
+
+  /** Registers (or re-registers) an instance; an older incarnation than the one held is ignored. */
+  register(registration: Registration): boolean {
+    return this.transaction(() => {
+      const held = this.db.one<{ incarnation: number }>(sql`SELECT MAX(incarnation) AS incarnation FROM changelogs WHERE instance = ${registration.instance}`);
+      if (held?.incarnation != null && held.incarnation > registration.incarnation) return false;
+      this.db.run(sql`DELETE FROM changelogs WHERE instance = ${registration.instance}`);
+      for (const c of registration.changelogs) {
+        this.db.run(sql`INSERT INTO changelogs (instance, task_id, incarnation, role, topic, partition, store, position)
+                        VALUES (${registration.instance}, ${registration.taskId}, ${registration.incarnation}, ${registration.role},
+                                ${c.topic}, ${c.partition}, ${c.store}, ${c.checkpoint})`);
+      }
+      return true;
+    });
+  }
+
+  /** Removes an instance's registration, if it is for this incarnation or an older one. */
+  unregister(instance: string, incarnation: number): ChangelogWork[] {
+    return this.transaction(() => {
+      const removed = this.all().filter((w) => w.instance === instance && w.incarnation <= incarnation);
+      this.db.run(sql`DELETE FROM changelogs WHERE instance = ${instance} AND incarnation <= ${incarnation}`);
+      return removed;
+    });
+  }
+
+  all(): ChangelogWork[] {
+    return this.db
+      .all<Row>(sql`SELECT instance, task_id, incarnation, role, topic, partition, store, position, failures, caught_up, restored
+                    FROM changelogs ORDER BY instance, topic, partition`)
+      .map((r) => ({
+        instance: r.instance,
+        taskId: r.task_id,
+        incarnation: r.incarnation,
+        role: r.role,
+        topic: r.topic,
+        partition: r.partition,
+        store: r.store,
+        position: r.position,
+        failures: r.failures,
+        caughtUp: r.caught_up === 1,
+        restored: r.restored,
+      }));
+  }
+
+  /** Records the instance's reply to a batch (only for the registration it was read for). */
+  update(work: ChangelogWork, change: { position: number | null; caughtUp: boolean; restoredRecords: number; failures?: number }): void {
+    this.db.run(sql`UPDATE changelogs SET position = ${change.position}, caught_up = ${change.caughtUp ? 1 : 0},
+                      restored = restored + ${change.restoredRecords}, failures = ${change.failures ?? 0}
+                    WHERE instance = ${work.instance} AND topic = ${work.topic} AND partition = ${work.partition}
+                      AND incarnation = ${work.incarnation}`);
+  }
+
+  /** The changelog grew: every registration reading it has work again. */
+  changelogGrew(tp: TopicPartition): void {
+    this.db.run(sql`UPDATE changelogs SET caught_up = 0 WHERE topic = ${tp.topic} AND partition = ${tp.partition}`);
+  }
+
+  control(): { paused: boolean; budget: number | null } {
+    const row = this.db.one<{ paused: number; budget: number | null }>(sql`SELECT paused, budget FROM control WHERE only = 1`);
+    return { paused: row?.paused === 1, budget: row?.budget ?? null };
+  }
+
+  setControl(paused: boolean, budget: number | null): void {
+    this.db.run(sql`INSERT INTO control (only, paused, budget) VALUES (1, ${paused ? 1 : 0}, ${budget})
+                    ON CONFLICT (only) DO UPDATE SET paused = excluded.paused, budget = excluded.budget`);
+  }
+}

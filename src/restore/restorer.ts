@@ -1,0 +1,161 @@
+/**
+ * The restore worker's work loop, apart from its Durable Object: each round reads one batch per
+ * registered changelog (for at most `parallelism` instances at a time) and hands it to the
+ * instance, which applies it only where it stands (I4). The instance's reply is the only source
+ * of positions. Truncated changelogs and fetches that keep failing are reported as corruption,
+ * all of a round's in one report.
+ */
+import { LogUnavailable, OffsetOutOfRange } from "../log/errors";
+import type { Log, TopicPartition } from "../log/types";
+import type { RestoreBatch, RestoreReply } from "../task/stream-task";
+import type { ChangelogWork, RestoreRegistry } from "./registry";
+
+export interface CorruptedInstance {
+  readonly instance: string;
+  readonly taskId: string;
+  readonly incarnation: number;
+  readonly changelogs: TopicPartition[];
+  readonly reason: string;
+}
+
+/** Kafka Streams' StateRestoreListener, per changelog partition and store. */
+export interface RestoreListener {
+  onRestoreStart?(tp: TopicPartition, store: string, startOffset: number, endOffset: number): void;
+  onBatchRestored?(tp: TopicPartition, store: string, batchEndOffset: number, numRestored: number): void;
+  onRestoreEnd?(tp: TopicPartition, store: string, totalRestored: number): void;
+  /** Restoration stopped before the end (the instance was revoked, closed or wiped). */
+  onRestoreSuspended?(tp: TopicPartition, store: string, totalRestored: number): void;
+}
+
+/** Kafka Streams' StandbyUpdateListener. */
+export interface StandbyUpdateListener {
+  onUpdateStart?(tp: TopicPartition, store: string, startOffset: number): void;
+  onBatchLoaded?(tp: TopicPartition, store: string, batchEndOffset: number, batchSize: number, currentEndOffset: number): void;
+  onUpdateSuspended?(tp: TopicPartition, store: string, storeOffset: number, currentEndOffset: number, reason: "promoted" | "migrated"): void;
+}
+
+export interface RestorerOptions {
+  readonly registry: RestoreRegistry;
+  readonly log: Log;
+  readonly apply: (instance: string, batch: RestoreBatch) => Promise<RestoreReply>;
+  readonly reportCorruption: (corrupted: CorruptedInstance[]) => Promise<void>;
+  readonly batchRecords: number;
+  readonly batchBytes?: number;
+  /** Instances restored at the same time. */
+  readonly parallelism?: number;
+  /** Consecutive failed fetches of one changelog before it counts as corrupted. */
+  readonly fetchRetryBudget?: number;
+  readonly restoreListener?: RestoreListener;
+  readonly standbyListener?: StandbyUpdateListener;
+}
+
+export interface RoundResult {
+  /** Batches applied this round. */
+  readonly applied: number;
+  /** There is more to do right away. */
+  readonly more: boolean;
+  readonly corrupted: CorruptedInstance[];
+}
+
+export class Restorer {
+  constructor(private readonly options: RestorerOptions) {}
+
+  async round(): Promise<RoundResult> {
+    const { registry } = this.options;
+    const control = registry.control();
+    let budget = control.paused ? (control.budget ?? 0) : Number.POSITIVE_INFINITY;
+    if (budget <= 0) return { applied: 0, more: false, corrupted: [] };
+    const byInstance = new Map<string, ChangelogWork[]>();
+    for (const work of registry.all()) {
+      if (work.caughtUp) continue;
+      byInstance.set(work.instance, [...(byInstance.get(work.instance) ?? []), work]);
+    }
+    const chosen = [...byInstance.values()].slice(0, this.options.parallelism ?? 4);
+    const corrupted = new Map<string, CorruptedInstance>();
+    let applied = 0;
+    await Promise.all(
+      chosen.map(async (works) => {
+        for (const work of works) {
+          if (budget <= 0) return;
+          budget--;
+          const outcome = await this.restoreOne(work);
+          if (outcome === "applied") applied++;
+          else budget++;
+          if (typeof outcome === "object") {
+            const held = corrupted.get(work.instance);
+            corrupted.set(work.instance, {
+              instance: work.instance,
+              taskId: work.taskId,
+              incarnation: work.incarnation,
+              changelogs: [...(held?.changelogs ?? []), { topic: work.topic, partition: work.partition }],
+              reason: held ? `${held.reason}; ${outcome.reason}` : outcome.reason,
+            });
+          }
+        }
+      }),
+    );
+    if (control.paused) registry.transaction(() => registry.setControl(true, Math.max(0, (control.budget ?? 0) - applied)));
+    const report = [...corrupted.values()];
+    if (report.length > 0) {
+      // Those instances will be wiped and register again as new incarnations.
+      for (const c of report) {
+        const removed = registry.unregister(c.instance, c.incarnation);
+        for (const work of removed) this.options.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
+      }
+      await this.options.reportCorruption(report);
+    }
+    const after = registry.control();
+    const more = registry.all().some((w) => !w.caughtUp) && (!after.paused || (after.budget ?? 0) > 0);
+    return { applied, more, corrupted: report };
+  }
+
+  /** One batch for one changelog of one instance. */
+  private async restoreOne(work: ChangelogWork): Promise<"applied" | "skipped" | { reason: string }> {
+    const { log, registry } = this.options;
+    const tp = { topic: work.topic, partition: work.partition };
+    let fetched;
+    let from = work.position;
+    try {
+      if (from === null) from = (await log.offsets(tp)).earliest;
+      fetched = await log.fetch(tp, from, { maxRecords: this.options.batchRecords, maxBytes: this.options.batchBytes ?? 4 << 20 });
+    } catch (error) {
+      if (error instanceof OffsetOutOfRange) return { reason: `${tp.topic}/${tp.partition}: changelog truncated below position ${from}` };
+      if (!(error instanceof LogUnavailable)) throw error;
+      const failures = work.failures + 1;
+      if (failures > (this.options.fetchRetryBudget ?? 5)) return { reason: `${tp.topic}/${tp.partition}: fetch failed ${failures} times` };
+      registry.transaction(() => registry.update(work, { position: work.position, caughtUp: false, restoredRecords: 0, failures }));
+      return "skipped";
+    }
+    // Nothing applied yet since registration: this is where restoring (or updating) starts.
+    if (work.restored === 0) this.started(work, from, fetched.latest);
+    const batch: RestoreBatch = {
+      ...tp,
+      incarnation: work.incarnation,
+      fromOffset: from,
+      nextOffset: fetched.nextOffset,
+      earliest: fetched.earliest,
+      end: fetched.latest,
+      records: fetched.records,
+    };
+    const reply = await this.options.apply(work.instance, batch);
+    if (reply.incarnation !== work.incarnation) return "skipped";
+    const restoredRecords = reply.applied ? fetched.records.length : 0;
+    registry.transaction(() => registry.update(work, { position: reply.checkpoint, caughtUp: reply.caughtUp, restoredRecords }));
+    if (reply.applied) this.batchDone(work, batch, restoredRecords, reply);
+    return reply.applied ? "applied" : "skipped";
+  }
+
+  private started(work: ChangelogWork, from: number, end: number): void {
+    if (work.role === "standby") this.options.standbyListener?.onUpdateStart?.(work, work.store, from);
+    else this.options.restoreListener?.onRestoreStart?.(work, work.store, from, end);
+  }
+
+  private batchDone(work: ChangelogWork, batch: RestoreBatch, records: number, reply: RestoreReply): void {
+    if (work.role === "standby") {
+      this.options.standbyListener?.onBatchLoaded?.(work, work.store, batch.nextOffset, records, batch.end);
+      return;
+    }
+    this.options.restoreListener?.onBatchRestored?.(work, work.store, batch.nextOffset, records);
+    if (reply.caughtUp) this.options.restoreListener?.onRestoreEnd?.(work, work.store, work.restored + records);
+  }
+}
