@@ -1,6 +1,7 @@
 /**
- * Two test projects: `workers` runs the real Worker and Durable Objects inside workerd
- * (@cloudflare/vitest-pool-workers); `node` drives a real `wrangler dev` with real clients.
+ * Test projects: `workers` runs the real Worker and Durable Objects inside workerd
+ * (@cloudflare/vitest-pool-workers); `standby` is the same with NUM_STANDBYS=1; `node` drives a
+ * real `wrangler dev` with real clients.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -12,6 +13,26 @@ function isInjectedCrash(error: unknown): boolean {
   return durableObjectReset === true && typeof message === "string" && message.startsWith("injected crash");
 }
 
+/** The Worker in workerd, with test bindings on top of wrangler.toml's. */
+function workerd(bindings: Record<string, string> = {}) {
+  return cloudflareTest({
+    wrangler: { configPath: "./wrangler.toml" },
+    miniflare: {
+      bindings: {
+        API_TOKEN: TEST_API_TOKEN,
+        ENVIRONMENT: "test",
+        FAULT_INJECTION: "on",
+        MAX_BODY_BYTES: "65536",
+        // Small restore batches, so restoration takes many batches in tests.
+        RESTORE_BATCH_RECORDS: "25",
+        // Topics no task reads, for tests of the log and ingest alone.
+        TOPICS: "ingest-test=4",
+        ...bindings,
+      },
+    },
+  });
+}
+
 export default defineConfig({
   test: {
     // Crash tests kill Durable Objects on purpose (`ctx.abort`); workerd reports the reset of the
@@ -19,28 +40,12 @@ export default defineConfig({
     onUnhandledError: (error) => !isInjectedCrash(error),
     projects: [
       {
-        plugins: [
-          cloudflareTest({
-            wrangler: { configPath: "./wrangler.toml" },
-            miniflare: {
-              bindings: {
-                API_TOKEN: TEST_API_TOKEN,
-                ENVIRONMENT: "test",
-                FAULT_INJECTION: "on",
-                MAX_BODY_BYTES: "65536",
-                // Small restore batches, so restoration takes many batches in tests.
-                RESTORE_BATCH_RECORDS: "25",
-                // Topics no task reads, for tests of the log and ingest alone.
-                TOPICS: "ingest-test=4",
-              },
-            },
-          }),
-        ],
-        test: {
-          name: "workers",
-          include: ["test/**/*.test.ts"],
-          exclude: ["test/node/**"],
-        },
+        plugins: [workerd()],
+        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/node/**", "test/standby/**"] },
+      },
+      {
+        plugins: [workerd({ NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
+        test: { name: "standby", include: ["test/standby/**/*.test.ts"] },
       },
       {
         test: {

@@ -7,11 +7,12 @@
  * function, inclusive time of chosen functions, and idle time. Not part of `npm run bench`.
  *
  * PROFILE_RECORDS (50000), PROFILE_BATCH (1000), PROFILE_OUT (write the .cpuprofile there, to
- * open in Chrome DevTools) tune it.
+ * open in Chrome DevTools) tune it; PROFILE_PROTO=<flags> profiles the prototype build
+ * (bench/prototype, flags as in bench/prototype/flags.ts) instead of the application.
  */
 import { writeFile } from "node:fs/promises";
 import WebSocket from "ws"; // a dependency of wrangler; Node 20 has no WebSocket client of its own
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { call } from "./lib/client.mjs";
 import { freePort, startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
@@ -88,6 +89,29 @@ async function moduleMaps(devtools, profile) {
   return maps;
 }
 
+/** Components of the pipeline: inclusive time of any frame matching (a sample counts once per component). */
+const COMPONENTS = [
+  ["ingest route (Hono, zod, planIngest; not the append)", /^\(anonymous\) workers\/api\/routes\/ingest\.ts|^#dispatch node_modules\/hono/],
+  ["LogPartition.append (all topics)", /^append (durable-objects\/)?log-partition\.ts/],
+  ["  of which batchDigest", /^batchDigest /],
+  ["  of which SQL exec", /^exec $/],
+  ["LogPartition.read (task fetch)", /^read (durable-objects\/)?log-partition\.ts/],
+  ["LogPartition.commitOffset", /^commitOffset (durable-objects\/)?log-partition\.ts/],
+  ["TaskObject.wake (per append)", /^wake (durable-objects\/)?task-object\.ts/],
+  ["StreamTask.processBatch", /^processBatch /],
+  ["  per-record process()", /^process src\/streams\/runtime\/task-processor\.ts/],
+  ["    store get (SQLite)", /^get (src\/task\/|)sqlite-stores\.ts/],
+  ["    store put (SQLite)", /^put (src\/task\/|)sqlite-stores\.ts/],
+  ["    collector send (changelog + output)", /^send (src\/task\/record-collector|stream-task)\.ts/],
+  ["  outbox write (JSON + INSERT)", /^writeTo /],
+  ["  store flushWrites (prototype)", /^flushWrites /],
+  ["StreamTask.flush (send outbox)", /^flush (src\/task\/|)stream-task\.ts/],
+  ["  outbox nextGroup (read + JSON.parse)", /^nextGroup /],
+  ["GET /tasks (describe)", /^describeTask /],
+  ["garbage collector", /^\(garbage collector\)/],
+  ["idle", /^\(idle\)/],
+];
+
 /** Self and inclusive sample time per function of a V8 CPU profile. */
 function summarize(profile, maps = new Map()) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -102,10 +126,14 @@ function summarize(profile, maps = new Map()) {
   };
   const selfBy = new Map();
   const inclusiveBy = new Map();
+  const componentBy = new Map(COMPONENTS.map(([name]) => [name, 0]));
   let total = 0;
   for (const [nodeId, us] of self) {
     total += us;
     const node = byId.get(nodeId);
+    const stack = [];
+    for (let id = nodeId; id !== undefined; id = parent.get(id)) stack.push(label(byId.get(id)));
+    for (const [name, pattern] of COMPONENTS) if (stack.some((l) => pattern.test(l))) componentBy.set(name, componentBy.get(name) + us);
     selfBy.set(label(node), (selfBy.get(label(node)) ?? 0) + us);
     // inclusive: once per distinct function on the stack
     const seen = new Set();
@@ -116,7 +144,7 @@ function summarize(profile, maps = new Map()) {
       inclusiveBy.set(l, (inclusiveBy.get(l) ?? 0) + us);
     }
   }
-  return { total, selfBy, inclusiveBy };
+  return { total, selfBy, inclusiveBy, componentBy };
 }
 
 async function main() {
@@ -124,7 +152,12 @@ async function main() {
   const batch = envInt("PROFILE_BATCH", 1000);
   const bench = await startBenchWorker({ root });
   const inspectorPort = await freePort();
-  const app = await startAppWorker({ root, inspectorPort });
+  const proto = process.env.PROFILE_PROTO;
+  const app = await startAppWorker({
+    root,
+    inspectorPort,
+    ...(proto === undefined ? {} : { config: join(root, "bench", "prototype", "wrangler.toml"), vars: { PROTO: proto || "none" } }),
+  });
   try {
     const { keys } = (await call(bench.baseUrl, "GET", "/bench/keys?partitions=4&partition=0&count=1000&prefix=customer-")).body;
     const bodies = [];
@@ -157,10 +190,13 @@ async function main() {
     note(`${records} records: ingest ${(ingested - started).toFixed(0)} ms, lag 0 at ${(done - started).toFixed(0)} ms → ${Math.round(records / ((done - started) / 1000))}/s`);
     if (process.env.PROFILE_OUT) await writeFile(process.env.PROFILE_OUT, JSON.stringify(profile));
 
-    const { total, selfBy, inclusiveBy } = summarize(profile, maps);
+    const { total, selfBy, inclusiveBy, componentBy } = summarize(profile, maps);
     const ms = (us) => (us / 1000).toFixed(0).padStart(6);
     const pct = (us) => ((100 * us) / total).toFixed(1).padStart(5);
-    console.log(`profiled ${ms(total)} ms in total (wall ${(done - started).toFixed(0)} ms)`);
+    const perRecord = (us) => (us / records).toFixed(1).padStart(5);
+    console.log(`profiled ${ms(total)} ms in total (wall ${(done - started).toFixed(0)} ms), ${(total / records).toFixed(1)} µs per record`);
+    console.log("\n-- by component (inclusive) --");
+    for (const [name, us] of componentBy) console.log(`${ms(us)} ms ${pct(us)}% ${perRecord(us)} µs/rec  ${name}`);
     console.log("\n-- self time, top 45 --");
     for (const [l, us] of [...selfBy].sort((a, b) => b[1] - a[1]).slice(0, 45)) console.log(`${ms(us)} ms ${pct(us)}%  ${l}`);
     console.log("\n-- inclusive time, top 80 --");

@@ -174,6 +174,9 @@ export class TaskObject extends DurableObject<Env> {
           await this.schedule(0);
           return { ...reply, state: "RUNNING" as const };
         }
+        // Caught up with an end that has moved on since: still work for the restore worker.
+        await this.syncRestoreRegistration();
+        return { ...reply, caughtUp: false };
       }
       return reply;
     });

@@ -16,6 +16,8 @@ const schema = z.object({
     .transform((s) => s.split(",").map((p) => p.trim()).filter(Boolean))
     .pipe(z.array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "placement names are 1-64 letters, digits, _ or -")).min(1)),
   NUM_STANDBYS: count(0, 0),
+  /** A warm instance this close to the changelog's end may take over as active (Kafka's acceptable.recovery.lag). */
+  ACCEPTABLE_RECOVERY_LAG: count(10_000, 0),
   RESTORE_BATCH_RECORDS: count(1000, 1),
   FAULT_INJECTION: onOff.default("off"),
   MAX_BODY_BYTES: count(1024 * 1024, 1),

@@ -6,6 +6,7 @@ export interface Env {
   ENVIRONMENT?: string;
   PLACEMENTS?: string;
   NUM_STANDBYS?: string;
+  ACCEPTABLE_RECOVERY_LAG?: string;
   RESTORE_BATCH_RECORDS?: string;
   FAULT_INJECTION?: string;
   MAX_BODY_BYTES?: string;

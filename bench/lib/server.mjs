@@ -127,12 +127,13 @@ export function startBenchWorker({ root }) {
 /**
  * The example application (orders → totals) from the root wrangler.toml, with API_TOKEN `token`
  * (overriding .dev.vars). Ready once an authenticated route answers, so the token is in force.
+ * `config` and `vars` start another build of it instead (bench/prototype/wrangler.toml).
  */
-export async function startAppWorker({ root, token = "bench", inspectorPort }) {
+export async function startAppWorker({ root, token = "bench", inspectorPort, config = join(root, "wrangler.toml"), vars = {} }) {
   const worker = await startWrangler({
     root,
-    config: join(root, "wrangler.toml"),
-    vars: { API_TOKEN: token, ENVIRONMENT: "test" },
+    config,
+    vars: { ...vars, API_TOKEN: token, ENVIRONMENT: "test" },
     extraArgs: inspectorPort ? ["--inspector-port", String(inspectorPort)] : [],
     ready: async (baseUrl) => {
       const response = await fetch(`${baseUrl}/stores/totals/keys/bench-ready`, { headers: { Authorization: `Bearer ${token}` } });

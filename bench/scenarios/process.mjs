@@ -31,7 +31,7 @@ const PARTITIONS = 4; // of `orders` and `totals` (src/streams/examples/orders-t
 const WAIT_MS = 300_000;
 
 /** The ingest bodies of `records` orders over `keys`, `batch` per request, and the totals they add per key. */
-function workload(keys, records, batch) {
+export function workload(keys, records, batch) {
   const bodies = [];
   const added = new Map(keys.map((k) => [k, { count: 0, sum: 0 }]));
   for (let start = 0; start < records; start += batch) {
@@ -76,7 +76,7 @@ function checkTotal(what, key, got, before, added) {
 }
 
 /** Ingests every body through the app and waits for task 0_0 to have processed all of it. */
-async function runApp(app, { bodies, added }, checkKey) {
+export async function runApp(app, { bodies, added }, checkKey) {
   const before = await appTotal(app, checkKey);
   const started = performance.now();
   for (const body of bodies) await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body });
@@ -98,7 +98,7 @@ async function runApp(app, { bodies, added }, checkKey) {
 }
 
 /** Posts every body to the baseline object and checks its result. */
-async function runBaseline(baseUrl, object, { bodies, added }, checkKey) {
+export async function runBaseline(baseUrl, object, { bodies, added }, checkKey) {
   const started = performance.now();
   for (const body of bodies) await call(baseUrl, "POST", `/bench/orders?object=${object}`, { body });
   const ms = performance.now() - started;

@@ -139,6 +139,29 @@ export class RestoreRegistry {
     return { paused: row?.paused === 1, budget: row?.budget ?? null };
   }
 
+  /**
+   * Takes one batch from the budget: always granted when not paused; when paused, only while a
+   * `resume({maxBatches})` budget remains. Read and written in one step, so a pause or resume
+   * arriving while a round is under way is never overwritten by the round.
+   */
+  takeBatch(): boolean {
+    return this.transaction(() => {
+      const { paused, budget } = this.control();
+      if (!paused) return true;
+      if (!budget || budget <= 0) return false;
+      this.setControl(true, budget - 1);
+      return true;
+    });
+  }
+
+  /** Gives back a batch taken for nothing (the instance did not apply it). */
+  returnBatch(): void {
+    this.transaction(() => {
+      const { paused, budget } = this.control();
+      if (paused && budget !== null) this.setControl(true, budget + 1);
+    });
+  }
+
   setControl(paused: boolean, budget: number | null): void {
     this.db.run(sql`INSERT INTO control (only, paused, budget) VALUES (1, ${paused ? 1 : 0}, ${budget})
                     ON CONFLICT (only) DO UPDATE SET paused = excluded.paused, budget = excluded.budget`);

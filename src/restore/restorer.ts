@@ -62,9 +62,6 @@ export class Restorer {
 
   async round(): Promise<RoundResult> {
     const { registry } = this.options;
-    const control = registry.control();
-    let budget = control.paused ? (control.budget ?? 0) : Number.POSITIVE_INFINITY;
-    if (budget <= 0) return { applied: 0, more: false, corrupted: [] };
     const byInstance = new Map<string, ChangelogWork[]>();
     for (const work of registry.all()) {
       if (work.caughtUp) continue;
@@ -76,11 +73,10 @@ export class Restorer {
     await Promise.all(
       chosen.map(async (works) => {
         for (const work of works) {
-          if (budget <= 0) return;
-          budget--;
+          if (!registry.takeBatch()) return;
           const outcome = await this.restoreOne(work);
           if (outcome === "applied") applied++;
-          else budget++;
+          else registry.returnBatch();
           if (typeof outcome === "object") {
             const held = corrupted.get(work.instance);
             corrupted.set(work.instance, {
@@ -94,7 +90,6 @@ export class Restorer {
         }
       }),
     );
-    if (control.paused) registry.transaction(() => registry.setControl(true, Math.max(0, (control.budget ?? 0) - applied)));
     const report = [...corrupted.values()];
     if (report.length > 0) {
       // Those instances will be wiped and register again as new incarnations.
@@ -104,8 +99,8 @@ export class Restorer {
       }
       await this.options.reportCorruption(report);
     }
-    const after = registry.control();
-    const more = registry.all().some((w) => !w.caughtUp) && (!after.paused || (after.budget ?? 0) > 0);
+    const control = registry.control();
+    const more = registry.all().some((w) => !w.caughtUp) && (!control.paused || (control.budget ?? 0) > 0);
     return { applied, more, corrupted: report };
   }
 

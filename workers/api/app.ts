@@ -9,6 +9,7 @@ import { bearerMatches, requiredToken } from "./auth";
 import type { ApiEnv } from "./context";
 import { ApiError, errorResponse } from "./http-error";
 import { openLog } from "./log";
+import { admin } from "./routes/admin";
 import { ingest } from "./routes/ingest";
 import { stores } from "./routes/stores";
 import { tasks } from "./routes/tasks";
@@ -53,4 +54,5 @@ app.use("*", async (c, next) => {
 app.route("/", ingest);
 app.route("/", stores);
 app.route("/", tasks);
+app.route("/", admin);
 app.route("/kafka", kafkaRest);

@@ -1,12 +1,15 @@
 /**
  * Interactive queries: `GET /stores/:store/keys/:key` finds the task owning the key (the same
  * partitioner the producer used) and reads its store. Keys in the path are the serialized keys
- * (for string keys, the key itself), percent-decoded.
+ * (for string keys, the key itself), percent-decoded. Only the RUNNING active instance answers
+ * with authority; while it restores, `?stale=true` lets a standby (or the restoring instance
+ * itself) answer, marked `"stale": true`.
  */
 import { Hono } from "hono";
+import type { QueryAnswer } from "../../../durable-objects/task-object";
 import { partitionForKey } from "../../../src/log/partitioner";
 import { application } from "../../application";
-import { activeInstance, taskObject } from "../cluster";
+import { assignments, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 
@@ -17,17 +20,34 @@ export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{.+}", asy
   if (!found) throw new ApiError(404, "not_found", `unknown store ${JSON.stringify(name)}`);
   const taskId = application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
   const allowStale = c.req.query("stale") === "true";
+
+  let answer: QueryAnswer | undefined;
+  // A cached assignment may name an instance that was revoked since: it says so, and we ask again.
   for (const fresh of [false, true]) {
-    const instance = await activeInstance(c.env, taskId, fresh);
-    if (!instance) continue;
-    const answer = await taskObject(c.env, instance).query(name, key, allowStale);
-    if (answer.status === "not-owner") continue;
-    if (answer.status === "restoring") {
-      c.header("Retry-After", "1");
-      return c.json({ error: "restoring", message: `task ${taskId} is restoring`, task: taskId, progress: answer.progress }, 503);
-    }
-    if (answer.value === undefined) throw new ApiError(404, "not_found", `no key ${JSON.stringify(key)} in store ${name}`);
-    return c.json({ key, value: found.store.valueSerde.deserialize(answer.value), task: taskId, stale: answer.stale });
+    const active = (await assignments(c.env, fresh)).find((i) => i.taskId === taskId && i.role === "active");
+    if (!active) continue;
+    answer = (await taskObject(c.env, active).query(name, key)) as QueryAnswer;
+    if (answer.status !== "not-owner") break;
   }
-  throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
+  if (!answer || answer.status === "not-owner") throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
+
+  if (answer.status === "restoring" && allowStale) {
+    const instances = await assignments(c.env);
+    const standbys = instances.filter((i) => i.taskId === taskId && i.role === "standby");
+    const active = instances.find((i) => i.taskId === taskId && i.role === "active");
+    for (const instance of [...standbys, ...(active ? [active] : [])]) {
+      const stale = (await taskObject(c.env, instance).query(name, key, true)) as QueryAnswer;
+      if (stale.status === "ok" && (stale.value !== undefined || instance === active)) {
+        answer = stale;
+        break;
+      }
+    }
+  }
+  if (answer.status === "restoring") {
+    c.header("Retry-After", "1");
+    return c.json({ error: "restoring", message: `task ${taskId} is restoring`, task: taskId, progress: answer.progress }, 503);
+  }
+  if (answer.status !== "ok") throw new ApiError(503, "unavailable", `task ${taskId} cannot answer right now`, 1);
+  if (answer.value === undefined) throw new ApiError(404, "not_found", `no key ${JSON.stringify(key)} in store ${name}`);
+  return c.json({ key, value: found.store.valueSerde.deserialize(answer.value), task: taskId, stale: answer.stale });
 });

@@ -1,0 +1,101 @@
+/**
+ * `LogPartition`: one partition of one topic of the embedded log. The class only wires storage and
+ * RPC to `PartitionStore`; log errors travel back as values because RPC drops error classes.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { LogUnavailable, outcome, type Outcome } from "../../src/log/errors";
+import { PartitionStore, Subscribers } from "./partition-store";
+import { protoFlags } from "./flags";
+import type {
+  AppendResult,
+  CommittedOffset,
+  FetchBounds,
+  FetchResult,
+  OffsetRange,
+  ProducerId,
+  ProducerRecord,
+  TopicPartition,
+} from "../../src/log/types";
+import type { Env } from "../../workers/env";
+
+export class LogPartition extends DurableObject<Env> {
+  private readonly store: PartitionStore;
+  private readonly subscribers: Subscribers;
+  /** Calls still to fail, set by the fault-injection route; kept in memory like a flaky link. */
+  private failuresToInject = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    const proto = protoFlags(env);
+    this.store = new PartitionStore(ctx.storage, Date.now, { skipDigest: proto.digest, blob: proto.blob });
+    this.subscribers = new Subscribers(ctx.storage);
+  }
+
+  private call<T>(fn: () => T): Outcome<T> {
+    return outcome(() => {
+      if (this.failuresToInject > 0) {
+        this.failuresToInject--;
+        throw new LogUnavailable("injected failure: the partition did not answer");
+      }
+      return fn();
+    });
+  }
+
+  append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId): Outcome<AppendResult> {
+    const result = this.call(() => this.store.append(tp, records, producer));
+    if (result.ok && !result.value.duplicate) this.wakeSubscribers(tp);
+    return result;
+  }
+
+  /** Task instances that read this partition register here to be woken by appends. */
+  subscribe(name: string): void {
+    this.subscribers.add(name);
+  }
+
+  unsubscribe(name: string): void {
+    this.subscribers.remove(name);
+  }
+
+  /**
+   * Wakes every subscriber after the append is acknowledged: task instances reading this
+   * partition, and restore workers (`restore@…`) keeping standbys on it. A failed wake-up only
+   * delays work.
+   */
+  private wakeSubscribers(tp: TopicPartition): void {
+    const names = this.subscribers.list();
+    if (names.length === 0) return;
+    const { TASK_OBJECT: tasks, RESTORE_WORKER: restorers } = this.env;
+    this.ctx.waitUntil(
+      Promise.allSettled(names.map((name) => (name.startsWith("restore@") ? restorers.getByName(name).wake(tp) : tasks.getByName(name).wake()))),
+    );
+  }
+
+  read(tp: TopicPartition, offset: number, bounds: FetchBounds): Outcome<FetchResult> {
+    return this.call(() => this.store.fetch(tp, offset, bounds));
+  }
+
+  offsets(tp: TopicPartition): Outcome<OffsetRange> {
+    return this.call(() => this.store.offsets(tp));
+  }
+
+  offsetForTimestamp(tp: TopicPartition, timestamp: number): Outcome<number> {
+    return this.call(() => this.store.offsetForTimestamp(tp, timestamp));
+  }
+
+  deleteRecordsBefore(tp: TopicPartition, offset: number): Outcome<OffsetRange> {
+    return this.call(() => this.store.deleteRecordsBefore(tp, offset));
+  }
+
+  commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): Outcome<void> {
+    return this.call(() => this.store.commitOffset(group, tp, committed));
+  }
+
+  committedOffset(group: string, tp: TopicPartition): Outcome<CommittedOffset | null> {
+    return this.call(() => this.store.committedOffset(group, tp));
+  }
+
+  /** Fault injection: the next `times` calls fail as an unreachable partition would. */
+  injectFailures(times: number): void {
+    this.failuresToInject = Math.max(0, Math.floor(times));
+  }
+}

@@ -1,0 +1,530 @@
+/**
+ * One stream task instance: its lifecycle, processing and commits. It owns the instance's storage
+ * (stores, checkpoints, input positions, outbox) and is driven by its Durable Object: `step()`
+ * does one unit of work. A commit is one storage transaction (I2); the outbox is then sent through
+ * the log's idempotent, fenced producer, so a crash at any point repeats no record and loses none.
+ */
+import type { Application } from "../../src/application";
+import { OffsetOutOfRange, ProducerFenced } from "../../src/log/errors";
+import type { Log, LogRecord, ProducerId, TopicPartition } from "../../src/log/types";
+import { createTaskProcessor } from "../../src/streams/runtime/task-processor";
+import type { InputRecord, TaskProcessor } from "../../src/streams/runtime/types";
+import { positionFromHeaders } from "../../src/streams/runtime/position-header";
+import { canApplyRestoreBatch, checkpointAfterAck, type RestoredBatch } from "../../src/task/checkpoint";
+import { CHANGELOG_PHASE, Outbox } from "./outbox";
+import type { ProtoFlags } from "./flags";
+import type { OutgoingRecord, RecordSink } from "../../src/streams/runtime/types";
+import { positionKey, RecordCollector, TOMBSTONE_HEADER, type InputPositions } from "../../src/task/record-collector";
+import { SqliteStoreBackend } from "./sqlite-stores";
+import { transition, type TaskRole, type TaskState } from "../../src/task/state";
+import { TaskStorage, type StorageLike, type TaskMeta } from "../../src/task/task-storage";
+
+/** An assignment from the coordinator: which task, where, in which role and epoch. */
+export interface Assignment {
+  readonly taskId: string;
+  readonly placement: string;
+  readonly role: TaskRole;
+  readonly epoch: number;
+}
+
+/** Points of a commit where tests (and the crash fault route) can kill the instance. */
+export type CommitStep = "before-commit" | "after-commit" | "mid-send" | "after-send";
+
+export interface TaskOptions {
+  readonly application: Application;
+  readonly log: Log;
+  readonly storage: StorageLike;
+  /** Most input records per partition per commit. */
+  readonly maxBatchRecords?: number;
+  readonly maxBatchBytes?: number;
+  readonly clock?: () => number;
+  /** Called at each commit step; a test hook that may crash the instance there. */
+  readonly onCommitStep?: (step: CommitStep) => void;
+  /** PROTOTYPE switches (bench/prototype/flags.ts). */
+  readonly proto?: ProtoFlags;
+}
+
+export type StepOutcome = "more" | "idle" | "blocked";
+
+/** Changelog records read by the restore worker for one changelog partition of an instance. */
+export interface RestoreBatch extends RestoredBatch, TopicPartition {
+  readonly records: readonly LogRecord[];
+  /** The changelog's end offset when the batch was read. */
+  readonly end: number;
+}
+
+/** What the instance says after a restore batch: the restore worker's only source of positions. */
+export interface RestoreReply {
+  readonly applied: boolean;
+  readonly incarnation: number;
+  readonly role: TaskRole;
+  readonly state: TaskState;
+  /** Where this changelog's restoration stands now (null: nothing restored since the last wipe). */
+  readonly checkpoint: number | null;
+  /** The batch brought this changelog to the end it was read against. */
+  readonly caughtUp: boolean;
+}
+
+export class StaleAssignment extends Error {
+  override name = "StaleAssignment";
+}
+
+/** Incarnations per epoch in the producer epoch: epoch * this + incarnation stays monotonic. */
+const INCARNATIONS_PER_EPOCH = 1_000_000;
+
+export class StreamTask {
+  private readonly storage: TaskStorage;
+  private readonly outbox: Outbox;
+  private readonly stores: SqliteStoreBackend;
+  private processor: { incarnation: number; processor: TaskProcessor; collector: CoalescingCollector } | undefined;
+  /** PROTOTYPE counters. */
+  readonly counters = { commits: 0, records: 0, fetches: 0, appends: 0, commitOffsets: 0 };
+
+  constructor(private readonly options: TaskOptions) {
+    this.storage = new TaskStorage(options.storage);
+    this.outbox = new Outbox(this.storage.db, options.proto?.outbox ?? false);
+    this.stores = new SqliteStoreBackend(this.storage.db, { cache: options.proto?.cache, coalesce: options.proto?.coalesce });
+  }
+
+  private get app(): Application {
+    return this.options.application;
+  }
+
+  meta(): TaskMeta | undefined {
+    return this.storage.meta();
+  }
+
+  /**
+   * Takes an assignment. The same epoch again changes nothing; an older epoch is refused (I3).
+   * A new epoch starts a new producer epoch: the outbox must be empty by then (revocation flushes
+   * it), and producer sequences restart.
+   */
+  async assign(assignment: Assignment): Promise<TaskMeta> {
+    const current = this.storage.meta();
+    if (current && current.taskId !== assignment.taskId) throw new Error(`instance of ${current.taskId} cannot take ${assignment.taskId}`);
+    if (current && assignment.epoch < current.epoch) {
+      throw new StaleAssignment(`task ${assignment.taskId}: epoch ${assignment.epoch} is older than ${current.epoch}`);
+    }
+    if (current && assignment.epoch === current.epoch && assignment.role === current.role) return current;
+    if (current && !this.outbox.isEmpty()) await this.flush();
+    this.storage.transaction(() => {
+      const before = this.storage.meta();
+      let state: TaskState = before?.state ?? "CREATED";
+      if (state === "CLOSED") state = transition(state, "CREATED");
+      if (state === "RUNNING" || state === "RESTORING" || state === "UPDATING") state = transition(state, "SUSPENDED");
+      if (assignment.role === "active") state = transition(state, "RESTORING");
+      else if (assignment.role === "standby") state = transition(state, "UPDATING");
+      this.outbox.clear();
+      this.storage.writeMeta({
+        taskId: assignment.taskId,
+        placement: assignment.placement,
+        role: assignment.role,
+        state,
+        epoch: assignment.epoch,
+        incarnation: before?.incarnation ?? 0,
+        nextCommit: before?.nextCommit ?? 1,
+        failure: null,
+      });
+    });
+    this.dropProcessor();
+    if (assignment.role === "active") await this.tryCompleteRestoration();
+    return this.storage.meta()!;
+  }
+
+  /**
+   * A restoring active task turns RUNNING once every changelog is restored to its end. (Restoring
+   * itself is the restore worker's job; the task only checks whether it is done.)
+   */
+  async tryCompleteRestoration(): Promise<boolean> {
+    const meta = this.storage.meta();
+    if (!meta || meta.state !== "RESTORING") return meta?.state === "RUNNING";
+    const changelogs = this.app.changelogPartitions(meta.taskId);
+    const ends = await Promise.all(changelogs.map(async (tp) => (await this.options.log.offsets(tp)).latest));
+    const inputs = this.app.inputPartitions(meta.taskId);
+    const starts = await Promise.all(inputs.map((tp) => this.startingPosition(tp)));
+    return this.storage.transaction(() => {
+      const now = this.storage.meta();
+      if (!now || now.state !== "RESTORING" || now.incarnation !== meta.incarnation) return false;
+      const caughtUp = changelogs.every((tp, i) => (this.storage.checkpoint(tp) ?? 0) >= ends[i]!);
+      if (!caughtUp) return false;
+      const positions = this.storage.positions();
+      const resumed: InputPositions = {};
+      inputs.forEach((tp, i) => {
+        resumed[positionKey(tp)] = Math.max(positions[positionKey(tp)] ?? 0, starts[i]!);
+      });
+      this.storage.writePositions(resumed);
+      this.storage.writeMeta({ ...now, state: transition(now.state, "RUNNING") });
+      return true;
+    });
+  }
+
+  /**
+   * Where input resumes when the instance has no position of its own: the group's committed
+   * offset (committed only after everything before it reached the changelog and outputs, so the
+   * restored store reflects it), else the earliest kept offset.
+   */
+  private async startingPosition(tp: TopicPartition): Promise<number> {
+    const committed = await this.options.log.committedOffset(this.app.groupId, tp);
+    if (committed) return committed.offset;
+    return (await this.options.log.offsets(tp)).earliest;
+  }
+
+  /**
+   * Applies a restore batch (active RESTORING or standby UPDATING): the store writes, the new
+   * checkpoint (= the restored position) and the input positions the records carry, in one
+   * transaction — and only at the current position of the current incarnation (I4).
+   */
+  applyRestoreBatch(batch: RestoreBatch): RestoreReply {
+    return this.storage.transaction(() => {
+      const meta = this.storage.meta();
+      if (!meta) throw new Error("the task instance has no assignment");
+      const checkpoint = this.storage.checkpoint(batch);
+      const reply = (applied: boolean, at: number | null): RestoreReply => ({
+        applied,
+        incarnation: meta.incarnation,
+        role: meta.role,
+        state: meta.state,
+        checkpoint: at,
+        caughtUp: at !== null && at >= batch.end,
+      });
+      const restoring = meta.state === "RESTORING" || meta.state === "UPDATING";
+      const store = this.app.changelogPartitions(meta.taskId).find((c) => c.topic === batch.topic && c.partition === batch.partition);
+      if (!restoring || !store || !canApplyRestoreBatch({ incarnation: meta.incarnation, checkpoint }, batch)) return reply(false, checkpoint);
+      const reached: InputPositions = {};
+      const writes = batch.records.map((record) => {
+        const position = positionFromHeaders(record.headers);
+        if (position) reached[positionKey(position)] = Math.max(reached[positionKey(position)] ?? 0, position.offset + 1);
+        const tombstone = record.headers.some((h) => h.key === TOMBSTONE_HEADER);
+        return { key: record.key ?? "", value: tombstone ? null : record.value };
+      });
+      this.stores.keyValue(store.store).writeAll(writes);
+      this.storage.writeCheckpoint(batch, batch.nextOffset);
+      this.storage.writePositions(reached);
+      return reply(true, batch.nextOffset);
+    });
+  }
+
+  /** The changelogs restoration must bring up to date, with where each stands. */
+  restoreRegistration(): { incarnation: number; role: TaskRole; changelogs: (TopicPartition & { store: string; checkpoint: number | null })[] } | undefined {
+    const meta = this.storage.meta();
+    if (!meta || (meta.state !== "RESTORING" && meta.state !== "UPDATING")) return undefined;
+    return {
+      incarnation: meta.incarnation,
+      role: meta.role,
+      changelogs: this.app.changelogPartitions(meta.taskId).map((tp) => ({ ...tp, checkpoint: this.storage.checkpoint(tp) })),
+    };
+  }
+
+  /** One unit of work: send what is pending, then process one batch of input. */
+  async step(): Promise<StepOutcome> {
+    const meta = this.storage.meta();
+    if (!meta || meta.role !== "active") return "idle";
+    if (meta.failure) return "blocked";
+    if (meta.state === "RESTORING" && !(await this.tryCompleteRestoration())) return "idle";
+    if (this.storage.meta()?.state !== "RUNNING") return "idle";
+    if (!this.outbox.isEmpty()) await this.flush();
+    const processed = await this.processBatch();
+    if (processed === 0) return "idle";
+    await this.flush();
+    return "more";
+  }
+
+  /** Fetches one batch from every input partition and commits its processing in one transaction. */
+  private async processBatch(): Promise<number> {
+    const meta = this.storage.meta()!;
+    const positions = this.storage.positions();
+    const inputs = this.app.inputPartitions(meta.taskId);
+    const fetched = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[positionKey(tp)] ?? 0)));
+    const records = mergeByTimestamp(fetched);
+    if (records.length === 0) return 0;
+    this.options.onCommitStep?.("before-commit");
+    const active = this.activeProcessor(meta.incarnation);
+    try {
+      this.storage.transaction(() => {
+        const now = this.storage.meta();
+        if (!now || now.state !== "RUNNING" || now.incarnation !== meta.incarnation) throw new SupersededDuringFetch();
+        const reached: InputPositions = {};
+        for (const record of records) {
+          active.processor.process(record);
+          reached[positionKey(record)] = record.offset + 1;
+        }
+        this.stores.flushWrites();
+        active.collector.writeTo(this.outbox, now.nextCommit);
+        this.storage.writePositions(reached);
+        this.storage.writeMeta({ ...now, nextCommit: now.nextCommit + 1 });
+      });
+    } catch (error) {
+      // Everything the batch did is rolled back; the processor may hold half-done state: rebuild it.
+      this.dropProcessor();
+      this.stores.forgetAll();
+      this.outbox.forget();
+      if (error instanceof SupersededDuringFetch) return 0;
+      this.fail(`processing failed: ${error instanceof Error ? error.message : String(error)}`);
+      return 0;
+    }
+    this.options.onCommitStep?.("after-commit");
+    this.counters.commits++;
+    this.counters.records += records.length;
+    return records.length;
+  }
+
+  private async fetchInput(tp: TopicPartition, offset: number): Promise<InputRecord[]> {
+    const bounds = { maxRecords: this.options.maxBatchRecords ?? 1000, maxBytes: this.options.maxBatchBytes ?? 1 << 20 };
+    try {
+      this.counters.fetches++;
+      const { records } = await this.options.log.fetch(tp, offset, bounds);
+      return records.map((r) => toInput(tp, r));
+    } catch (error) {
+      if (!(error instanceof OffsetOutOfRange)) throw error;
+      // Input below the earliest kept offset is gone (retention): resume at the earliest, as
+      // Kafka's auto.offset.reset=earliest does. Beyond the end means the log lost records.
+      const { earliest, latest } = await this.options.log.offsets(tp);
+      if (offset > latest) {
+        this.fail(`input ${positionKey(tp)} ends at ${latest}, below the task's position ${offset}`);
+        return [];
+      }
+      this.storage.transaction(() => this.storage.writePositions({ [positionKey(tp)]: earliest }));
+      const { records } = await this.options.log.fetch(tp, earliest, bounds);
+      return records.map((r) => toInput(tp, r));
+    }
+  }
+
+  /**
+   * Sends the outbox, oldest commit first and each commit's changelog before its output, through
+   * the idempotent producer. An acknowledged batch leaves the outbox in the same transaction that
+   * advances the checkpoint — only if the instance was not wiped or reassigned meanwhile.
+   */
+  async flush(): Promise<void> {
+    for (;;) {
+      const meta = this.storage.meta();
+      const group = this.outbox.nextGroup();
+      if (!meta || group.length === 0) break;
+      this.counters.appends += group.length;
+      const results = await Promise.allSettled(group.map((batch) => this.options.log.append(batch, batch.records, this.producer(meta, batch.sequence))));
+      this.options.onCommitStep?.("mid-send");
+      this.storage.transaction(() => {
+        const now = this.storage.meta();
+        if (!now || now.incarnation !== meta.incarnation || now.epoch !== meta.epoch) return;
+        group.forEach((batch, i) => {
+          const result = results[i]!;
+          if (result.status !== "fulfilled") return;
+          this.outbox.remove(batch.id);
+          if (batch.phase === CHANGELOG_PHASE) {
+            const checkpoint = checkpointAfterAck(
+              { incarnation: now.incarnation, checkpoint: this.storage.checkpoint(batch) },
+              { incarnation: meta.incarnation, endOffset: result.value.baseOffset + result.value.count },
+            );
+            if (checkpoint !== null) this.storage.writeCheckpoint(batch, checkpoint);
+          }
+        });
+      });
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed) {
+        if (failed.reason instanceof ProducerFenced) this.fail(`fenced: ${failed.reason.message}`);
+        throw failed.reason;
+      }
+    }
+    this.options.onCommitStep?.("after-send");
+    await this.commitInputOffsets();
+  }
+
+  /** Records the input progress in the log once everything it implies has been sent. */
+  private async commitInputOffsets(): Promise<void> {
+    const meta = this.storage.meta();
+    if (!meta || meta.role !== "active" || !this.outbox.isEmpty()) return;
+    const positions = this.storage.positions();
+    await Promise.all(
+      this.app.inputPartitions(meta.taskId).map((tp) => {
+        const offset = positions[positionKey(tp)];
+        if (offset !== undefined) this.counters.commitOffsets++;
+        return offset === undefined ? undefined : this.options.log.commitOffset(this.app.groupId, tp, { offset, metadata: `epoch=${meta.epoch}` });
+      }),
+    );
+  }
+
+  private producer(meta: TaskMeta, sequence: number): ProducerId {
+    return {
+      producerId: `${this.app.applicationId}-${meta.taskId}`,
+      epoch: meta.epoch * INCARNATIONS_PER_EPOCH + meta.incarnation,
+      sequence,
+    };
+  }
+
+  /**
+   * Closes dirty and wipes (TaskCorrupted): stores, checkpoints, input positions, outbox and
+   * collector state all go, and the instance is revived as a new incarnation that restores from
+   * the changelog. The new incarnation is also a new producer epoch, so nothing the old one
+   * had in flight can land afterwards.
+   */
+  wipe(): TaskMeta {
+    this.dropProcessor();
+    this.storage.transaction(() => {
+      const meta = this.storage.meta();
+      if (!meta) return;
+      this.storage.clearState();
+      this.stores.forgetAll();
+      this.outbox.clear();
+      let state = transition(meta.state, "CLOSED");
+      state = transition(state, "CREATED");
+      if (meta.role === "active") state = transition(state, "RESTORING");
+      else if (meta.role === "standby") state = transition(state, "UPDATING");
+      this.storage.writeMeta({ ...meta, state, incarnation: meta.incarnation + 1, failure: null });
+    });
+    return this.storage.meta()!;
+  }
+
+  /** Revocation: flush, then suspend. The checkpoint needs no writing: it is always current (I1). */
+  async suspend(): Promise<TaskMeta | undefined> {
+    const meta = this.storage.meta();
+    if (!meta) return undefined;
+    if (meta.state === "RUNNING") await this.flush();
+    this.dropProcessor();
+    this.storage.transaction(() => {
+      const now = this.storage.meta()!;
+      if (now.state !== "SUSPENDED" && now.state !== "CLOSED" && now.state !== "CREATED") {
+        this.storage.writeMeta({ ...now, state: transition(now.state, "SUSPENDED"), role: "idle" });
+      } else {
+        this.storage.writeMeta({ ...now, role: "idle" });
+      }
+    });
+    return this.storage.meta();
+  }
+
+  /** Reads a key of a store; only a RUNNING active instance answers with authority. */
+  get(store: string, key: string): string | undefined {
+    return this.stores.keyValue(store).get(key);
+  }
+
+  range(store: string, from?: string, to?: string, limit?: number) {
+    return this.stores.keyValue(store).range(from, to, limit);
+  }
+
+  prefix(store: string, prefix: string, limit?: number) {
+    return this.stores.keyValue(store).prefix(prefix, limit);
+  }
+
+  checkpoints(): Map<string, number> {
+    return this.storage.checkpoints();
+  }
+
+  positions(): InputPositions {
+    return this.storage.positions();
+  }
+
+  pendingOutboxBatches(): number {
+    return this.outbox.pendingBatches();
+  }
+
+  metrics() {
+    return this.processor?.processor.metrics;
+  }
+
+  private fail(reason: string): void {
+    this.storage.transaction(() => {
+      const meta = this.storage.meta();
+      if (meta) this.storage.writeMeta({ ...meta, failure: reason });
+    });
+  }
+
+  /** Clears a recorded failure so processing is attempted again. */
+  clearFailure(): void {
+    this.storage.transaction(() => {
+      const meta = this.storage.meta();
+      if (meta) this.storage.writeMeta({ ...meta, failure: null });
+    });
+  }
+
+  private activeProcessor(incarnation: number) {
+    if (this.processor && this.processor.incarnation === incarnation) return this.processor;
+    this.dropProcessor();
+    const meta = this.storage.meta()!;
+    const partitions = (topic: string) => this.app.catalog.partitions(topic);
+    const changelogs = new Set(this.app.changelogPartitions(meta.taskId).map((tp) => tp.topic));
+    const coalesced = (topic: string) =>
+      (this.options.proto?.coalesce === true && changelogs.has(topic)) || (this.options.proto?.coalesceOutput === true && !changelogs.has(topic));
+    const collector = new CoalescingCollector(new RecordCollector(partitions, changelogs), coalesced);
+    const processor = createTaskProcessor(this.app.topology, meta.taskId, {
+      stores: this.stores,
+      collector,
+      clock: this.options.clock,
+    });
+    this.processor = { incarnation, processor, collector };
+    return this.processor;
+  }
+
+  private dropProcessor(): void {
+    if (!this.processor) return;
+    this.processor.collector.discard();
+    try {
+      this.processor.processor.close();
+    } finally {
+      this.processor = undefined;
+    }
+  }
+}
+
+class SupersededDuringFetch extends Error {}
+
+function toInput(tp: TopicPartition, record: LogRecord): InputRecord {
+  const tombstone = record.headers.some((h) => h.key === TOMBSTONE_HEADER);
+  return {
+    topic: tp.topic,
+    partition: tp.partition,
+    offset: record.offset,
+    key: record.key,
+    value: tombstone ? null : record.value,
+    timestamp: record.timestamp,
+    headers: tombstone ? record.headers.filter((h) => h.key !== TOMBSTONE_HEADER) : record.headers,
+  };
+}
+
+/**
+ * Interleaves the partitions' records by timestamp (the smallest head first, as Kafka Streams
+ * chooses the next record), keeping each partition's own order.
+ */
+export function mergeByTimestamp(partitions: readonly (readonly InputRecord[])[]): InputRecord[] {
+  if (partitions.length === 1) return [...partitions[0]!];
+  const heads = partitions.map(() => 0);
+  const merged: InputRecord[] = [];
+  for (;;) {
+    let pick = -1;
+    partitions.forEach((records, i) => {
+      const head = records[heads[i]!];
+      if (head && (pick < 0 || head.timestamp < partitions[pick]![heads[pick]!]!.timestamp)) pick = i;
+    });
+    if (pick < 0) return merged;
+    merged.push(partitions[pick]![heads[pick]!++]!);
+  }
+}
+
+/**
+ * PROTOTYPE: a collector that keeps only the last record per (topic, partition, key) of a commit
+ * for the topics `coalesced` names, handing them to the real collector at the end of the commit
+ * (in the order of their last write); other records pass straight through.
+ */
+class CoalescingCollector implements RecordSink {
+  private readonly latest = new Map<string, OutgoingRecord>();
+
+  constructor(
+    private readonly inner: RecordCollector,
+    private readonly coalesced: (topic: string) => boolean,
+  ) {}
+
+  send(record: OutgoingRecord): void {
+    if (record.key === null || !this.coalesced(record.topic)) return this.inner.send(record);
+    const id = `${record.topic}\u0000${record.partition ?? ""}\u0000${record.key}`;
+    this.latest.delete(id);
+    this.latest.set(id, record);
+  }
+
+  writeTo(outbox: Outbox, commitId: number): number {
+    for (const record of this.latest.values()) this.inner.send(record);
+    this.latest.clear();
+    return this.inner.writeTo(outbox as never, commitId);
+  }
+
+  discard(): void {
+    this.latest.clear();
+    this.inner.discard();
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Admin routes of API.md: restore pause/resume, and — only with `FAULT_INJECTION=on` — the fault
+ * routes (corrupt a task, crash it, make log calls fail).
+ */
+import { zValidator } from "@hono/zod-validator";
+import { Hono } from "hono";
+import { z } from "zod";
+import { restoreWorkerName } from "../../../durable-objects/restore-worker";
+import { application } from "../../application";
+import { activeInstance, coordinator, taskObject } from "../cluster";
+import type { ApiEnv } from "../context";
+import { ApiError } from "../http-error";
+import { invalidInput } from "../validation";
+
+const migrateBody = z.object({ to: z.string().min(1).max(64) }).strict();
+const resumeBody = z.object({ maxBatches: z.number().int().min(1).max(1_000_000).optional() }).strict();
+const logFailBody = z.object({ topic: z.string().min(1), partition: z.number().int().min(0), times: z.number().int().min(1).max(10_000) }).strict();
+
+export const admin = new Hono<ApiEnv>();
+
+admin.post("/admin/tasks/:id/migrate", zValidator("json", migrateBody, invalidInput), async (c) => {
+  const taskId = c.req.param("id");
+  const { to } = c.req.valid("json");
+  if (!application.task(taskId)) throw new ApiError(404, "not_found", `unknown task ${JSON.stringify(taskId)}`);
+  if (!c.get("config").PLACEMENTS.includes(to)) throw new ApiError(400, "invalid_input", `unknown placement ${JSON.stringify(to)}`);
+  const result = await coordinator(c.env).migrate(taskId, to);
+  return c.json({ task: taskId, ...result });
+});
+
+admin.post("/admin/restore/pause", async (c) => {
+  await Promise.all(c.get("config").PLACEMENTS.map((p) => c.env.RESTORE_WORKER.getByName(restoreWorkerName(p)).pause()));
+  return c.json({ paused: true });
+});
+
+admin.post("/admin/restore/resume", zValidator("json", resumeBody, invalidInput), async (c) => {
+  const { maxBatches } = c.req.valid("json");
+  await Promise.all(c.get("config").PLACEMENTS.map((p) => c.env.RESTORE_WORKER.getByName(restoreWorkerName(p)).resume(maxBatches)));
+  return c.json({ paused: maxBatches !== undefined, maxBatches: maxBatches ?? null });
+});
+
+// Fault injection: invisible (404) unless FAULT_INJECTION=on.
+const faults = new Hono<ApiEnv>();
+for (const path of ["/admin/tasks/:id/corrupt", "/admin/tasks/:id/crash", "/admin/log/fail"]) {
+  faults.use(path, async (c, next) => {
+    if (c.get("config").FAULT_INJECTION !== "on") throw new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`);
+    await next();
+  });
+}
+
+async function requireActive(c: { env: ApiEnv["Bindings"] }, taskId: string) {
+  if (!application.task(taskId)) throw new ApiError(404, "not_found", `unknown task ${JSON.stringify(taskId)}`);
+  const instance = await activeInstance(c.env, taskId, true);
+  if (!instance) throw new ApiError(503, "unavailable", `task ${taskId} has no active instance`, 1);
+  return instance;
+}
+
+faults.post("/admin/tasks/:id/corrupt", async (c) => {
+  const instance = await requireActive(c, c.req.param("id"));
+  return c.json({ task: await taskObject(c.env, instance).corrupt() });
+});
+
+faults.post("/admin/tasks/:id/crash", async (c) => {
+  const instance = await requireActive(c, c.req.param("id"));
+  // The object dies while answering: its own call fails by design.
+  await taskObject(c.env, instance)
+    .crash()
+    .catch(() => undefined);
+  return c.json({ crashed: `${instance.taskId}@${instance.placement}` });
+});
+
+faults.post("/admin/log/fail", zValidator("json", logFailBody, invalidInput), async (c) => {
+  const { topic, partition, times } = c.req.valid("json");
+  const log = c.get("log");
+  const partitions = (await log.topics()).get(topic);
+  if (partitions === undefined) throw new ApiError(404, "unknown_topic", `unknown topic ${JSON.stringify(topic)}`);
+  if (partition >= partitions) throw new ApiError(400, "invalid_input", `topic ${topic} has partitions 0 to ${partitions - 1}`);
+  await c.env.LOG_PARTITION.getByName(`${topic}/${partition}`).injectFailures(times);
+  return c.json({ topic, partition, failing: times });
+});
+
+admin.route("/", faults);
