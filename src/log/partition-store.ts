@@ -79,6 +79,11 @@ const migrations: Migration[] = [
     description: "subscribers woken after appends",
     up: (db) => db.script(`CREATE TABLE subscribers (name TEXT PRIMARY KEY, since INTEGER NOT NULL);`),
   },
+  {
+    id: 3,
+    description: "the epoch of the last committer of each group, for fencing",
+    up: (db) => db.script(`ALTER TABLE committed_offsets ADD COLUMN epoch INTEGER;`),
+  },
 ];
 
 type RecordRow = { offset: number; key: string | null; value: string; headers: string | null; timestamp: number; bytes: number };
@@ -249,15 +254,22 @@ export class PartitionStore {
     checkGroup(group);
     checkOffset(committed.offset);
     if (typeof committed.metadata !== "string") throw new InvalidRecord("metadata must be a string");
+    const epoch = committed.epoch ?? null;
+    if (epoch !== null && (!Number.isSafeInteger(epoch) || epoch < 0)) throw new InvalidRecord("a commit's epoch must be a non-negative integer");
     this.storage.transactionSync(() => {
       const { logEnd } = this.meta(tp);
       if (committed.offset > logEnd) {
         throw new OffsetOutOfRange(`cannot commit offset ${committed.offset}: the end offset is ${logEnd}`);
       }
-      this.db.run(sql`INSERT INTO committed_offsets (group_id, offset, metadata, committed_at)
-                      VALUES (${group}, ${committed.offset}, ${committed.metadata}, ${this.clock()})
+      const held = this.db.one<{ epoch: number | null }>(sql`SELECT epoch FROM committed_offsets WHERE group_id = ${group}`)?.epoch ?? null;
+      if (epoch !== null && held !== null && epoch < held) {
+        throw new ProducerFenced(`group ${group}: a commit from epoch ${epoch} is fenced by epoch ${held}`);
+      }
+      const kept = held === null ? epoch : epoch === null ? held : Math.max(held, epoch);
+      this.db.run(sql`INSERT INTO committed_offsets (group_id, offset, metadata, committed_at, epoch)
+                      VALUES (${group}, ${committed.offset}, ${committed.metadata}, ${this.clock()}, ${kept})
                       ON CONFLICT (group_id) DO UPDATE SET offset = excluded.offset,
-                        metadata = excluded.metadata, committed_at = excluded.committed_at`);
+                        metadata = excluded.metadata, committed_at = excluded.committed_at, epoch = excluded.epoch`);
     });
   }
 

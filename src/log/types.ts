@@ -81,6 +81,11 @@ export interface OffsetRange {
 export interface CommittedOffset {
   readonly offset: number;
   readonly metadata: string;
+  /**
+   * The committer's epoch, when it has one (a task instance's producer epoch). A commit carrying
+   * an epoch older than one already recorded for the group and partition is `ProducerFenced` (I3).
+   */
+  readonly epoch?: number;
 }
 
 /** The log, as the rest of Edge Streams sees it. */

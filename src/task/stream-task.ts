@@ -323,7 +323,9 @@ export class StreamTask {
     await Promise.all(
       this.app.inputPartitions(meta.taskId).map((tp) => {
         const offset = positions[positionKey(tp)];
-        return offset === undefined ? undefined : this.options.log.commitOffset(this.app.groupId, tp, { offset, metadata: `epoch=${meta.epoch}` });
+        if (offset === undefined) return undefined;
+        const epoch = this.producer(meta, 0).epoch;
+        return this.options.log.commitOffset(this.app.groupId, tp, { offset, metadata: `epoch=${meta.epoch}`, epoch });
       }),
     );
   }

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DurableLog } from "../../src/log/durable-log";
-import { InvalidRecord, LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "../../src/log/errors";
+import { InvalidRecord, LogUnavailable, OffsetOutOfRange, ProducerFenced, RecordTooLarge } from "../../src/log/errors";
 import { MAX_RECORD_BYTES } from "../../src/log/records";
 import { TopicCatalog } from "../../src/log/topics";
 import { describeLogContract } from "./contract";
@@ -64,6 +64,17 @@ describe("embedded log: durability and failures", () => {
     await expect(log.commitOffset("g", tp, { offset: 9, metadata: "" })).rejects.toBeInstanceOf(OffsetOutOfRange);
   });
 
+  it("fences a commit from an older epoch of the group's committer (I3)", async () => {
+    const { log, topic } = await open();
+    const tp = { topic, partition: 0 };
+    await log.append(tp, [{ key: null, value: "a" }, { key: null, value: "b" }]);
+    await log.commitOffset("app", tp, { offset: 1, metadata: "", epoch: 5 });
+    await expect(log.commitOffset("app", tp, { offset: 2, metadata: "", epoch: 4 })).rejects.toBeInstanceOf(ProducerFenced);
+    expect((await log.committedOffset("app", tp))?.offset).toBe(1);
+    await log.commitOffset("app", tp, { offset: 2, metadata: "", epoch: 6 });
+    expect((await log.committedOffset("app", tp))?.offset).toBe(2);
+  });
+
   it("fails injected calls as LogUnavailable, then recovers", async () => {
     const { log, topic } = await open();
     const tp = { topic, partition: 1 };
@@ -86,6 +97,6 @@ describe("embedded log: durability and failures", () => {
     const stub = log.partition({ topic, partition: 0 });
     await log.offsets({ topic, partition: 0 });
     const version = await runInDurableObject(stub, (_, state) => state.storage.sql.exec<{ version: number }>("SELECT version FROM _schema").one().version);
-    expect(version).toBe(2);
+    expect(version).toBe(3);
   });
 });
