@@ -6,17 +6,14 @@ import { env } from "cloudflare:workers";
 import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ProducerFenced } from "../src/log/errors";
-import { partitionForKey } from "../src/log/partitioner";
 import type { TaskDescription } from "../src/task/describe";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "../workers/application";
 import { call } from "./support/api";
+import { keyOn } from "./support/keys";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
-const keyOn = (partition: number, prefix: string) => {
-  for (let i = 0; ; i++) if (partitionForKey(`${prefix}-${i}`, 4) === partition) return `${prefix}-${i}`;
-};
 
 describe("fencing (I3)", () => {
   it("keeps assignments and epochs across a coordinator restart, and hands out only newer epochs", async () => {

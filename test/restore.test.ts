@@ -1,20 +1,14 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { partitionForKey } from "../src/log/partitioner";
 import type { TaskDescription } from "../src/task/describe";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "../workers/application";
 import { call, json } from "./support/api";
+import { keysOn } from "./support/keys";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
 
-/** Keys that all land on one partition, so one task holds them all. */
-function keysOn(partition: number, count: number, prefix: string): string[] {
-  const keys: string[] = [];
-  for (let i = 0; keys.length < count; i++) if (partitionForKey(`${prefix}-${i}`, 4) === partition) keys.push(`${prefix}-${i}`);
-  return keys;
-}
 
 async function activeOf(partition: number) {
   const instance = (await driver.instances()).find((i) => i.taskId === `0_${partition}` && i.role === "active")!;

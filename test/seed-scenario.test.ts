@@ -6,20 +6,15 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { partitionForKey } from "../src/log/partitioner";
 import type { TaskDescription } from "../src/task/describe";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "../workers/application";
 import { call, json } from "./support/api";
+import { keysOn } from "./support/keys";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
 
-function keysOn(partition: number, count: number, prefix: string): string[] {
-  const keys: string[] = [];
-  for (let i = 0; keys.length < count; i++) if (partitionForKey(`${prefix}-${i}`, 4) === partition) keys.push(`${prefix}-${i}`);
-  return keys;
-}
 
 async function instance(taskId: string, placement: string): Promise<TaskDescription> {
   return (await driver.task({ taskId, placement }).describe()) as TaskDescription;
@@ -44,6 +39,24 @@ async function produce(keys: string[], rounds: number, expected: Map<string, { c
       expected.set(key, { count: t.count + 1, sum: t.sum + i + r });
     });
   }
+}
+
+/**
+ * Steps 1–3 of the scenario for one task: records processed at its home placement, then corrupted
+ * (wiped, revived) and restored only partly, with restoration left paused.
+ */
+async function processThenCorruptAndRestorePartly(taskId: string, keys: string[], expected: Map<string, { count: number; sum: number }>) {
+  const home = await activePlacement(taskId);
+  const away = home === "a" ? "b" : "a";
+  await produce(keys, 4, expected);
+  await driver.runUntilQuiet();
+  await call("/admin/restore/pause", { method: "POST" });
+  const before = await instance(taskId, home);
+  await call(`/admin/tasks/${taskId}/corrupt`, { method: "POST" });
+  await call("/admin/restore/resume", { body: { maxBatches: 1 } });
+  await driver.restoreRound();
+  const restored = (await instance(taskId, home)).changelogs[0]!.checkpoint!;
+  return { home, away, before, restored };
 }
 
 async function expectEveryRecord(expected: Map<string, { count: number; sum: number }>) {
@@ -114,16 +127,7 @@ describe("the KAFKA-16017 scenario", () => {
     const taskId = "0_2";
     const keys = keysOn(2, 20, "seed-crash");
     const expected = new Map<string, { count: number; sum: number }>();
-    const home = await activePlacement(taskId);
-    const away = home === "a" ? "b" : "a";
-    await produce(keys, 4, expected);
-    await driver.runUntilQuiet();
-
-    await call("/admin/restore/pause", { method: "POST" });
-    await call(`/admin/tasks/${taskId}/corrupt`, { method: "POST" });
-    await call("/admin/restore/resume", { body: { maxBatches: 1 } });
-    await driver.restoreRound();
-    const restored = (await instance(taskId, home)).changelogs[0]!.checkpoint!;
+    const { home, away, restored } = await processThenCorruptAndRestorePartly(taskId, keys, expected);
 
     // The restoring instance's process dies: no clean close, nothing written on the way out.
     expect((await call(`/admin/tasks/${taskId}/crash`, { method: "POST" })).status).toBe(200);
@@ -146,17 +150,7 @@ describe("the KAFKA-16017 scenario", () => {
     const taskId = "0_3";
     const keys = keysOn(3, 10, "seed-trunc");
     const expected = new Map<string, { count: number; sum: number }>();
-    const home = await activePlacement(taskId);
-    const away = home === "a" ? "b" : "a";
-    await produce(keys, 4, expected);
-    await driver.runUntilQuiet();
-
-    await call("/admin/restore/pause", { method: "POST" });
-    const before = await instance(taskId, home);
-    await call(`/admin/tasks/${taskId}/corrupt`, { method: "POST" });
-    await call("/admin/restore/resume", { body: { maxBatches: 1 } });
-    await driver.restoreRound();
-    const restored = (await instance(taskId, home)).changelogs[0]!.checkpoint!;
+    const { home, away, before, restored } = await processThenCorruptAndRestorePartly(taskId, keys, expected);
     await migrate(taskId, away);
     await call("/admin/restore/resume", { body: {} });
     await driver.runUntilQuiet();
