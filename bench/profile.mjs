@@ -7,12 +7,11 @@
  * function, inclusive time of chosen functions, and idle time. Not part of `npm run bench`.
  *
  * PROFILE_RECORDS (50000), PROFILE_BATCH (1000), PROFILE_OUT (write the .cpuprofile there, to
- * open in Chrome DevTools) tune it; PROFILE_PROTO=<flags> profiles the prototype build
- * (bench/prototype, flags as in bench/prototype/flags.ts) instead of the application.
+ * open in Chrome DevTools) tune it.
  */
 import { writeFile } from "node:fs/promises";
 import WebSocket from "ws"; // a dependency of wrangler; Node 20 has no WebSocket client of its own
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { call } from "./lib/client.mjs";
 import { freePort, startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
@@ -92,21 +91,22 @@ async function moduleMaps(devtools, profile) {
 /** Components of the pipeline: inclusive time of any frame matching (a sample counts once per component). */
 const COMPONENTS = [
   ["ingest route (Hono, zod, planIngest; not the append)", /^\(anonymous\) workers\/api\/routes\/ingest\.ts|^#dispatch node_modules\/hono/],
-  ["LogPartition.append (all topics)", /^append (durable-objects\/)?log-partition\.ts/],
-  ["  of which batchDigest", /^batchDigest /],
+  ["LogPartition.appendEncoded (all topics)", /^append(Encoded)? (durable-objects\/)?log-partition\.ts/],
+  ["  of which parse + check", /^parseEntries /],
   ["  of which SQL exec", /^exec $/],
-  ["LogPartition.read (task fetch)", /^read (durable-objects\/)?log-partition\.ts/],
+  ["LogPartition.readEncoded (task fetch)", /^read(Encoded)? (durable-objects\/)?log-partition\.ts/],
   ["LogPartition.commitOffset", /^commitOffset (durable-objects\/)?log-partition\.ts/],
   ["TaskObject.wake (per append)", /^wake (durable-objects\/)?task-object\.ts/],
   ["StreamTask.processBatch", /^processBatch /],
   ["  per-record process()", /^process src\/streams\/runtime\/task-processor\.ts/],
-  ["    store get (SQLite)", /^get (src\/task\/|)sqlite-stores\.ts/],
-  ["    store put (SQLite)", /^put (src\/task\/|)sqlite-stores\.ts/],
-  ["    collector send (changelog + output)", /^send (src\/task\/record-collector|stream-task)\.ts/],
+  ["    store get (cache, SQLite)", /^get (src\/task\/|)sqlite-stores\.ts/],
+  ["    store put (held until commit)", /^put (src\/task\/|)sqlite-stores\.ts/],
+  ["    collector send (changelog + output)", /^send src\/task\/record-collector\.ts/],
   ["  outbox write (JSON + INSERT)", /^writeTo /],
-  ["  store flushWrites (prototype)", /^flushWrites /],
+  ["  store writes at commit (multi-row upserts)", /^flushWrites /],
   ["StreamTask.flush (send outbox)", /^flush (src\/task\/|)stream-task\.ts/],
-  ["  outbox nextGroup (read + JSON.parse)", /^nextGroup /],
+  ["  encode records for the log", /^encodeRecords /],
+  ["  outbox nextGroup (from memory; rows after a restart)", /^nextGroup /],
   ["GET /tasks (describe)", /^describeTask /],
   ["garbage collector", /^\(garbage collector\)/],
   ["idle", /^\(idle\)/],
@@ -152,12 +152,7 @@ async function main() {
   const batch = envInt("PROFILE_BATCH", 1000);
   const bench = await startBenchWorker({ root });
   const inspectorPort = await freePort();
-  const proto = process.env.PROFILE_PROTO;
-  const app = await startAppWorker({
-    root,
-    inspectorPort,
-    ...(proto === undefined ? {} : { config: join(root, "bench", "prototype", "wrangler.toml"), vars: { PROTO: proto || "none" } }),
-  });
+  const app = await startAppWorker({ root, inspectorPort });
   try {
     const { keys } = (await call(bench.baseUrl, "GET", "/bench/keys?partitions=4&partition=0&count=1000&prefix=customer-")).body;
     const bodies = [];

@@ -9,13 +9,19 @@
  * `{ baseUrl, token }` — the same instance for every scenario, stopped at the end. Add scenarios to
  * SCENARIOS; routes they need go in bench/worker.ts. Knobs are environment variables, documented
  * in each scenario; BENCH_ONLY=name,… runs only the named scenarios.
+ *
+ * Scenarios: log-append (the log vs plain SQLite inserts), process (the example app's throughput
+ * on one task vs a hand-written Durable Object), e2e (ingest-to-query latency), restore (a wiped
+ * task restoring 200,000 changelog records vs plain SQLite inserts).
+ * A tool beside it, not run by `npm run bench`: bench/profile.mjs (a CPU profile of the app under
+ * the process workload, by component).
  */
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
 import { note } from "./lib/stats.mjs";
 
-const SCENARIOS = ["./scenarios/log-append.mjs", "./scenarios/process.mjs", "./scenarios/e2e.mjs"];
+const SCENARIOS = ["./scenarios/log-append.mjs", "./scenarios/process.mjs", "./scenarios/e2e.mjs", "./scenarios/restore.mjs"];
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 

@@ -68,7 +68,16 @@ export class Coordinator extends DurableObject<Env> {
     await this.pushUnacknowledged();
     const active = this.store.instances().find((i) => i.taskId === taskId && i.role === "active")!;
     if (active.placement === to) return { changed: false, from: to, to, epoch: active.epoch };
-    await this.instance(active).revoke();
+    try {
+      await this.instance(active).revoke();
+    } catch (error) {
+      // The instance may have suspended before the call failed (its description, a later step, the
+      // reply): it must not stay the acknowledged active while it no longer acts as one. It is
+      // assigned again, under a new epoch, and pushed like any other assignment — shortly, at latest.
+      this.store.transaction(() => this.store.put({ ...active, epoch: this.store.nextEpoch(), acknowledged: false }));
+      await this.ctx.storage.setAlarm(Date.now() + REBALANCE_CHECK_MS);
+      throw error;
+    }
     this.store.transaction(() => {
       this.store.put({ ...active, role: "idle", acknowledged: true });
       this.store.put({ taskId, placement: to, role: "active", epoch: this.store.nextEpoch(), acknowledged: false });

@@ -5,6 +5,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
 import { PartitionStore, Subscribers } from "../src/log/partition-store";
+import type { EncodedFetch } from "../src/log/record-batch";
 import type {
   AppendResult,
   CommittedOffset,
@@ -45,6 +46,13 @@ export class LogPartition extends DurableObject<Env> {
     return result;
   }
 
+  /** `append` of an encoded batch (src/log/record-batch.ts): one string instead of an object per record. */
+  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId): Outcome<AppendResult> {
+    const result = this.call(() => this.store.appendEncoded(tp, records, producer));
+    if (result.ok && !result.value.duplicate) this.wakeSubscribers(tp);
+    return result;
+  }
+
   /** Task instances that read this partition register here to be woken by appends. */
   subscribe(name: string): void {
     this.subscribers.add(name);
@@ -70,6 +78,11 @@ export class LogPartition extends DurableObject<Env> {
 
   read(tp: TopicPartition, offset: number, bounds: FetchBounds): Outcome<FetchResult> {
     return this.call(() => this.store.fetch(tp, offset, bounds));
+  }
+
+  /** `read`, encoded: stored batches as they are, decoded by the caller (`DurableLog`). */
+  readEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): Outcome<EncodedFetch> {
+    return this.call(() => this.store.fetchEncoded(tp, offset, bounds));
   }
 
   offsets(tp: TopicPartition): Outcome<OffsetRange> {

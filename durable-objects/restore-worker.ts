@@ -10,7 +10,7 @@ import { DurableObject } from "cloudflare:workers";
 import { readConfig } from "../src/config";
 import type { TopicPartition } from "../src/log/types";
 import { RestoreRegistry, type ChangelogWork, type Registration } from "../src/restore/registry";
-import { Restorer, type CorruptedInstance } from "../src/restore/restorer";
+import { Restorer, type CorruptedInstance, type RestoreStep } from "../src/restore/restorer";
 import type { RestoreBatch, RestoreReply } from "../src/task/stream-task";
 import { Serial } from "../src/util/serial";
 import { withTimeout } from "../src/util/timeout";
@@ -27,6 +27,8 @@ export class RestoreWorker extends DurableObject<Env> {
   private readonly restorer: Restorer;
   private readonly serial = new Serial();
   private stopping = false;
+  /** A crash planned by `crash(at)` (tests) for a step of the next round run by `runRound`. */
+  private crashAt: RestoreStep | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -40,6 +42,12 @@ export class RestoreWorker extends DurableObject<Env> {
       reportCorruption: (corrupted) => this.report(corrupted),
       restoreListener: application.restoreListener,
       standbyListener: application.standbyListener,
+      onStep: (step) => {
+        if (step === this.crashAt) {
+          this.crashAt = undefined;
+          this.ctx.abort(`injected crash at ${step}`);
+        }
+      },
     });
   }
 
@@ -54,9 +62,14 @@ export class RestoreWorker extends DurableObject<Env> {
     return accepted;
   }
 
-  /** The instance no longer needs restoring (running, revoked, closed or wiped). */
-  async unregister(instance: string, incarnation: number): Promise<void> {
+  /**
+   * The instance no longer needs restoring (running, revoked, closed or wiped). `finished`: it
+   * restored to the end and runs now, so no restoration was suspended (its last reply is still on
+   * its way to the round, which then tells the listener the restoration ended).
+   */
+  async unregister(instance: string, incarnation: number, finished = false): Promise<void> {
     const removed = this.registry.unregister(instance, incarnation);
+    if (finished) return;
     for (const work of removed.filter((w) => !w.caughtUp && w.role === "active")) {
       application.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
     }
@@ -88,7 +101,8 @@ export class RestoreWorker extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    if (this.stopping) return;
+    // While a crash is planned, only `runRound` runs rounds, so the test chooses where it dies.
+    if (this.stopping || this.crashAt) return;
     const result = await this.serial.run(() => this.restorer.round());
     if (result.more) await this.schedule();
   }
@@ -98,6 +112,18 @@ export class RestoreWorker extends DurableObject<Env> {
     this.stopping = true;
     await this.ctx.storage.deleteAlarm();
     return withTimeout(this.serial.run(() => true), timeoutMs, false);
+  }
+
+  /**
+   * Fault hook (tests), like `TaskObject.crash(at)`: the object's process dies at `at` of the next
+   * batch of the next round that `runRound` runs (alarms take no rounds until then). In memory
+   * only: the restarted object has no crash planned.
+   */
+  async crash(at: RestoreStep): Promise<void> {
+    // After any round already running, so the plan applies to the next one.
+    await this.serial.run(() => {
+      this.crashAt = at;
+    });
   }
 
   private async apply(instance: string, batch: RestoreBatch): Promise<RestoreReply> {

@@ -3,11 +3,16 @@
  * The class wires storage, alarms and RPC to `StreamTask`; lifecycle operations run one at a
  * time. Processing is driven by the object itself: an alarm runs steps while there is input and
  * is not re-armed when there is none, so an idle task costs nothing; appends to its input wake it.
+ * An idle task processes what arrives at once; a task under load (see `StreamTask.loaded`) lets
+ * input gather for `LINGER_MS` before its next commit, so that it commits less often, with more.
  */
 import { DurableObject } from "cloudflare:workers";
 import { readConfig } from "../src/config";
 import { LogUnavailable } from "../src/log/errors";
-import { StreamTask, type Assignment, type CommitStep, type RestoreBatch, type RestoreReply, type StepOutcome } from "../src/task/stream-task";
+import { StreamTask, type Assignment, type CommitStep, type RestoreBatch, type RestoreReply, type ScanBounds, type StepOutcome } from "../src/task/stream-task";
+import { LifecycleHistory, type LifecycleSnapshot } from "../src/task/lifecycle";
+import type { TaskCountersSnapshot } from "../src/task/task-metrics";
+import type { TaskMeta } from "../src/task/task-storage";
 import { withTimeout } from "../src/util/timeout";
 import { restoreWorkerName } from "./restore-worker";
 import { describeTask, type TaskDescription } from "../src/task/describe";
@@ -21,11 +26,28 @@ const RESTORE_CALL_TIMEOUT_MS = 5_000;
 /** Work per alarm before yielding (the next alarm continues): keeps one invocation short. */
 const STEPS_PER_ALARM = 50;
 const RETRY_DELAY_MS = 1_000;
+/**
+ * Under load, how long input may gather before the next commit (as Kafka's linger.ms or Kafka
+ * Streams' commit interval): the latency a busy task adds for larger, cheaper commits.
+ */
+const LINGER_MS = 20;
 
 export type QueryAnswer =
   | { readonly status: "ok"; readonly value: string | undefined; readonly stale: boolean }
   | { readonly status: "restoring"; readonly progress: { restored: number; total: number } }
   | { readonly status: "not-owner" };
+
+/** A page of a store from one task: like `QueryAnswer`, with entries in key order. */
+export type ScanAnswer =
+  | { readonly status: "ok"; readonly items: { key: string; value: string }[] }
+  | { readonly status: "restoring"; readonly progress: { restored: number; total: number } }
+  | { readonly status: "not-owner" };
+
+/** What `GET /metrics` and the status page show of one instance. */
+export interface InstanceMetrics extends TaskDescription {
+  readonly counters: TaskCountersSnapshot;
+  readonly lifecycle: LifecycleSnapshot;
+}
 
 export class TaskObject extends DurableObject<Env> {
   private readonly task: StreamTask;
@@ -33,9 +55,11 @@ export class TaskObject extends DurableObject<Env> {
   /** A crash planned by the fault route for a step of the next commit run by `drain`. */
   private crashAt: CommitStep | undefined;
   private draining = false;
+  private readonly lifecycle: LifecycleHistory;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.lifecycle = new LifecycleHistory(ctx.storage.kv);
     this.task = new StreamTask({
       application,
       log: openLog(env, readConfig(env as unknown as Record<string, unknown>)),
@@ -52,7 +76,12 @@ export class TaskObject extends DurableObject<Env> {
   /** Takes an assignment from the coordinator, subscribes to its input and starts working. */
   async assign(assignment: Assignment): Promise<TaskDescription> {
     return this.serial.run(async () => {
+      const before = this.task.meta();
       const meta = await this.task.assign(assignment);
+      if (!before || before.epoch !== meta.epoch || before.role !== meta.role) {
+        this.lifecycle.record("assign", meta, before ? `was ${before.role} at epoch ${before.epoch}` : undefined);
+      }
+      this.noteRunning(before);
       const name = `${meta.taskId}@${meta.placement}`;
       await Promise.all(
         application.inputPartitions(meta.taskId).map((tp) =>
@@ -68,7 +97,10 @@ export class TaskObject extends DurableObject<Env> {
   /** Revocation: flush, suspend, stop listening. */
   async revoke(): Promise<TaskDescription> {
     return this.serial.run(async () => {
+      const before = this.task.meta();
       const meta = await this.task.suspend();
+      // Only a migration revokes an active instance; other revocations retire standbys.
+      if (meta && before && before.role !== "idle") this.lifecycle.record(before.role === "active" ? "migrated-away" : "revoke", meta, `was ${before.role}`);
       if (meta) {
         const name = `${meta.taskId}@${meta.placement}`;
         await Promise.all(application.inputPartitions(meta.taskId).map((tp) => this.partition(tp).unsubscribe(name)));
@@ -81,15 +113,16 @@ export class TaskObject extends DurableObject<Env> {
   /** Input arrived (or may have): make sure an alarm will look soon. */
   async wake(): Promise<void> {
     const meta = this.task.meta();
-    if (meta?.role === "active") await this.schedule(0);
+    if (meta?.role === "active") await this.schedule(this.task.loaded ? LINGER_MS : 0);
   }
 
   override async alarm(): Promise<void> {
     // While a crash is planned, only `drain` runs commits, so the test chooses where it dies.
     if (this.crashAt) return;
     try {
-      const outcome = await this.run(STEPS_PER_ALARM);
-      if (outcome === "more") await this.schedule(0);
+      const { outcome, lingering } = await this.serial.run(() => this.steps(STEPS_PER_ALARM, true));
+      if (lingering) await this.schedule(LINGER_MS);
+      else if (outcome === "more") await this.schedule(0);
     } catch (error) {
       // A log that cannot be reached is retried later; the outbox keeps what was not sent.
       if (error instanceof LogUnavailable) await this.schedule(RETRY_DELAY_MS);
@@ -97,31 +130,46 @@ export class TaskObject extends DurableObject<Env> {
     }
   }
 
-  /** Runs steps now until there is no work (or `maxSteps`); says how many did work. */
+  /** Runs steps now until there is no work (or `maxSteps`); says how many did work. Never lingers. */
   async drain(maxSteps = 1_000): Promise<{ worked: number; outcome: StepOutcome }> {
     return this.serial.run(async () => {
       this.draining = true;
       try {
-        return await this.steps(maxSteps);
+        const { worked, outcome } = await this.steps(maxSteps, false);
+        return { worked, outcome };
       } finally {
         this.draining = false;
       }
     });
   }
 
-  private async run(maxSteps: number): Promise<StepOutcome> {
-    return (await this.serial.run(() => this.steps(maxSteps))).outcome;
-  }
-
-  private async steps(maxSteps: number): Promise<{ worked: number; outcome: StepOutcome }> {
+  /**
+   * Runs steps while there is work, at most `maxSteps`. With `linger`, stops after a commit that
+   * took all the input there was while under load (`lingering`): the caller resumes a little later.
+   */
+  private async steps(maxSteps: number, linger: boolean): Promise<{ worked: number; outcome: StepOutcome; lingering: boolean }> {
+    const before = this.task.meta();
     let worked = 0;
     let outcome: StepOutcome = "idle";
-    while (worked < maxSteps) {
-      outcome = await this.task.step();
-      if (outcome !== "more") break;
-      worked++;
+    try {
+      while (worked < maxSteps) {
+        outcome = await this.task.step();
+        if (outcome !== "more") break;
+        worked++;
+        if (linger && this.task.loaded && !this.task.backlog) return { worked, outcome, lingering: true };
+      }
+    } finally {
+      this.noteRunning(before);
     }
-    return { worked, outcome };
+    return { worked, outcome, lingering: false };
+  }
+
+  /** Logs (and keeps) the turn to RUNNING when the instance made it since `before`. */
+  private noteRunning(before: TaskMeta | undefined): void {
+    const now = this.task.meta();
+    if (now?.state !== "RUNNING") return;
+    if (before?.state === "RUNNING" && before.incarnation === now.incarnation && before.epoch === now.epoch) return;
+    this.lifecycle.record("running", now);
   }
 
   async describe(): Promise<TaskDescription> {
@@ -138,10 +186,27 @@ export class TaskObject extends DurableObject<Env> {
     if (!meta || (meta.role !== "active" && !allowStale)) return { status: "not-owner" };
     if (meta.state === "RUNNING" && meta.role === "active") return { status: "ok", value: this.task.get(store, key), stale: false };
     if (allowStale) return { status: "ok", value: this.task.get(store, key), stale: true };
+    return { status: "restoring", progress: await this.restoreProgress() };
+  }
+
+  /** A bounded page of a store in key order; only the RUNNING active instance answers. */
+  async scan(store: string, bounds: ScanBounds): Promise<ScanAnswer> {
+    const meta = this.task.meta();
+    if (!meta || meta.role !== "active") return { status: "not-owner" };
+    if (meta.state === "RUNNING") return { status: "ok", items: this.task.scan(store, bounds) };
+    return { status: "restoring", progress: await this.restoreProgress() };
+  }
+
+  /** The description with counters and lifecycle history, for metrics and the status page. */
+  async metrics(): Promise<InstanceMetrics> {
+    return this.serial.run(async () => ({ ...(await this.describeNow()), counters: this.task.counters.snapshot(), lifecycle: this.lifecycle.snapshot() }));
+  }
+
+  private async restoreProgress(): Promise<{ restored: number; total: number }> {
     const description = await this.describe();
     const restored = description.changelogs.reduce((n, c) => n + c.restored, 0);
     const total = description.changelogs.reduce((n, c) => n + c.end, 0);
-    return { status: "restoring", progress: { restored, total } };
+    return { restored, total };
   }
 
   /**
@@ -152,9 +217,18 @@ export class TaskObject extends DurableObject<Env> {
     return this.serial.run(async () => {
       const before = this.task.meta();
       if (incarnation !== undefined && before && before.incarnation !== incarnation) return this.describeNow();
+      await this.task.deliverBeforeWipe();
       this.task.wipe();
+      const wiped = this.task.meta();
+      if (before && wiped) this.lifecycle.record("wipe", wiped, `corrupted: incarnation ${before.incarnation} closed dirty and wiped`);
       if (before) await this.unregisterRestore(before.incarnation);
-      await this.task.tryCompleteRestoration();
+      // The log may be what failed (fetches beyond the restore worker's retry budget): if it cannot
+      // say yet whether there is anything to restore, the wiped instance must still register below,
+      // or nothing would ever restore it. Completion is checked again as batches arrive.
+      await this.task.tryCompleteRestoration().catch((error: unknown) => {
+        if (!(error instanceof LogUnavailable)) throw error;
+      });
+      this.noteRunning(wiped);
       await this.syncRestoreRegistration();
       await this.schedule(0);
       return this.describeNow();
@@ -170,7 +244,8 @@ export class TaskObject extends DurableObject<Env> {
       const reply = this.task.applyRestoreBatch(batch);
       if (reply.caughtUp && reply.role === "active" && reply.state === "RESTORING") {
         if (await this.task.tryCompleteRestoration()) {
-          await this.unregisterRestore(reply.incarnation);
+          this.noteRunning(undefined);
+          await this.unregisterRestore(reply.incarnation, true);
           await this.schedule(0);
           return { ...reply, state: "RUNNING" as const };
         }
@@ -195,10 +270,11 @@ export class TaskObject extends DurableObject<Env> {
     await withTimeout(this.restoreWorker(meta.placement).register({ ...registration, instance, taskId: meta.taskId, placement: meta.placement }), RESTORE_CALL_TIMEOUT_MS, false);
   }
 
-  private async unregisterRestore(incarnation: number): Promise<void> {
+  /** `finished`: restoration reached the end (the instance runs now), rather than being cut short. */
+  private async unregisterRestore(incarnation: number, finished = false): Promise<void> {
     const meta = this.task.meta();
     if (!meta) return;
-    await withTimeout(this.restoreWorker(meta.placement).unregister(`${meta.taskId}@${meta.placement}`, incarnation), RESTORE_CALL_TIMEOUT_MS, undefined);
+    await withTimeout(this.restoreWorker(meta.placement).unregister(`${meta.taskId}@${meta.placement}`, incarnation, finished), RESTORE_CALL_TIMEOUT_MS, undefined);
   }
 
   private restoreWorker(placement: string) {

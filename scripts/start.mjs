@@ -12,6 +12,7 @@ const port = process.env.PORT ?? "8787";
 
 console.log(`
 Edge Streams (example app: orders -> totals) on http://127.0.0.1:${port}/
+  status page: http://127.0.0.1:${port}/ (sign in with the API token; metrics at /metrics)
   API token (from .dev.vars): ${token ?? "(none set)"}
   try: curl -s -X POST http://127.0.0.1:${port}/topics/orders/records \\
          -H "Authorization: Bearer ${token ?? "<token>"}" -H "Content-Type: application/json" \\

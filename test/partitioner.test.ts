@@ -40,6 +40,12 @@ describe("partitionForKey", () => {
     expect(partitionForKey("ü", 1000)).toBe((murmur2(new Uint8Array([0xc3, 0xbc])) & 0x7fffffff) % 1000);
   });
 
+  it("takes the same partition for ASCII keys of every length as hashing their bytes, and for keys non-ASCII anywhere", () => {
+    const keys = Array.from({ length: 12 }, (_, n) => "customer-42x".slice(0, n));
+    for (const key of [...keys]) for (let at = 0; at < key.length; at++) keys.push(`${key.slice(0, at)}é${key.slice(at + 1)}`);
+    for (const key of keys) expect(partitionForKey(key, 1000), key).toBe((murmur2(bytes(key)) & 0x7fffffff) % 1000);
+  });
+
   it("rejects a non-positive partition count", () => {
     expect(() => partitionForKey("k", 0)).toThrow(RangeError);
   });

@@ -127,7 +127,7 @@ export function startBenchWorker({ root }) {
 /**
  * The example application (orders → totals) from the root wrangler.toml, with API_TOKEN `token`
  * (overriding .dev.vars). Ready once an authenticated route answers, so the token is in force.
- * `config` and `vars` start another build of it instead (bench/prototype/wrangler.toml).
+ * `config` and `vars` start it from another configuration or with other variables.
  */
 export async function startAppWorker({ root, token = "bench", inspectorPort, config = join(root, "wrangler.toml"), vars = {} }) {
   const worker = await startWrangler({

@@ -18,6 +18,10 @@
  * app's ingest-only rate over the same requests (`process_ingest_records_per_s`), which bounds
  * what the task can show while input still arrives.
  *
+ * Under `wrangler dev` the Worker and every Durable Object of the app share one workerd thread,
+ * so ingest and processing compete for it: the ratio compares CPU cost per record of the whole
+ * path (on Cloudflare the objects run apart and would overlap). bench/profile.mjs shows where it goes.
+ *
  * BENCH_PROCESS_RECORDS (50000), BENCH_PROCESS_BATCH (1000), BENCH_PROCESS_ROUNDS (3),
  * BENCH_PROCESS_CUSTOMERS (1000) tune it.
  */

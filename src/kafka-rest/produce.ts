@@ -74,8 +74,8 @@ export function planProduce(messages: readonly TopicMessage[], options: PlanOpti
 }
 
 /**
- * A producer batch is sent without a stamped timestamp: its retry must hash to the same content,
- * and a stamp taken at each attempt would differ. The log stamps it with the append time.
+ * A producer batch is sent without a stamped timestamp: its retry must match the first attempt's
+ * content, and a stamp taken at each attempt would differ. The log stamps it with the append time.
  */
 function toRecord(message: TopicMessage, headers: Header[], stamp: number | undefined): ProducerRecord {
   const timestamp = message.timestamp ?? stamp;

@@ -4,6 +4,7 @@
  */
 import type { LogPartition } from "../../durable-objects/log-partition";
 import { LogUnavailable, unwrap, type Outcome } from "./errors";
+import { decodeBatches, encodeRecords, type EncodedFetch } from "./record-batch";
 import { partitionName, type TopicCatalog } from "./topics";
 import type {
   AppendResult,
@@ -29,12 +30,16 @@ export class DurableLog implements Log {
     return this.partitions.getByName(partitionName(tp));
   }
 
-  /** Calls a partition; a failed call (the object unreachable, reset or overloaded) is `LogUnavailable`. */
-  private async call<T>(tp: TopicPartition, fn: (stub: DurableObjectStub<LogPartition>) => Promise<Outcome<T>>): Promise<T> {
+  /**
+   * Calls a partition; a failed call (the object unreachable, reset or overloaded) is
+   * `LogUnavailable`. `fn` gets the topic and partition alone: RPC copies every property of what
+   * it sends, and callers' objects may carry more (an outbox batch carries its records).
+   */
+  private async call<T>(tp: TopicPartition, fn: (stub: DurableObjectStub<LogPartition>, tp: TopicPartition) => Promise<Outcome<T>>): Promise<T> {
     const stub = this.partition(tp);
     let result: Outcome<T>;
     try {
-      result = await fn(stub);
+      result = await fn(stub, { topic: tp.topic, partition: tp.partition });
     } catch (error) {
       throw new LogUnavailable(`${partitionName(tp)}: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -45,31 +50,43 @@ export class DurableLog implements Log {
     return this.catalog.all;
   }
 
+  /**
+   * Records cross to the partition encoded as one string (record-batch.ts), which the partition
+   * stores as it is; records JSON cannot carry exactly go as they are, for the partition to reject.
+   */
   append(tp: TopicPartition, records: readonly ProducerRecord[], producer?: ProducerId): Promise<AppendResult> {
-    return this.call(tp, (s) => s.append(tp, [...records], producer) as Promise<Outcome<AppendResult>>);
+    const encoded = encodeRecords(records);
+    if (encoded === undefined) return this.call(tp, (s, at) => s.append(at, [...records], producer) as Promise<Outcome<AppendResult>>);
+    return this.appendEncoded(tp, encoded, producer);
   }
 
-  fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult> {
-    return this.call(tp, (s) => s.read(tp, offset, bounds) as Promise<Outcome<FetchResult>>);
+  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId): Promise<AppendResult> {
+    return this.call(tp, (s, at) => s.appendEncoded(at, records, producer) as Promise<Outcome<AppendResult>>);
+  }
+
+  /** Stored batches cross encoded, and are decoded here. */
+  async fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult> {
+    const { batches, ...rest } = await this.call(tp, (s, at) => s.readEncoded(at, offset, bounds) as Promise<Outcome<EncodedFetch>>);
+    return { records: decodeBatches(batches), ...rest };
   }
 
   offsets(tp: TopicPartition): Promise<OffsetRange> {
-    return this.call(tp, (s) => s.offsets(tp) as Promise<Outcome<OffsetRange>>);
+    return this.call(tp, (s, at) => s.offsets(at) as Promise<Outcome<OffsetRange>>);
   }
 
   offsetForTimestamp(tp: TopicPartition, timestamp: number): Promise<number> {
-    return this.call(tp, (s) => s.offsetForTimestamp(tp, timestamp) as Promise<Outcome<number>>);
+    return this.call(tp, (s, at) => s.offsetForTimestamp(at, timestamp) as Promise<Outcome<number>>);
   }
 
   deleteRecordsBefore(tp: TopicPartition, offset: number): Promise<OffsetRange> {
-    return this.call(tp, (s) => s.deleteRecordsBefore(tp, offset) as Promise<Outcome<OffsetRange>>);
+    return this.call(tp, (s, at) => s.deleteRecordsBefore(at, offset) as Promise<Outcome<OffsetRange>>);
   }
 
   commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): Promise<void> {
-    return this.call(tp, (s) => s.commitOffset(group, tp, committed) as Promise<Outcome<void>>);
+    return this.call(tp, (s, at) => s.commitOffset(group, at, committed) as Promise<Outcome<void>>);
   }
 
   committedOffset(group: string, tp: TopicPartition): Promise<CommittedOffset | null> {
-    return this.call(tp, (s) => s.committedOffset(group, tp) as Promise<Outcome<CommittedOffset | null>>);
+    return this.call(tp, (s, at) => s.committedOffset(group, at) as Promise<Outcome<CommittedOffset | null>>);
   }
 }

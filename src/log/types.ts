@@ -94,6 +94,11 @@ export interface Log {
   topics(): Promise<ReadonlyMap<string, number>>;
   /** Appends a batch to one partition atomically: all of it or none of it. */
   append(tp: TopicPartition, records: readonly ProducerRecord[], producer?: ProducerId): Promise<AppendResult>;
+  /**
+   * Optional: `append` of a batch encoded by `encodeRecords` (record-batch.ts), for a caller that
+   * keeps its batches encoded anyway (a task's outbox), so that they need not be encoded again.
+   */
+  appendEncoded?(tp: TopicPartition, records: string, producer?: ProducerId): Promise<AppendResult>;
   /** Reads from `offset` within the bounds; an offset outside the kept range is `OffsetOutOfRange`. */
   fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult>;
   offsets(tp: TopicPartition): Promise<OffsetRange>;

@@ -34,6 +34,13 @@ export interface StandbyUpdateListener {
   onUpdateSuspended?(tp: TopicPartition, store: string, storeOffset: number, currentEndOffset: number, reason: "promoted" | "migrated"): void;
 }
 
+/**
+ * Points of one changelog's batch where a test hook may kill the restore worker: the batch is
+ * fetched but not yet sent to the instance, or the instance replied but the registry has not
+ * recorded the reply yet (so the same batch is delivered again and must be a no-op, I4).
+ */
+export type RestoreStep = "after-fetch" | "after-apply";
+
 export interface RestorerOptions {
   readonly registry: RestoreRegistry;
   readonly log: Log;
@@ -47,6 +54,8 @@ export interface RestorerOptions {
   readonly fetchRetryBudget?: number;
   readonly restoreListener?: RestoreListener;
   readonly standbyListener?: StandbyUpdateListener;
+  /** Called at each step of a batch; a test hook that may crash the restore worker there. */
+  readonly onStep?: (step: RestoreStep) => void;
 }
 
 export interface RoundResult {
@@ -95,7 +104,10 @@ export class Restorer {
       // Those instances will be wiped and register again as new incarnations.
       for (const c of report) {
         const removed = registry.unregister(c.instance, c.incarnation);
-        for (const work of removed) this.options.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
+        // Only active restorations cut short: not standbys, not changelogs already restored to the end.
+        for (const work of removed.filter((w) => !w.caughtUp && w.role === "active")) {
+          this.options.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
+        }
       }
       await this.options.reportCorruption(report);
     }
@@ -121,8 +133,7 @@ export class Restorer {
       registry.transaction(() => registry.update(work, { position: work.position, caughtUp: false, restoredRecords: 0, failures }));
       return "skipped";
     }
-    // Nothing applied yet since registration: this is where restoring (or updating) starts.
-    if (work.restored === 0) this.started(work, from, fetched.latest);
+    this.options.onStep?.("after-fetch");
     const batch: RestoreBatch = {
       ...tp,
       incarnation: work.incarnation,
@@ -133,10 +144,16 @@ export class Restorer {
       records: fetched.records,
     };
     const reply = await this.options.apply(work.instance, batch);
+    this.options.onStep?.("after-apply");
     if (reply.incarnation !== work.incarnation) return "skipped";
     const restoredRecords = reply.applied ? fetched.records.length : 0;
     registry.transaction(() => registry.update(work, { position: reply.checkpoint, caughtUp: reply.caughtUp, restoredRecords }));
-    if (reply.applied) this.batchDone(work, batch, restoredRecords, reply);
+    if (reply.applied) {
+      // The first batch applied since registration: this is where restoring (or updating) starts.
+      // (Not a batch the instance already had: delivered again, it would start it twice.)
+      if (work.restored === 0) this.started(work, from, fetched.latest);
+      this.batchDone(work, batch, restoredRecords, reply);
+    }
     return reply.applied ? "applied" : "skipped";
   }
 

@@ -1,6 +1,7 @@
 /**
- * Errors of the streams layer: a topology that cannot run (found when it is built) and a record
- * whose bytes cannot be turned back into values.
+ * Errors of the streams layer: a topology that cannot run (found when it is built), a record
+ * whose bytes cannot be turned back into values, user code that failed while processing, and an
+ * output record that could not be produced.
  */
 
 /** The topology is invalid: unknown topic or store, duplicate store, topics not co-partitioned. */
@@ -21,6 +22,37 @@ export class DeserializationError extends Error {
 
   constructor(
     message: string,
+    readonly origin?: RecordOrigin,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** User code threw while processing: an operator's function, a processor, a timestamp extractor, a punctuator. */
+export class ProcessingError extends Error {
+  override name = "ProcessingError";
+
+  constructor(
+    message: string,
+    /** The node whose code failed. */
+    readonly node: string,
+    /** The input record being processed; absent in a wall-clock punctuation. */
+    readonly origin?: RecordOrigin,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** An output record could not be produced: its key or value did not serialize, or the partitioner failed. */
+export class ProductionError extends Error {
+  override name = "ProductionError";
+
+  constructor(
+    message: string,
+    /** The sink that could not produce the record. */
+    readonly node: string,
     readonly origin?: RecordOrigin,
     options?: { cause?: unknown },
   ) {

@@ -2,30 +2,50 @@
  * Edge Streams' platform-independent streams layer: the topology DSL (Kafka Streams names), the
  * Processor API, serdes, state store interfaces and the synchronous task runtime.
  */
-export { DeserializationError, TopologyError, type RecordOrigin } from "./errors";
+export { DeserializationError, ProcessingError, ProductionError, TopologyError, type RecordOrigin } from "./errors";
 export { Serdes, type Serde } from "./serdes";
 export type { Header, KeyValue, RecordMetadata, StreamRecord } from "./record";
-export type { Processor, ProcessorContext, ProcessorSupplier } from "./processor";
+export type { Cancellable, Processor, ProcessorContext, ProcessorSupplier, Punctuator, PunctuationType } from "./processor";
+export { windowedSerde, type Window, type Windowed, type WindowedValue } from "./windowed";
 
 export { StreamsBuilder } from "./dsl/streams-builder";
 export { KStream, type Predicate } from "./dsl/kstream";
 export { BranchedKStream, type Branches } from "./dsl/branched-kstream";
 export { KGroupedStream } from "./dsl/kgrouped-stream";
 export { KTable } from "./dsl/ktable";
-export { Materialized } from "./dsl/materialized";
-export type { Consumed, Grouped, Produced, StreamPartitioner } from "./dsl/options";
+export { Materialized, type MaterializedOptions } from "./dsl/materialized";
+export type { Consumed, Grouped, Joined, Produced, StreamJoined, StreamPartitioner } from "./dsl/options";
+export { JoinWindows, SessionWindows, SlidingWindows, TimeWindows } from "./dsl/windows";
+export { TimeWindowedKStream } from "./dsl/time-windowed-kstream";
+export { SessionWindowedKStream } from "./dsl/session-windowed-kstream";
+export { Suppressed } from "./dsl/suppress";
 
 export { Topology } from "./topology/topology";
-export type { DeserializationHandler, StoreDefinition, Subtopology, TopologyNode, TopologySink, TopologySource, TopologyProcessor } from "./topology/topology";
+export type {
+  DeserializationHandler,
+  ErrorHandler,
+  ErrorHandlers,
+  StoreDefinition,
+  StoreKind,
+  Subtopology,
+  TimestampExtractor,
+  TopologyNode,
+  TopologySink,
+  TopologySource,
+  TopologyProcessor,
+  UncaughtErrorPolicy,
+} from "./topology/topology";
 export { changelogTopicName, repartitionTopicName, type BuildOptions } from "./topology/build";
 export { formatTaskId, parseTaskId, type TaskCoordinates } from "./topology/task-id";
 
 export { compareKeys, type KeyValueStore, type RawKeyValueStore, type StoreBackend } from "./state/key-value-store";
 export { InMemoryKeyValueStore, InMemoryStoreBackend } from "./state/in-memory";
 export { TypedKeyValueStore } from "./state/typed-store";
+export { fetchWindows, type WindowStore } from "./state/window-store";
+export { fetchSessions, type SessionStore } from "./state/session-store";
 
 export { createTaskProcessor } from "./runtime/task-processor";
-export type { InputRecord, OutgoingRecord, RecordSink, TaskMetrics, TaskProcessor, TaskProcessorDeps } from "./runtime/types";
+export type { InputRecord, OutgoingRecord, RecordSink, TaskEventMetrics, TaskMetrics, TaskProcessor, TaskProcessorDeps } from "./runtime/types";
 export { DEAD_LETTER_HEADERS } from "./runtime/deserialization";
 export { POSITION_HEADER, positionFromHeaders } from "./runtime/position-header";
 

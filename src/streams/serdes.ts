@@ -3,6 +3,7 @@
  * JSON is the default wherever a serde is not given.
  */
 import { DeserializationError, messageOf } from "./errors";
+import { windowedSerde, type Windowed } from "./windowed";
 
 /** A serializer and deserializer pair for one type. `deserialize` throws `DeserializationError`. */
 export interface Serde<T> {
@@ -53,6 +54,8 @@ export const Serdes = {
   number: (): Serde<number> => numberSerde,
   /** JSON text, the default. The type is the caller's claim: values are not validated. */
   json,
+  /** Windowed keys as `<inner key>@<start>/<end>`; the serde windowed tables write their keys with. */
+  windowed: <K>(inner: Serde<K>): Serde<Windowed<K>> => windowedSerde(inner),
   /** A serde from two functions; errors thrown by `deserialize` become `DeserializationError`. */
   from<T>(serialize: (value: T) => string, deserialize: (text: string) => T): Serde<T> {
     return {

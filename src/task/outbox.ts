@@ -3,8 +3,18 @@
  * batch (a commit's records for one partition). Each batch gets its producer sequence when it is
  * written, in the same transaction as the state it describes, so a resend after a crash is the
  * same batch with the same sequence and the log answers it as a retry (exactly once).
+ *
+ * The rows are the durable copy. While this object knows every unsent batch — it saw the outbox
+ * empty, or cleared it, and wrote every batch since — it also keeps them in memory and sends from
+ * there, without reading back and parsing what it has just written. A rolled-back transaction
+ * (`forget()`) or a restart makes it read the rows again until it next sees the outbox empty.
+ *
+ * A batch is stored encoded as the log takes it (`encodeRecords`, src/log/record-batch.ts), so
+ * that the same string is the durable copy and what is sent; records that encoding does not carry
+ * exactly are stored as a JSON array of the records, and sent as records (for the log to refuse).
  */
 import { Sql, sql } from "../storage/sql";
+import { decodeRecords, encodeRecords } from "../log/record-batch";
 import type { ProducerRecord, TopicPartition } from "../log/types";
 
 export const CHANGELOG_PHASE = 0;
@@ -17,11 +27,16 @@ export interface OutboxBatch extends TopicPartition {
   readonly phase: number;
   readonly sequence: number;
   readonly records: ProducerRecord[];
+  /** The records encoded by `encodeRecords`, when they could be. */
+  readonly encoded?: string;
 }
 
 type BatchRow = { id: number; commit_id: number; phase: number; topic: string; partition: number; sequence: number; records: string };
 
 export class Outbox {
+  /** Every unsent batch in the order written, when this object knows them all; else undefined. */
+  private known: OutboxBatch[] | undefined;
+
   constructor(private readonly db: Sql) {}
 
   /** Adds a batch with the partition's next producer sequence. Call inside the commit's transaction. */
@@ -29,39 +44,60 @@ export class Outbox {
     const next = this.db.one<{ next: number }>(sql`SELECT next FROM producer_sequences WHERE topic = ${tp.topic} AND partition = ${tp.partition}`)?.next ?? 0;
     this.db.run(sql`INSERT INTO producer_sequences (topic, partition, next) VALUES (${tp.topic}, ${tp.partition}, ${next + 1})
                     ON CONFLICT (topic, partition) DO UPDATE SET next = excluded.next`);
-    this.db.run(sql`INSERT INTO outbox (commit_id, phase, topic, partition, sequence, records)
-                    VALUES (${commitId}, ${phase}, ${tp.topic}, ${tp.partition}, ${next}, ${JSON.stringify(records)})`);
+    const encoded = encodeRecords(records);
+    const [row] = this.db.all<{ id: number }>(sql`INSERT INTO outbox (commit_id, phase, topic, partition, sequence, records)
+                    VALUES (${commitId}, ${phase}, ${tp.topic}, ${tp.partition}, ${next}, ${encoded ?? JSON.stringify(records)}) RETURNING id`);
+    this.known?.push({ id: row!.id, commitId, phase, topic: tp.topic, partition: tp.partition, sequence: next, records: records as ProducerRecord[], encoded });
   }
 
-  /** The oldest commit's batches of its earliest unsent phase: the next group to send together. */
-  nextGroup(): OutboxBatch[] {
-    const head = this.db.one<{ commit_id: number; phase: number }>(sql`SELECT commit_id, phase FROM outbox ORDER BY commit_id, phase LIMIT 1`);
+  /**
+   * The oldest commit's batches of its earliest unsent phase — the next group to send together —
+   * leaving out the batches in `skip` (sent already by the caller).
+   */
+  nextGroup(skip: ReadonlySet<number> = new Set()): OutboxBatch[] {
+    if (this.known) {
+      let head: OutboxBatch | undefined;
+      for (const batch of this.known) {
+        if (skip.has(batch.id)) continue;
+        if (!head || batch.commitId < head.commitId || (batch.commitId === head.commitId && batch.phase < head.phase)) head = batch;
+      }
+      return head ? this.known.filter((b) => !skip.has(b.id) && b.commitId === head.commitId && b.phase === head.phase) : [];
+    }
+    const pending = this.db
+      .all<{ id: number; commit_id: number; phase: number }>(sql`SELECT id, commit_id, phase FROM outbox ORDER BY commit_id, phase, id`)
+      .filter((row) => !skip.has(row.id));
+    const head = pending[0];
     if (!head) return [];
+    const ids = new Set(pending.filter((r) => r.commit_id === head.commit_id && r.phase === head.phase).map((r) => r.id));
     return this.db
       .all<BatchRow>(
         sql`SELECT id, commit_id, phase, topic, partition, sequence, records FROM outbox
             WHERE commit_id = ${head.commit_id} AND phase = ${head.phase} ORDER BY id`,
       )
-      .map((row) => ({
-        id: row.id,
-        commitId: row.commit_id,
-        phase: row.phase,
-        topic: row.topic,
-        partition: row.partition,
-        sequence: row.sequence,
-        records: JSON.parse(row.records) as ProducerRecord[],
-      }));
+      .filter((row) => ids.has(row.id))
+      .map((row) => {
+        const records = decodeRecords(row.records);
+        // Stored encoded, unless the records could not be (or the row predates encoded batches).
+        const encoded = encodeRecords(records) === row.records ? row.records : undefined;
+        return { id: row.id, commitId: row.commit_id, phase: row.phase, topic: row.topic, partition: row.partition, sequence: row.sequence, records, encoded };
+      });
   }
 
   remove(id: number): void {
     this.db.run(sql`DELETE FROM outbox WHERE id = ${id}`);
+    if (this.known) this.known = this.known.filter((b) => b.id !== id);
   }
 
   isEmpty(): boolean {
-    return !this.db.one(sql`SELECT 1 AS one FROM outbox LIMIT 1`);
+    if (this.known) return this.known.length === 0;
+    const empty = !this.db.one(sql`SELECT 1 AS one FROM outbox LIMIT 1`);
+    // From here on, this object writes every batch there is: it can keep them.
+    if (empty) this.known = [];
+    return empty;
   }
 
   pendingBatches(): number {
+    if (this.known) return this.known.length;
     return this.db.one<{ n: number }>(sql`SELECT COUNT(*) AS n FROM outbox`)?.n ?? 0;
   }
 
@@ -69,5 +105,11 @@ export class Outbox {
   clear(): void {
     this.db.run(sql`DELETE FROM outbox`);
     this.db.run(sql`DELETE FROM producer_sequences`);
+    this.known = [];
+  }
+
+  /** Stops trusting the copy in memory (a transaction that wrote or removed batches rolled back). */
+  forget(): void {
+    this.known = undefined;
   }
 }

@@ -1,6 +1,16 @@
 /**
  * Key-value stores of a task kept in its Durable Object SQLite (`kv` table), synchronous so that
  * processing runs inside one `transactionSync`.
+ *
+ * Two in-memory layers save most statements of a commit, neither changing what a commit writes:
+ * - a bounded cache (an LRU) of the entries read or written last, so that a key read again costs
+ *   no query;
+ * - inside a transaction, writes are held per key and written when the transaction is about to
+ *   commit (`flushWrites`, called by `TaskStorage.transaction`), in multi-row upserts: a key
+ *   written many times in a commit costs one row write. Outside a transaction, writes go straight
+ *   to SQLite. Range and prefix reads write the held writes first.
+ * A transaction that rolls back, or a change of the table behind the stores' back (a wipe), must
+ * drop both (`forget()`; `TaskStorage.onReset` does it).
  */
 import { Sql, sql } from "../storage/sql";
 import type { KeyValue } from "../streams/record";
@@ -23,23 +33,99 @@ function upsertText(rows: number): string {
   return text;
 }
 
+/** Bounds of each store's cache: entries, and UTF-16 code units of keys and values together. */
+export interface StoreCacheLimits {
+  readonly maxEntries: number;
+  readonly maxChars: number;
+}
+
+export const DEFAULT_CACHE_LIMITS: StoreCacheLimits = { maxEntries: 10_000, maxChars: 4 << 20 };
+
+/** Whether a storage transaction is open now (writes may then wait for its end). */
+export interface TransactionScope {
+  readonly inTransaction: boolean;
+}
+
+const NEVER_IN_TRANSACTION: TransactionScope = { inTransaction: false };
+
 export class SqliteKeyValueStore implements RawKeyValueStore {
+  /** Key → value, or null when the key is known to be absent; least recently used first. */
+  private readonly cache = new Map<string, string | null>();
+  private cachedChars = 0;
+  /** Writes of the open transaction not yet in SQLite: key → value, or null for a delete. */
+  private readonly held = new Map<string, string | null>();
+
   constructor(
     private readonly db: Sql,
     readonly store: string,
+    private readonly limits: StoreCacheLimits = DEFAULT_CACHE_LIMITS,
+    private readonly scope: TransactionScope = NEVER_IN_TRANSACTION,
   ) {}
 
   get(key: string): string | undefined {
-    return this.db.one<{ value: string }>(sql`SELECT value FROM kv WHERE store = ${this.store} AND key = ${key}`)?.value;
+    const held = this.held.get(key);
+    if (held !== undefined) return held ?? undefined;
+    const hit = this.cache.get(key);
+    if (hit !== undefined) {
+      // Most recently used goes last.
+      this.cache.delete(key);
+      this.cache.set(key, hit);
+      return hit ?? undefined;
+    }
+    const value = this.db.one<{ value: string }>(sql`SELECT value FROM kv WHERE store = ${this.store} AND key = ${key}`)?.value;
+    this.remember(key, value ?? null);
+    return value;
   }
 
   put(key: string, value: string): void {
-    this.db.run(sql`INSERT INTO kv (store, key, value) VALUES (${this.store}, ${key}, ${value})
-                    ON CONFLICT (store, key) DO UPDATE SET value = excluded.value`);
+    if (this.scope.inTransaction) this.held.set(key, value);
+    else this.db.run(sql`INSERT INTO kv (store, key, value) VALUES (${this.store}, ${key}, ${value})
+                         ON CONFLICT (store, key) DO UPDATE SET value = excluded.value`);
+    this.remember(key, value);
   }
 
   delete(key: string): void {
-    this.db.run(sql`DELETE FROM kv WHERE store = ${this.store} AND key = ${key}`);
+    if (this.scope.inTransaction) this.held.set(key, null);
+    else this.db.run(sql`DELETE FROM kv WHERE store = ${this.store} AND key = ${key}`);
+    this.remember(key, null);
+  }
+
+  /** Writes the held writes to SQLite. Call inside the transaction that made them. */
+  flushWrites(): void {
+    if (this.held.size === 0) return;
+    const writes = [...this.held].map(([key, value]) => ({ key, value }));
+    this.held.clear();
+    this.writeRows(writes);
+  }
+
+  /** Drops the cached copy and the held writes: the table may hold something else now (a rollback, a wipe). */
+  forget(): void {
+    this.cache.clear();
+    this.cachedChars = 0;
+    this.held.clear();
+  }
+
+  /** The number of cached entries (for tests). */
+  cachedEntries(): number {
+    return this.cache.size;
+  }
+
+  private remember(key: string, value: string | null): void {
+    const previous = this.cache.get(key);
+    if (previous !== undefined) {
+      this.cache.delete(key);
+      this.cachedChars -= key.length + (previous?.length ?? 0);
+    }
+    const chars = key.length + (value?.length ?? 0);
+    // An entry too big for a fair share of the cache is read from SQLite each time.
+    if (chars > this.limits.maxChars / 16) return;
+    this.cache.set(key, value);
+    this.cachedChars += chars;
+    while (this.cache.size > this.limits.maxEntries || this.cachedChars > this.limits.maxChars) {
+      const [oldest, old] = this.cache.entries().next().value as [string, string | null];
+      this.cache.delete(oldest);
+      this.cachedChars -= oldest.length + (old?.length ?? 0);
+    }
   }
 
   /**
@@ -47,6 +133,13 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
    * in multi-row upserts, where a later row for the same key wins as it would one by one.
    */
   writeAll(writes: readonly { key: string; value: string | null }[]): void {
+    this.flushWrites();
+    // Restoration writes many keys once; the cache is left to fill again from reads.
+    this.forget();
+    this.writeRows(writes);
+  }
+
+  private writeRows(writes: readonly { key: string; value: string | null }[]): void {
     let run: { key: string; value: string }[] = [];
     const flush = () => {
       for (let start = 0; start < run.length; start += ROWS_PER_UPSERT) {
@@ -58,13 +151,14 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
     for (const write of writes) {
       if (write.value === null) {
         flush();
-        this.delete(write.key);
+        this.db.run(sql`DELETE FROM kv WHERE store = ${this.store} AND key = ${write.key}`);
       } else run.push({ key: write.key, value: write.value });
     }
     flush();
   }
 
   range(from?: string, to?: string, limit = -1): KeyValue<string, string>[] {
+    this.flushWrites();
     return this.db.all<{ key: string; value: string }>(
       sql`SELECT key, value FROM kv WHERE store = ${this.store} AND key >= ${from ?? ""} AND key <= ${to ?? AFTER_ALL}
           ORDER BY key LIMIT ${limit}`,
@@ -72,6 +166,7 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
   }
 
   prefix(prefix: string, limit = -1): KeyValue<string, string>[] {
+    this.flushWrites();
     return this.db.all<{ key: string; value: string }>(
       sql`SELECT key, value FROM kv WHERE store = ${this.store} AND key >= ${prefix} AND key < ${prefix + AFTER_ALL}
           ORDER BY key LIMIT ${limit}`,
@@ -82,16 +177,31 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
 export class SqliteStoreBackend implements StoreBackend {
   private readonly stores = new Map<string, SqliteKeyValueStore>();
 
-  constructor(private readonly db: Sql) {}
+  constructor(
+    private readonly db: Sql,
+    private readonly limits: StoreCacheLimits = DEFAULT_CACHE_LIMITS,
+    private readonly scope: TransactionScope = NEVER_IN_TRANSACTION,
+  ) {}
 
   keyValue(storeName: string): SqliteKeyValueStore {
     let store = this.stores.get(storeName);
-    if (!store) this.stores.set(storeName, (store = new SqliteKeyValueStore(this.db, storeName)));
+    if (!store) this.stores.set(storeName, (store = new SqliteKeyValueStore(this.db, storeName, this.limits, this.scope)));
     return store;
   }
 
   /** Drops the content of every store (a wipe). */
   clear(): void {
+    this.forget();
     this.db.run(sql`DELETE FROM kv`);
+  }
+
+  /** Writes every store's held writes (before the transaction that made them commits). */
+  flushWrites(): void {
+    for (const store of this.stores.values()) store.flushWrites();
+  }
+
+  /** Drops every store's cached copy and held writes (a transaction rolled back, or the table was cleared). */
+  forget(): void {
+    for (const store of this.stores.values()) store.forget();
   }
 }

@@ -6,16 +6,19 @@
  */
 import type { Application } from "../application";
 import { OffsetOutOfRange, ProducerFenced } from "../log/errors";
-import type { Log, LogRecord, ProducerId, TopicPartition } from "../log/types";
+import type { AppendResult, Log, LogRecord, ProducerId, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
 import type { InputRecord, TaskProcessor } from "../streams/runtime/types";
 import { positionFromHeaders } from "../streams/runtime/position-header";
 import { canApplyRestoreBatch, checkpointAfterAck, type RestoredBatch } from "./checkpoint";
-import { CHANGELOG_PHASE, Outbox } from "./outbox";
+import { CHANGELOG_PHASE, Outbox, type OutboxBatch } from "./outbox";
 import { positionKey, RecordCollector, TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
-import { SqliteStoreBackend } from "./sqlite-stores";
+import { DEFAULT_CACHE_LIMITS, SqliteStoreBackend } from "./sqlite-stores";
 import { transition, type TaskRole, type TaskState } from "./state";
 import { TaskStorage, type StorageLike, type TaskMeta } from "./task-storage";
+import { TaskCounters } from "./task-metrics";
+import { compareKeys } from "../streams/state/key-value-store";
+import type { KeyValue } from "../streams/record";
 
 /** An assignment from the coordinator: which task, where, in which role and epoch. */
 export interface Assignment {
@@ -32,8 +35,13 @@ export interface TaskOptions {
   readonly application: Application;
   readonly log: Log;
   readonly storage: StorageLike;
-  /** Most input records per partition per commit. */
+  /** Most input records per partition per commit (default 1000). */
   readonly maxBatchRecords?: number;
+  /**
+   * Most input records per partition per commit under load (default 5000): once a commit found at
+   * least `maxBatchRecords` records waiting, the next ones may take up to this many.
+   */
+  readonly maxLoadedBatchRecords?: number;
   readonly maxBatchBytes?: number;
   readonly clock?: () => number;
   /** Called at each commit step; a test hook that may crash the instance there. */
@@ -73,11 +81,40 @@ export class StreamTask {
   private readonly outbox: Outbox;
   private readonly stores: SqliteStoreBackend;
   private processor: { incarnation: number; processor: TaskProcessor; collector: RecordCollector } | undefined;
+  /** Records processed, restored and applied as a standby, and commit latency (in memory). */
+  readonly counters: TaskCounters;
+  /** When the commit now in progress started (its transaction), for its latency. */
+  private commitStartedAt = 0;
+  /** How much input the last step found; see `loaded` and `backlog`. */
+  private pace = { loaded: false, backlog: false };
 
   constructor(private readonly options: TaskOptions) {
+    this.counters = new TaskCounters(options.clock);
     this.storage = new TaskStorage(options.storage);
     this.outbox = new Outbox(this.storage.db);
-    this.stores = new SqliteStoreBackend(this.storage.db);
+    this.stores = new SqliteStoreBackend(this.storage.db, DEFAULT_CACHE_LIMITS, this.storage);
+    // Store writes held during a transaction reach SQLite before it commits; in-memory copies
+    // must not outlive a rolled-back transaction or a wipe.
+    this.storage.onFlush(() => this.stores.flushWrites());
+    this.storage.onReset(() => {
+      this.stores.forget();
+      this.outbox.forget();
+    });
+  }
+
+  /**
+   * The task is under load: the last commit found at least a batch (`maxBatchRecords`) of input
+   * waiting. Its driver then lets input gather briefly before the next commit, and commits take up
+   * to `maxLoadedBatchRecords`: fewer, larger commits. A step that finds no input clears it, so a
+   * task that is not busy processes each arrival at once.
+   */
+  get loaded(): boolean {
+    return this.pace.loaded;
+  }
+
+  /** The last commit left input behind (its bounds were reached): the next step has work now. */
+  get backlog(): boolean {
+    return this.pace.backlog;
   }
 
   private get app(): Application {
@@ -169,6 +206,12 @@ export class StreamTask {
    * transaction — and only at the current position of the current incarnation (I4).
    */
   applyRestoreBatch(batch: RestoreBatch): RestoreReply {
+    const reply = this.applyRestoreBatchNow(batch);
+    if (reply.applied) (reply.state === "UPDATING" ? this.counters.standbyUpdated : this.counters.restored).add(batch.records.length);
+    return reply;
+  }
+
+  private applyRestoreBatchNow(batch: RestoreBatch): RestoreReply {
     return this.storage.transaction(() => {
       const meta = this.storage.meta();
       if (!meta) throw new Error("the task instance has no assignment");
@@ -220,6 +263,7 @@ export class StreamTask {
     const processed = await this.processBatch();
     if (processed === 0) return "idle";
     await this.flush();
+    this.counters.committed(processed, this.now() - this.commitStartedAt);
     return "more";
   }
 
@@ -228,10 +272,17 @@ export class StreamTask {
     const meta = this.storage.meta()!;
     const positions = this.storage.positions();
     const inputs = this.app.inputPartitions(meta.taskId);
-    const fetched = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[positionKey(tp)] ?? 0)));
-    const records = mergeByTimestamp(fetched);
+    const base = this.options.maxBatchRecords ?? 1000;
+    const maxRecords = this.pace.loaded ? Math.max(base, this.options.maxLoadedBatchRecords ?? 5000) : base;
+    const results = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[positionKey(tp)] ?? 0, maxRecords)));
+    const records = mergeByTimestamp(results.map((r) => r.records));
+    this.pace = {
+      loaded: results.reduce((n, r) => n + r.waiting, 0) >= base,
+      backlog: results.some((r) => r.waiting > r.records.length),
+    };
     if (records.length === 0) return 0;
     this.options.onCommitStep?.("before-commit");
+    this.commitStartedAt = this.now();
     const active = this.activeProcessor(meta.incarnation);
     try {
       this.storage.transaction(() => {
@@ -257,11 +308,15 @@ export class StreamTask {
     return records.length;
   }
 
-  private async fetchInput(tp: TopicPartition, offset: number): Promise<InputRecord[]> {
-    const bounds = { maxRecords: this.options.maxBatchRecords ?? 1000, maxBytes: this.options.maxBatchBytes ?? 1 << 20 };
+  /** Input of one partition from `offset`, and how many records were waiting there (`latest - offset`). */
+  private async fetchInput(tp: TopicPartition, offset: number, maxRecords: number): Promise<{ records: InputRecord[]; waiting: number }> {
+    const bounds = { maxRecords, maxBytes: this.options.maxBatchBytes ?? 1 << 20 };
+    const read = async (from: number) => {
+      const { records, latest } = await this.options.log.fetch(tp, from, bounds);
+      return { records: records.map((r) => toInput(tp, r)), waiting: Math.max(records.length, latest - from) };
+    };
     try {
-      const { records } = await this.options.log.fetch(tp, offset, bounds);
-      return records.map((r) => toInput(tp, r));
+      return await read(offset);
     } catch (error) {
       if (!(error instanceof OffsetOutOfRange)) throw error;
       // Input below the earliest kept offset is gone (retention): resume at the earliest, as
@@ -269,50 +324,72 @@ export class StreamTask {
       const { earliest, latest } = await this.options.log.offsets(tp);
       if (offset > latest) {
         this.fail(`input ${positionKey(tp)} ends at ${latest}, below the task's position ${offset}`);
-        return [];
+        return { records: [], waiting: 0 };
       }
       this.storage.transaction(() => this.storage.writePositions({ [positionKey(tp)]: earliest }));
-      const { records } = await this.options.log.fetch(tp, earliest, bounds);
-      return records.map((r) => toInput(tp, r));
+      return read(earliest);
     }
   }
 
   /**
    * Sends the outbox, oldest commit first and each commit's changelog before its output, through
-   * the idempotent producer. An acknowledged batch leaves the outbox in the same transaction that
-   * advances the checkpoint — only if the instance was not wiped or reassigned meanwhile.
+   * the idempotent producer. The acknowledged batches leave the outbox together, in one
+   * transaction that also advances the checkpoints — only if the instance was not wiped or
+   * reassigned meanwhile. (Until then a crash resends them, and the log answers with the original
+   * offsets: recording each group's acknowledgement before sending the next would cost a storage
+   * commit per group and buy nothing.)
    */
   async flush(): Promise<void> {
-    for (;;) {
-      const meta = this.storage.meta();
-      const group = this.outbox.nextGroup();
-      if (!meta || group.length === 0) break;
-      const results = await Promise.allSettled(group.map((batch) => this.options.log.append(batch, batch.records, this.producer(meta, batch.sequence))));
-      this.options.onCommitStep?.("mid-send");
-      this.storage.transaction(() => {
-        const now = this.storage.meta();
-        if (!now || now.incarnation !== meta.incarnation || now.epoch !== meta.epoch) return;
+    const meta = this.storage.meta();
+    if (meta) {
+      const sent = new Set<number>();
+      const acked: { batch: OutboxBatch; result: AppendResult }[] = [];
+      let failure: PromiseRejectedResult | undefined;
+      for (;;) {
+        const group = this.outbox.nextGroup(sent);
+        if (group.length === 0) break;
+        const results = await Promise.allSettled(group.map((batch) => this.send(batch, this.producer(meta, batch.sequence))));
+        this.options.onCommitStep?.("mid-send");
         group.forEach((batch, i) => {
           const result = results[i]!;
-          if (result.status !== "fulfilled") return;
-          this.outbox.remove(batch.id);
-          if (batch.phase === CHANGELOG_PHASE) {
-            const checkpoint = checkpointAfterAck(
-              { incarnation: now.incarnation, checkpoint: this.storage.checkpoint(batch) },
-              { incarnation: meta.incarnation, endOffset: result.value.baseOffset + result.value.count },
-            );
-            if (checkpoint !== null) this.storage.writeCheckpoint(batch, checkpoint);
-          }
+          sent.add(batch.id);
+          if (result.status === "fulfilled") acked.push({ batch, result: result.value });
         });
-      });
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-      if (failed) {
-        if (failed.reason instanceof ProducerFenced) this.fail(`fenced: ${failed.reason.message}`);
-        throw failed.reason;
+        failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+        if (failure) break;
+      }
+      if (acked.length > 0) this.recordAcks(meta, acked);
+      if (failure) {
+        if (failure.reason instanceof ProducerFenced) this.fail(`fenced: ${failure.reason.message}`);
+        throw failure.reason;
       }
     }
     this.options.onCommitStep?.("after-send");
     await this.commitInputOffsets();
+  }
+
+  /** Appends an outbox batch, as the string stored when the log takes batches encoded. */
+  private send(batch: OutboxBatch, producer: ProducerId): Promise<AppendResult> {
+    const log = this.options.log;
+    if (batch.encoded !== undefined && log.appendEncoded) return log.appendEncoded(batch, batch.encoded, producer);
+    return log.append(batch, batch.records, producer);
+  }
+
+  /** Removes acknowledged batches from the outbox and moves the checkpoints of acknowledged changelog batches. */
+  private recordAcks(meta: TaskMeta, acked: readonly { batch: OutboxBatch; result: AppendResult }[]): void {
+    this.storage.transaction(() => {
+      const now = this.storage.meta();
+      if (!now || now.incarnation !== meta.incarnation || now.epoch !== meta.epoch) return;
+      for (const { batch, result } of acked) {
+        this.outbox.remove(batch.id);
+        if (batch.phase !== CHANGELOG_PHASE) continue;
+        const checkpoint = checkpointAfterAck(
+          { incarnation: now.incarnation, checkpoint: this.storage.checkpoint(batch) },
+          { incarnation: meta.incarnation, endOffset: result.baseOffset + result.count },
+        );
+        if (checkpoint !== null) this.storage.writeCheckpoint(batch, checkpoint);
+      }
+    });
   }
 
   /** Records the input progress in the log once everything it implies has been sent. */
@@ -330,12 +407,31 @@ export class StreamTask {
     );
   }
 
+  private now(): number {
+    return (this.options.clock ?? Date.now)();
+  }
+
   private producer(meta: TaskMeta, sequence: number): ProducerId {
     return {
       producerId: `${this.app.applicationId}-${meta.taskId}`,
       epoch: meta.epoch * INCARNATIONS_PER_EPOCH + meta.incarnation,
       sequence,
     };
+  }
+
+  /**
+   * Before a wipe: delivers what earlier commits left in the outbox. Part of a commit may already
+   * be in the log (its changelog is sent before its output, and a crash can come in between), and
+   * restoration brings that part back into the store, so the rest must follow, not be dropped. A
+   * fenced (zombie) instance's outbox is dropped by the wipe instead: a newer instance owns the task.
+   */
+  async deliverBeforeWipe(): Promise<void> {
+    if (this.outbox.isEmpty()) return;
+    try {
+      await this.flush();
+    } catch (error) {
+      if (!(error instanceof ProducerFenced)) throw error;
+    }
   }
 
   /**
@@ -388,6 +484,25 @@ export class StreamTask {
 
   prefix(store: string, prefix: string, limit?: number) {
     return this.stores.keyValue(store).prefix(prefix, limit);
+  }
+
+  /**
+   * Entries of a store in key order (UTF-8 bytes) within every bound given: `from <= key <= to`,
+   * key starts with `prefix`, key strictly after `after` (a cursor); at most `limit`.
+   */
+  scan(store: string, bounds: ScanBounds): KeyValue<string, string>[] {
+    const prefix = bounds.prefix ?? "";
+    let lower = bounds.from ?? "";
+    if (compareKeys(prefix, lower) > 0) lower = prefix;
+    const after = bounds.after !== undefined && compareKeys(bounds.after, lower) >= 0 ? bounds.after : undefined;
+    if (after !== undefined) lower = after;
+    // Every key with the prefix sorts below the prefix followed by the largest code point twice.
+    let upper = bounds.to;
+    const prefixEnd = prefix === "" ? undefined : prefix + "\u{10FFFF}\u{10FFFF}";
+    if (prefixEnd !== undefined && (upper === undefined || compareKeys(prefixEnd, upper) < 0)) upper = prefixEnd;
+    if (upper !== undefined && compareKeys(lower, upper) > 0) return [];
+    const rows = this.stores.keyValue(store).range(lower, upper, bounds.limit + (after === undefined ? 0 : 1));
+    return rows.filter((row) => row.key !== after && row.key.startsWith(prefix)).slice(0, bounds.limit);
   }
 
   checkpoints(): Map<string, number> {
@@ -449,6 +564,16 @@ export class StreamTask {
 }
 
 class SupersededDuringFetch extends Error {}
+
+/** Bounds of `StreamTask.scan`; see there. */
+export interface ScanBounds {
+  readonly from?: string;
+  readonly to?: string;
+  readonly prefix?: string;
+  /** Only keys strictly after this one (where the previous page ended). */
+  readonly after?: string;
+  readonly limit: number;
+}
 
 function toInput(tp: TopicPartition, record: LogRecord): InputRecord {
   const tombstone = record.headers.some((h) => h.key === TOMBSTONE_HEADER);

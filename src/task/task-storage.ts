@@ -42,22 +42,80 @@ export interface StorageLike {
 
 export class TaskStorage {
   readonly db: Sql;
+  /** Told when in-memory copies of the tables may no longer match them (see `onReset`). */
+  private readonly resetListeners: (() => void)[] = [];
+  /** Told when a transaction is about to commit, or a nested one to begin (see `onFlush`). */
+  private readonly flushListeners: (() => void)[] = [];
+  private depth = 0;
+  /** The meta row as last read or written (null: not known, read it). */
+  private cachedMeta: TaskMeta | undefined | null = null;
 
   constructor(readonly storage: StorageLike) {
     this.db = new Sql(storage.sql);
     storage.transactionSync(() => migrate(this.db, taskMigrations));
   }
 
+  /**
+   * Registers a listener called whenever what is in memory may disagree with storage: a
+   * transaction rolled back (its writes are undone, while copies made during it remain) or the
+   * state was cleared. Caches of the tables (store entries, outbox batches) drop themselves there.
+   */
+  onReset(listener: () => void): void {
+    this.resetListeners.push(listener);
+  }
+
+  /**
+   * Registers a listener that writes what it holds back for the open transaction: called at the
+   * end of every transaction, before it commits, and before a nested one begins (so that a nested
+   * rollback loses only the nested transaction's writes).
+   */
+  onFlush(listener: () => void): void {
+    this.flushListeners.push(listener);
+  }
+
+  /** Whether a transaction of this object is open (writes may be held until it ends). */
+  get inTransaction(): boolean {
+    return this.depth > 0;
+  }
+
+  private reset(): void {
+    this.cachedMeta = null;
+    for (const listener of this.resetListeners) listener();
+  }
+
+  private flush(): void {
+    for (const listener of this.flushListeners) listener();
+  }
+
+  /**
+   * Runs `fn` in one storage transaction; when it throws, everything it wrote is rolled back.
+   * Every transaction of the task's tables goes through here (see `onReset`, `onFlush`).
+   */
   transaction<T>(fn: () => T): T {
-    return this.storage.transactionSync(fn);
+    if (this.depth > 0) this.flush();
+    try {
+      return this.storage.transactionSync(() => {
+        this.depth++;
+        try {
+          const result = fn();
+          this.flush();
+          return result;
+        } finally {
+          this.depth--;
+        }
+      });
+    } catch (error) {
+      this.reset();
+      throw error;
+    }
   }
 
   meta(): TaskMeta | undefined {
+    if (this.cachedMeta !== null) return this.cachedMeta;
     const row = this.db.one<MetaRow>(
       sql`SELECT task_id, placement, role, state, epoch, incarnation, next_commit, failure FROM task_meta WHERE only = 1`,
     );
-    if (!row) return undefined;
-    return {
+    this.cachedMeta = row && {
       taskId: row.task_id,
       placement: row.placement,
       role: row.role,
@@ -67,6 +125,7 @@ export class TaskStorage {
       nextCommit: row.next_commit,
       failure: row.failure,
     };
+    return this.cachedMeta;
   }
 
   writeMeta(meta: TaskMeta): void {
@@ -76,6 +135,7 @@ export class TaskStorage {
                     ON CONFLICT (only) DO UPDATE SET task_id = excluded.task_id, placement = excluded.placement,
                       role = excluded.role, state = excluded.state, epoch = excluded.epoch,
                       incarnation = excluded.incarnation, next_commit = excluded.next_commit, failure = excluded.failure`);
+    this.cachedMeta = { ...meta };
   }
 
   checkpoints(): Map<string, number> {
@@ -109,6 +169,7 @@ export class TaskStorage {
 
   /** A wipe: the stores' content, checkpoints and input positions go; identity stays. */
   clearState(): void {
+    this.reset();
     this.db.run(sql`DELETE FROM kv`);
     this.db.run(sql`DELETE FROM checkpoints`);
     this.db.run(sql`DELETE FROM input_positions`);

@@ -14,6 +14,10 @@ import { ingest } from "./routes/ingest";
 import { stores } from "./routes/stores";
 import { tasks } from "./routes/tasks";
 import { kafkaRest } from "./routes/kafka-rest";
+import { metrics } from "./routes/metrics";
+import { scans } from "./routes/scans";
+import { statusPage } from "./routes/status-page";
+import { PUBLIC_PAGES, sessionDecision } from "./status/session";
 
 export const app = new Hono<ApiEnv>();
 
@@ -32,9 +36,14 @@ app.use("*", async (c, next) => {
 // The Kafka REST endpoint authenticates with Basic auth itself (the dialect's scheme).
 app.use("*", async (c, next) => {
   if (c.req.path === "/kafka" || c.req.path.startsWith("/kafka/")) return next();
+  // The sign-in pages; the status page and other safe GET routes also take the session cookie.
+  if (PUBLIC_PAGES.includes(c.req.path)) return next();
   const config = c.get("config");
   const token = requiredToken(config.API_TOKEN, config.localDevelopment);
   if (token !== null && !(await bearerMatches(c.req.header("Authorization"), token))) {
+    const session = await sessionDecision(c, token);
+    if (session === "allow") return next();
+    if (session === "login") return c.redirect("/login", 303);
     c.header("WWW-Authenticate", 'Bearer realm="edge-streams"');
     throw new ApiError(401, "unauthorized", "missing or invalid bearer token");
   }
@@ -53,6 +62,9 @@ app.use("*", async (c, next) => {
 
 app.route("/", ingest);
 app.route("/", stores);
+app.route("/", scans);
+app.route("/", metrics);
+app.route("/", statusPage);
 app.route("/", tasks);
 app.route("/", admin);
 app.route("/kafka", kafkaRest);

@@ -1,15 +1,20 @@
 /**
- * `KGroupedStream`: a stream grouped by key, ready to be aggregated into a table. When the key may
- * have changed since the source, the aggregation reads its records back from a repartition topic
- * `<applicationId>-<name>-repartition` (written with the collector's default partitioner), which
- * makes the aggregation a new subtopology: every key lands on the one task that owns it.
+ * `KGroupedStream`: a stream grouped by key, ready to be aggregated into a table, or windowed
+ * (`windowedBy`) first. When the key may have changed since the source, the aggregation reads its
+ * records back from a repartition topic `<applicationId>-<name>-repartition` (written with the
+ * collector's default partitioner), which makes the aggregation a new subtopology: every key
+ * lands on the one task that owns it.
  */
-import type { GraphNode } from "../topology/graph";
+import type { GraphNode, TopologyGraph } from "../topology/graph";
 import { Serdes, serdeOrDefault, type Serde } from "../serdes";
 import type { KStream } from "./kstream";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
-import { aggregateProcessor, erase, processorOf } from "./processors";
+import { aggregateProcessor } from "./processors";
+import { repartitionThrough } from "./repartition";
+import { SessionWindowedKStream } from "./session-windowed-kstream";
+import { TimeWindowedKStream } from "./time-windowed-kstream";
+import { SessionWindows, type SlidingWindows, type TimeWindows } from "./windows";
 
 export class KGroupedStream<K, V> {
   /** Made by `KStream.groupByKey` and `groupBy`. */
@@ -40,25 +45,44 @@ export class KGroupedStream<K, V> {
     );
   }
 
+  /** Windowed aggregations: time (tumbling, hopping) and sliding windows, or sessions. */
+  windowedBy(windows: TimeWindows | SlidingWindows): TimeWindowedKStream<K, V>;
+  windowedBy(windows: SessionWindows): SessionWindowedKStream<K, V>;
+  windowedBy(windows: TimeWindows | SlidingWindows | SessionWindows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {
+    return windows instanceof SessionWindows ? new SessionWindowedKStream(this, windows) : new TimeWindowedKStream(this, windows);
+  }
+
+  get graph(): TopologyGraph {
+    return this.stream.graph;
+  }
+
+  /** The serde of the grouped values, when known. */
+  get groupedValueSerde(): Serde<V> | undefined {
+    return this.valueSerde;
+  }
+
+  /** The key serde of an aggregation's store: the materialized one, else the grouping's, else JSON. */
+  storeKeySerde(materialized: { readonly keySerde?: Serde<K> }): Serde<K> {
+    return materialized.keySerde ?? serdeOrDefault(this.keySerde);
+  }
+
+  /**
+   * The node an aggregation reads from: the stream itself, or, when its key may have changed, the
+   * source of a repartition topic named after the grouping (or else the aggregation's store).
+   */
+  aggregationParent(storeName: string, keySerde: Serde<K>): GraphNode {
+    if (!this.stream.repartitionRequired) return this.stream.node;
+    return repartitionThrough(this.stream, this.repartitionName ?? storeName, keySerde, serdeOrDefault(this.valueSerde));
+  }
+
   private fold<VA>(prefix: string, materialized: Materialized<K, VA>, defaultValueSerde: Serde<VA>, step: (key: K, value: V, current: VA | undefined) => VA): KTable<K, VA> {
     const { graph } = this.stream;
     const storeName = materialized.storeName ?? graph.newName(`${prefix}-STATE-STORE`);
-    const keySerde = materialized.keySerde ?? serdeOrDefault(this.keySerde);
+    const keySerde = this.storeKeySerde(materialized);
     const valueSerde = materialized.valueSerde ?? defaultValueSerde;
     graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown> });
-    const parent = this.stream.repartitionRequired ? this.repartition(this.repartitionName ?? storeName, keySerde) : this.stream.node;
+    const parent = this.aggregationParent(storeName, keySerde);
     const node = graph.addProcessor(prefix, { parents: [parent], supplier: aggregateProcessor(storeName, step), stores: [storeName] });
     return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName);
-  }
-
-  /** Writes the grouped records to a repartition topic and returns the source reading them back. */
-  private repartition(name: string, keySerde: Serde<K>): GraphNode {
-    const { graph } = this.stream;
-    const serdes = { keySerde: keySerde as Serde<unknown>, valueSerde: serdeOrDefault(this.valueSerde) as Serde<unknown> };
-    // A record without a key has no partition to go to; it could never be aggregated anyway.
-    const dropNullKeys = processorOf<K, V, K, V>((r, c) => (r.key === null ? c.dropRecord("null key before a repartition") : c.forward(r)));
-    const filter = graph.addProcessor("KSTREAM-FILTER", { parents: [this.stream.node], supplier: erase(dropNullKeys), stores: [] });
-    graph.addSink("KSTREAM-SINK", { parents: [filter], topic: name, repartition: true, ...serdes });
-    return graph.addSource("KSTREAM-SOURCE", { topics: [name], repartition: true, ...serdes });
   }
 }

@@ -1,8 +1,9 @@
 /**
- * `KStream`: an unbounded stream of keyed records, and its operators. Every operator adds a node
- * to the builder's graph and returns a new stream. A stream remembers whether its key may have
- * changed since its source (`repartitionRequired`): grouping such a stream goes through a
- * repartition topic, so that each key is aggregated by the one task that owns it.
+ * `KStream`: an unbounded stream of keyed records, and its operators (joins included). Every
+ * operator adds a node to the builder's graph and returns a new stream. A stream remembers
+ * whether its key may have changed since its source (`repartitionRequired`): grouping or joining
+ * such a stream goes through a repartition topic, so that each key is processed by the one task
+ * that owns it.
  */
 import { TopologyError } from "../errors";
 import type { ProcessorSupplier } from "../processor";
@@ -11,10 +12,18 @@ import { serdeOrDefault, type Serde } from "../serdes";
 import type { GraphNode, StreamPartitioner, TopologyGraph } from "../topology/graph";
 import { BranchedKStream } from "./branched-kstream";
 import { KGroupedStream } from "./kgrouped-stream";
-import type { Grouped, Produced } from "./options";
+import type { KTable } from "./ktable";
+import type { Grouped, Joined, Produced, StreamJoined } from "./options";
 import { erase, passThrough, processorOf, type RecordHandler } from "./processors";
+import { streamStreamJoin } from "./stream-stream-join";
+import { streamTableJoin } from "./stream-table-join";
+import { JoinWindows } from "./windows";
 
 export type Predicate<K, V> = (key: K, value: V) => boolean;
+
+/** What the implementations of `join` and `leftJoin` accept; their overloads give the real types. */
+type JoinTarget<K> = KTable<K, unknown, null> | KTable<K, unknown> | KStream<K, unknown>;
+type LooseJoiner = (value: never, other: never) => unknown;
 
 export class KStream<K, V> {
   /** Made by `StreamsBuilder` and by operators; not meant to be called directly. */
@@ -113,6 +122,27 @@ export class KStream<K, V> {
     return new KStream<KOut, VOut>(this.graph, node, undefined, undefined, true);
   }
 
+  /** Joins each record with the table's row of its key; records without a row produce nothing. */
+  join<VT, VR, T extends null>(table: KTable<K, VT, T>, joiner: (value: V, row: VT) => VR, joined?: Joined<K, V>): KStream<K, VR>;
+  /** Joins records of both streams with the same key whose timestamps differ by at most the windows' time difference. */
+  join<VO, VR>(other: KStream<K, VO>, joiner: (value: V, otherValue: VO) => VR, windows: JoinWindows, joined?: StreamJoined<K, V, VO>): KStream<K, VR>;
+  join(other: JoinTarget<K>, joiner: LooseJoiner, third?: JoinWindows | Joined<K, V>, joined?: StreamJoined<K, V, unknown>): KStream<K, unknown> {
+    return this.joinWith("inner", other, joiner, third, joined);
+  }
+
+  /** Joins each record with the table's row of its key, or null. */
+  leftJoin<VT, VR, T extends null>(table: KTable<K, VT, T>, joiner: (value: V, row: VT | null) => VR, joined?: Joined<K, V>): KStream<K, VR>;
+  /** Like `join`, and each record that found no partner in time is joined with null once it no longer can. */
+  leftJoin<VO, VR>(other: KStream<K, VO>, joiner: (value: V, otherValue: VO | null) => VR, windows: JoinWindows, joined?: StreamJoined<K, V, VO>): KStream<K, VR>;
+  leftJoin(other: JoinTarget<K>, joiner: LooseJoiner, third?: JoinWindows | Joined<K, V>, joined?: StreamJoined<K, V, unknown>): KStream<K, unknown> {
+    return this.joinWith("left", other, joiner, third, joined);
+  }
+
+  /** Like `leftJoin`, for the records of both streams. */
+  outerJoin<VO, VR>(other: KStream<K, VO>, joiner: (value: V | null, otherValue: VO | null) => VR, windows: JoinWindows, joined?: StreamJoined<K, V, VO>): KStream<K, VR> {
+    return streamStreamJoin("outer", this, other, joiner, windows, joined ?? {});
+  }
+
   /** Groups by the current key, for an aggregation. */
   groupByKey(grouped: Grouped<K, V> = {}): KGroupedStream<K, V> {
     return new KGroupedStream(this, grouped.key ?? this.keySerde, grouped.value ?? this.valueSerde, grouped.name);
@@ -121,6 +151,14 @@ export class KStream<K, V> {
   /** Groups by a key computed from each record; always repartitions. */
   groupBy<KOut>(selector: (key: K, value: V) => KOut, grouped: Grouped<KOut, V> = {}): KGroupedStream<KOut, V> {
     return this.selectKey(selector).groupByKey(grouped);
+  }
+
+  private joinWith(kind: "inner" | "left", other: JoinTarget<K>, joiner: LooseJoiner, third?: JoinWindows | Joined<K, V>, joined?: StreamJoined<K, V, unknown>): KStream<K, unknown> {
+    if (other instanceof KStream) {
+      if (!(third instanceof JoinWindows)) throw new TopologyError("a stream-stream join needs JoinWindows");
+      return streamStreamJoin<K, V, unknown, unknown>(kind, this, other, joiner as (value: V | null, other: unknown) => unknown, third, joined ?? {});
+    }
+    return streamTableJoin<K, V, unknown, unknown, null>(kind, this, other as KTable<K, unknown, null>, joiner as (value: V, row: unknown) => unknown, (third ?? {}) as Joined<K, V>);
   }
 
   private sameKey<VOut>(prefix: string, valueSerde: Serde<VOut> | undefined, body: RecordHandler<K, V, K, VOut>): KStream<K, VOut> {

@@ -3,11 +3,24 @@
  * a null value is a tombstone (the key was deleted). Tables from aggregations and topics hold no
  * tombstones; `filter` makes them (a row that no longer passes is deleted downstream), which the
  * `Tombstone` type parameter records so that `toStream()` is typed `V | null` only then.
+ * A windowed table (from a windowed aggregation) also knows when each window is final, which is
+ * what `suppress(Suppressed.untilWindowCloses())` needs.
  */
+import { TopologyError } from "../errors";
 import { serdeOrDefault, type Serde } from "../serdes";
 import type { GraphNode, TopologyGraph } from "../topology/graph";
+import type { Window } from "../windowed";
 import { KStream, type Predicate } from "./kstream";
+import type { Materialized } from "./materialized";
 import { erase, passThrough, processorOf, type RecordHandler } from "./processors";
+import { suppressProcessor, type Suppressed } from "./suppress";
+import { tableTableJoin, type TableJoinKind } from "./table-table-join";
+
+/** What a windowed table knows of its windows: when each is final, and the serde of the key inside `Windowed`. */
+export interface Windowing {
+  readonly closeTime: (window: Window) => number;
+  readonly innerKeySerde: Serde<unknown>;
+}
 
 export class KTable<K, V, Tombstone extends null = never> {
   /** Made by `StreamsBuilder.table` and aggregations; not meant to be called directly. */
@@ -18,6 +31,8 @@ export class KTable<K, V, Tombstone extends null = never> {
     readonly valueSerde: Serde<V> | undefined,
     /** The store holding this table, when it is materialized (aggregations always are). */
     readonly queryableStoreName: string | undefined,
+    /** Set for tables keyed by `Windowed<…>` from windowed aggregations. */
+    readonly windowing?: Windowing,
   ) {}
 
   /** A new value for every row; tombstones stay tombstones. */
@@ -45,12 +60,68 @@ export class KTable<K, V, Tombstone extends null = never> {
     return new KStream<K, V | Tombstone>(this.graph, node, this.keySerde, serdeOrDefault(this.valueSerde) as Serde<V | Tombstone>, false);
   }
 
+  /**
+   * Holds back a windowed table's updates and emits each window's final value once stream time
+   * passes its close time (end + grace), in a change-logged buffer store. Windowed tables only.
+   */
+  suppress(suppressed: Suppressed): KTable<K, V, Tombstone> {
+    if (!this.windowing) throw new TopologyError("suppress(Suppressed.untilWindowCloses()) needs a windowed table, from windowedBy(...) and an aggregation");
+    const storeName = suppressed.name ?? this.graph.newName("KTABLE-SUPPRESS-STATE-STORE");
+    const valueSerde = serdeOrDefault(this.valueSerde) as Serde<unknown>;
+    this.graph.addStore({ name: storeName, kind: "buffer", keySerde: this.windowing.innerKeySerde, valueSerde });
+    const supplier = suppressProcessor(storeName, this.windowing.closeTime);
+    const node = this.graph.addProcessor("KTABLE-SUPPRESS", { parents: [this.node], supplier, stores: [storeName] });
+    return new KTable<K, V, Tombstone>(this.graph, node, this.keySerde, this.valueSerde, undefined, this.windowing);
+  }
+
+  /** Rows of both tables with the same key, joined; a row missing on either side has no result. */
+  join<VO, VR, T extends null>(other: KTable<K, VO, T>, joiner: (value: V, other: VO) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null> {
+    return this.tableJoin("inner", other, joiner as (value: V | null, other: VO | null) => VR, materialized);
+  }
+
+  /** Every row of this table, joined with the other's row of the same key or null. */
+  leftJoin<VO, VR, T extends null>(other: KTable<K, VO, T>, joiner: (value: V, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null> {
+    return this.tableJoin("left", other, joiner as (value: V | null, other: VO | null) => VR, materialized);
+  }
+
+  /** Every row of either table, joined with the other's row of the same key or null. */
+  outerJoin<VO, VR, T extends null>(other: KTable<K, VO, T>, joiner: (value: V | null, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null> {
+    return this.tableJoin("outer", other, joiner, materialized);
+  }
+
+  /**
+   * The node whose output reflects a store holding this table, and the store: the table's own,
+   * or else a new one written by a node added after this one (joins read tables from stores).
+   */
+  materialize(storeName?: string): { readonly node: GraphNode; readonly storeName: string } {
+    if (this.queryableStoreName !== undefined && storeName === undefined) return { node: this.node, storeName: this.queryableStoreName };
+    const name = storeName ?? this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE");
+    this.graph.addStore({ name, keySerde: serdeOrDefault(this.keySerde) as Serde<unknown>, valueSerde: serdeOrDefault(this.valueSerde) as Serde<unknown> });
+    const supplier = processorOf<K, V | null, K, V | null>((record, context) => {
+      const store = context.getStateStore<K, V>(name);
+      if (record.value === null) store.delete(record.key);
+      else store.put(record.key, record.value);
+      context.forward(record);
+    });
+    const node = this.graph.addProcessor("KTABLE-MATERIALIZE", { parents: [this.node], supplier: erase(supplier), stores: [name] });
+    return { node, storeName: name };
+  }
+
+  private tableJoin<VO, VR, T extends null>(kind: TableJoinKind, other: KTable<K, VO, T>, joiner: (value: V | null, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null> {
+    if (other.graph !== this.graph) throw new TopologyError("cannot join tables of different StreamsBuilders");
+    const node = tableTableJoin(kind, this.graph, this.materialize(), other.materialize(), joiner);
+    const joined = new KTable<K, VR, null>(this.graph, node, this.keySerde, materialized?.valueSerde, undefined);
+    if (!materialized) return joined;
+    const { node: stored, storeName } = joined.materialize(materialized.storeName ?? this.graph.newName("KTABLE-JOIN-STATE-STORE"));
+    return new KTable<K, VR, null>(this.graph, stored, this.keySerde, materialized.valueSerde, storeName);
+  }
+
   private derive<VOut, TOut extends null>(
     prefix: string,
     valueSerde: Serde<VOut> | undefined,
     body: RecordHandler<K, V | Tombstone, K, VOut | TOut>,
   ): KTable<K, VOut, TOut> {
     const node = this.graph.addProcessor(prefix, { parents: [this.node], supplier: erase(processorOf(body)), stores: [] });
-    return new KTable<K, VOut, TOut>(this.graph, node, this.keySerde, valueSerde, undefined);
+    return new KTable<K, VOut, TOut>(this.graph, node, this.keySerde, valueSerde, undefined, this.windowing);
   }
 }

@@ -1,16 +1,34 @@
 /**
  * Options of DSL operators, named as in Kafka Streams: how a source reads (`Consumed`), how a sink
- * writes (`Produced`) and how a grouping repartitions (`Grouped`). Serdes left out default to the
+ * writes (`Produced`), how a grouping repartitions (`Grouped`) and how a join names its topics
+ * and stores (`Joined`). Serdes left out default to the
  * serde the stream already knows for that key or value, else JSON.
  */
 import type { Serde } from "../serdes";
 import type { StreamPartitioner } from "../topology/graph";
+import type { TimestampExtractor } from "../topology/topology";
 
-export type { StreamPartitioner };
+export type { StreamPartitioner, TimestampExtractor };
 
 export interface Consumed<K, V> {
   readonly key?: Serde<K>;
   readonly value?: Serde<V>;
+  /**
+   * The record's event time, from the deserialized record (default: its timestamp). It is the
+   * time windows, joins, suppression and stream-time punctuation go by.
+   */
+  readonly timestampExtractor?: TimestampExtractor<K, V>;
+}
+
+/** Options of joins: serdes of the stream's records and the base name of any topic or store the join needs. */
+export interface Joined<K, V> {
+  readonly key?: Serde<K>;
+  readonly value?: Serde<V>;
+  /**
+   * Base name of the repartition topic of a side whose key may have changed, and of the join's
+   * buffer stores (stream-stream); default the join node's generated name.
+   */
+  readonly name?: string;
 }
 
 export interface Produced<K, V> {
@@ -25,4 +43,9 @@ export interface Grouped<K, V> {
   readonly value?: Serde<V>;
   /** Base name of the repartition topic, if one is needed; default the aggregation's store name. */
   readonly name?: string;
+}
+
+/** Options of stream-stream joins: `Joined`, plus the serde of the other stream's values. */
+export interface StreamJoined<K, V, VO> extends Joined<K, V> {
+  readonly otherValue?: Serde<VO>;
 }

@@ -2,9 +2,15 @@
  * The processors behind DSL operators. Each is a function of the record and its context, so an
  * operator is a line of code; the context is only available once the task has called `init`.
  */
-import type { ProcessorContext, ProcessorSupplier } from "../processor";
+import { internal, type ProcessorContext, type ProcessorSupplier } from "../processor";
 import type { StreamRecord } from "../record";
+import type { Serde } from "../serdes";
+import { SessionStoreView } from "../state/session-store";
+import { WindowStoreView } from "../state/window-store";
 import type { AnySupplier } from "../topology/graph";
+
+/** One step of an aggregation: the new aggregate of a key from its current one (undefined at first) and a value. */
+export type Aggregation<K, V, VA> = (key: K, value: V, current: VA | undefined) => VA;
 
 /** What a DSL operator does with one record. */
 export type RecordHandler<KIn, VIn, KOut, VOut> = (record: StreamRecord<KIn, VIn>, context: ProcessorContext<KOut, VOut>) => void;
@@ -37,7 +43,7 @@ export function erase<KIn, VIn, KOut, VOut>(supplier: ProcessorSupplier<KIn, VIn
  * Folds each record into the stored aggregate of its key and forwards the new aggregate.
  * Records with a null key or value are dropped, as Kafka Streams drops them: they belong to no group.
  */
-export function aggregateProcessor<K, V, VA>(storeName: string, step: (key: K, value: V, current: VA | undefined) => VA): AnySupplier {
+export function aggregateProcessor<K, V, VA>(storeName: string, step: Aggregation<K, V, VA>): AnySupplier {
   return erase(
     processorOf<K, V, K, VA>((record, context) => {
       if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in an aggregation`);
@@ -47,4 +53,16 @@ export function aggregateProcessor<K, V, VA>(storeName: string, step: (key: K, v
       context.forward({ ...record, value: next });
     }),
   );
+}
+
+/** The window store of that name, typed with its definition's serdes. */
+export function windowStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string): WindowStoreView<K, V> {
+  const handle = internal(context).storeHandle(name);
+  return new WindowStoreView(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
+}
+
+/** The session store of that name, typed with its definition's serdes. */
+export function sessionStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string): SessionStoreView<K, V> {
+  const handle = internal(context).storeHandle(name);
+  return new SessionStoreView(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
 }

@@ -5,7 +5,7 @@
 import { serdeOrDefault, type Serde } from "../serdes";
 import { buildTopology, type BuildOptions } from "../topology/build";
 import { TopologyGraph } from "../topology/graph";
-import type { Topology } from "../topology/topology";
+import type { TimestampExtractor, Topology } from "../topology/topology";
 import { KStream } from "./kstream";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
@@ -19,11 +19,13 @@ export class StreamsBuilder {
   stream<K, V>(topics: string | readonly string[], consumed: Consumed<K, V> = {}): KStream<K, V> {
     const keySerde = serdeOrDefault(consumed.key);
     const valueSerde = serdeOrDefault(consumed.value);
+    const { timestampExtractor } = consumed;
     const node = this.graph.addSource("KSTREAM-SOURCE", {
       topics: typeof topics === "string" ? [topics] : [...topics],
       repartition: false,
       keySerde: keySerde as Serde<unknown>,
       valueSerde: valueSerde as Serde<unknown>,
+      ...(timestampExtractor ? { timestampExtractor: timestampExtractor as TimestampExtractor<unknown, unknown> } : {}),
     });
     return new KStream<K, V>(this.graph, node, keySerde, valueSerde, false);
   }
@@ -53,6 +55,21 @@ export class StreamsBuilder {
   /** Declares a key-value store for processors of the Processor API (`KStream.process`). */
   addStateStore<K, V>(name: string, serdes: { key?: Serde<K>; value?: Serde<V> } = {}): this {
     this.graph.addStore({ name, keySerde: serdeOrDefault(serdes.key) as Serde<unknown>, valueSerde: serdeOrDefault(serdes.value) as Serde<unknown> });
+    return this;
+  }
+
+  /**
+   * Declares a window store for processors of the Processor API (`ProcessorContext.getWindowStore`).
+   * Nothing expires by itself: the processor deletes what it no longer needs.
+   */
+  addWindowStore<K, V>(name: string, serdes: { key?: Serde<K>; value?: Serde<V> } = {}): this {
+    this.graph.addStore({ name, kind: "window", keySerde: serdeOrDefault(serdes.key) as Serde<unknown>, valueSerde: serdeOrDefault(serdes.value) as Serde<unknown> });
+    return this;
+  }
+
+  /** Declares a session store for processors of the Processor API (`ProcessorContext.getSessionStore`). */
+  addSessionStore<K, V>(name: string, serdes: { key?: Serde<K>; value?: Serde<V> } = {}): this {
+    this.graph.addStore({ name, kind: "session", keySerde: serdeOrDefault(serdes.key) as Serde<unknown>, valueSerde: serdeOrDefault(serdes.value) as Serde<unknown> });
     return this;
   }
 

@@ -16,6 +16,8 @@ export const DEAD_LETTER_HEADERS = {
   topic: "edge-streams.dlq.topic",
   partition: "edge-streams.dlq.partition",
   offset: "edge-streams.dlq.offset",
+  /** The processor or sink that failed (processing and production errors only). */
+  node: "edge-streams.dlq.node",
 } as const;
 
 function decode(serde: Serde<unknown>, text: string, what: "key" | "value", origin: RecordOrigin): unknown {

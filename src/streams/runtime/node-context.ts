@@ -1,21 +1,39 @@
 /**
- * The `ProcessorContext` of one processor node in one task: forwards to the node's children and
- * hands out only the stores the node was connected to, so a missing connection fails loudly.
+ * The `ProcessorContext` of one processor node in one task: forwards to the node's children,
+ * hands out only the stores the node was connected to (so a missing connection fails loudly),
+ * each through the view of its kind, and schedules punctuators whose errors are processing errors
+ * of this node.
  */
-import type { ProcessorContext } from "../processor";
+import type { InternalProcessorContext, StoreHandle } from "../processor";
 import type { RecordMetadata, StreamRecord } from "../record";
 import type { KeyValueStore } from "../state/key-value-store";
+import { SessionStoreView, type SessionStore } from "../state/session-store";
+import { TypedKeyValueStore } from "../state/typed-store";
+import { WindowStoreView, type WindowStore } from "../state/window-store";
+import type { StoreKind } from "../topology/graph";
+import type { ErrorHandling } from "./error-handling";
+import type { Cancellable, Punctuator, PunctuationType } from "./punctuation";
 import type { TaskState } from "./task-state";
 
 /** Where a node sends the records it forwards. */
 export type RecordReceiver = (record: StreamRecord<unknown, unknown>) => void;
 
-export class NodeContext implements ProcessorContext<unknown, unknown> {
+/** What a node context needs from its task besides the shared state. */
+export interface TaskServices {
+  readonly errors: ErrorHandling;
+  /** Wall-clock time. */
+  readonly clock: () => number;
+}
+
+export class NodeContext implements InternalProcessorContext<unknown, unknown> {
+  private readonly views = new Map<string, unknown>();
+
   constructor(
     private readonly task: TaskState,
+    private readonly services: TaskServices,
     private readonly nodeName: string,
     private readonly children: ReadonlyMap<string, RecordReceiver>,
-    private readonly stores: ReadonlyMap<string, KeyValueStore<unknown, unknown>>,
+    private readonly stores: ReadonlyMap<string, StoreHandle>,
   ) {}
 
   get applicationId(): string {
@@ -41,9 +59,21 @@ export class NodeContext implements ProcessorContext<unknown, unknown> {
   }
 
   getStateStore<K, V>(name: string): KeyValueStore<K, V> {
-    const store = this.stores.get(name);
-    if (!store) throw new Error(`${this.nodeName} is not connected to store ${JSON.stringify(name)}: name it in process(supplier, ...storeNames)`);
-    return store as KeyValueStore<K, V>;
+    return this.view(name, "key-value", (h) => new TypedKeyValueStore(name, h.raw, h.keySerde, h.valueSerde)) as KeyValueStore<K, V>;
+  }
+
+  getWindowStore<K, V>(name: string): WindowStore<K, V> {
+    return this.view(name, "window", (h) => new WindowStoreView(name, h.raw, h.keySerde, h.valueSerde)) as WindowStore<K, V>;
+  }
+
+  getSessionStore<K, V>(name: string): SessionStore<K, V> {
+    return this.view(name, "session", (h) => new SessionStoreView(name, h.raw, h.keySerde, h.valueSerde)) as SessionStore<K, V>;
+  }
+
+  storeHandle(name: string): StoreHandle {
+    const handle = this.stores.get(name);
+    if (!handle) throw new Error(`${this.nodeName} is not connected to store ${JSON.stringify(name)}: name it in process(supplier, ...storeNames)`);
+    return handle;
   }
 
   recordMetadata(): RecordMetadata | undefined {
@@ -54,7 +84,27 @@ export class NodeContext implements ProcessorContext<unknown, unknown> {
     this.task.metrics.droppedRecords++;
   }
 
+  dropLateRecord(): void {
+    this.task.eventMetrics.lateRecordsDropped++;
+  }
+
   currentStreamTimeMs(): number {
     return this.task.streamTimeMs;
+  }
+
+  schedule(intervalMs: number, type: PunctuationType, punctuator: Punctuator): Cancellable {
+    const now = type === "stream-time" ? this.task.streamTimeMs : this.services.clock();
+    return this.task.punctuation.add(type, intervalMs, now, (timestamp) => {
+      this.task.eventMetrics.punctuations++;
+      this.services.errors.processing(this.nodeName, () => punctuator(timestamp));
+    });
+  }
+
+  private view(name: string, kind: StoreKind, open: (handle: StoreHandle) => unknown): unknown {
+    const handle = this.storeHandle(name);
+    if (handle.kind !== kind) throw new Error(`store ${JSON.stringify(name)} is a ${handle.kind} store, not a ${kind} store`);
+    let view = this.views.get(name);
+    if (view === undefined) this.views.set(name, (view = open(handle)));
+    return view;
   }
 }

@@ -1,19 +1,21 @@
 /**
  * The synchronous processing runtime of one task: takes serialized input records of its
  * partition, runs them through its subtopology, writes its stores (change-logged) and sends
- * output records to the collector. No promises anywhere, so a Durable Object can run `process`
- * inside `transactionSync` together with its checkpoint and input position.
+ * output records to the collector; runs punctuators by stream time after each record and by
+ * wall-clock time when asked. No promises anywhere, so a Durable Object can run `process` and
+ * `punctuate` inside `transactionSync` together with its checkpoint and input position.
  */
 import { DeserializationError } from "../errors";
-import type { KeyValueStore } from "../state/key-value-store";
-import { TypedKeyValueStore } from "../state/typed-store";
+import type { StoreHandle } from "../processor";
+import type { StreamRecord } from "../record";
 import { parseTaskId } from "../topology/task-id";
-import type { Topology } from "../topology/topology";
+import type { Topology, TopologySource } from "../topology/topology";
 import { ChangeLoggingKeyValueStore, type WriteContext } from "./change-logging-store";
 import { deserializeInput, handleDeserializationError } from "./deserialization";
+import { ErrorHandling } from "./error-handling";
 import { positionHeader } from "./position-header";
 import { TaskState } from "./task-state";
-import type { InputRecord, TaskMetrics, TaskProcessor, TaskProcessorDeps } from "./types";
+import type { InputRecord, TaskEventMetrics, TaskMetrics, TaskProcessor, TaskProcessorDeps } from "./types";
 import { wireSubtopology, type WiredSubtopology } from "./wiring";
 
 /** Instantiates the task `<subtopology>_<partition>` of a topology and initializes its processors. */
@@ -26,17 +28,24 @@ export function createTaskProcessor(topology: Topology, taskId: string, deps: Ta
   const { partition } = coordinates;
   const task = new TaskState(topology.applicationId, taskId, partition, deps.initialStreamTimeMs ?? -1);
   const clock = deps.clock ?? Date.now;
-  const writeContext: WriteContext = () =>
-    task.current ? { timestamp: task.current.timestamp, headers: [positionHeader(task.current.position)] } : { timestamp: clock(), headers: [] };
+  // Writes made while processing a record name its position (I5); others (init, wall-clock punctuation) name none.
+  const writeContext: WriteContext = () => {
+    const current = task.current;
+    if (!current) return { timestamp: clock(), headers: [] };
+    return { timestamp: current.timestamp, headers: current.position ? [positionHeader(current.position)] : [] };
+  };
 
-  const stores = new Map<string, KeyValueStore<unknown, unknown>>();
+  // Every store kind is a raw key-value store underneath: one change-logging wrapper serves them all.
+  const stores = new Map<string, StoreHandle>();
   for (const store of subtopology.stores) {
-    const logged = new ChangeLoggingKeyValueStore(deps.stores.keyValue(store.name), store.changelogTopic, partition, deps.collector, writeContext);
-    stores.set(store.name, new TypedKeyValueStore(store.name, logged, store.keySerde, store.valueSerde));
+    const raw = new ChangeLoggingKeyValueStore(deps.stores.keyValue(store.name), store.changelogTopic, partition, deps.collector, writeContext);
+    stores.set(store.name, { kind: store.kind, raw, keySerde: store.keySerde, valueSerde: store.valueSerde });
   }
-  const wired = wireSubtopology(subtopology, task, stores, deps.collector);
+  const { processing, production } = topology.errorHandlers;
+  const errors = new ErrorHandling(task, deps.collector, processing, production);
+  const wired = wireSubtopology(subtopology, task, { errors, clock }, stores, deps.collector);
   for (const { processor, context } of wired.processors) processor.init?.(context);
-  return new SubtopologyTask(topology, subtopology.id, task, wired, deps);
+  return new SubtopologyTask(topology, subtopology.id, task, wired, errors, deps);
 }
 
 class SubtopologyTask implements TaskProcessor {
@@ -47,6 +56,7 @@ class SubtopologyTask implements TaskProcessor {
     readonly subtopology: number,
     private readonly task: TaskState,
     private readonly wired: WiredSubtopology,
+    private readonly errors: ErrorHandling,
     private readonly deps: TaskProcessorDeps,
   ) {}
 
@@ -66,12 +76,16 @@ class SubtopologyTask implements TaskProcessor {
     return { ...this.task.metrics };
   }
 
+  get eventMetrics(): TaskEventMetrics {
+    return { ...this.task.eventMetrics };
+  }
+
   get streamTimeMs(): number {
     return this.task.streamTimeMs;
   }
 
   process(input: InputRecord): void {
-    if (this.closed) throw new Error(`task ${this.taskId} is closed`);
+    this.checkOpen();
     const source = this.wired.sources.get(input.topic);
     if (!source || input.partition !== this.partition) {
       throw new Error(`task ${this.taskId} reads partition ${this.partition} of ${this.sourceTopics.join(", ")}, not ${input.topic}/${input.partition}`);
@@ -84,14 +98,35 @@ class SubtopologyTask implements TaskProcessor {
       // Undecodable records do not advance stream time: their timestamp is not trusted either.
       return handleDeserializationError(this.topology.deserializationHandler, error, input, this.deps.collector, this.task);
     }
-    this.task.advanceStreamTime(input.timestamp);
-    this.task.current = { position: { topic: input.topic, partition: input.partition, offset: input.offset }, timestamp: input.timestamp };
+    const position = { topic: input.topic, partition: input.partition, offset: input.offset };
+    this.task.current = { position, input, timestamp: input.timestamp };
     try {
-      source.receive(record);
+      const timestamp = this.errors.processing(source.node.name, () => extractTimestamp(source.node, record));
+      // An invalid timestamp was handled (skipped or dead-lettered): the record goes no further.
+      if (timestamp === undefined) return;
+      this.task.advanceStreamTime(timestamp);
+      this.task.current = { position, input, timestamp };
+      source.receive({ ...record, timestamp });
+      // Kafka punctuates by stream time after the record; its writes still name this record's position.
+      this.task.punctuation.fire("stream-time", this.task.streamTimeMs);
     } finally {
       this.task.current = undefined;
     }
     this.task.metrics.processedRecords++;
+  }
+
+  punctuate(nowMs: number): void {
+    this.checkOpen();
+    this.task.current = { timestamp: nowMs };
+    try {
+      this.task.punctuation.fire("wall-clock", nowMs);
+    } finally {
+      this.task.current = undefined;
+    }
+  }
+
+  nextWallClockPunctuationMs(): number | undefined {
+    return this.task.punctuation.next("wall-clock");
   }
 
   close(): void {
@@ -99,4 +134,17 @@ class SubtopologyTask implements TaskProcessor {
     this.closed = true;
     for (const { processor } of this.wired.processors) processor.close?.();
   }
+
+  private checkOpen(): void {
+    if (this.closed) throw new Error(`task ${this.taskId} is closed`);
+  }
+}
+
+/** The record's time by the source's extractor (default: the input timestamp); throws if it is not a valid time. */
+function extractTimestamp(source: TopologySource, record: StreamRecord<unknown, unknown>): number {
+  const timestamp = source.timestampExtractor ? source.timestampExtractor(record) : record.timestamp;
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
+    throw new RangeError(`invalid timestamp ${String(timestamp)}: a record's time is a non-negative integer of milliseconds`);
+  }
+  return timestamp;
 }

@@ -1,21 +1,35 @@
 /**
- * The mutable state of one task processor that its nodes share: the input record being processed,
- * stream time and the metrics.
+ * The mutable state of one task processor that its nodes share: the input record being processed
+ * (or the punctuation running), stream time, punctuation schedules and the metrics.
  */
 import type { RecordMetadata } from "../record";
-import type { TaskMetrics } from "./types";
+import { PunctuationSchedules } from "./punctuation";
+import type { InputRecord, TaskEventMetrics, TaskMetrics } from "./types";
 
 type Mutable<T> = { -readonly [P in keyof T]: T[P] };
 
-/** The input record being processed: its position and timestamp. */
+/**
+ * What the task is doing: processing an input record (its position, the raw record and its
+ * timestamp, maybe extracted) or running a wall-clock punctuation (a timestamp only).
+ */
 export interface CurrentInput {
-  readonly position: RecordMetadata;
+  readonly position?: RecordMetadata;
+  readonly input?: InputRecord;
   readonly timestamp: number;
 }
 
 export class TaskState {
   current: CurrentInput | undefined = undefined;
   readonly metrics: Mutable<TaskMetrics> = { processedRecords: 0, skippedRecords: 0, deadLetteredRecords: 0, droppedRecords: 0 };
+  readonly eventMetrics: Mutable<TaskEventMetrics> = {
+    lateRecordsDropped: 0,
+    processingErrorsContinued: 0,
+    processingErrorsDeadLettered: 0,
+    productionErrorsContinued: 0,
+    productionErrorsDeadLettered: 0,
+    punctuations: 0,
+  };
+  readonly punctuation = new PunctuationSchedules();
 
   constructor(
     readonly applicationId: string,

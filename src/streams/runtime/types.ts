@@ -40,7 +40,7 @@ export interface TaskProcessorDeps {
   readonly collector: RecordSink;
   /** Stream time to resume from (the largest timestamp processed before); default -1, none yet. */
   readonly initialStreamTimeMs?: number;
-  /** Timestamp for store writes made outside `process` (in `init`); default `Date.now`. */
+  /** Wall-clock time: for store writes made outside `process` (in `init`) and wall-clock schedules; default `Date.now`. */
   readonly clock?: () => number;
 }
 
@@ -56,6 +56,29 @@ export interface TaskMetrics {
   readonly droppedRecords: number;
 }
 
+/**
+ * Counters added with windows, punctuation and error handlers. They are kept apart from
+ * `TaskMetrics` so that its shape, which its consumers compare whole, stays as it was.
+ */
+export interface TaskEventMetrics {
+  /**
+   * Records that came after a window they belong to had closed (stream time past its end + grace)
+   * and were dropped from it: by windowed aggregations (once per record, even if a hopping window
+   * still took it) and stream-stream joins.
+   */
+  readonly lateRecordsDropped: number;
+  /** Processing errors (`onProcessingError: "continue"`) after which processing went on. */
+  readonly processingErrorsContinued: number;
+  /** Processing errors whose input record went to the dead letter topic. */
+  readonly processingErrorsDeadLettered: number;
+  /** Output records that could not be produced and were dropped (`onProductionError: "continue"`). */
+  readonly productionErrorsContinued: number;
+  /** Output records that could not be produced; their input record went to the dead letter topic. */
+  readonly productionErrorsDeadLettered: number;
+  /** Punctuator calls, stream-time and wall-clock. */
+  readonly punctuations: number;
+}
+
 export interface TaskProcessor {
   readonly taskId: string;
   readonly subtopology: number;
@@ -63,6 +86,7 @@ export interface TaskProcessor {
   /** The topics whose partition `partition` this task reads. */
   readonly sourceTopics: readonly string[];
   readonly metrics: TaskMetrics;
+  readonly eventMetrics: TaskEventMetrics;
   /** The largest timestamp of the input records processed; -1 before the first. */
   readonly streamTimeMs: number;
   /**
@@ -72,6 +96,16 @@ export interface TaskProcessor {
    * collector's buffer.
    */
   process(record: InputRecord): void;
+  /**
+   * Runs the wall-clock punctuators due at `nowMs`. Like `process`, its store writes and output
+   * records are done when it returns, and the caller runs it in a storage transaction.
+   */
+  punctuate(nowMs: number): void;
+  /**
+   * When the earliest wall-clock punctuator is due, undefined when none is scheduled: the time to
+   * arm the task's one alarm for (it may change after `process` and `punctuate`).
+   */
+  nextWallClockPunctuationMs(): number | undefined;
   /** Closes the processors; the task processor cannot be used afterwards. */
   close(): void;
 }

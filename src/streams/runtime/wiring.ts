@@ -1,15 +1,16 @@
 /**
  * Instantiates a subtopology for one task: a fresh processor per processor node, each with its
  * context, and sinks that serialize and hand records to the collector. Nodes are wired children
- * first, which the creation order allows: a node always comes after its parents.
+ * first, which the creation order allows: a node always comes after its parents. Every processor
+ * runs under the processing error handler and every sink's serialization under the production
+ * error handler (see `ErrorHandling`).
  */
-import type { Processor } from "../processor";
+import type { Processor, StoreHandle } from "../processor";
 import type { StreamRecord } from "../record";
-import type { KeyValueStore } from "../state/key-value-store";
 import type { Subtopology, TopologySink, TopologySource } from "../topology/topology";
-import { NodeContext, type RecordReceiver } from "./node-context";
+import { NodeContext, type RecordReceiver, type TaskServices } from "./node-context";
 import type { TaskState } from "./task-state";
-import type { RecordSink } from "./types";
+import type { OutgoingRecord, RecordSink } from "./types";
 
 type AnyProcessor = Processor<unknown, unknown, unknown, unknown>;
 
@@ -29,23 +30,28 @@ export interface WiredSubtopology {
 export function wireSubtopology(
   subtopology: Subtopology,
   task: TaskState,
-  stores: ReadonlyMap<string, KeyValueStore<unknown, unknown>>,
+  services: TaskServices,
+  stores: ReadonlyMap<string, StoreHandle>,
   collector: RecordSink,
 ): WiredSubtopology {
   const receivers = new Map<string, RecordReceiver>();
   const sources = new Map<string, WiredSource>();
   const processors: { processor: AnyProcessor; context: NodeContext }[] = [];
   const childrenOf = (names: readonly string[]) => new Map(names.map((name) => [name, receivers.get(name)!]));
+  const { errors } = services;
 
   for (const node of [...subtopology.nodes].reverse()) {
     if (node.kind === "sink") {
-      receivers.set(node.name, (record) => collector.send(outgoing(node, record)));
+      receivers.set(node.name, (record) => {
+        const out = errors.production(node.name, () => outgoing(node, record));
+        if (out) collector.send(out);
+      });
     } else if (node.kind === "processor") {
       const connected = new Map(node.stores.map((name) => [name, stores.get(name)!]));
-      const context = new NodeContext(task, node.name, childrenOf(node.children), connected);
+      const context = new NodeContext(task, services, node.name, childrenOf(node.children), connected);
       const processor = node.supplier();
       processors.unshift({ processor, context });
-      receivers.set(node.name, (record) => processor.process(record));
+      receivers.set(node.name, (record) => errors.processing(node.name, () => processor.process(record)));
     } else {
       const children = [...childrenOf(node.children).values()];
       const receive: RecordReceiver = (record) => children.forEach((child) => child(record));
@@ -56,7 +62,7 @@ export function wireSubtopology(
 }
 
 /** The serialized record a sink sends; null keys and values stay null (a null value is a tombstone). */
-function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>) {
+function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>): OutgoingRecord {
   const partition = sink.partitioner?.(record.key, record.value, sink.partitions);
   if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0 && partition < sink.partitions)) {
     throw new RangeError(`${sink.name}: partitioner chose partition ${partition}, but ${sink.topic} has ${sink.partitions}`);

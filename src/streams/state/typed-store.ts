@@ -52,10 +52,15 @@ export class TypedKeyValueStore<K, V> implements KeyValueStore<K, V> {
   }
 
   private decode<T>(serde: Serde<T>, text: string, what: string): T {
-    try {
-      return serde.deserialize(text);
-    } catch (error) {
-      throw new DeserializationError(`store ${this.name}: cannot deserialize a stored ${what}: ${messageOf(error)}`, undefined, { cause: error });
-    }
+    return decodeStored(this.name, serde, text, what);
+  }
+}
+
+/** Deserializes text read from a store; failure is corrupt state, a `DeserializationError` naming the store. */
+export function decodeStored<T>(storeName: string, serde: Serde<T>, text: string, what: string): T {
+  try {
+    return serde.deserialize(text);
+  } catch (error) {
+    throw new DeserializationError(`store ${storeName}: cannot deserialize a stored ${what}: ${messageOf(error)}`, undefined, { cause: error });
   }
 }

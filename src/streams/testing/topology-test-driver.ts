@@ -4,15 +4,22 @@
  * the records of its source partitions until nothing is left. Records a task writes to a
  * repartition topic land on a partition of that topic (Kafka's default partitioner on the key)
  * and are processed by the task of the next subtopology that owns that partition, which is how
- * the real runtime must route them too.
+ * the real runtime must route them too. Wall-clock time is the driver's own (`advanceWallClockTime`
+ * runs the wall-clock punctuators), and `restoreTask` replays a task's changelogs into fresh
+ * stores and carries on with a new task processor, as the restore worker and a revived task do.
  */
 import { partitionForKey } from "../../log/partitioner";
 import type { Header } from "../record";
 import { InMemoryStoreBackend } from "../state/in-memory";
 import type { KeyValueStore } from "../state/key-value-store";
+import { MAX_TIME } from "../state/key-codec";
+import { SessionStoreView } from "../state/session-store";
 import { TypedKeyValueStore } from "../state/typed-store";
+import { WindowStoreView } from "../state/window-store";
+import type { Serde } from "../serdes";
 import { parseTaskId } from "../topology/task-id";
-import type { Topology } from "../topology/topology";
+import type { StoreDefinition, StoreKind, Topology } from "../topology/topology";
+import type { WindowedValue } from "../windowed";
 import { createTaskProcessor } from "../runtime/task-processor";
 import type { InputRecord, OutgoingRecord, TaskProcessor } from "../runtime/types";
 
@@ -36,16 +43,58 @@ export class TopologyTestDriver {
   readonly backends = new Map<string, InMemoryStoreBackend>();
   private readonly partitionCounts: Readonly<Record<string, number>>;
   private clock = 0;
+  private wallClock = 0;
 
   constructor(private readonly topology: Topology) {
     this.partitionCounts = topology.topics();
     for (const taskId of topology.taskIds()) {
-      const stores = new InMemoryStoreBackend();
-      const task = createTaskProcessor(topology, taskId, { stores, collector: { send: (r) => this.append(r) }, clock: () => this.clock });
-      this.backends.set(taskId, stores);
-      this.tasks.set(taskId, task);
+      const task = this.startTask(taskId, new InMemoryStoreBackend());
       this.positions.set(taskId, new Map(task.sourceTopics.map((t) => [t, 0])));
     }
+  }
+
+  /** The driver's wall-clock time: 0 at first, moved only by `advanceWallClockTime`. */
+  get wallClockTimeMs(): number {
+    return this.wallClock;
+  }
+
+  /** Moves wall-clock time forward, runs every task's due wall-clock punctuators and processes what follows. */
+  advanceWallClockTime(ms: number): void {
+    if (!(ms >= 0)) throw new RangeError(`wall-clock time only moves forward, got ${ms}`);
+    this.wallClock += ms;
+    for (const task of this.tasks.values()) task.punctuate(this.wallClock);
+    this.drain();
+  }
+
+  /**
+   * Replaces a task's stores by what replaying its changelogs (puts and tombstones, in order) into
+   * a fresh backend gives, and continues with a new task processor over them from the same input
+   * positions: what a wiped or moved task goes through. Returns the new backend.
+   */
+  restoreTask(taskId: string): InMemoryStoreBackend {
+    const old = this.tasks.get(taskId);
+    if (!old) throw new Error(`no task ${taskId}`);
+    old.close();
+    const restored = new InMemoryStoreBackend();
+    for (const store of this.topology.subtopology(old.subtopology)!.stores) {
+      const raw = restored.keyValue(store.name);
+      for (const record of this.records(store.changelogTopic, old.partition)) {
+        if (record.value === null) raw.delete(record.key!);
+        else raw.put(record.key!, record.value);
+      }
+    }
+    this.startTask(taskId, restored);
+    return restored;
+  }
+
+  /** A key's windows with a start in `[from, to]`, from the window store of whichever task holds them. */
+  windows<K, V>(storeName: string, key: K, from = 0, to = MAX_TIME): WindowedValue<V>[] {
+    return this.readStore(storeName, "window", (backend, definition) => new WindowStoreView<K, V>(storeName, backend.keyValue(storeName), definition.keySerde as Serde<K>, definition.valueSerde as Serde<V>).fetch(key, from, to));
+  }
+
+  /** A key's sessions, from the session store of whichever task holds them. */
+  sessions<K, V>(storeName: string, key: K): WindowedValue<V>[] {
+    return this.readStore(storeName, "session", (backend, definition) => new SessionStoreView<K, V>(storeName, backend.keyValue(storeName), definition.keySerde as Serde<K>, definition.valueSerde as Serde<V>).fetch(key));
   }
 
   /** Appends a serialized record to an input topic and processes everything that follows from it. */
@@ -77,6 +126,23 @@ export class TopologyTestDriver {
       if (value !== undefined) return value;
     }
     return undefined;
+  }
+
+  private startTask(taskId: string, stores: InMemoryStoreBackend): TaskProcessor {
+    const task = createTaskProcessor(this.topology, taskId, { stores, collector: { send: (r) => this.append(r) }, clock: () => this.wallClock });
+    this.backends.set(taskId, stores);
+    this.tasks.set(taskId, task);
+    return task;
+  }
+
+  private readStore<T>(storeName: string, kind: StoreKind, read: (backend: InMemoryStoreBackend, definition: StoreDefinition) => T[]): T[] {
+    const definition = this.topology.store(storeName);
+    if (!definition || definition.kind !== kind) throw new Error(`no ${kind} store ${storeName}`);
+    for (const backend of this.backends.values()) {
+      const found = read(backend, definition);
+      if (found.length > 0) return found;
+    }
+    return [];
   }
 
   private partitions(topic: string): number {

@@ -5,7 +5,7 @@
 import { TopologyError } from "../errors";
 import type { GraphNode, SinkNode, SourceNode, TopologyGraph } from "./graph";
 import { groupNodes } from "./grouping";
-import { Topology, type DeserializationHandler, type StoreDefinition, type Subtopology, type TopologyNode } from "./topology";
+import { Topology, type DeserializationHandler, type ErrorHandler, type ErrorHandlers, type StoreDefinition, type Subtopology, type TopologyNode, type UncaughtErrorPolicy } from "./topology";
 import { checkDeclaredTopics, checkName, checkStores, checkTopics } from "./validation";
 
 export interface BuildOptions {
@@ -15,6 +15,12 @@ export interface BuildOptions {
   readonly topics: Readonly<Record<string, number>>;
   /** Default `"fail"`. */
   readonly onDeserializationError?: DeserializationHandler;
+  /** When user code throws while processing; default `"fail"`. */
+  readonly onProcessingError?: ErrorHandler;
+  /** When an output record cannot be serialized or partitioned; default `"fail"`. */
+  readonly onProductionError?: ErrorHandler;
+  /** What the task's Durable Object does with an error escaping processing; default `"fail"`. */
+  readonly onUncaughtError?: UncaughtErrorPolicy;
 }
 
 export const changelogTopicName = (applicationId: string, store: string) => `${applicationId}-${store}-changelog`;
@@ -37,8 +43,15 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
     ...graph.stores.map((s) => changelogTopicName(applicationId, s.name)),
   ]);
   checkTopics(graph, topics, internal, realName);
-  if (typeof handler === "object" && topics[handler.deadLetterTopic] === undefined) {
-    throw new TopologyError(`unknown dead letter topic ${JSON.stringify(handler.deadLetterTopic)}: declare its partition count in build({ topics })`);
+  const errorHandlers: ErrorHandlers = {
+    processing: options.onProcessingError ?? "fail",
+    production: options.onProductionError ?? "fail",
+    uncaught: options.onUncaughtError ?? "fail",
+  };
+  for (const h of [handler, errorHandlers.processing, errorHandlers.production]) {
+    if (typeof h === "object" && topics[h.deadLetterTopic] === undefined) {
+      throw new TopologyError(`unknown dead letter topic ${JSON.stringify(h.deadLetterTopic)}: declare its partition count in build({ topics })`);
+    }
   }
 
   const groups = groupNodes(graph);
@@ -61,7 +74,7 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
       nodes: resolveNodes(nodes, realName, (sink) => (sink.repartition ? count : topics[sink.topic]!)),
     };
   });
-  return new Topology(applicationId, subtopologies, allTopics, handler);
+  return new Topology(applicationId, subtopologies, allTopics, handler, errorHandlers);
 }
 
 /**
@@ -113,7 +126,7 @@ function storeDefinitions(graph: TopologyGraph, nodes: readonly GraphNode[], app
   const used = unique(nodes.flatMap((n) => (n.kind === "processor" ? n.stores : [])));
   return used.map((name) => {
     const spec = graph.stores.find((s) => s.name === name)!;
-    return { name, kind: "key-value", changelogTopic: changelogTopicName(applicationId, name), keySerde: spec.keySerde, valueSerde: spec.valueSerde };
+    return { name, kind: spec.kind ?? "key-value", changelogTopic: changelogTopicName(applicationId, name), keySerde: spec.keySerde, valueSerde: spec.valueSerde };
   });
 }
 
@@ -127,8 +140,11 @@ function resolveNodes(
   return nodes.map((node): TopologyNode => {
     const links = { parents: node.parents.map((p) => p.name), children: children.get(node.name)! };
     switch (node.kind) {
-      case "source":
-        return { kind: "source", name: node.name, topics: node.topics.map((t) => realName(t, node.repartition)), keySerde: node.keySerde, valueSerde: node.valueSerde, ...links };
+      case "source": {
+        const { keySerde, valueSerde, timestampExtractor } = node;
+        const source = { kind: "source", name: node.name, topics: node.topics.map((t) => realName(t, node.repartition)), keySerde, valueSerde, ...links } as const;
+        return timestampExtractor ? { ...source, timestampExtractor } : source;
+      }
       case "processor":
         return { kind: "processor", name: node.name, supplier: node.supplier, stores: node.stores, ...links };
       case "sink": {

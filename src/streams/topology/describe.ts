@@ -22,7 +22,10 @@ export function describeTopology(topology: Topology): string {
   for (const sub of topology.subtopologies) {
     lines.push(`  Sub-topology: ${sub.id} (${sub.partitions} partitions, tasks ${sub.id}_0..${sub.id}_${sub.partitions - 1})`);
     for (const node of sub.nodes) lines.push(...describeNode(node));
-    for (const store of sub.stores) lines.push(`    Store: ${store.name} (changelog: ${store.changelogTopic})`);
+    for (const store of sub.stores) {
+      const kind = store.kind === "key-value" ? "" : `${store.kind}, `;
+      lines.push(`    Store: ${store.name} (${kind}changelog: ${store.changelogTopic})`);
+    }
   }
   return `${lines.join("\n")}\n`;
 }

@@ -4,6 +4,7 @@
  * Repartition topics are recorded by their base name: their real name needs the applicationId.
  */
 import type { ProcessorSupplier } from "../processor";
+import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
 
 /** Picks the partition of an output record; undefined leaves it to Kafka's default partitioner. */
@@ -25,6 +26,7 @@ export interface SourceNode extends NodeBase {
   readonly repartition: boolean;
   readonly keySerde: Serde<unknown>;
   readonly valueSerde: Serde<unknown>;
+  readonly timestampExtractor?: (record: StreamRecord<unknown, unknown>) => number;
 }
 
 export interface ProcessorNode extends NodeBase {
@@ -45,9 +47,17 @@ export interface SinkNode extends NodeBase {
 
 export type GraphNode = SourceNode | ProcessorNode | SinkNode;
 
-/** A key-value store declared by an aggregation, a table or `addStateStore`. */
+/**
+ * What a store holds. Every kind lives in the same raw key-value store (and so is change-logged
+ * and restored the same way); the kind says how its keys are laid out and which view reads it.
+ */
+export type StoreKind = "key-value" | "window" | "session" | "buffer";
+
+/** A store declared by an aggregation, a table, a join, `suppress` or `addStateStore`. */
 export interface StoreSpec {
   readonly name: string;
+  /** Default `"key-value"`. */
+  readonly kind?: StoreKind;
   readonly keySerde: Serde<unknown>;
   readonly valueSerde: Serde<unknown>;
 }

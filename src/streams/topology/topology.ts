@@ -2,10 +2,13 @@
  * A built topology: subtopologies with their topics, stores and processing nodes, every topic with
  * its partition count, and the task ids. Immutable; made by `StreamsBuilder.build`.
  */
+import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
 import { describeTopology } from "./describe";
-import type { AnySupplier, StreamPartitioner } from "./graph";
+import type { AnySupplier, StoreKind, StreamPartitioner } from "./graph";
 import { formatTaskId } from "./task-id";
+
+export type { StoreKind };
 
 /** What to do with an input record whose key or value cannot be deserialized. */
 export type DeserializationHandler =
@@ -16,9 +19,52 @@ export type DeserializationHandler =
   /** Send the raw record to this topic, with headers naming the error, count it and go on. */
   | { readonly deadLetterTopic: string };
 
+/**
+ * What to do when user code throws while processing (a `ProcessingError`: an operator's function,
+ * a processor, a timestamp extractor, a punctuator) or when an output record cannot be produced
+ * (a `ProductionError`: its key or value does not serialize, the partitioner fails). Kafka
+ * Streams' `ProcessingExceptionHandler` and `ProductionExceptionHandler`, with the same answers.
+ */
+export type ErrorHandler =
+  /** The error is uncaught: `process()` throws and the task's `UncaughtErrorPolicy` applies. */
+  | "fail"
+  /** Count it and go on: the record goes no further from the node that failed. */
+  | "continue"
+  /** Send the input record being processed to this topic, with headers naming the error and node, count it and go on. */
+  | { readonly deadLetterTopic: string };
+
+/**
+ * What the task's Durable Object does with an error that escapes `process()` or `punctuate()`
+ * (the call's storage transaction is always rolled back first). Kafka Streams'
+ * `StreamsUncaughtExceptionHandler` answers, mapped to tasks that are Durable Objects:
+ * - `"fail"` ≈ `SHUTDOWN_CLIENT` (Kafka's default): the task stops and is marked failed with the
+ *   error; it stays stopped until an operator clears the failure. Other tasks go on (a task
+ *   object is the unit that fails here, as a client is in Kafka).
+ * - `"retry"` ≈ `REPLACE_THREAD`: the task processor is discarded and recreated, and the same
+ *   input is processed again from the last commit after a back-off. Right for transient
+ *   failures; a record that always fails is retried forever, as in Kafka.
+ * - `"shutdown-application"` ≈ `SHUTDOWN_APPLICATION`: every task of the application stops
+ *   (the coordinator marks them all failed).
+ */
+export type UncaughtErrorPolicy = "fail" | "retry" | "shutdown-application";
+
+/** The topology's error handlers (see `BuildOptions`). */
+export interface ErrorHandlers {
+  readonly processing: ErrorHandler;
+  readonly production: ErrorHandler;
+  readonly uncaught: UncaughtErrorPolicy;
+}
+
+/**
+ * The time of an input record (event time), from the deserialized record; the input record's own
+ * timestamp is `record.timestamp`. A result that is not a non-negative safe integer, or a throw,
+ * is a processing error (`ErrorHandler`).
+ */
+export type TimestampExtractor<K, V> = (record: StreamRecord<K, V>) => number;
+
 export interface StoreDefinition {
   readonly name: string;
-  readonly kind: "key-value";
+  readonly kind: StoreKind;
   /** `<applicationId>-<store>-changelog`, with the partition count of the store's subtopology. */
   readonly changelogTopic: string;
   readonly keySerde: Serde<unknown>;
@@ -32,6 +78,8 @@ export interface TopologySource {
   readonly topics: readonly string[];
   readonly keySerde: Serde<unknown>;
   readonly valueSerde: Serde<unknown>;
+  /** The record's time; without one, the input record's timestamp. */
+  readonly timestampExtractor?: TimestampExtractor<unknown, unknown>;
   readonly parents: readonly string[];
   readonly children: readonly string[];
 }
@@ -81,7 +129,13 @@ export class Topology {
     readonly subtopologies: readonly Subtopology[],
     private readonly allTopics: Readonly<Record<string, number>>,
     readonly deserializationHandler: DeserializationHandler,
+    readonly errorHandlers: ErrorHandlers = { processing: "fail", production: "fail", uncaught: "fail" },
   ) {}
+
+  /** What the task's Durable Object does with an error escaping `process()`; see `UncaughtErrorPolicy`. */
+  get uncaughtErrorPolicy(): UncaughtErrorPolicy {
+    return this.errorHandlers.uncaught;
+  }
 
   /** Every topic with its partition count: external, changelog and repartition topics. */
   topics(): Record<string, number> {

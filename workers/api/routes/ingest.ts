@@ -25,32 +25,37 @@ const ingestBody = z.object({
     .min(1, "send at least one record"),
 });
 
-const idempotencyKey = z.string().min(1).max(200);
-
-export const ingest = new Hono<ApiEnv>().post("/topics/:topic/records", zValidator("json", ingestBody, invalidInput), async (c) => {
-  const topic = c.req.param("topic");
-  const log = c.get("log");
-  const partitions = (await log.topics()).get(topic);
-  if (partitions === undefined) throw new ApiError(404, "unknown_topic", `unknown topic ${JSON.stringify(topic)}`);
-  const { records } = c.req.valid("json");
-  const outOfRange = records.findIndex((r) => r.partition !== undefined && r.partition >= partitions);
-  if (outOfRange >= 0) {
-    throw new ApiError(400, "invalid_input", `records[${outOfRange}].partition: topic ${topic} has partitions 0 to ${partitions - 1}`);
-  }
-  const key = c.req.header("Idempotency-Key");
-  if (key !== undefined && !idempotencyKey.safeParse(key).success) {
-    throw new ApiError(400, "invalid_input", "Idempotency-Key must be 1 to 200 characters");
-  }
-  // The application's tasks must exist to be woken by these appends (made once, then cached).
-  await assignments(c.env);
-  const batches = planIngest(records, partitions, (value) => JSON.stringify(value));
-  const settled = await Promise.allSettled(
-    batches.map((batch) =>
-      log.append({ topic, partition: batch.partition }, batch.records, key === undefined ? undefined : { producerId: `ingest:${key}`, epoch: 0, sequence: 0 }),
-    ),
-  );
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (failed) throw failed.reason;
-  const results = settled.map((s) => (s as PromiseFulfilledResult<Awaited<ReturnType<typeof log.append>>>).value);
-  return c.json({ offsets: offsetsInRequestOrder(batches, results, records.length) });
+// Header names arrive lower-cased; other headers pass through untouched.
+const ingestHeaders = z.object({
+  "idempotency-key": z.string().min(1, "Idempotency-Key must be 1 to 200 characters").max(200, "Idempotency-Key must be 1 to 200 characters").optional(),
 });
+
+export const ingest = new Hono<ApiEnv>().post(
+  "/topics/:topic/records",
+  zValidator("header", ingestHeaders, invalidInput),
+  zValidator("json", ingestBody, invalidInput),
+  async (c) => {
+    const topic = c.req.param("topic");
+    const log = c.get("log");
+    const partitions = (await log.topics()).get(topic);
+    if (partitions === undefined) throw new ApiError(404, "unknown_topic", `unknown topic ${JSON.stringify(topic)}`);
+    const { records } = c.req.valid("json");
+    const outOfRange = records.findIndex((r) => r.partition !== undefined && r.partition >= partitions);
+    if (outOfRange >= 0) {
+      throw new ApiError(400, "invalid_input", `records[${outOfRange}].partition: topic ${topic} has partitions 0 to ${partitions - 1}`);
+    }
+    const key = c.req.valid("header")["idempotency-key"];
+    // The application's tasks must exist to be woken by these appends (made once, then cached).
+    await assignments(c.env);
+    const batches = planIngest(records, partitions, (value) => JSON.stringify(value));
+    const settled = await Promise.allSettled(
+      batches.map((batch) =>
+        log.append({ topic, partition: batch.partition }, batch.records, key === undefined ? undefined : { producerId: `ingest:${key}`, epoch: 0, sequence: 0 }),
+      ),
+    );
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+    if (failed) throw failed.reason;
+    const results = settled.map((s) => (s as PromiseFulfilledResult<Awaited<ReturnType<typeof log.append>>>).value);
+    return c.json({ offsets: offsetsInRequestOrder(batches, results, records.length) });
+  },
+);

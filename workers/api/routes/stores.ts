@@ -5,21 +5,27 @@
  * with authority; while it restores, `?stale=true` lets a standby (or the restoring instance
  * itself) answer, marked `"stale": true`.
  */
+import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
+import { z } from "zod";
 import type { QueryAnswer } from "../../../durable-objects/task-object";
 import { partitionForKey } from "../../../src/log/partitioner";
 import { application } from "../../application";
 import { assignments, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
+import { invalidInput } from "../validation";
 
-export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{.+}", async (c) => {
+const readQuery = z.object({ stale: z.enum(["true", "false"]).optional() }).strict();
+
+// `[\s\S]` rather than `.`: a key may hold line breaks.
+export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+}", zValidator("query", readQuery, invalidInput), async (c) => {
   const name = c.req.param("store");
   const key = c.req.param("key");
   const found = application.store(name);
   if (!found) throw new ApiError(404, "not_found", `unknown store ${JSON.stringify(name)}`);
   const taskId = application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
-  const allowStale = c.req.query("stale") === "true";
+  const allowStale = c.req.valid("query").stale === "true";
 
   let answer: QueryAnswer | undefined;
   // A cached assignment may name an instance that was revoked since: it says so, and we ask again.

@@ -1,0 +1,163 @@
+/**
+ * The encoded form of a batch of records, as the embedded log stores it (one row per appended
+ * batch) and as it travels between `DurableLog` and its `LogPartition` objects: a JSON array with
+ * one entry per record, `[key, value, timestamp]` or `[key, value, timestamp, headers]`, where
+ * `timestamp` is null when the producer gave none (the log's append time applies, kept once per
+ * batch) and `headers` is flattened to `[key0, value0, key1, value1, …]`.
+ *
+ * One string crosses RPC instead of an object per record, and a batch that arrives valid is stored
+ * as it arrived, without being taken apart and put together again; a fetch of whole batches
+ * returns the stored strings as they are. Records are decoded only where they are used.
+ */
+import { InvalidRecord, RecordTooLarge } from "./errors";
+import { MAX_RECORD_BYTES, utf8Length } from "./records";
+import type { Header, LogRecord, ProducerRecord } from "./types";
+
+export type Entry = [key: string | null, value: string, timestamp: number | null] | [key: string | null, value: string, timestamp: number | null, headers: string[]];
+
+/** A stretch of consecutive records of one stored batch, encoded. */
+export interface EncodedBatch {
+  /** Offset of the first entry of `records`. */
+  readonly base: number;
+  /** The timestamp of entries whose timestamp is null (the batch's append time). */
+  readonly appendTime: number;
+  /** The entries, as a JSON array. */
+  readonly records: string;
+}
+
+/** A fetch, encoded: `FetchResult` with batches in place of records. */
+export interface EncodedFetch {
+  readonly batches: EncodedBatch[];
+  readonly nextOffset: number;
+  readonly earliest: number;
+  readonly latest: number;
+}
+
+/** The entry of a producer's record (not validated: see `checkEntries`). */
+export function toEntry(record: ProducerRecord): Entry {
+  const timestamp = record.timestamp ?? null;
+  const headers = record.headers;
+  if (!headers || headers.length === 0) return [record.key, record.value, timestamp];
+  const flat: string[] = [];
+  for (const header of headers) flat.push(header.key, header.value);
+  return [record.key, record.value, timestamp, flat];
+}
+
+/**
+ * The encoded batch of producer records, for the sending side. Undefined when a record is not of
+ * a shape JSON keeps exactly (the receiver must then see the records themselves to reject them as
+ * `checkBatch` does).
+ */
+export function encodeRecords(records: readonly ProducerRecord[]): string | undefined {
+  if (!Array.isArray(records)) return undefined;
+  const entries: Entry[] = new Array(records.length);
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i];
+    if (typeof record !== "object" || record === null) return undefined;
+    const { key, value, timestamp, headers } = record;
+    if ((key !== null && typeof key !== "string") || typeof value !== "string") return undefined;
+    if (timestamp !== undefined && !Number.isSafeInteger(timestamp)) return undefined;
+    if (headers !== undefined) {
+      if (!Array.isArray(headers)) return undefined;
+      for (const h of headers) if (typeof h !== "object" || h === null || typeof h.key !== "string" || typeof h.value !== "string") return undefined;
+    }
+    entries[i] = toEntry(record);
+  }
+  return JSON.stringify(entries);
+}
+
+/**
+ * The producer records of a batch encoded by `encodeRecords` — or of a JSON array of producer
+ * records themselves (what the task outbox stored before it stored encoded batches).
+ */
+export function decodeRecords(text: string): ProducerRecord[] {
+  const parsed = JSON.parse(text) as (Entry | ProducerRecord)[];
+  return parsed.map((item) => {
+    if (!Array.isArray(item)) return item;
+    const [key, value, timestamp] = item;
+    const headers = headersOf(item);
+    return { key, value, ...(timestamp === null ? {} : { timestamp }), ...(headers.length ? { headers } : {}) };
+  });
+}
+
+/** A validated batch: its entries, each record's size (UTF-8 bytes of key, value and headers) and their sum. */
+export interface CheckedEntries {
+  readonly entries: Entry[];
+  readonly sizes: Uint32Array;
+  readonly bytes: number;
+}
+
+/**
+ * Validates entries as `checkBatch` validates records (same rules, same messages): the whole batch
+ * or nothing. Works on entries parsed from any string, so it trusts nothing about their shape.
+ */
+export function checkEntries(entries: unknown, maxRecordBytes = MAX_RECORD_BYTES): CheckedEntries {
+  if (!Array.isArray(entries) || entries.length === 0) throw new InvalidRecord("a batch needs at least one record");
+  const sizes = new Uint32Array(entries.length);
+  let bytes = 0;
+  for (let index = 0; index < entries.length; index++) {
+    const where = `record ${index}`;
+    const entry: unknown = entries[index];
+    if (!Array.isArray(entry) || entry.length < 3 || entry.length > 4) throw new InvalidRecord(`${where} is not an object`);
+    const [key, value, timestamp, headers] = entry as unknown[];
+    if (key !== null && typeof key !== "string") throw new InvalidRecord(`${where}: key must be a string or null`);
+    if (typeof value !== "string") throw new InvalidRecord(`${where}: value must be a string`);
+    let size = (key === null ? 0 : utf8Length(key)) + utf8Length(value);
+    if (entry.length === 4) {
+      if (!Array.isArray(headers) || headers.length % 2 !== 0) throw new InvalidRecord(`${where}: headers must be a list of {key, value} strings`);
+      for (const text of headers) {
+        if (typeof text !== "string") throw new InvalidRecord(`${where}: headers must be a list of {key, value} strings`);
+        size += utf8Length(text);
+      }
+    }
+    if (timestamp !== null && (typeof timestamp !== "number" || !Number.isSafeInteger(timestamp) || timestamp < 0)) {
+      throw new InvalidRecord(`${where}: timestamp must be a non-negative integer (milliseconds)`);
+    }
+    if (size > maxRecordBytes) throw new RecordTooLarge(`${where} is ${size} bytes; the limit is ${maxRecordBytes}`);
+    sizes[index] = size;
+    bytes += size;
+  }
+  return { entries: entries as Entry[], sizes, bytes };
+}
+
+/** Parses and validates an encoded batch as it arrives; `InvalidRecord` if it is not one. */
+export function parseEntries(records: string, maxRecordBytes = MAX_RECORD_BYTES): CheckedEntries {
+  let entries: unknown;
+  try {
+    entries = JSON.parse(records);
+  } catch {
+    throw new InvalidRecord("a batch must be a JSON array of records");
+  }
+  return checkEntries(entries, maxRecordBytes);
+}
+
+/** Whether two entries are the same record: key, value, headers, and timestamp (or the lack of one). */
+export function sameEntry(a: Entry, b: Entry): boolean {
+  if (a[0] !== b[0] || a[1] !== b[1] || a[2] !== b[2]) return false;
+  const x = a[3] ?? [];
+  const y = b[3] ?? [];
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+  return true;
+}
+
+function headersOf(entry: Entry): Header[] {
+  const flat = entry[3];
+  if (!flat) return [];
+  const headers: Header[] = new Array(flat.length / 2);
+  for (let i = 0; i < flat.length; i += 2) headers[i / 2] = { key: flat[i]!, value: flat[i + 1]! };
+  return headers;
+}
+
+/** The records of encoded batches, in order. */
+export function decodeBatches(batches: readonly EncodedBatch[]): LogRecord[] {
+  const records: LogRecord[] = [];
+  for (const batch of batches) {
+    const entries = JSON.parse(batch.records) as Entry[];
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!;
+      records.push({ offset: batch.base + i, key: entry[0], value: entry[1], headers: headersOf(entry), timestamp: entry[2] ?? batch.appendTime });
+    }
+  }
+  return records;
+}

@@ -1,0 +1,21 @@
+/**
+ * Repartitioning: writes a stream to the repartition topic `<applicationId>-<name>-repartition`
+ * (with the collector's default partitioner on the serialized key) and reads it back in a new
+ * source, which starts a new subtopology. Aggregations and joins of a stream whose key may have
+ * changed go through one, so that every key is processed by the one task that owns it.
+ */
+import type { Serde } from "../serdes";
+import type { GraphNode } from "../topology/graph";
+import type { KStream } from "./kstream";
+import { erase, processorOf } from "./processors";
+
+/** The source node reading the stream back from its repartition topic. */
+export function repartitionThrough<K, V>(stream: KStream<K, V>, name: string, keySerde: Serde<K>, valueSerde: Serde<V>): GraphNode {
+  const { graph } = stream;
+  const serdes = { keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown> };
+  // A record without a key has no partition to go to; it could never be aggregated or joined anyway.
+  const dropNullKeys = processorOf<K, V, K, V>((r, c) => (r.key === null ? c.dropRecord("null key before a repartition") : c.forward(r)));
+  const filter = graph.addProcessor("KSTREAM-FILTER", { parents: [stream.node], supplier: erase(dropNullKeys), stores: [] });
+  graph.addSink("KSTREAM-SINK", { parents: [filter], topic: name, repartition: true, ...serdes });
+  return graph.addSource("KSTREAM-SOURCE", { topics: [name], repartition: true, ...serdes });
+}

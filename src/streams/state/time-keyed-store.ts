@@ -1,0 +1,128 @@
+/**
+ * The one layout behind every time-aware store kind (window, session, join and suppression
+ * buffers): entries identified by (serialized key, time, sequence number), kept in a plain
+ * `RawKeyValueStore`. Every write is an ordinary put or delete, so when the raw store is the
+ * runtime's change-logging store the changelog carries every entry, index row and tombstone, and
+ * replaying it restores the store exactly — nothing here needs restoration of its own.
+ *
+ * Layout, under an optional namespace (one raw store can hold several of these):
+ * - `d` + encodeKey(key) + time + seq → value: a key's entries by time, then seq (per-key reads)
+ * - `i` + time + seq + encodeKey(key) → "": the same entries by time (expiry, time-ordered reads)
+ * - `m` → JSON `{ streamTime, seq }`: the largest timestamp the owning operator has seen and the
+ *   next sequence number. Kept in the store so that it is restored with the entries: an operator
+ *   recreated after a crash or a wipe closes windows exactly where its predecessor did.
+ *
+ * What time and seq mean is the caller's: window start and end, session end and start, a record's
+ * timestamp and a unique number. Times and seqs are non-negative safe integers.
+ */
+import type { RawKeyValueStore } from "./key-value-store";
+import { decodeKey, decodeTime, encodeKey, encodeTime, MAX_TIME, TIME_WIDTH } from "./key-codec";
+
+export interface TimedEntry {
+  /** The serialized key. */
+  readonly key: string;
+  readonly time: number;
+  readonly seq: number;
+  readonly value: string;
+}
+
+interface Meta {
+  readonly streamTime: number;
+  readonly seq: number;
+}
+
+const NO_META: Meta = { streamTime: -1, seq: 0 };
+
+export class TimeKeyedStore {
+  constructor(
+    private readonly raw: RawKeyValueStore,
+    private readonly namespace = "",
+  ) {}
+
+  get(key: string, time: number, seq: number): string | undefined {
+    return this.raw.get(this.dataKey(key, time, seq));
+  }
+
+  /** Creates or replaces an entry; the index row is written only for a new entry. */
+  put(key: string, time: number, seq: number, value: string): void {
+    const dataKey = this.dataKey(key, time, seq);
+    if (this.raw.get(dataKey) === undefined) this.raw.put(this.indexKey(key, time, seq), "");
+    this.raw.put(dataKey, value);
+  }
+
+  /** Deletes an entry; an absent one writes nothing (no useless tombstones in the changelog). */
+  delete(key: string, time: number, seq: number): void {
+    const dataKey = this.dataKey(key, time, seq);
+    if (this.raw.get(dataKey) === undefined) return;
+    this.raw.delete(dataKey);
+    this.raw.delete(this.indexKey(key, time, seq));
+  }
+
+  /** The key's entries with `fromTime <= time <= toTime`, by time then seq. */
+  fetch(key: string, fromTime: number, toTime: number): TimedEntry[] {
+    const from = Math.max(0, fromTime);
+    const to = Math.min(MAX_TIME, toTime);
+    if (from > to) return [];
+    const prefix = `${this.namespace}d${encodeKey(key)}`;
+    return this.raw.range(prefix + encodeTime(from), prefix + encodeTime(to) + encodeTime(MAX_TIME)).map((entry) => ({
+      key,
+      time: decodeTime(entry.key, prefix.length),
+      seq: decodeTime(entry.key, prefix.length + TIME_WIDTH),
+      value: entry.value,
+    }));
+  }
+
+  /** Entries of every key with `time < before`, by time, then seq, then key. */
+  before(before: number, limit?: number): TimedEntry[] {
+    if (before <= 0) return [];
+    const prefix = `${this.namespace}i`;
+    // Index keys with a time of `before` or more extend `prefix + encodeTime(before)`, so sort after it.
+    const rows = this.raw.range(prefix, prefix + encodeTime(Math.min(before, MAX_TIME)), limit);
+    return rows.map(({ key: indexKey }) => {
+      const time = decodeTime(indexKey, prefix.length);
+      const seq = decodeTime(indexKey, prefix.length + TIME_WIDTH);
+      const { key } = decodeKey(indexKey, prefix.length + 2 * TIME_WIDTH);
+      const value = this.raw.get(this.dataKey(key, time, seq));
+      if (value === undefined) throw new Error(`corrupt store: index row without its entry (time ${time}, seq ${seq})`);
+      return { key, time, seq, value };
+    });
+  }
+
+  /** Deletes the entries with `time < before` and returns them, in the order of `before`. */
+  takeBefore(before: number, limit?: number): TimedEntry[] {
+    const taken = this.before(before, limit);
+    for (const entry of taken) this.delete(entry.key, entry.time, entry.seq);
+    return taken;
+  }
+
+  /** The largest timestamp recorded with `advance`; -1 before the first. */
+  streamTime(): number {
+    return this.meta().streamTime;
+  }
+
+  /**
+   * Moves the recorded stream time up to `timestamp` (never back) and, if asked, reserves the next
+   * sequence number; writes only when something changed. Returns the stream time and the seq.
+   */
+  advance(timestamp: number, reserveSeq = false): { readonly streamTime: number; readonly seq: number } {
+    const meta = this.meta();
+    const streamTime = Math.max(meta.streamTime, timestamp);
+    if (streamTime !== meta.streamTime || reserveSeq) {
+      this.raw.put(`${this.namespace}m`, JSON.stringify({ streamTime, seq: reserveSeq ? meta.seq + 1 : meta.seq }));
+    }
+    return { streamTime, seq: meta.seq };
+  }
+
+  private meta(): Meta {
+    const text = this.raw.get(`${this.namespace}m`);
+    return text === undefined ? NO_META : (JSON.parse(text) as Meta);
+  }
+
+  private dataKey(key: string, time: number, seq: number): string {
+    return `${this.namespace}d${encodeKey(key)}${encodeTime(time)}${encodeTime(seq)}`;
+  }
+
+  private indexKey(key: string, time: number, seq: number): string {
+    return `${this.namespace}i${encodeTime(time)}${encodeTime(seq)}${encodeKey(key)}`;
+  }
+}

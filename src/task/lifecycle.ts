@@ -1,0 +1,73 @@
+/**
+ * The lifecycle history of a task instance: assignments, revocations, migrations away, wipes
+ * (corruption) and turning RUNNING. Each event is logged as a structured line (task, placement,
+ * epoch, incarnation) and the most recent ones are kept in the object's synchronous key-value
+ * storage, apart from the task's tables, so they survive wipes and restarts and the status page
+ * can show recent corruptions and migrations.
+ */
+import { logEvent, type LogLevel } from "../util/log";
+import type { TaskRole, TaskState } from "./state";
+
+export type LifecycleEventName = "assign" | "revoke" | "migrated-away" | "wipe" | "running";
+
+export interface LifecycleEvent {
+  readonly event: LifecycleEventName;
+  /** Epoch milliseconds. */
+  readonly at: number;
+  readonly role: TaskRole;
+  readonly state: TaskState;
+  readonly epoch: number;
+  readonly incarnation: number;
+  readonly detail?: string;
+}
+
+export interface LifecycleSnapshot {
+  /** Most recent last. */
+  readonly recent: readonly LifecycleEvent[];
+  /** Times the active instance here was revoked to move elsewhere (only migrations do that). */
+  readonly migrationsAway: number;
+  readonly wipes: number;
+}
+
+/** The slice of `ctx.storage.kv` this needs. */
+export interface SyncKv {
+  get<T = unknown>(key: string): T | undefined;
+  put<T>(key: string, value: T): void;
+}
+
+interface Described {
+  readonly taskId: string;
+  readonly placement: string;
+  readonly role: TaskRole;
+  readonly state: TaskState;
+  readonly epoch: number;
+  readonly incarnation: number;
+}
+
+const KEY = "lifecycle";
+const KEEP = 20;
+const LEVELS: Record<LifecycleEventName, LogLevel> = { assign: "info", revoke: "info", "migrated-away": "info", wipe: "warn", running: "info" };
+
+export class LifecycleHistory {
+  constructor(
+    private readonly kv: SyncKv,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  snapshot(): LifecycleSnapshot {
+    return this.kv.get<LifecycleSnapshot>(KEY) ?? { recent: [], migrationsAway: 0, wipes: 0 };
+  }
+
+  /** Logs the event and keeps it. */
+  record(event: LifecycleEventName, instance: Described, detail?: string): void {
+    const { taskId, placement, role, state, epoch, incarnation } = instance;
+    logEvent(`task.${event}`, { task: taskId, placement, role, state, epoch, incarnation, detail }, LEVELS[event]);
+    const now = this.snapshot();
+    const entry: LifecycleEvent = { event, at: this.clock(), role, state, epoch, incarnation, ...(detail ? { detail } : {}) };
+    this.kv.put<LifecycleSnapshot>(KEY, {
+      recent: [...now.recent, entry].slice(-KEEP),
+      migrationsAway: now.migrationsAway + (event === "migrated-away" ? 1 : 0),
+      wipes: now.wipes + (event === "wipe" ? 1 : 0),
+    });
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The status page and browser sign-in, in workerd: redirects, the session cookie's attributes and
+ * value (never the token), the cookie accepted only on safe GET routes, and the page's content
+ * during a restore. The real browser test is test/node/status-page.test.ts.
+ */
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { TestDriver } from "../src/testing/test-driver";
+import { application } from "../workers/application";
+import { sessionValid, sessionValue, SESSION_SECONDS } from "../workers/api/status/session";
+import { call, TOKEN } from "./support/api";
+
+const driver = new TestDriver(env, application);
+const COOKIE = "__Host-edge_session";
+
+/** A browser-like request: no redirect following, optional cookie and form. */
+async function browse(path: string, options: { method?: string; cookie?: string; form?: Record<string, string>; bearer?: string } = {}) {
+  const headers = new Headers();
+  if (options.cookie !== undefined) headers.set("Cookie", `${COOKIE}=${options.cookie}`);
+  if (options.bearer !== undefined) headers.set("Authorization", `Bearer ${options.bearer}`);
+  let body: string | undefined;
+  if (options.form) {
+    body = new URLSearchParams(options.form).toString();
+    headers.set("Content-Type", "application/x-www-form-urlencoded");
+  }
+  const method = options.method ?? (body === undefined ? "GET" : "POST");
+  return exports.default.fetch(new Request(`http://edge.test${path}`, { method, headers, body, redirect: "manual" }));
+}
+
+async function signIn(): Promise<string> {
+  const response = await browse("/login", { form: { token: TOKEN } });
+  expect(response.status).toBe(303);
+  const setCookie = response.headers.get("Set-Cookie")!;
+  return /__Host-edge_session=([^;]+)/.exec(setCookie)![1]!;
+}
+
+async function sha256(text: string): Promise<string[]> {
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  const hex = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const b64 = btoa(String.fromCharCode(...bytes));
+  return [hex, b64, b64.replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")];
+}
+
+describe("sign-in", () => {
+  it("sends an unauthenticated browser to /login, which serves a form", async () => {
+    const page = await browse("/");
+    expect(page.status).toBe(303);
+    expect(page.headers.get("Location")).toBe("/login");
+    const login = await browse("/login");
+    expect(login.status).toBe(200);
+    expect(login.headers.get("Content-Type")).toMatch(/^text\/html/);
+    expect(login.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+    const html = await login.text();
+    expect(html).toMatch(/^<!DOCTYPE html>/);
+    expect(html).toContain('<form class="login" method="post" action="/login">');
+    expect(html).toContain('name="token" type="password"');
+  });
+
+  it("refuses a wrong or missing token without a cookie", async () => {
+    for (const form of [{ token: "wrong" }, { token: "" }, {}]) {
+      const response = await browse("/login", { form: form as Record<string, string> });
+      expect([400, 401]).toContain(response.status);
+      expect(response.headers.get("Set-Cookie")).toBeNull();
+      const html = await response.text();
+      expect(html).toContain('class="error"');
+      expect(html).not.toContain(TOKEN);
+    }
+  });
+
+  it("sets a Secure, HttpOnly, SameSite=Strict host cookie that is neither the token nor its hash", async () => {
+    const response = await browse("/login", { form: { token: TOKEN } });
+    expect(response.status).toBe(303);
+    expect(response.headers.get("Location")).toBe("/");
+    const setCookie = response.headers.get("Set-Cookie")!;
+    expect(setCookie).toMatch(/^__Host-edge_session=/);
+    for (const attribute of ["Secure", "HttpOnly", "SameSite=Strict", "Path=/", `Max-Age=${SESSION_SECONDS}`]) expect(setCookie).toContain(attribute);
+    expect(setCookie).not.toContain("Domain=");
+    const value = /__Host-edge_session=([^;]+)/.exec(setCookie)![1]!;
+    expect(value).not.toContain(TOKEN);
+    for (const hash of await sha256(TOKEN)) expect(value).not.toContain(hash);
+    expect(await sessionValid(value, TOKEN)).toBe(true);
+    expect(await sessionValid(value, "another-token")).toBe(false);
+  });
+
+  it("accepts the cookie for the status page and safe GET routes only", async () => {
+    const cookie = await signIn();
+    expect((await browse("/", { cookie })).status).toBe(200);
+    expect((await browse("/tasks", { cookie })).status).toBe(200);
+    expect((await browse("/metrics", { cookie })).status).toBe(200);
+    // Not for reads of data, nor for anything that changes state.
+    expect((await browse("/stores/totals/keys", { cookie })).status).toBe(401);
+    const paused = await browse("/admin/restore/pause", { cookie, method: "POST" });
+    expect(paused.status).toBe(401);
+    expect((await driver.restoreWorker("a").status()).paused).toBe(false);
+    expect((await browse("/admin/tasks/0_0/corrupt", { cookie, method: "POST" })).status).toBe(401);
+  });
+
+  it("refuses a tampered, expired or foreign cookie", async () => {
+    const cookie = await signIn();
+    const flipped = cookie.slice(0, -1) + (cookie.endsWith("A") ? "B" : "A");
+    const [, expires, mac] = cookie.split(".");
+    const extended = `v1.${Number(expires) + 3600}.${mac}`;
+    const expired = await sessionValue(TOKEN, Date.now() - (SESSION_SECONDS + 60) * 1000);
+    const foreign = await sessionValue("some-other-deployment-token");
+    for (const bad of [flipped, extended, expired, foreign, "", TOKEN, "v1.1.x"]) {
+      const response = await browse("/", { cookie: bad });
+      expect(response.status, bad).toBe(303);
+      expect(response.headers.get("Location")).toBe("/login");
+    }
+  });
+
+  it("signs out by clearing the cookie", async () => {
+    const response = await browse("/logout", { method: "POST" });
+    expect(response.status).toBe(303);
+    expect(response.headers.get("Location")).toBe("/login");
+    expect(response.headers.get("Set-Cookie")).toMatch(/^__Host-edge_session=;.*Max-Age=0/);
+  });
+});
+
+describe("the status page", () => {
+  it("shows placements as columns with every instance, refreshing itself, also for a bearer token", async () => {
+    await driver.instances();
+    const response = await browse("/", { bearer: TOKEN });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Cache-Control")).toBe("no-store");
+    const html = await response.text();
+    expect(html).toContain('<meta http-equiv="refresh" content="2"/>');
+    expect(html).not.toContain("<script");
+    for (const placement of ["a", "b"]) expect(html).toContain(`data-placement="${placement}"`);
+    for (let p = 0; p < 4; p++) expect(html).toMatch(new RegExp(`data-instance="0_${p}@[ab]" data-state="RUNNING"`));
+    expect(html).toContain("epoch");
+    expect(html).toContain("incarnation");
+    expect(html).toContain("lag");
+  });
+
+  it("shows a restore as a progress bar with numbers, and the corruption among recent events", async () => {
+    const keys = Array.from({ length: 40 }, (_, i) => `page-${i}`);
+    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 1 } })));
+    await driver.runUntilQuiet();
+    const active = (await driver.instances()).find((i) => i.taskId === "0_2" && i.role === "active")!;
+    expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
+    try {
+      const wiped = await driver.task(active).corrupt();
+      const end = wiped.changelogs[0]!.end;
+      const html = await (await browse("/", { bearer: TOKEN })).text();
+      const name = `0_2@${active.placement}`;
+      expect(html).toContain(`data-instance="${name}" data-state="RESTORING"`);
+      expect(html).toContain(`<progress max="${end}" value="0" data-instance="${name}" data-kind="restore">`);
+      expect(html).toMatch(new RegExp(`Restoring <b>0</b> / ${end.toLocaleString("en-US")} records \\(0%\\)`));
+      expect(html).toContain("restoration paused");
+      expect(html).toContain("Recent corruptions and migrations");
+      expect(html).toContain("corrupted, wiped");
+    } finally {
+      expect((await call("/admin/restore/resume", { body: {} })).status).toBe(200);
+    }
+    await driver.runUntilQuiet();
+  });
+
+  it("escapes what it shows", async () => {
+    const html = await (await browse("/", { bearer: TOKEN })).text();
+    expect(html).not.toMatch(/<(?!\/?(html|head|meta|title|style|body|header|h1|h2|h3|span|b|form|button|main|div|section|p|article|ul|li|progress|table|thead|tbody|tr|th|td|label|input)\b|!DOCTYPE)/);
+  });
+});

@@ -1,0 +1,151 @@
+/**
+ * The status page in a real browser (Debian's headless Chromium driven by playwright-core) against
+ * a real `wrangler dev`: sign in through the form, watch a long restore advance across the page's
+ * own refreshes (no reloads by the test), take a screenshot, and see the task RUNNING at the end.
+ * The screenshot goes to a temporary file; with UPDATE_SCREENSHOT=1 also to docs/status-page.png.
+ */
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWranglerDev, until, type WranglerDev } from "./wrangler-dev";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ORDERS = 3_000;
+const BATCH_RECORDS = 100;
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+let dev: WranglerDev;
+let context: BrowserContext;
+let profile: string;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
+  dev = await startWranglerDev({ vars: { FAULT_INJECTION: "on", RESTORE_BATCH_RECORDS: String(BATCH_RECORDS) } });
+  profile = mkdtempSync(join(tmpdir(), "edge-streams-chromium-"));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1280, height: 760 },
+  });
+});
+
+afterAll(async () => {
+  await context?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  await dev?.stop();
+});
+
+async function api(path: string, body?: unknown) {
+  const response = await fetch(`${dev.url}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { Authorization: `Bearer ${dev.token}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(response.status, `${path}: ${await response.clone().text()}`).toBe(200);
+  return response.json() as Promise<any>;
+}
+
+type Task = { id: string; role: string; placement: string; state: string; lag: number; incarnation: number; changelogs: { restored: number; end: number }[] };
+
+async function task0(): Promise<Task> {
+  const { tasks } = (await api("/tasks")) as { tasks: Task[] };
+  return tasks.find((t) => t.id === "0_0" && t.role === "active")!;
+}
+
+/** The restore bar's value as the page shows it now (undefined while the page reloads). */
+async function barValue(page: Page, instance: string): Promise<number | undefined> {
+  try {
+    const value = await page.locator(`progress[data-instance="${instance}"]`).getAttribute("value", { timeout: 500 });
+    return value === null ? undefined : Number(value);
+  } catch {
+    return undefined;
+  }
+}
+
+describe("the status page in Chromium", () => {
+  it("signs in, follows a restore across refreshes, and shows the task running again", { timeout: 180_000 }, async () => {
+    // Many orders to one task, so its changelog is long: ORDERS / BATCH_RECORDS restore batches.
+    for (let start = 0; start < ORDERS; start += 1_000) {
+      const records = Array.from({ length: 1_000 }, (_, i) => ({ key: `customer-${(start + i) % 400}`, value: { amount: 1 }, partition: 0 }));
+      await api("/topics/orders/records", { records });
+    }
+    await until(async () => {
+      const t = await task0();
+      return t.state === "RUNNING" && t.lag === 0 && t.changelogs[0]!.end >= ORDERS;
+    }, 60_000, "task 0_0 to process every order");
+    const before = await task0();
+    const end = before.changelogs[0]!.end;
+    const instance = `0_0@${before.placement}`;
+
+    await api("/admin/restore/pause", {});
+    await api("/admin/tasks/0_0/corrupt", {});
+    expect(await task0()).toMatchObject({ state: "RESTORING", incarnation: before.incarnation + 1 });
+
+    const page = await context.newPage();
+    let loads = 0;
+    page.on("load", () => loads++);
+
+    // Not signed in: the page sends the browser to the form.
+    await page.goto(`${dev.url}/`);
+    expect(new URL(page.url()).pathname).toBe("/login");
+    await page.fill('input[name="token"]', dev.token);
+    await Promise.all([page.waitForURL(`${dev.url}/`), page.click('button[type="submit"]')]);
+    const cookies = await context.cookies(dev.url);
+    const session = cookies.find((c) => c.name === "__Host-edge_session");
+    expect(session).toMatchObject({ httpOnly: true, secure: true, sameSite: "Strict" });
+    expect(session!.value).not.toContain(dev.token);
+
+    await expect.poll(() => barValue(page, instance), { timeout: 10_000 }).toBe(0);
+    expect(await page.locator(`progress[data-instance="${instance}"]`).getAttribute("max")).toBe(String(end));
+    expect(await page.locator(`article[data-instance="${instance}"]`).innerText()).toContain("RESTORING");
+
+    // Let restoration go a few batches at a time; the page shows each step on one of its refreshes.
+    const seen = [0];
+    for (const step of [1, 2]) {
+      await api("/admin/restore/resume", { maxBatches: 5 });
+      const target = step * 5 * BATCH_RECORDS;
+      await until(async () => (await task0()).changelogs[0]!.restored >= target, 30_000, `${target} records restored`);
+      const loadsBefore = loads;
+      await until(async () => ((await barValue(page, instance)) ?? -1) >= target, 15_000, `the page to show ${target} restored`);
+      expect(loads).toBeGreaterThan(loadsBefore);
+      seen.push((await barValue(page, instance)) ?? -1);
+    }
+    expect(seen[1]).toBeGreaterThan(seen[0]!);
+    expect(seen[2]).toBeGreaterThan(seen[1]!);
+    const card = await page.locator(`article[data-instance="${instance}"]`).innerText();
+    expect(card).toMatch(/Restoring [\d,]+ \/ [\d,]+ records \(\d+%\)/);
+    expect(card).toMatch(/rec\/s/);
+    expect(await page.locator("section.recent").innerText()).toContain("corrupted, wiped");
+
+    const shot = join(mkdtempSync(join(tmpdir(), "edge-streams-shot-")), "status-page.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    const png = readFileSync(shot);
+    expect(png.subarray(1, 4).toString()).toBe("PNG");
+    expect(png.length).toBeLessThan(400_000);
+    if (process.env.UPDATE_SCREENSHOT === "1") {
+      mkdirSync(join(root, "docs"), { recursive: true });
+      copyFileSync(shot, join(root, "docs/status-page.png"));
+    }
+
+    // Then all of it: the card turns RUNNING on a later refresh, without a restore bar.
+    await api("/admin/restore/resume", {});
+    await until(
+      async () => {
+        try {
+          return (await page.locator(`article[data-instance="${instance}"]`).getAttribute("data-state", { timeout: 500 })) === "RUNNING";
+        } catch {
+          return false;
+        }
+      },
+      60_000,
+      "the page to show 0_0 RUNNING",
+    );
+    expect(await page.locator(`progress[data-instance="${instance}"]`).count()).toBe(0);
+    await page.close();
+  });
+});

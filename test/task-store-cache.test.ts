@@ -1,0 +1,148 @@
+/**
+ * The stores' in-memory copy (a write-through cache) and the outbox kept in memory must never
+ * show what storage does not hold: not after a rolled-back commit, not after a wipe, not after
+ * restoration wrote the table. A `StreamTask` is run here step by step inside a task object.
+ */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { Application } from "../src/application";
+import { DurableLog } from "../src/log/durable-log";
+import { Materialized } from "../src/streams/dsl/materialized";
+import { StreamsBuilder } from "../src/streams/dsl/streams-builder";
+import { orderSerde, type Totals } from "../src/streams/examples/orders-totals";
+import { Serdes } from "../src/streams/serdes";
+import { DEFAULT_CACHE_LIMITS, SqliteKeyValueStore, SqliteStoreBackend } from "../src/task/sqlite-stores";
+import { StreamTask } from "../src/task/stream-task";
+import { TaskStorage } from "../src/task/task-storage";
+
+function cacheApp(id: string): Application {
+  const builder = new StreamsBuilder();
+  builder
+    .stream(`${id}-orders`, { key: Serdes.string(), value: orderSerde })
+    .groupByKey()
+    .aggregate<Totals>(
+      () => ({ count: 0, sum: 0 }),
+      (_customer, order, totals) => ({ count: totals.count + 1, sum: totals.sum + order.amount }),
+      Materialized.as(`${id}-totals`, { value: Serdes.json<Totals>() }),
+    )
+    .toStream()
+    .to(`${id}-out`);
+  // "fail": a bad order rolls its whole commit back and stops the task.
+  return new Application(builder.build({ applicationId: id, topics: { [`${id}-orders`]: 1, [`${id}-out`]: 1 }, onDeserializationError: "fail" }));
+}
+
+const order = (key: string, amount: unknown) => ({ key, value: JSON.stringify({ amount }) });
+
+describe("in-memory copies of a task's tables", () => {
+  it("never serve a store value from a rolled-back commit, a wiped store or before a restore", async () => {
+    const id = "cache-rollback";
+    const app = cacheApp(id);
+    const log = new DurableLog(env.LOG_PARTITION, app.catalog);
+    const input = { topic: `${id}-orders`, partition: 0 };
+    const store = `${id}-totals`;
+    const stub = env.TASK_OBJECT.getByName(`${id}@x`);
+    await runInDurableObject(stub, async (_, state) => {
+      const task = new StreamTask({ application: app, log, storage: state.storage });
+      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+      expect(task.meta()?.state).toBe("RUNNING");
+
+      await log.append(input, [order("alice", 1)]);
+      expect(await task.step()).toBe("more");
+      expect(JSON.parse(task.get(store, "alice")!)).toEqual({ count: 1, sum: 1 });
+      expect(task.get(store, "bob")).toBeUndefined();
+
+      // alice and bob are written (and cached) before the bad order fails the commit: all rolled back.
+      await log.append(input, [order("alice", 2), order("bob", 3), order("alice", "ten")]);
+      expect(await task.step()).toBe("idle");
+      expect(task.meta()?.failure).toMatch(/processing failed/);
+      expect(JSON.parse(task.get(store, "alice")!)).toEqual({ count: 1, sum: 1 });
+      expect(task.get(store, "bob")).toBeUndefined();
+      expect(task.pendingOutboxBatches()).toBe(0);
+
+      // A wipe empties the store: nothing cached survives it.
+      task.wipe();
+      expect(task.get(store, "alice")).toBeUndefined();
+      // Restoration writes the table: the absence just cached must not hide what it wrote.
+      const meta = task.meta()!;
+      const changelog = app.changelogPartitions("0_0")[0]!;
+      const fetched = await log.fetch(changelog, 0, { maxRecords: 100, maxBytes: 1 << 20 });
+      const reply = task.applyRestoreBatch({
+        ...changelog,
+        incarnation: meta.incarnation,
+        fromOffset: 0,
+        nextOffset: fetched.nextOffset,
+        earliest: 0,
+        end: fetched.latest,
+        records: fetched.records,
+      });
+      expect(reply.applied).toBe(true);
+      expect(JSON.parse(task.get(store, "alice")!)).toEqual({ count: 1, sum: 1 });
+    });
+  });
+
+  it("keep a store's cache within its bounds, least recently used out first", async () => {
+    const stub = env.TASK_OBJECT.getByName("cache-bounds@x");
+    await runInDurableObject(stub, (_, state) => {
+      const storage = new TaskStorage(state.storage);
+      const kv = new SqliteKeyValueStore(storage.db, "bounded", { maxEntries: 3, maxChars: 1_000 });
+      storage.transaction(() => {
+        for (const key of ["a", "b", "c"]) kv.put(key, key.toUpperCase());
+        kv.get("a"); // a is now the most recently used: b goes first
+        kv.put("d", "D");
+      });
+      expect(kv.cachedEntries()).toBe(3);
+      // Evicted or not, every value reads back right; one too big to cache too.
+      expect(["a", "b", "c", "d"].map((k) => kv.get(k))).toEqual(["A", "B", "C", "D"]);
+      kv.put("big", "x".repeat(500));
+      expect(kv.get("big")).toHaveLength(500);
+      expect(kv.cachedEntries()).toBeLessThanOrEqual(3);
+    });
+  });
+
+  it("hold a transaction's writes until it commits, and lose only a rolled-back nested transaction's", async () => {
+    const stub = env.TASK_OBJECT.getByName("cache-held@x");
+    await runInDurableObject(stub, (_, state) => {
+      const storage = new TaskStorage(state.storage);
+      const stores = new SqliteStoreBackend(storage.db, DEFAULT_CACHE_LIMITS, storage);
+      storage.onFlush(() => stores.flushWrites());
+      storage.onReset(() => stores.forget());
+      const kv = stores.keyValue("held");
+      const inTable = (key: string) =>
+        state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE store = 'held' AND key = ?", key).toArray()[0]?.value;
+
+      // Outside a transaction a write goes straight to the table.
+      kv.put("a", "1");
+      expect(inTable("a")).toBe("1");
+      storage.transaction(() => {
+        kv.put("b", "1");
+        kv.put("b", "2");
+        kv.delete("a");
+        expect(inTable("b")).toBeUndefined();
+        expect(kv.get("b")).toBe("2");
+        expect(kv.get("a")).toBeUndefined();
+        // A range read sees the held writes.
+        expect(kv.range()).toEqual([{ key: "b", value: "2" }]);
+        kv.put("c", "3");
+        expect(() =>
+          storage.transaction(() => {
+            kv.put("c", "nested");
+            kv.put("d", "nested");
+            throw new Error("nested rollback");
+          }),
+        ).toThrow("nested rollback");
+        expect(kv.get("c")).toBe("3");
+        expect(kv.get("d")).toBeUndefined();
+      });
+      expect([inTable("a"), inTable("b"), inTable("c"), inTable("d")]).toEqual([undefined, "2", "3", undefined]);
+      expect(() =>
+        storage.transaction(() => {
+          kv.put("b", "lost");
+          throw new Error("rollback");
+        }),
+      ).toThrow("rollback");
+      expect(kv.get("b")).toBe("2");
+      expect(inTable("b")).toBe("2");
+    });
+  });
+});

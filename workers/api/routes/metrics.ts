@@ -1,0 +1,101 @@
+/**
+ * `GET /metrics`: the Prometheus text exposition format (0.0.4). Per task instance, labelled
+ * `task`, `placement` and `role`: records processed, restored and applied as a standby (counters
+ * in records, and their rates per second over the last 10 s), commit latency, records left to
+ * restore, lag, corruptions (= the incarnation: every wipe starts a new one) and migrations away
+ * from the instance. Counters kept in memory restart at zero with their object, as a process's do.
+ */
+import { Hono } from "hono";
+import type { ApiEnv } from "../context";
+import { clusterSnapshot, remainingToRestore, type ClusterSnapshot } from "../status/snapshot";
+
+export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+type Labels = Readonly<Record<string, string>>;
+type Sample = { readonly labels: Labels; readonly value: number; readonly suffix?: string };
+
+interface Family {
+  readonly name: string;
+  readonly type: "counter" | "gauge" | "summary";
+  readonly help: string;
+  readonly samples: Sample[];
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+function formatValue(value: number): string {
+  if (Number.isNaN(value)) return "NaN";
+  if (!Number.isFinite(value)) return value > 0 ? "+Inf" : "-Inf";
+  return Number.isInteger(value) ? String(value) : String(Math.round(value * 1e6) / 1e6);
+}
+
+/** Families in the text format: HELP and TYPE lines, then one line per sample. */
+export function exposition(families: readonly Family[]): string {
+  const lines: string[] = [];
+  for (const family of families) {
+    lines.push(`# HELP ${family.name} ${family.help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`, `# TYPE ${family.name} ${family.type}`);
+    for (const sample of family.samples) {
+      const labels = Object.entries(sample.labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
+      lines.push(`${family.name}${sample.suffix ?? ""}${labels.length ? `{${labels.join(",")}}` : ""} ${formatValue(sample.value)}`);
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
+  const family = (name: string, type: Family["type"], help: string): Family => ({ name: `edge_streams_${name}`, type, help, samples: [] });
+  const up = family("task_up", "gauge", "1 when the task instance answered this scrape, 0 when it did not.");
+  const info = family("task_info", "gauge", "The task instance's lifecycle state, as a label (value always 1).");
+  const epoch = family("task_epoch", "gauge", "The coordinator epoch of the instance's assignment.");
+  const incarnation = family("task_incarnation", "gauge", "The instance's incarnation: bumped by every wipe.");
+  const processed = family("task_processed_records_total", "counter", "Input records processed and committed.");
+  const processedRate = family("task_processed_records_per_second", "gauge", "Input records processed per second over the last 10 s.");
+  const latency = family("task_commit_latency_seconds", "summary", "Commit latency: from the commit's transaction until the log acknowledged its records.");
+  const latencyLast = family("task_commit_latency_last_seconds", "gauge", "Latency of the most recent commit.");
+  const latencyMax = family("task_commit_latency_max_seconds", "gauge", "Largest commit latency seen.");
+  const restored = family("task_restored_records_total", "counter", "Changelog records applied while restoring (active instances).");
+  const restoreRate = family("task_restore_records_per_second", "gauge", "Changelog records restored per second over the last 10 s.");
+  const standby = family("task_standby_records_total", "counter", "Changelog records applied as a standby.");
+  const standbyRate = family("task_standby_records_per_second", "gauge", "Changelog records applied as a standby per second over the last 10 s.");
+  const remaining = family("task_restore_remaining_records", "gauge", "Changelog records still to apply before the instance is caught up (restoring or standby).");
+  const lag = family("task_lag_records", "gauge", "Active: input records not yet processed and committed. Standby and idle: changelog records not yet applied.");
+  const pending = family("task_pending_batches", "gauge", "Outgoing batches committed locally and not yet acknowledged by the log.");
+  const corruptions = family("task_corruptions_total", "counter", "Times the instance was found corrupted, closed dirty and wiped (its incarnation).");
+  const migrations = family("task_migrations_total", "counter", "Times the active instance here was revoked to move to another placement.");
+  const paused = family("restore_paused", "gauge", "1 while restoration at the placement is paused (it may still have a batch budget).");
+
+  for (const instance of snapshot.instances) {
+    const labels = { task: instance.id, placement: instance.placement, role: instance.role };
+    up.samples.push({ labels, value: instance.up ? 1 : 0 });
+    epoch.samples.push({ labels, value: instance.epoch });
+    if (!instance.up) continue;
+    const { counters } = instance;
+    info.samples.push({ labels: { ...labels, state: instance.state }, value: 1 });
+    incarnation.samples.push({ labels, value: instance.incarnation });
+    processed.samples.push({ labels, value: counters.processed.total });
+    processedRate.samples.push({ labels, value: counters.processed.rate });
+    latency.samples.push({ labels, value: counters.commitLatency.sumMs / 1000, suffix: "_sum" }, { labels, value: counters.commitLatency.count, suffix: "_count" });
+    if (counters.commitLatency.lastMs !== null) latencyLast.samples.push({ labels, value: counters.commitLatency.lastMs / 1000 });
+    if (counters.commitLatency.maxMs !== null) latencyMax.samples.push({ labels, value: counters.commitLatency.maxMs / 1000 });
+    restored.samples.push({ labels, value: counters.restored.total });
+    restoreRate.samples.push({ labels, value: counters.restored.rate });
+    standby.samples.push({ labels, value: counters.standbyUpdated.total });
+    standbyRate.samples.push({ labels, value: counters.standbyUpdated.rate });
+    remaining.samples.push({ labels, value: remainingToRestore(instance) });
+    lag.samples.push({ labels, value: instance.lag });
+    pending.samples.push({ labels, value: instance.pendingBatches });
+    corruptions.samples.push({ labels, value: instance.incarnation });
+    migrations.samples.push({ labels, value: instance.lifecycle.migrationsAway });
+  }
+  for (const placement of snapshot.placements) {
+    if (placement.restorePaused !== null) paused.samples.push({ labels: { placement: placement.name }, value: placement.restorePaused ? 1 : 0 });
+  }
+  return [up, info, epoch, incarnation, processed, processedRate, latency, latencyLast, latencyMax, restored, restoreRate, standby, standbyRate, remaining, lag, pending, corruptions, migrations, paused];
+}
+
+export const metrics = new Hono<ApiEnv>().get("/metrics", async (c) => {
+  const snapshot = await clusterSnapshot(c.env, c.get("config"));
+  return c.body(exposition(metricFamilies(snapshot)), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE, "Cache-Control": "no-store" });
+});

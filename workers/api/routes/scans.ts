@@ -1,0 +1,112 @@
+/**
+ * `GET /stores/:store/keys?prefix=&from=&to=&limit=&cursor=`: a page of a store across all its
+ * partitions. Every owning task answers its first `limit + 1` entries within the bounds; the
+ * pages are merged in key order (UTF-8 bytes, `compareKeys`) and cut at `limit`. The cursor is
+ * the base64url of the last key returned, and the next page starts strictly after it — so paging
+ * stays correct while writes go on (a key written behind the cursor is simply not revisited).
+ * Only RUNNING active instances answer; while one restores, the route answers 503 like the point
+ * read.
+ */
+import { zValidator } from "@hono/zod-validator";
+import { Hono } from "hono";
+import { z } from "zod";
+import type { ScanAnswer } from "../../../durable-objects/task-object";
+import { compareKeys } from "../../../src/streams/state/key-value-store";
+import type { ScanBounds } from "../../../src/task/stream-task";
+import { application } from "../../application";
+import { assignments, taskObject } from "../cluster";
+import type { ApiEnv } from "../context";
+import type { Env } from "../../env";
+import { ApiError } from "../http-error";
+import { invalidInput } from "../validation";
+
+export const DEFAULT_SCAN_LIMIT = 100;
+export const MAX_SCAN_LIMIT = 1000;
+/** Longest bound (prefix, from, to) accepted, in UTF-16 units; and longest cursor. */
+const MAX_BOUND_LENGTH = 16_384;
+const MAX_CURSOR_LENGTH = 65_536;
+
+export function encodeCursor(key: string): string {
+  let binary = "";
+  for (const byte of new TextEncoder().encode(key)) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** The key a cursor names; undefined when it is not one this route made. */
+export function decodeCursor(cursor: string): string | undefined {
+  if (!/^[A-Za-z0-9_-]*$/.test(cursor) || cursor.length % 4 === 1) return undefined;
+  try {
+    const binary = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+    const key = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0)));
+    return encodeCursor(key) === cursor ? key : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const bound = z.string().max(MAX_BOUND_LENGTH, `at most ${MAX_BOUND_LENGTH} characters`);
+
+const scanQuery = z
+  .object({
+    prefix: bound.optional(),
+    from: bound.optional(),
+    to: bound.optional(),
+    limit: z
+      .string()
+      .regex(/^[0-9]{1,9}$/, "limit is a positive integer")
+      .transform(Number)
+      .pipe(z.number().int().min(1, "limit is at least 1").max(MAX_SCAN_LIMIT, `limit is at most ${MAX_SCAN_LIMIT}`))
+      .optional(),
+    cursor: z
+      .string()
+      .max(MAX_CURSOR_LENGTH, "cursor is too long")
+      .transform((cursor, ctx) => {
+        const key = decodeCursor(cursor);
+        if (key === undefined) {
+          ctx.addIssue({ code: "custom", message: "cursor is not one this route returned" });
+          return z.NEVER;
+        }
+        return key;
+      })
+      .optional(),
+  })
+  .strict();
+
+/** Merges pages sorted by key into one, in key order. */
+export function mergeByKey<T extends { key: string }>(pages: readonly (readonly T[])[]): T[] {
+  return pages.flat().sort((a, b) => compareKeys(a.key, b.key));
+}
+
+/** The page of one task from its active instance (a cached assignment that is stale is retried once). */
+async function scanTask(env: Env, taskId: string, store: string, bounds: ScanBounds): Promise<ScanAnswer> {
+  for (const fresh of [false, true]) {
+    const active = (await assignments(env, fresh)).find((i) => i.taskId === taskId && i.role === "active");
+    if (!active) continue;
+    const answer = (await taskObject(env, active).scan(store, bounds)) as ScanAnswer;
+    if (answer.status !== "not-owner") return answer;
+  }
+  throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
+}
+
+export const scans = new Hono<ApiEnv>().get("/stores/:store/keys", zValidator("query", scanQuery, invalidInput), async (c) => {
+  const name = c.req.param("store");
+  const found = application.store(name);
+  if (!found) throw new ApiError(404, "not_found", `unknown store ${JSON.stringify(name)}`);
+  const { prefix, from, to, limit = DEFAULT_SCAN_LIMIT, cursor } = c.req.valid("query");
+  const bounds: ScanBounds = { prefix, from, to, after: cursor, limit: limit + 1 };
+  const taskIds = Array.from({ length: found.subtopology.partitions }, (_, p) => application.taskForStorePartition(found.subtopology, p));
+  const answers = await Promise.all(taskIds.map((taskId) => scanTask(c.env, taskId, name, bounds)));
+
+  const restoring = answers.findIndex((a) => a.status === "restoring");
+  if (restoring >= 0) {
+    const answer = answers[restoring] as Extract<ScanAnswer, { status: "restoring" }>;
+    const task = taskIds[restoring]!;
+    c.header("Retry-After", "1");
+    return c.json({ error: "restoring", message: `task ${task} is restoring`, task, progress: answer.progress }, 503);
+  }
+  const merged = mergeByKey(answers.map((a) => (a as Extract<ScanAnswer, { status: "ok" }>).items));
+  const page = merged.slice(0, limit);
+  const items = page.map(({ key, value }) => ({ key, value: found.store.valueSerde.deserialize(value) }));
+  const next = merged.length > limit ? encodeCursor(page[page.length - 1]!.key) : null;
+  return c.json({ items, next });
+});
