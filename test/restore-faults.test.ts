@@ -457,6 +457,7 @@ describe("shutdown and unregistration are bounded", () => {
       instance,
       taskId: "0_0",
       incarnation: 0,
+      epoch: 1,
       role: "active" as const,
       placement: "shutdown-test",
       changelogs: [{ ...tp, store: "totals", checkpoint: null }],

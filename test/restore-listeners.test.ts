@@ -111,6 +111,7 @@ function registration(instance: string, role: TaskRole, changelogs: (TopicPartit
     instance,
     taskId: instance.split("@")[0]!,
     incarnation,
+    epoch: 1,
     role,
     changelogs: changelogs.map((c) => ({ topic: c.topic, partition: c.partition, store: c.store ?? "store", checkpoint: c.checkpoint ?? null })),
   };

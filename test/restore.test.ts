@@ -79,6 +79,9 @@ describe("restoring a wiped task through the restore worker", () => {
     expect(await stub.applyRestoreBatch(batch(0, 2, incarnation - 1))).toMatchObject({ applied: false, checkpoint: null });
     expect(await stub.applyRestoreBatch(batch(2, end))).toMatchObject({ applied: false, checkpoint: null });
     expect(await stub.applyRestoreBatch(batch(0, 2))).toMatchObject({ applied: true, checkpoint: 2 });
+    // A batch read for another assignment (a stale epoch) is a no-op too (I3).
+    const epoch = wiped.epoch;
+    expect(await stub.applyRestoreBatch({ ...batch(2, end), epoch: epoch - 1 })).toMatchObject({ applied: false, checkpoint: 2 });
     // The same batch again (a retry after a lost reply) is a no-op.
     expect(await stub.applyRestoreBatch(batch(0, 2))).toMatchObject({ applied: false, checkpoint: 2 });
     expect(await stub.applyRestoreBatch(batch(2, end))).toMatchObject({ applied: true, checkpoint: end, caughtUp: true });

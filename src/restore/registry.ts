@@ -15,6 +15,8 @@ export interface Registration {
   readonly instance: string;
   readonly taskId: string;
   readonly incarnation: number;
+  /** The coordinator's epoch of the instance's assignment: batches carry it, and a stale one is refused (I3). */
+  readonly epoch: number;
   readonly role: TaskRole;
   readonly changelogs: readonly (TopicPartition & { readonly store: string; readonly checkpoint: number | null })[];
 }
@@ -23,6 +25,7 @@ export interface ChangelogWork extends TopicPartition {
   readonly instance: string;
   readonly taskId: string;
   readonly incarnation: number;
+  readonly epoch: number;
   readonly role: TaskRole;
   readonly store: string;
   /** The instance's restored position at its last reply; null: it restored nothing yet. */
@@ -39,6 +42,7 @@ type Row = {
   instance: string;
   task_id: string;
   incarnation: number;
+  epoch: number;
   role: TaskRole;
   topic: string;
   partition: number;
@@ -70,6 +74,11 @@ export class RestoreRegistry {
               CREATE TABLE control (only INTEGER PRIMARY KEY CHECK (only = 1), paused INTEGER NOT NULL, budget INTEGER);
             `),
         },
+        {
+          id: 2,
+          description: "the assignment epoch each registration was made for",
+          up: (db) => db.script(`ALTER TABLE changelogs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;`),
+        },
       ]),
     );
   }
@@ -85,8 +94,8 @@ export class RestoreRegistry {
       if (held?.incarnation != null && held.incarnation > registration.incarnation) return false;
       this.db.run(sql`DELETE FROM changelogs WHERE instance = ${registration.instance}`);
       for (const c of registration.changelogs) {
-        this.db.run(sql`INSERT INTO changelogs (instance, task_id, incarnation, role, topic, partition, store, position)
-                        VALUES (${registration.instance}, ${registration.taskId}, ${registration.incarnation}, ${registration.role},
+        this.db.run(sql`INSERT INTO changelogs (instance, task_id, incarnation, epoch, role, topic, partition, store, position)
+                        VALUES (${registration.instance}, ${registration.taskId}, ${registration.incarnation}, ${registration.epoch}, ${registration.role},
                                 ${c.topic}, ${c.partition}, ${c.store}, ${c.checkpoint})`);
       }
       return true;
@@ -104,12 +113,13 @@ export class RestoreRegistry {
 
   all(): ChangelogWork[] {
     return this.db
-      .all<Row>(sql`SELECT instance, task_id, incarnation, role, topic, partition, store, position, failures, caught_up, restored
+      .all<Row>(sql`SELECT instance, task_id, incarnation, epoch, role, topic, partition, store, position, failures, caught_up, restored
                     FROM changelogs ORDER BY instance, topic, partition`)
       .map((r) => ({
         instance: r.instance,
         taskId: r.task_id,
         incarnation: r.incarnation,
+        epoch: r.epoch,
         role: r.role,
         topic: r.topic,
         partition: r.partition,

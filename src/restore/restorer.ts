@@ -137,6 +137,7 @@ export class Restorer {
     const batch: RestoreBatch = {
       ...tp,
       incarnation: work.incarnation,
+      epoch: work.epoch,
       fromOffset: from,
       nextOffset: fetched.nextOffset,
       earliest: fetched.earliest,

@@ -52,6 +52,8 @@ export type StepOutcome = "more" | "idle" | "blocked";
 
 /** Changelog records read by the restore worker for one changelog partition of an instance. */
 export interface RestoreBatch extends RestoredBatch, TopicPartition {
+  /** The assignment epoch the batch was read for; a batch for another assignment is a no-op (I3). */
+  readonly epoch?: number;
   readonly records: readonly LogRecord[];
   /** The changelog's end offset when the batch was read. */
   readonly end: number;
@@ -226,7 +228,8 @@ export class StreamTask {
       });
       const restoring = meta.state === "RESTORING" || meta.state === "UPDATING";
       const store = this.app.changelogPartitions(meta.taskId).find((c) => c.topic === batch.topic && c.partition === batch.partition);
-      if (!restoring || !store || !canApplyRestoreBatch({ incarnation: meta.incarnation, checkpoint }, batch)) return reply(false, checkpoint);
+      const staleEpoch = batch.epoch !== undefined && batch.epoch !== meta.epoch;
+      if (!restoring || !store || staleEpoch || !canApplyRestoreBatch({ incarnation: meta.incarnation, checkpoint }, batch)) return reply(false, checkpoint);
       const reached: InputPositions = {};
       const writes = batch.records.map((record) => {
         const position = positionFromHeaders(record.headers);
@@ -242,11 +245,12 @@ export class StreamTask {
   }
 
   /** The changelogs restoration must bring up to date, with where each stands. */
-  restoreRegistration(): { incarnation: number; role: TaskRole; changelogs: (TopicPartition & { store: string; checkpoint: number | null })[] } | undefined {
+  restoreRegistration(): { incarnation: number; epoch: number; role: TaskRole; changelogs: (TopicPartition & { store: string; checkpoint: number | null })[] } | undefined {
     const meta = this.storage.meta();
     if (!meta || (meta.state !== "RESTORING" && meta.state !== "UPDATING")) return undefined;
     return {
       incarnation: meta.incarnation,
+      epoch: meta.epoch,
       role: meta.role,
       changelogs: this.app.changelogPartitions(meta.taskId).map((tp) => ({ ...tp, checkpoint: this.storage.checkpoint(tp) })),
     };
