@@ -1,10 +1,13 @@
 /**
  * Test projects: `workers` runs the real Worker and Durable Objects inside workerd
- * (@cloudflare/vitest-pool-workers); `standby` is the same with NUM_STANDBYS=1; `node` drives a
- * real `wrangler dev` with real clients.
+ * (@cloudflare/vitest-pool-workers); `standby` is the same with NUM_STANDBYS=1; `page-views` runs
+ * the second example application; `node` drives a real `wrangler dev` with real clients.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+
+// Read in Node by vitest (the project's types are the Workers' only); vitest runs from the root.
+declare const process: { cwd(): string };
 
 export const TEST_API_TOKEN = "test-token";
 
@@ -13,10 +16,10 @@ function isInjectedCrash(error: unknown): boolean {
   return durableObjectReset === true && typeof message === "string" && message.startsWith("injected crash");
 }
 
-/** The Worker in workerd, with test bindings on top of wrangler.toml's. */
-function workerd(bindings: Record<string, string> = {}) {
+/** The Worker in workerd, with test bindings on top of the wrangler config's. */
+function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler.toml") {
   return cloudflareTest({
-    wrangler: { configPath: "./wrangler.toml" },
+    wrangler: { configPath },
     miniflare: {
       bindings: {
         API_TOKEN: TEST_API_TOKEN,
@@ -41,11 +44,17 @@ export default defineConfig({
     projects: [
       {
         plugins: [workerd()],
-        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/node/**", "test/standby/**"] },
+        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/node/**", "test/standby/**", "test/page-views/**"] },
       },
       {
         plugins: [workerd({ NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
         test: { name: "standby", include: ["test/standby/**/*.test.ts"] },
+      },
+      {
+        // The second example application: the same Worker code with `#application` pointed at it.
+        plugins: [workerd({}, "./examples/page-views/wrangler.toml")],
+        resolve: { alias: { "#application": `${process.cwd()}/examples/page-views/application.ts` } },
+        test: { name: "page-views", include: ["test/page-views/**/*.test.ts"] },
       },
       {
         test: {

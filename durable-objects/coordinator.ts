@@ -12,7 +12,7 @@ import { CoordinatorStore, type InstanceAssignment } from "../src/coordinator/co
 import { placeStandbys } from "../src/coordinator/standbys";
 import type { TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
-import { application } from "../workers/application";
+import { application } from "#application";
 import type { Env } from "../workers/env";
 
 /** How often pending automatic moves are re-checked while a warm-up catches up. */

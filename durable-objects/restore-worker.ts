@@ -14,7 +14,7 @@ import { Restorer, type CorruptedInstance, type RestoreStep } from "../src/resto
 import type { RestoreBatch, RestoreReply } from "../src/task/stream-task";
 import { Serial } from "../src/util/serial";
 import { withTimeout } from "../src/util/timeout";
-import { application } from "../workers/application";
+import { application } from "#application";
 import { openLog } from "../workers/api/log";
 import type { Env } from "../workers/env";
 

@@ -17,7 +17,7 @@ import { withTimeout } from "../src/util/timeout";
 import { restoreWorkerName } from "./restore-worker";
 import { describeTask, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
-import { application } from "../workers/application";
+import { application } from "#application";
 import { openLog } from "../workers/api/log";
 import type { Env } from "../workers/env";
 
@@ -31,6 +31,11 @@ const RETRY_DELAY_MS = 1_000;
  * Streams' commit interval): the latency a busy task adds for larger, cheaper commits.
  */
 const LINGER_MS = 20;
+
+export type WindowsAnswer =
+  | { readonly status: "ok"; readonly windows: { window: { start: number; end: number }; value: string }[] }
+  | { readonly status: "restoring"; readonly progress: { restored: number; total: number } }
+  | { readonly status: "not-owner" };
 
 export type QueryAnswer =
   | { readonly status: "ok"; readonly value: string | undefined; readonly stale: boolean }
@@ -186,6 +191,14 @@ export class TaskObject extends DurableObject<Env> {
     if (!meta || (meta.role !== "active" && !allowStale)) return { status: "not-owner" };
     if (meta.state === "RUNNING" && meta.role === "active") return { status: "ok", value: this.task.get(store, key), stale: false };
     if (allowStale) return { status: "ok", value: this.task.get(store, key), stale: true };
+    return { status: "restoring", progress: await this.restoreProgress() };
+  }
+
+  /** The windows (or sessions) of a key in a window or session store; only the RUNNING active instance answers. */
+  async windows(store: string, key: string, from: number, to: number, kind: "window" | "session"): Promise<WindowsAnswer> {
+    const meta = this.task.meta();
+    if (!meta || meta.role !== "active") return { status: "not-owner" };
+    if (meta.state === "RUNNING") return { status: "ok", windows: this.task.windows(store, key, from, to, kind) };
     return { status: "restoring", progress: await this.restoreProgress() };
   }
 

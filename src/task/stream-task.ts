@@ -8,6 +8,9 @@ import type { Application } from "../application";
 import { OffsetOutOfRange, ProducerFenced } from "../log/errors";
 import type { AppendResult, Log, LogRecord, ProducerId, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
+import { fetchSessions } from "../streams/state/session-store";
+import { fetchWindows } from "../streams/state/window-store";
+import type { WindowedValue } from "../streams/windowed";
 import type { InputRecord, TaskProcessor } from "../streams/runtime/types";
 import { positionFromHeaders } from "../streams/runtime/position-header";
 import { canApplyRestoreBatch, checkpointAfterAck, type RestoredBatch } from "./checkpoint";
@@ -475,6 +478,12 @@ export class StreamTask {
       }
     });
     return this.storage.meta();
+  }
+
+  /** The windows (or sessions) of a key in a window or session store, values still serialized. */
+  windows(store: string, key: string, from: number, to: number, kind: "window" | "session"): WindowedValue<string>[] {
+    const raw = this.stores.keyValue(store);
+    return kind === "session" ? fetchSessions(raw, key, from, to) : fetchWindows(raw, key, from, to);
   }
 
   /** Reads a key of a store; only a RUNNING active instance answers with authority. */

@@ -4,7 +4,7 @@
  */
 import type { Config } from "../../src/config";
 import type { TopicCatalog } from "../../src/log/topics";
-import { application } from "../application";
+import { application } from "#application";
 
 const catalogs = new WeakMap<Config, TopicCatalog>();
 

@@ -6,7 +6,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { z } from "zod";
 import { restoreWorkerName } from "../../../durable-objects/restore-worker";
-import { application } from "../../application";
+import { application } from "#application";
 import { activeInstance, coordinator, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";

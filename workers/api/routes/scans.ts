@@ -13,7 +13,7 @@ import { z } from "zod";
 import type { ScanAnswer } from "../../../durable-objects/task-object";
 import { compareKeys } from "../../../src/streams/state/key-value-store";
 import type { ScanBounds } from "../../../src/task/stream-task";
-import { application } from "../../application";
+import { application } from "#application";
 import { assignments, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 import type { Env } from "../../env";

@@ -13,7 +13,7 @@ import { html } from "hono/html";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { timingSafeEqual } from "hono/utils/buffer";
 import { z } from "zod";
-import { application } from "../../application";
+import { application } from "#application";
 import { requiredToken } from "../auth";
 import type { ApiEnv } from "../context";
 import { LoginPage, StatusPage } from "../status/components";

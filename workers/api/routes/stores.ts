@@ -8,15 +8,17 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { z } from "zod";
-import type { QueryAnswer } from "../../../durable-objects/task-object";
+import type { QueryAnswer, WindowsAnswer } from "../../../durable-objects/task-object";
 import { partitionForKey } from "../../../src/log/partitioner";
-import { application } from "../../application";
+import { application } from "#application";
 import { assignments, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { invalidInput } from "../validation";
 
 const readQuery = z.object({ stale: z.enum(["true", "false"]).optional() }).strict();
+const time = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const windowQuery = z.object({ from: time.optional(), to: time.optional() }).strict();
 
 // `[\s\S]` rather than `.`: a key may hold line breaks.
 export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+}", zValidator("query", readQuery, invalidInput), async (c) => {
@@ -24,6 +26,9 @@ export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+
   const key = c.req.param("key");
   const found = application.store(name);
   if (!found) throw new ApiError(404, "not_found", `unknown store ${JSON.stringify(name)}`);
+  if (found.store.kind !== "key-value") {
+    throw new ApiError(400, "invalid_input", `store ${name} is a ${found.store.kind} store: read it with /stores/${name}/windows/:key`);
+  }
   const taskId = application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
   const allowStale = c.req.valid("query").stale === "true";
 
@@ -56,4 +61,34 @@ export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+
   if (answer.status !== "ok") throw new ApiError(503, "unavailable", `task ${taskId} cannot answer right now`, 1);
   if (answer.value === undefined) throw new ApiError(404, "not_found", `no key ${JSON.stringify(key)} in store ${name}`);
   return c.json({ key, value: found.store.valueSerde.deserialize(answer.value), task: taskId, stale: answer.stale });
+});
+
+/**
+ * `GET /stores/:store/windows/:key?from=&to=`: the windows (window stores: by window start) or
+ * sessions of a key, oldest first, from the RUNNING active instance that owns the key.
+ */
+stores.get("/stores/:store/windows/:key{[\\s\\S]+}", zValidator("query", windowQuery, invalidInput), async (c) => {
+  const name = c.req.param("store");
+  const key = c.req.param("key");
+  const found = application.store(name);
+  if (!found) throw new ApiError(404, "not_found", `unknown store ${JSON.stringify(name)}`);
+  const kind = found.store.kind;
+  if (kind !== "window" && kind !== "session") throw new ApiError(400, "invalid_input", `store ${name} is not a window or session store: read it with /stores/${name}/keys/:key`);
+  const { from = 0, to = Number.MAX_SAFE_INTEGER } = c.req.valid("query");
+  if (from > to) throw new ApiError(400, "invalid_input", "from must not be after to");
+  const taskId = application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
+  let answer: WindowsAnswer | undefined;
+  for (const fresh of [false, true]) {
+    const active = (await assignments(c.env, fresh)).find((i) => i.taskId === taskId && i.role === "active");
+    if (!active) continue;
+    answer = (await taskObject(c.env, active).windows(name, key, from, to, kind)) as WindowsAnswer;
+    if (answer.status !== "not-owner") break;
+  }
+  if (!answer || answer.status === "not-owner") throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
+  if (answer.status === "restoring") {
+    c.header("Retry-After", "1");
+    return c.json({ error: "restoring", message: `task ${taskId} is restoring`, task: taskId, progress: answer.progress }, 503);
+  }
+  const windows = answer.windows.map((w) => ({ window: w.window, value: found.store.valueSerde.deserialize(w.value) }));
+  return c.json({ key, task: taskId, windows });
 });

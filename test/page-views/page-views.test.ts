@@ -1,0 +1,48 @@
+/**
+ * The second example application on the real runtime: page views regrouped by region (a
+ * repartition topic and a second subtopology), counted in one-minute windows, suppressed until
+ * each minute closes, joined with the region table — and the window store queried over HTTP.
+ */
+import { env } from "cloudflare:workers";
+import { expect, it } from "vitest";
+import { application } from "#application";
+import { MINUTE_MS, PAGE_VIEWS_GRACE_MS } from "../../src/streams/examples/page-views";
+import { TestDriver } from "../../src/testing/test-driver";
+import { call, json } from "../support/api";
+
+const driver = new TestDriver(env, application);
+
+it("counts views per region per minute, publishes final minutes joined with the region, and answers window queries", async () => {
+  expect(application.applicationId).toBe("page-views");
+  await driver.pipe("regions", [
+    { key: "eu", value: { name: "Europe" } },
+    { key: "us", value: { name: "Americas" } },
+  ]);
+  const view = (user: string, region: string, at: number) => ({ key: user, value: { region, page: "/" }, timestamp: at });
+  await driver.pipe("page-views", [view("u1", "eu", 1_000), view("u2", "eu", 2_000), view("u3", "us", 3_000), view("u1", "eu", MINUTE_MS + 5_000)]);
+  await driver.runUntilQuiet();
+  // Nothing is final yet: stream time has not passed the first minute's end plus grace.
+  expect(await driver.read("page-views-per-region")).toEqual([]);
+
+  // Later views move stream time past minute 0's close in both regions' tasks.
+  const later = 2 * MINUTE_MS + PAGE_VIEWS_GRACE_MS + 1;
+  await driver.pipe("page-views", [view("u4", "eu", later), view("u5", "us", later)]);
+  await driver.runUntilQuiet();
+  const published = (await driver.read("page-views-per-region")).map((r) => ({ key: r.key, ...JSON.parse(r.value) }));
+  expect(published).toContainEqual({ key: "eu", region: "Europe", windowStart: 0, windowEnd: MINUTE_MS, views: 2 });
+  expect(published).toContainEqual({ key: "us", region: "Americas", windowStart: 0, windowEnd: MINUTE_MS, views: 1 });
+  expect(published).toContainEqual({ key: "eu", region: "Europe", windowStart: MINUTE_MS, windowEnd: 2 * MINUTE_MS, views: 1 });
+
+  const response = await call(`/stores/views-per-minute/windows/eu?from=0&to=${MINUTE_MS}`);
+  expect(response.status).toBe(200);
+  expect(await json(response)).toMatchObject({
+    key: "eu",
+    windows: [
+      { window: { start: 0, end: MINUTE_MS }, value: 2 },
+      { window: { start: MINUTE_MS, end: 2 * MINUTE_MS }, value: 1 },
+    ],
+  });
+  // A window store is not read as a key-value store, and vice versa.
+  expect((await call("/stores/views-per-minute/keys/eu")).status).toBe(400);
+  expect((await call("/stores/regions/windows/eu")).status).toBe(400);
+});
