@@ -6,38 +6,20 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { Application } from "../src/application";
 import { DurableLog } from "../src/log/durable-log";
 import { partitionForKey } from "../src/log/partitioner";
-import { Materialized } from "../src/streams/dsl/materialized";
-import { StreamsBuilder } from "../src/streams/dsl/streams-builder";
-import { orderSerde, type Totals } from "../src/streams/examples/orders-totals";
-import { Serdes } from "../src/streams/serdes";
 import { StreamTask } from "../src/task/stream-task";
+import { totalsApp } from "./support/totals-app";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "../workers/application";
 
-function pacingApp(id: string): Application {
-  const builder = new StreamsBuilder();
-  builder
-    .stream(`${id}-orders`, { key: Serdes.string(), value: orderSerde })
-    .groupByKey()
-    .aggregate<Totals>(
-      () => ({ count: 0, sum: 0 }),
-      (_customer, order, totals) => ({ count: totals.count + 1, sum: totals.sum + order.amount }),
-      Materialized.as(`${id}-totals`, { value: Serdes.json<Totals>() }),
-    )
-    .toStream()
-    .to(`${id}-out`);
-  return new Application(builder.build({ applicationId: id, topics: { [`${id}-orders`]: 1, [`${id}-out`]: 1 } }));
-}
 
 const orders = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ key: `c${(from + i) % 7}`, value: JSON.stringify({ amount: 1 }) }));
 
 describe("adaptive batching", () => {
   it("takes larger commits while input waits in batches, and single records at once when it does not", async () => {
     const id = "pacing";
-    const app = pacingApp(id);
+    const app = totalsApp(id);
     const log = new DurableLog(env.LOG_PARTITION, app.catalog);
     const input = { topic: `${id}-orders`, partition: 0 };
     await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {

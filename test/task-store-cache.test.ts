@@ -6,38 +6,19 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { Application } from "../src/application";
 import { DurableLog } from "../src/log/durable-log";
-import { Materialized } from "../src/streams/dsl/materialized";
-import { StreamsBuilder } from "../src/streams/dsl/streams-builder";
-import { orderSerde, type Totals } from "../src/streams/examples/orders-totals";
-import { Serdes } from "../src/streams/serdes";
 import { DEFAULT_CACHE_LIMITS, SqliteKeyValueStore, SqliteStoreBackend } from "../src/task/sqlite-stores";
 import { StreamTask } from "../src/task/stream-task";
+import { totalsApp } from "./support/totals-app";
 import { TaskStorage } from "../src/task/task-storage";
 
-function cacheApp(id: string): Application {
-  const builder = new StreamsBuilder();
-  builder
-    .stream(`${id}-orders`, { key: Serdes.string(), value: orderSerde })
-    .groupByKey()
-    .aggregate<Totals>(
-      () => ({ count: 0, sum: 0 }),
-      (_customer, order, totals) => ({ count: totals.count + 1, sum: totals.sum + order.amount }),
-      Materialized.as(`${id}-totals`, { value: Serdes.json<Totals>() }),
-    )
-    .toStream()
-    .to(`${id}-out`);
-  // "fail": a bad order rolls its whole commit back and stops the task.
-  return new Application(builder.build({ applicationId: id, topics: { [`${id}-orders`]: 1, [`${id}-out`]: 1 }, onDeserializationError: "fail" }));
-}
 
 const order = (key: string, amount: unknown) => ({ key, value: JSON.stringify({ amount }) });
 
 describe("in-memory copies of a task's tables", () => {
   it("never serve a store value from a rolled-back commit, a wiped store or before a restore", async () => {
     const id = "cache-rollback";
-    const app = cacheApp(id);
+    const app = totalsApp(id);
     const log = new DurableLog(env.LOG_PARTITION, app.catalog);
     const input = { topic: `${id}-orders`, partition: 0 };
     const store = `${id}-totals`;

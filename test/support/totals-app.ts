@@ -1,0 +1,24 @@
+/**
+ * A private copy of the example topology (orders → totals) under its own names, so a test can run
+ * StreamTask directly on topics no other test touches. A bad order fails its task ("fail").
+ */
+import { Application } from "../../src/application";
+import { Materialized } from "../../src/streams/dsl/materialized";
+import { StreamsBuilder } from "../../src/streams/dsl/streams-builder";
+import { orderSerde, type Totals } from "../../src/streams/examples/orders-totals";
+import { Serdes } from "../../src/streams/serdes";
+
+export function totalsApp(id: string): Application {
+  const builder = new StreamsBuilder();
+  builder
+    .stream(`${id}-orders`, { key: Serdes.string(), value: orderSerde })
+    .groupByKey()
+    .aggregate<Totals>(
+      () => ({ count: 0, sum: 0 }),
+      (_customer, order, totals) => ({ count: totals.count + 1, sum: totals.sum + order.amount }),
+      Materialized.as(`${id}-totals`, { value: Serdes.json<Totals>() }),
+    )
+    .toStream()
+    .to(`${id}-out`);
+  return new Application(builder.build({ applicationId: id, topics: { [`${id}-orders`]: 1, [`${id}-out`]: 1 }, onDeserializationError: "fail" }));
+}
