@@ -2,13 +2,15 @@
  * `Coordinator`: one per application. It owns the assignment of task instances to placements —
  * actives, standbys, and idle instances that keep state where a task used to run — and hands every
  * assignment a fresh epoch (I3). Revocation is acknowledged before the task is assigned elsewhere;
- * corruption reports wipe and revive the instances named, all of a report together. Its state is
- * durable: after a restart, assignments and epochs continue.
+ * corruption reports wipe and revive the instances named, all of a report together. An uncaught
+ * error under `"shutdown-application"` stops every active instance until an operator resumes the
+ * application. Its state is durable: after a restart, assignments, epochs and a shutdown continue.
  */
 import { DurableObject } from "cloudflare:workers";
 import { readConfig, type Config } from "../src/config";
 import { assignActives } from "../src/coordinator/assignor";
-import { CoordinatorStore, type InstanceAssignment } from "../src/coordinator/coordinator-store";
+import { CoordinatorStore, type ApplicationShutdown, type InstanceAssignment } from "../src/coordinator/coordinator-store";
+import { APPLICATION_SHUT_DOWN } from "../src/task/stream-task";
 import { placeStandbys } from "../src/coordinator/standbys";
 import type { TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
@@ -19,6 +21,11 @@ import type { Env } from "../workers/env";
 const REBALANCE_CHECK_MS = 1_000;
 
 export type MigrationResult = { readonly changed: boolean; readonly from: string; readonly to: string; readonly epoch: number };
+
+/** What resuming one task found: resumed, or refused because the whole application is shut down. */
+export type TaskResumeResult =
+  | { readonly status: "resumed"; readonly task: TaskDescription }
+  | { readonly status: "application-shut-down"; readonly shutdown: ApplicationShutdown };
 
 export class MigrationRefused extends Error {
   override name = "MigrationRefused";
@@ -43,8 +50,57 @@ export class Coordinator extends DurableObject<Env> {
       this.reconcile();
       await this.pushUnacknowledged();
       await this.moveOffRemovedPlacements();
+      await this.haltActives();
       return this.store.instances();
     });
+  }
+
+  /** Whether (and why) the application is shut down. */
+  async shutdownState(): Promise<ApplicationShutdown | null> {
+    return this.store.shutdown() ?? null;
+  }
+
+  /**
+   * A task's uncaught error chose `"shutdown-application"` (Kafka's SHUTDOWN_APPLICATION): every
+   * active instance stops, and instances assigned later start stopped, until `resumeApplication`.
+   * The first request's reason stays; the shutdown survives restarts of the coordinator.
+   */
+  async shutdownApplication(request: { taskId: string; placement: string; reason: string }): Promise<ApplicationShutdown> {
+    return this.serial.run(async () => {
+      const shutdown = this.store.transaction(() => this.store.shutDown({ ...request, at: Date.now() }));
+      await this.haltActives();
+      return shutdown;
+    });
+  }
+
+  /** An operator lifts the shutdown: every active instance's failure is cleared and it processes again. */
+  async resumeApplication(): Promise<TaskDescription[]> {
+    return this.serial.run(async () => {
+      this.store.transaction(() => this.store.clearShutdown());
+      const actives = this.store.instances().filter((i) => i.role === "active");
+      return Promise.all(actives.map((active) => this.instance(active).resume() as Promise<TaskDescription>));
+    });
+  }
+
+  /** An operator resumes one task stopped by its own uncaught error; refused while the application is shut down. */
+  async resumeTask(taskId: string): Promise<TaskResumeResult> {
+    return this.serial.run(async () => {
+      const shutdown = this.store.shutdown();
+      if (shutdown) return { status: "application-shut-down" as const, shutdown };
+      this.reconcile();
+      await this.pushUnacknowledged();
+      const active = this.store.instances().find((i) => i.taskId === taskId && i.role === "active")!;
+      return { status: "resumed" as const, task: (await this.instance(active).resume()) as TaskDescription };
+    });
+  }
+
+  /** While the application is shut down, stops every active instance still processing; retried until all have. */
+  private async haltActives(): Promise<void> {
+    const shutdown = this.store.shutdown();
+    if (!shutdown) return;
+    const actives = this.store.instances().filter((i) => i.role === "active");
+    const results = await Promise.allSettled(actives.map((active) => this.instance(active).halt(haltReason(shutdown))));
+    if (results.some((r) => r.status === "rejected")) await this.ctx.storage.setAlarm(Date.now() + REBALANCE_CHECK_MS);
   }
 
   /** The current assignment, without changing it. */
@@ -147,7 +203,14 @@ export class Coordinator extends DurableObject<Env> {
       pending
         .filter((i) => i.role !== "idle")
         .map(async (instance) => {
-          await this.instance(instance).assign({ taskId: instance.taskId, placement: instance.placement, role: instance.role, epoch: instance.epoch });
+          const shutdown = this.store.shutdown();
+          await this.instance(instance).assign({
+            taskId: instance.taskId,
+            placement: instance.placement,
+            role: instance.role,
+            epoch: instance.epoch,
+            ...(shutdown && instance.role === "active" ? { halted: haltReason(shutdown) } : {}),
+          });
           this.store.transaction(() => this.store.acknowledge(instance.taskId, instance.placement, instance.epoch));
         }),
     );
@@ -183,4 +246,8 @@ export class Coordinator extends DurableObject<Env> {
   private instance(instance: { taskId: string; placement: string }) {
     return this.env.TASK_OBJECT.getByName(`${instance.taskId}@${instance.placement}`);
   }
+}
+
+function haltReason(shutdown: ApplicationShutdown): string {
+  return `${APPLICATION_SHUT_DOWN}: task ${shutdown.taskId} at ${shutdown.placement} failed: ${shutdown.reason}`;
 }

@@ -12,6 +12,7 @@ import type { TopicPartition } from "../src/log/types";
 import { RestoreRegistry, type ChangelogWork, type Registration } from "../src/restore/registry";
 import { Restorer, type CorruptedInstance, type RestoreStep } from "../src/restore/restorer";
 import type { RestoreBatch, RestoreReply } from "../src/task/stream-task";
+import { COORDINATOR_NAME } from "../src/coordinator/coordinator-store";
 import { Serial } from "../src/util/serial";
 import { withTimeout } from "../src/util/timeout";
 import { application } from "#application";
@@ -131,7 +132,7 @@ export class RestoreWorker extends DurableObject<Env> {
   }
 
   private async report(corrupted: CorruptedInstance[]): Promise<void> {
-    await this.env.COORDINATOR.getByName("coordinator").reportCorruption(corrupted);
+    await this.env.COORDINATOR.getByName(COORDINATOR_NAME).reportCorruption(corrupted);
   }
 
   private partition(tp: TopicPartition) {

@@ -5,6 +5,8 @@
  * is not re-armed when there is none, so an idle task costs nothing; appends to its input wake it.
  * An idle task processes what arrives at once; a task under load (see `StreamTask.loaded`) lets
  * input gather for `LINGER_MS` before its next commit, so that it commits less often, with more.
+ * The same one alarm serves every wall-clock punctuator of the task and the back-off of the
+ * `"retry"` uncaught-error policy (`StreamTask.wakeAt`).
  */
 import { DurableObject } from "cloudflare:workers";
 import { readConfig } from "../src/config";
@@ -20,6 +22,8 @@ import { Serial } from "../src/util/serial";
 import { application } from "#application";
 import { openLog } from "../workers/api/log";
 import type { Env } from "../workers/env";
+import { logEvent } from "../src/util/log";
+import { COORDINATOR_NAME } from "../src/coordinator/coordinator-store";
 
 /** Registering and unregistering with the restore worker wait at most this long (KAFKA-10199). */
 const RESTORE_CALL_TIMEOUT_MS = 5_000;
@@ -31,6 +35,8 @@ const RETRY_DELAY_MS = 1_000;
  * Streams' commit interval): the latency a busy task adds for larger, cheaper commits.
  */
 const LINGER_MS = 20;
+/** The longest back-off between attempts of the `"retry"` policy (it doubles from RETRY_BACKOFF_MS). */
+const MAX_RETRY_BACKOFF_MS = 60_000;
 
 export type WindowsAnswer =
   | { readonly status: "ok"; readonly windows: { window: { start: number; end: number }; value: string }[] }
@@ -65,10 +71,12 @@ export class TaskObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.lifecycle = new LifecycleHistory(ctx.storage.kv);
+    const config = readConfig(env as unknown as Record<string, unknown>);
     this.task = new StreamTask({
       application,
-      log: openLog(env, readConfig(env as unknown as Record<string, unknown>)),
+      log: openLog(env, config),
       storage: ctx.storage,
+      retryBackoff: { initialMs: config.RETRY_BACKOFF_MS, maxMs: Math.max(config.RETRY_BACKOFF_MS, MAX_RETRY_BACKOFF_MS) },
       onCommitStep: (step) => {
         if (this.draining && step === this.crashAt) {
           this.crashAt = undefined;
@@ -132,20 +140,70 @@ export class TaskObject extends DurableObject<Env> {
       // A log that cannot be reached is retried later; the outbox keeps what was not sent.
       if (error instanceof LogUnavailable) await this.schedule(RETRY_DELAY_MS);
       else throw error;
+    } finally {
+      await this.scheduleWake();
     }
+    await this.reportShutdown();
+  }
+
+  /** Arms the alarm for the task's next punctuation or retry, if it has one (and nothing sooner is set). */
+  private async scheduleWake(): Promise<void> {
+    const at = this.task.wakeAt();
+    if (at !== undefined) await this.schedule(Math.max(0, at - Date.now()));
+  }
+
+  /**
+   * An uncaught error chose `"shutdown-application"`: the coordinator stops every task. Called
+   * outside `serial`, because the coordinator calls back (`halt`) while it answers. Until it has
+   * answered, the request stays in storage and a later alarm asks again.
+   */
+  private async reportShutdown(): Promise<void> {
+    const meta = this.task.meta();
+    if (!meta?.shutdownRequested) return;
+    try {
+      await this.env.COORDINATOR.getByName(COORDINATOR_NAME).shutdownApplication({ taskId: meta.taskId, placement: meta.placement, reason: meta.failure ?? "an uncaught error" });
+      this.task.shutdownReported();
+    } catch (error) {
+      logEvent("task.shutdown-report-failed", { task: meta.taskId, placement: meta.placement, error: String(error) }, "warn");
+      await this.schedule(RETRY_DELAY_MS);
+    }
+  }
+
+  /** The application was shut down: an instance still processing stops, with `reason`. */
+  async halt(reason: string): Promise<TaskDescription> {
+    return this.serial.run(async () => {
+      const before = this.task.meta();
+      const meta = this.task.halt(reason);
+      if (meta && before?.failure === null) this.lifecycle.record("failed", meta, reason);
+      return this.describeNow();
+    });
+  }
+
+  /** An operator clears the instance's failure: it processes again at once. */
+  async resume(): Promise<TaskDescription> {
+    return this.serial.run(async () => {
+      const before = this.task.meta();
+      const meta = this.task.resume();
+      if (meta && before?.failure) this.lifecycle.record("resumed", meta, `was stopped: ${before.failure}`);
+      await this.schedule(0);
+      return this.describeNow();
+    });
   }
 
   /** Runs steps now until there is no work (or `maxSteps`); says how many did work. Never lingers. */
   async drain(maxSteps = 1_000): Promise<{ worked: number; outcome: StepOutcome }> {
-    return this.serial.run(async () => {
+    const result = await this.serial.run(async () => {
       this.draining = true;
       try {
         const { worked, outcome } = await this.steps(maxSteps, false);
+        await this.scheduleWake();
         return { worked, outcome };
       } finally {
         this.draining = false;
       }
     });
+    await this.reportShutdown();
+    return result;
   }
 
   /**
@@ -165,8 +223,15 @@ export class TaskObject extends DurableObject<Env> {
       }
     } finally {
       this.noteRunning(before);
+      this.noteFailure(before);
     }
     return { worked, outcome, lingering: false };
+  }
+
+  /** Logs (and keeps) a failure that stopped the instance since `before`. */
+  private noteFailure(before: TaskMeta | undefined): void {
+    const now = this.task.meta();
+    if (now?.failure && !before?.failure) this.lifecycle.record("failed", now, now.failure);
   }
 
   /** Logs (and keeps) the turn to RUNNING when the instance made it since `before`. */

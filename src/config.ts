@@ -19,6 +19,8 @@ const schema = z.object({
   /** A warm instance this close to the changelog's end may take over as active (Kafka's acceptable.recovery.lag). */
   ACCEPTABLE_RECOVERY_LAG: count(10_000, 0),
   RESTORE_BATCH_RECORDS: count(1000, 1),
+  /** The first back-off of the `"retry"` uncaught-error policy; it doubles per failure, up to 60 s. */
+  RETRY_BACKOFF_MS: count(1000, 1),
   FAULT_INJECTION: onOff.default("off"),
   MAX_BODY_BYTES: count(1024 * 1024, 1),
   LOG_BACKEND: z.enum(["durable", "upstash"]).default("durable"),

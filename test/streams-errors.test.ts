@@ -203,7 +203,16 @@ describe("handler configuration", () => {
     const app = { applicationId: "h", topics: { in: 1, out: 1 } };
     expect(() => builder.build({ ...app, onProcessingError: { deadLetterTopic: "nope" } })).toThrow(TopologyError);
     expect(() => builder.build({ ...app, onProductionError: { deadLetterTopic: "nope" } })).toThrow(/dead letter topic "nope"/);
-    expect(builder.build(app).uncaughtErrorPolicy).toBe("fail");
-    expect(builder.build({ ...app, onUncaughtError: "retry" }).uncaughtErrorPolicy).toBe("retry");
+    const error = new Error("boom");
+    expect(builder.build(app).uncaughtErrorPolicy(error)).toBe("fail");
+    expect(builder.build({ ...app, onUncaughtError: "retry" }).uncaughtErrorPolicy(error)).toBe("retry");
+    // A function chooses per error; one that throws, or answers nonsense, chooses "fail".
+    const byKind = builder.build({ ...app, onUncaughtError: (e) => (e instanceof RangeError ? "retry" : "shutdown-application") });
+    expect(byKind.uncaughtErrorPolicy(new RangeError("timeout"))).toBe("retry");
+    expect(byKind.uncaughtErrorPolicy(error)).toBe("shutdown-application");
+    const throwing = builder.build({ ...app, onUncaughtError: () => { throw new Error("handler bug"); } });
+    expect(throwing.uncaughtErrorPolicy(error)).toBe("fail");
+    const nonsense = builder.build({ ...app, onUncaughtError: () => "ignore" as never });
+    expect(nonsense.uncaughtErrorPolicy(error)).toBe("fail");
   });
 });

@@ -1,11 +1,15 @@
 /**
  * The coordinator's durable state: the current assignment of every task instance with its epoch,
- * and the epoch counter. Epochs only grow, across restarts of the coordinator (I3).
+ * the epoch counter, and whether the application is shut down (an uncaught error's
+ * `"shutdown-application"`). Epochs only grow, across restarts of the coordinator (I3).
  */
 import { migrate } from "../storage/migrations";
 import { Sql, sql } from "../storage/sql";
 import type { TaskRole } from "../task/state";
 import type { StorageLike } from "../task/task-storage";
+
+/** The name of the application's one `Coordinator` object. */
+export const COORDINATOR_NAME = "coordinator";
 
 export interface InstanceAssignment {
   readonly taskId: string;
@@ -14,6 +18,15 @@ export interface InstanceAssignment {
   readonly epoch: number;
   /** The instance confirmed it took this assignment. */
   readonly acknowledged: boolean;
+}
+
+/** Why the application is shut down: which task asked, when, and its error. */
+export interface ApplicationShutdown {
+  readonly taskId: string;
+  readonly placement: string;
+  readonly reason: string;
+  /** Epoch milliseconds. */
+  readonly at: number;
 }
 
 type Row = { task_id: string; placement: string; role: TaskRole; epoch: number; acknowledged: number };
@@ -35,6 +48,16 @@ export class CoordinatorStore {
                 task_id TEXT NOT NULL, placement TEXT NOT NULL, role TEXT NOT NULL,
                 epoch INTEGER NOT NULL, acknowledged INTEGER NOT NULL DEFAULT 0,
                 PRIMARY KEY (task_id, placement));
+            `),
+        },
+        {
+          id: 2,
+          description: "application shutdown",
+          up: (db) =>
+            db.script(`
+              CREATE TABLE shutdown (
+                only INTEGER PRIMARY KEY CHECK (only = 1),
+                task_id TEXT NOT NULL, placement TEXT NOT NULL, reason TEXT NOT NULL, at INTEGER NOT NULL);
             `),
         },
       ]),
@@ -67,5 +90,22 @@ export class CoordinatorStore {
 
   acknowledge(taskId: string, placement: string, epoch: number): void {
     this.db.run(sql`UPDATE instances SET acknowledged = 1 WHERE task_id = ${taskId} AND placement = ${placement} AND epoch = ${epoch}`);
+  }
+
+  shutdown(): ApplicationShutdown | undefined {
+    const row = this.db.one<{ task_id: string; placement: string; reason: string; at: number }>(sql`SELECT task_id, placement, reason, at FROM shutdown WHERE only = 1`);
+    return row && { taskId: row.task_id, placement: row.placement, reason: row.reason, at: row.at };
+  }
+
+  /** Records the shutdown; the first one stays (later requests add nothing). */
+  shutDown(shutdown: ApplicationShutdown): ApplicationShutdown {
+    this.db.run(sql`INSERT INTO shutdown (only, task_id, placement, reason, at)
+                    VALUES (1, ${shutdown.taskId}, ${shutdown.placement}, ${shutdown.reason}, ${shutdown.at})
+                    ON CONFLICT (only) DO NOTHING`);
+    return this.shutdown()!;
+  }
+
+  clearShutdown(): void {
+    this.db.run(sql`DELETE FROM shutdown`);
   }
 }

@@ -34,6 +34,7 @@ export type {
   TopologySource,
   TopologyProcessor,
   UncaughtErrorPolicy,
+  UncaughtErrorHandler,
 } from "./topology/topology";
 export { changelogTopicName, repartitionTopicName, type BuildOptions } from "./topology/build";
 export { formatTaskId, parseTaskId, type TaskCoordinates } from "./topology/task-id";

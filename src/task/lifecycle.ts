@@ -1,6 +1,6 @@
 /**
  * The lifecycle history of a task instance: assignments, revocations, migrations away, wipes
- * (corruption) and turning RUNNING. Each event is logged as a structured line (task, placement,
+ * (corruption), turning RUNNING, stopping on a failure and being resumed. Each event is logged as a structured line (task, placement,
  * epoch, incarnation) and the most recent ones are kept in the object's synchronous key-value
  * storage, apart from the task's tables, so they survive wipes and restarts and the status page
  * can show recent corruptions and migrations.
@@ -8,7 +8,7 @@
 import { logEvent, type LogLevel } from "../util/log";
 import type { TaskRole, TaskState } from "./state";
 
-export type LifecycleEventName = "assign" | "revoke" | "migrated-away" | "wipe" | "running";
+export type LifecycleEventName = "assign" | "revoke" | "migrated-away" | "wipe" | "running" | "failed" | "resumed";
 
 export interface LifecycleEvent {
   readonly event: LifecycleEventName;
@@ -46,7 +46,7 @@ interface Described {
 
 const KEY = "lifecycle";
 const KEEP = 20;
-const LEVELS: Record<LifecycleEventName, LogLevel> = { assign: "info", revoke: "info", "migrated-away": "info", wipe: "warn", running: "info" };
+const LEVELS: Record<LifecycleEventName, LogLevel> = { assign: "info", revoke: "info", "migrated-away": "info", wipe: "warn", running: "info", failed: "error", resumed: "info" };
 
 export class LifecycleHistory {
   constructor(

@@ -43,4 +43,9 @@ export const taskMigrations: Migration[] = [
           PRIMARY KEY (topic, partition));
       `),
   },
+  {
+    id: 2,
+    description: "an uncaught error asked to shut the application down (until the coordinator is told)",
+    up: (db) => db.script(`ALTER TABLE task_meta ADD COLUMN shutdown_requested INTEGER NOT NULL DEFAULT 0;`),
+  },
 ];

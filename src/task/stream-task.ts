@@ -11,7 +11,7 @@ import { createTaskProcessor } from "../streams/runtime/task-processor";
 import { fetchSessions } from "../streams/state/session-store";
 import { fetchWindows } from "../streams/state/window-store";
 import type { WindowedValue } from "../streams/windowed";
-import type { InputRecord, TaskProcessor } from "../streams/runtime/types";
+import type { InputRecord, TaskEventMetrics, TaskProcessor } from "../streams/runtime/types";
 import { positionFromHeaders } from "../streams/runtime/position-header";
 import { canApplyRestoreBatch, checkpointAfterAck, type RestoredBatch } from "./checkpoint";
 import { CHANGELOG_PHASE, Outbox, type OutboxBatch } from "./outbox";
@@ -20,6 +20,7 @@ import { DEFAULT_CACHE_LIMITS, SqliteStoreBackend } from "./sqlite-stores";
 import { transition, type TaskRole, type TaskState } from "./state";
 import { TaskStorage, type StorageLike, type TaskMeta } from "./task-storage";
 import { TaskCounters } from "./task-metrics";
+import { RetryBackoff, type BackoffSettings } from "./retry-backoff";
 import { compareKeys } from "../streams/state/key-value-store";
 import type { KeyValue } from "../streams/record";
 
@@ -29,6 +30,8 @@ export interface Assignment {
   readonly placement: string;
   readonly role: TaskRole;
   readonly epoch: number;
+  /** The application is shut down (an uncaught error's `"shutdown-application"`): the instance starts stopped, with this reason. */
+  readonly halted?: string;
 }
 
 /** Points of a commit where tests (and the crash fault route) can kill the instance. */
@@ -47,11 +50,17 @@ export interface TaskOptions {
   readonly maxLoadedBatchRecords?: number;
   readonly maxBatchBytes?: number;
   readonly clock?: () => number;
+  /** The back-off of the `"retry"` uncaught-error policy (default 1 s doubling up to 60 s). */
+  readonly retryBackoff?: BackoffSettings;
   /** Called at each commit step; a test hook that may crash the instance there. */
   readonly onCommitStep?: (step: CommitStep) => void;
 }
 
-export type StepOutcome = "more" | "idle" | "blocked";
+/**
+ * What a step found: `more` input may be waiting; `idle` none; `blocked` the instance is stopped
+ * by a failure; `waiting` it is backing off after an uncaught error it will retry (`wakeAt`).
+ */
+export type StepOutcome = "more" | "idle" | "blocked" | "waiting";
 
 /** Changelog records read by the restore worker for one changelog partition of an instance. */
 export interface RestoreBatch extends RestoredBatch, TopicPartition {
@@ -78,6 +87,9 @@ export class StaleAssignment extends Error {
   override name = "StaleAssignment";
 }
 
+/** How the reason of an instance stopped by an application shutdown begins. */
+export const APPLICATION_SHUT_DOWN = "application shut down";
+
 /** Incarnations per epoch in the producer epoch: epoch * this + incarnation stays monotonic. */
 const INCARNATIONS_PER_EPOCH = 1_000_000;
 
@@ -85,7 +97,9 @@ export class StreamTask {
   private readonly storage: TaskStorage;
   private readonly outbox: Outbox;
   private readonly stores: SqliteStoreBackend;
-  private processor: { incarnation: number; processor: TaskProcessor; collector: RecordCollector } | undefined;
+  private processor: ActiveProcessor | undefined;
+  /** Between the attempts of the `"retry"` uncaught-error policy. */
+  private readonly backoff: RetryBackoff;
   /** Records processed, restored and applied as a standby, and commit latency (in memory). */
   readonly counters: TaskCounters;
   /** When the commit now in progress started (its transaction), for its latency. */
@@ -95,6 +109,7 @@ export class StreamTask {
 
   constructor(private readonly options: TaskOptions) {
     this.counters = new TaskCounters(options.clock);
+    this.backoff = new RetryBackoff(options.retryBackoff);
     this.storage = new TaskStorage(options.storage);
     this.outbox = new Outbox(this.storage.db);
     this.stores = new SqliteStoreBackend(this.storage.db, DEFAULT_CACHE_LIMITS, this.storage);
@@ -159,10 +174,13 @@ export class StreamTask {
         epoch: assignment.epoch,
         incarnation: before?.incarnation ?? 0,
         nextCommit: before?.nextCommit ?? 1,
-        failure: null,
+        failure: assignment.halted ?? (before?.shutdownRequested ? before.failure : null),
+        // A shutdown not yet reported must still reach the coordinator.
+        shutdownRequested: before?.shutdownRequested ?? false,
       });
     });
     this.dropProcessor();
+    this.backoff.reset();
     if (assignment.role === "active") await this.tryCompleteRestoration();
     return this.storage.meta()!;
   }
@@ -259,60 +277,111 @@ export class StreamTask {
     };
   }
 
-  /** One unit of work: send what is pending, then process one batch of input. */
+  /**
+   * One unit of work: send what is pending, then commit one batch of input together with the
+   * wall-clock punctuations due, and send that. The first step of a RUNNING instance creates its
+   * processors (their `init` may schedule punctuators: see `wakeAt`), even without input.
+   */
   async step(): Promise<StepOutcome> {
     const meta = this.storage.meta();
     if (!meta || meta.role !== "active") return "idle";
     if (meta.failure) return "blocked";
     if (meta.state === "RESTORING" && !(await this.tryCompleteRestoration())) return "idle";
     if (this.storage.meta()?.state !== "RUNNING") return "idle";
+    if (this.backoff.waitingUntil(this.now()) !== undefined) return "waiting";
     if (!this.outbox.isEmpty()) await this.flush();
-    const processed = await this.processBatch();
-    if (processed === 0) return "idle";
-    await this.flush();
-    this.counters.committed(processed, this.now() - this.commitStartedAt);
+    const records = await this.fetchBatch(meta);
+    if (this.storage.meta()?.failure) return "blocked";
+    const now = this.now();
+    const current = this.processor?.incarnation === meta.incarnation ? this.processor.processor : undefined;
+    const punctuationDue = (current?.nextWallClockPunctuationMs() ?? Infinity) <= now;
+    if (records.length === 0 && current && !punctuationDue) return "idle";
+    // Only commits of work pass the crash points; creating the processors is not one.
+    const work = records.length > 0 || punctuationDue;
+    if (work) this.options.onCommitStep?.("before-commit");
+    this.commitStartedAt = now;
+    const committed = this.commit(meta, records, now);
+    if (committed !== "committed") return committed;
+    if (work) this.options.onCommitStep?.("after-commit");
+    if (!this.outbox.isEmpty() || records.length > 0) await this.flush();
+    if (records.length === 0) return "idle";
+    this.counters.committed(records.length, this.now() - this.commitStartedAt);
     return "more";
   }
 
-  /** Fetches one batch from every input partition and commits its processing in one transaction. */
-  private async processBatch(): Promise<number> {
-    const meta = this.storage.meta()!;
+  /** Fetches one batch from every input partition, merged by timestamp; notes how much was waiting. */
+  private async fetchBatch(meta: TaskMeta): Promise<InputRecord[]> {
     const positions = this.storage.positions();
     const inputs = this.app.inputPartitions(meta.taskId);
     const base = this.options.maxBatchRecords ?? 1000;
     const maxRecords = this.pace.loaded ? Math.max(base, this.options.maxLoadedBatchRecords ?? 5000) : base;
     const results = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[positionKey(tp)] ?? 0, maxRecords)));
-    const records = mergeByTimestamp(results.map((r) => r.records));
     this.pace = {
       loaded: results.reduce((n, r) => n + r.waiting, 0) >= base,
       backlog: results.some((r) => r.waiting > r.records.length),
     };
-    if (records.length === 0) return 0;
-    this.options.onCommitStep?.("before-commit");
-    this.commitStartedAt = this.now();
-    const active = this.activeProcessor(meta.incarnation);
+    return mergeByTimestamp(results.map((r) => r.records));
+  }
+
+  /**
+   * One commit, one storage transaction (I2): the records processed, then the wall-clock
+   * punctuators due at `now`, their store writes, outbox batches and input positions. On an
+   * uncaught error everything is rolled back and the topology's policy applies (`"retry"` backs
+   * off and does it all again later; the others stop the instance with the error).
+   */
+  private commit(meta: TaskMeta, records: readonly InputRecord[], now: number): "committed" | StepOutcome {
+    let active: ActiveProcessor | undefined;
     try {
       this.storage.transaction(() => {
-        const now = this.storage.meta();
-        if (!now || now.state !== "RUNNING" || now.incarnation !== meta.incarnation) throw new SupersededDuringFetch();
+        const current = this.storage.meta();
+        if (!current || current.state !== "RUNNING" || current.incarnation !== meta.incarnation) throw new SupersededDuringFetch();
+        // Created in the transaction: what `init` writes or forwards commits with the rest.
+        active = this.activeProcessor(meta.incarnation);
         const reached: InputPositions = {};
         for (const record of records) {
           active.processor.process(record);
           reached[positionKey(record)] = record.offset + 1;
         }
-        active.collector.writeTo(this.outbox, now.nextCommit);
+        if ((active.processor.nextWallClockPunctuationMs() ?? Infinity) <= now) active.processor.punctuate(now);
+        const written = active.collector.writeTo(this.outbox, current.nextCommit);
         this.storage.writePositions(reached);
-        this.storage.writeMeta({ ...now, nextCommit: now.nextCommit + 1 });
+        if (written > 0) this.storage.writeMeta({ ...current, nextCommit: current.nextCommit + 1 });
       });
     } catch (error) {
-      // Everything the batch did is rolled back; the processor may hold half-done state: rebuild it.
+      // Everything the commit did is rolled back; the processor may hold half-done state: rebuild it.
       this.dropProcessor();
-      if (error instanceof SupersededDuringFetch) return 0;
-      this.fail(`processing failed: ${error instanceof Error ? error.message : String(error)}`);
-      return 0;
+      if (error instanceof SupersededDuringFetch) return "idle";
+      return this.onUncaughtError(error);
     }
-    this.options.onCommitStep?.("after-commit");
-    return records.length;
+    this.backoff.reset();
+    this.counters.events(active!.processor.eventMetrics, active!.reported);
+    active!.reported = active!.processor.eventMetrics;
+    return "committed";
+  }
+
+  /** The topology's uncaught-error policy for an error that rolled a commit back. */
+  private onUncaughtError(error: unknown): StepOutcome {
+    const policy = this.app.topology.uncaughtErrorPolicy(error);
+    this.counters.uncaughtError(policy);
+    const reason = `processing failed: ${error instanceof Error ? error.message : String(error)}`;
+    if (policy === "retry") {
+      this.backoff.failed(this.now());
+      return "waiting";
+    }
+    this.fail(reason, policy === "shutdown-application");
+    return "blocked";
+  }
+
+  /**
+   * When the instance must look again though nothing wakes it: the end of a retry back-off, or
+   * its earliest wall-clock punctuation. Undefined when nothing is due (an idle task costs nothing).
+   */
+  wakeAt(): number | undefined {
+    const meta = this.storage.meta();
+    if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || meta.failure) return undefined;
+    const retry = this.backoff.waitingUntil(this.now());
+    if (retry !== undefined) return retry;
+    return this.processor?.incarnation === meta.incarnation ? this.processor.processor.nextWallClockPunctuationMs() : undefined;
   }
 
   /** Input of one partition from `offset`, and how many records were waiting there (`latest - offset`). */
@@ -458,7 +527,9 @@ export class StreamTask {
       state = transition(state, "CREATED");
       if (meta.role === "active") state = transition(state, "RESTORING");
       else if (meta.role === "standby") state = transition(state, "UPDATING");
-      this.storage.writeMeta({ ...meta, state, incarnation: meta.incarnation + 1, failure: null });
+      // A wipe cures a corrupted store, not an application someone shut down.
+      const failure = meta.failure?.startsWith(APPLICATION_SHUT_DOWN) ? meta.failure : null;
+      this.storage.writeMeta({ ...meta, state, incarnation: meta.incarnation + 1, failure });
     });
     return this.storage.meta()!;
   }
@@ -534,19 +605,37 @@ export class StreamTask {
     return this.processor?.processor.metrics;
   }
 
-  private fail(reason: string): void {
+  /** Stops processing with `reason`; with `shutdownApplication`, the coordinator must stop every task too. */
+  private fail(reason: string, shutdownApplication = false): void {
     this.storage.transaction(() => {
       const meta = this.storage.meta();
-      if (meta) this.storage.writeMeta({ ...meta, failure: reason });
+      if (meta) this.storage.writeMeta({ ...meta, failure: reason, shutdownRequested: meta.shutdownRequested || shutdownApplication });
     });
   }
 
-  /** Clears a recorded failure so processing is attempted again. */
-  clearFailure(): void {
+  /** The application is shut down (see `Assignment.halted`): an instance still processing stops. */
+  halt(reason: string): TaskMeta | undefined {
+    const meta = this.storage.meta();
+    if (meta && meta.failure === null) this.fail(reason);
+    return this.storage.meta();
+  }
+
+  /** The coordinator knows of the shutdown this instance asked for. */
+  shutdownReported(): void {
+    this.storage.transaction(() => {
+      const meta = this.storage.meta();
+      if (meta) this.storage.writeMeta({ ...meta, shutdownRequested: false });
+    });
+  }
+
+  /** An operator resumes the instance: its failure is cleared and processing is attempted again at once. */
+  resume(): TaskMeta | undefined {
+    this.backoff.reset();
     this.storage.transaction(() => {
       const meta = this.storage.meta();
       if (meta) this.storage.writeMeta({ ...meta, failure: null });
     });
+    return this.storage.meta();
   }
 
   private activeProcessor(incarnation: number) {
@@ -561,7 +650,7 @@ export class StreamTask {
       collector,
       clock: this.options.clock,
     });
-    this.processor = { incarnation, processor, collector };
+    this.processor = { incarnation, processor, collector, reported: processor.eventMetrics };
     return this.processor;
   }
 
@@ -577,6 +666,14 @@ export class StreamTask {
 }
 
 class SupersededDuringFetch extends Error {}
+
+/** The processor of the current incarnation, its collector, and the event counts already added to `counters`. */
+interface ActiveProcessor {
+  readonly incarnation: number;
+  readonly processor: TaskProcessor;
+  readonly collector: RecordCollector;
+  reported: TaskEventMetrics;
+}
 
 /** Bounds of `StreamTask.scan`; see there. */
 export interface ScanBounds {

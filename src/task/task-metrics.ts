@@ -1,7 +1,11 @@
+import type { TaskEventMetrics } from "../streams/runtime/types";
+import type { UncaughtErrorPolicy } from "../streams/topology/topology";
+
 /**
  * Counters of one task instance for `GET /metrics` and the status page: records processed,
- * restored and applied as a standby (records, not batches), with their recent rates, and commit
- * latency. They live in memory: like any process's Prometheus counters they restart at zero when
+ * restored and applied as a standby (records, not batches), with their recent rates, commit
+ * latency, the processors' event counts of committed work (late records dropped, handled errors,
+ * punctuations) and uncaught errors by the policy applied. They live in memory: like any process's Prometheus counters they restart at zero when
  * the object does (scrapers handle resets); durable facts (incarnation, epoch) come from storage.
  */
 
@@ -71,13 +75,27 @@ export interface TaskCountersSnapshot {
   readonly standbyUpdated: CountSnapshot;
   /** From the start of a commit's transaction until the log acknowledged what it produced. */
   readonly commitLatency: LatencySnapshot;
+  /** Summed over the commits that succeeded (a rolled-back commit's events did not happen). */
+  readonly events: TaskEventMetrics;
+  readonly uncaughtErrors: Readonly<Record<UncaughtErrorPolicy, number>>;
 }
+
+const NO_EVENTS: TaskEventMetrics = {
+  lateRecordsDropped: 0,
+  processingErrorsContinued: 0,
+  processingErrorsDeadLettered: 0,
+  productionErrorsContinued: 0,
+  productionErrorsDeadLettered: 0,
+  punctuations: 0,
+};
 
 export class TaskCounters {
   readonly processed: RateMeter;
   readonly restored: RateMeter;
   readonly standbyUpdated: RateMeter;
   private latency = { count: 0, sumMs: 0, lastMs: null as number | null, maxMs: null as number | null };
+  private eventTotals: TaskEventMetrics = NO_EVENTS;
+  private uncaught: Record<UncaughtErrorPolicy, number> = { fail: 0, retry: 0, "shutdown-application": 0 };
 
   constructor(clock: () => number = Date.now) {
     this.processed = new RateMeter(clock);
@@ -92,8 +110,26 @@ export class TaskCounters {
     this.latency = { count: l.count + 1, sumMs: l.sumMs + latencyMs, lastMs: latencyMs, maxMs: Math.max(l.maxMs ?? 0, latencyMs) };
   }
 
+  /** A commit succeeded: adds what its processor counted since `before` (its counts at the previous commit). */
+  events(now: TaskEventMetrics, before: TaskEventMetrics): void {
+    const totals = { ...this.eventTotals };
+    for (const name of Object.keys(totals) as (keyof TaskEventMetrics)[]) totals[name] += now[name] - before[name];
+    this.eventTotals = totals;
+  }
+
+  uncaughtError(policy: UncaughtErrorPolicy): void {
+    this.uncaught = { ...this.uncaught, [policy]: this.uncaught[policy] + 1 };
+  }
+
   snapshot(): TaskCountersSnapshot {
     const of = (meter: RateMeter): CountSnapshot => ({ total: meter.total, rate: meter.rate() });
-    return { processed: of(this.processed), restored: of(this.restored), standbyUpdated: of(this.standbyUpdated), commitLatency: { ...this.latency } };
+    return {
+      processed: of(this.processed),
+      restored: of(this.restored),
+      standbyUpdated: of(this.standbyUpdated),
+      commitLatency: { ...this.latency },
+      events: { ...this.eventTotals },
+      uncaughtErrors: { ...this.uncaught },
+    };
   }
 }

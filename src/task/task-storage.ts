@@ -20,8 +20,13 @@ export interface TaskMeta {
   /** Bumped by every wipe: the store's generation (I1, I4). */
   readonly incarnation: number;
   readonly nextCommit: number;
-  /** Why processing stopped, when it did (a failing record with the `fail` handler, fencing). */
+  /** Why processing stopped, when it did (an uncaught error, fencing, an application shutdown). */
   readonly failure: string | null;
+  /**
+   * The failure must stop the whole application (`"shutdown-application"`), and the coordinator
+   * has not confirmed it knows yet. Durable, so a crash in between cannot lose the request.
+   */
+  readonly shutdownRequested: boolean;
 }
 
 type MetaRow = {
@@ -33,6 +38,7 @@ type MetaRow = {
   incarnation: number;
   next_commit: number;
   failure: string | null;
+  shutdown_requested: number;
 };
 
 export interface StorageLike {
@@ -113,7 +119,7 @@ export class TaskStorage {
   meta(): TaskMeta | undefined {
     if (this.cachedMeta !== null) return this.cachedMeta;
     const row = this.db.one<MetaRow>(
-      sql`SELECT task_id, placement, role, state, epoch, incarnation, next_commit, failure FROM task_meta WHERE only = 1`,
+      sql`SELECT task_id, placement, role, state, epoch, incarnation, next_commit, failure, shutdown_requested FROM task_meta WHERE only = 1`,
     );
     this.cachedMeta = row && {
       taskId: row.task_id,
@@ -124,17 +130,19 @@ export class TaskStorage {
       incarnation: row.incarnation,
       nextCommit: row.next_commit,
       failure: row.failure,
+      shutdownRequested: row.shutdown_requested === 1,
     };
     return this.cachedMeta;
   }
 
   writeMeta(meta: TaskMeta): void {
-    this.db.run(sql`INSERT INTO task_meta (only, task_id, placement, role, state, epoch, incarnation, next_commit, failure)
+    this.db.run(sql`INSERT INTO task_meta (only, task_id, placement, role, state, epoch, incarnation, next_commit, failure, shutdown_requested)
                     VALUES (1, ${meta.taskId}, ${meta.placement}, ${meta.role}, ${meta.state}, ${meta.epoch},
-                            ${meta.incarnation}, ${meta.nextCommit}, ${meta.failure})
+                            ${meta.incarnation}, ${meta.nextCommit}, ${meta.failure}, ${meta.shutdownRequested ? 1 : 0})
                     ON CONFLICT (only) DO UPDATE SET task_id = excluded.task_id, placement = excluded.placement,
                       role = excluded.role, state = excluded.state, epoch = excluded.epoch,
-                      incarnation = excluded.incarnation, next_commit = excluded.next_commit, failure = excluded.failure`);
+                      incarnation = excluded.incarnation, next_commit = excluded.next_commit, failure = excluded.failure,
+                      shutdown_requested = excluded.shutdown_requested`);
     this.cachedMeta = { ...meta };
   }
 

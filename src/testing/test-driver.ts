@@ -6,7 +6,7 @@
  */
 import type { Application } from "../application";
 import { readConfig } from "../config";
-import type { InstanceAssignment } from "../coordinator/coordinator-store";
+import { COORDINATOR_NAME, type InstanceAssignment } from "../coordinator/coordinator-store";
 import { DurableLog } from "../log/durable-log";
 import { partitionForKey } from "../log/partitioner";
 import type { LogRecord, ProducerRecord } from "../log/types";
@@ -34,7 +34,7 @@ export class TestDriver {
   }
 
   private get coordinator() {
-    return this.env.COORDINATOR.getByName("coordinator");
+    return this.env.COORDINATOR.getByName(COORDINATOR_NAME);
   }
 
   /** Makes the assignment (if not made yet) and returns it. */

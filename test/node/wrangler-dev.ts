@@ -40,14 +40,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Polls `check` every `everyMs` until it holds or `timeoutMs` passes. */
-export async function until(check: () => Promise<boolean>, timeoutMs: number, what: string, everyMs = 200): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
+export { until } from "../support/until";
 
 export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
   const token = `node-test-${Math.random().toString(36).slice(2)}`;

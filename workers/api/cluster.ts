@@ -3,14 +3,14 @@
  * isolate — a stale entry only costs a retry, because an instance that is no longer the owner
  * says so) and the task object stubs it names.
  */
-import type { InstanceAssignment } from "../../src/coordinator/coordinator-store";
+import { COORDINATOR_NAME, type InstanceAssignment } from "../../src/coordinator/coordinator-store";
 import type { Env } from "../env";
 
 const CACHE_MS = 2_000;
 let cached: { at: number; instances: Promise<InstanceAssignment[]> } | undefined;
 
 export function coordinator(env: Env) {
-  return env.COORDINATOR.getByName("coordinator");
+  return env.COORDINATOR.getByName(COORDINATOR_NAME);
 }
 
 /** The assignment, making it on first use. `fresh` bypasses the cache. */

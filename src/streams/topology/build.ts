@@ -5,7 +5,7 @@
 import { TopologyError } from "../errors";
 import type { GraphNode, SinkNode, SourceNode, TopologyGraph } from "./graph";
 import { groupNodes } from "./grouping";
-import { Topology, type DeserializationHandler, type ErrorHandler, type ErrorHandlers, type StoreDefinition, type Subtopology, type TopologyNode, type UncaughtErrorPolicy } from "./topology";
+import { Topology, type DeserializationHandler, type ErrorHandler, type ErrorHandlers, type StoreDefinition, type Subtopology, type TopologyNode, type UncaughtErrorHandler } from "./topology";
 import { checkDeclaredTopics, checkName, checkStores, checkTopics } from "./validation";
 
 export interface BuildOptions {
@@ -20,7 +20,7 @@ export interface BuildOptions {
   /** When an output record cannot be serialized or partitioned; default `"fail"`. */
   readonly onProductionError?: ErrorHandler;
   /** What the task's Durable Object does with an error escaping processing; default `"fail"`. */
-  readonly onUncaughtError?: UncaughtErrorPolicy;
+  readonly onUncaughtError?: UncaughtErrorHandler;
 }
 
 export const changelogTopicName = (applicationId: string, store: string) => `${applicationId}-${store}-changelog`;

@@ -48,11 +48,17 @@ export type ErrorHandler =
  */
 export type UncaughtErrorPolicy = "fail" | "retry" | "shutdown-application";
 
+/**
+ * A fixed policy, or a function choosing one per error (as Kafka's handler is): say `"retry"`
+ * for a timeout, `"fail"` for everything else. A function that throws chooses `"fail"`.
+ */
+export type UncaughtErrorHandler = UncaughtErrorPolicy | ((error: unknown) => UncaughtErrorPolicy);
+
 /** The topology's error handlers (see `BuildOptions`). */
 export interface ErrorHandlers {
   readonly processing: ErrorHandler;
   readonly production: ErrorHandler;
-  readonly uncaught: UncaughtErrorPolicy;
+  readonly uncaught: UncaughtErrorHandler;
 }
 
 /**
@@ -132,9 +138,16 @@ export class Topology {
     readonly errorHandlers: ErrorHandlers = { processing: "fail", production: "fail", uncaught: "fail" },
   ) {}
 
-  /** What the task's Durable Object does with an error escaping `process()`; see `UncaughtErrorPolicy`. */
-  get uncaughtErrorPolicy(): UncaughtErrorPolicy {
-    return this.errorHandlers.uncaught;
+  /** What the task's Durable Object does with this error, escaped from `process()` or `punctuate()`; see `UncaughtErrorPolicy`. */
+  uncaughtErrorPolicy(error: unknown): UncaughtErrorPolicy {
+    const handler = this.errorHandlers.uncaught;
+    if (typeof handler !== "function") return handler;
+    try {
+      const policy = handler(error);
+      return policy === "retry" || policy === "shutdown-application" ? policy : "fail";
+    } catch {
+      return "fail";
+    }
   }
 
   /** Every topic with its partition count: external, changelog and repartition topics. */

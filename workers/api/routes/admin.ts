@@ -1,5 +1,6 @@
 /**
- * Admin routes of API.md: restore pause/resume, and — only with `FAULT_INJECTION=on` — the fault
+ * Admin routes of API.md: migrate, restore pause/resume, resuming tasks stopped by an uncaught
+ * error (one task, or the whole application after `"shutdown-application"`), and — only with `FAULT_INJECTION=on` — the fault
  * routes (corrupt a task, crash it, make log calls fail).
  */
 import { zValidator } from "@hono/zod-validator";
@@ -25,6 +26,22 @@ admin.post("/admin/tasks/:id/migrate", zValidator("json", migrateBody, invalidIn
   if (!c.get("config").PLACEMENTS.includes(to)) throw new ApiError(400, "invalid_input", `unknown placement ${JSON.stringify(to)}`);
   const result = await coordinator(c.env).migrate(taskId, to);
   return c.json({ task: taskId, ...result });
+});
+
+admin.post("/admin/tasks/:id/resume", async (c) => {
+  const taskId = c.req.param("id");
+  if (!application.task(taskId)) throw new ApiError(404, "not_found", `unknown task ${JSON.stringify(taskId)}`);
+  const result = await coordinator(c.env).resumeTask(taskId);
+  if (result.status === "application-shut-down") {
+    const { shutdown } = result;
+    throw new ApiError(409, "conflict", `the application is shut down (task ${shutdown.taskId} failed: ${shutdown.reason}); resume it with POST /admin/application/resume`);
+  }
+  return c.json({ task: result.task });
+});
+
+admin.post("/admin/application/resume", async (c) => {
+  const tasks = await coordinator(c.env).resumeApplication();
+  return c.json({ shutdown: null, tasks });
 });
 
 admin.post("/admin/restore/pause", async (c) => {

@@ -2,8 +2,9 @@
  * `GET /metrics`: the Prometheus text exposition format (0.0.4). Per task instance, labelled
  * `task`, `placement` and `role`: records processed, restored and applied as a standby (counters
  * in records, and their rates per second over the last 10 s), commit latency, records left to
- * restore, lag, corruptions (= the incarnation: every wipe starts a new one) and migrations away
- * from the instance. Counters kept in memory restart at zero with their object, as a process's do.
+ * restore, lag, corruptions (= the incarnation: every wipe starts a new one), migrations away
+ * from the instance, the processors' events (late records dropped, handled processing and
+ * production errors, punctuations), uncaught errors by policy, and whether the instance is stopped. Counters kept in memory restart at zero with their object, as a process's do.
  */
 import { Hono } from "hono";
 import type { ApiEnv } from "../context";
@@ -64,6 +65,12 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   const pending = family("task_pending_batches", "gauge", "Outgoing batches committed locally and not yet acknowledged by the log.");
   const corruptions = family("task_corruptions_total", "counter", "Times the instance was found corrupted, closed dirty and wiped (its incarnation).");
   const migrations = family("task_migrations_total", "counter", "Times the active instance here was revoked to move to another placement.");
+  const late = family("task_late_records_dropped_total", "counter", "Records dropped because the window they belong to had closed (stream time past its end + grace).");
+  const processingErrors = family("task_processing_errors_total", "counter", "Processing errors handled by the topology's handler, by outcome (continued or dead-lettered).");
+  const productionErrors = family("task_production_errors_total", "counter", "Output records that could not be produced, handled by the topology's handler, by outcome.");
+  const punctuations = family("task_punctuations_total", "counter", "Punctuator calls (stream-time and wall-clock) in committed work.");
+  const uncaught = family("task_uncaught_errors_total", "counter", "Errors that escaped processing and rolled a commit back, by the uncaught-error policy applied.");
+  const failed = family("task_failed", "gauge", "1 while the instance is stopped by a failure (an uncaught error, fencing, an application shutdown).");
   const paused = family("restore_paused", "gauge", "1 while restoration at the placement is paused (it may still have a batch budget).");
 
   for (const instance of snapshot.instances) {
@@ -88,11 +95,27 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     pending.samples.push({ labels, value: instance.pendingBatches });
     corruptions.samples.push({ labels, value: instance.incarnation });
     migrations.samples.push({ labels, value: instance.lifecycle.migrationsAway });
+    const { events, uncaughtErrors } = counters;
+    late.samples.push({ labels, value: events.lateRecordsDropped });
+    processingErrors.samples.push(
+      { labels: { ...labels, outcome: "continued" }, value: events.processingErrorsContinued },
+      { labels: { ...labels, outcome: "dead-lettered" }, value: events.processingErrorsDeadLettered },
+    );
+    productionErrors.samples.push(
+      { labels: { ...labels, outcome: "continued" }, value: events.productionErrorsContinued },
+      { labels: { ...labels, outcome: "dead-lettered" }, value: events.productionErrorsDeadLettered },
+    );
+    punctuations.samples.push({ labels, value: events.punctuations });
+    for (const [policy, value] of Object.entries(uncaughtErrors)) uncaught.samples.push({ labels: { ...labels, policy }, value });
+    failed.samples.push({ labels, value: instance.failure ? 1 : 0 });
   }
   for (const placement of snapshot.placements) {
     if (placement.restorePaused !== null) paused.samples.push({ labels: { placement: placement.name }, value: placement.restorePaused ? 1 : 0 });
   }
-  return [up, info, epoch, incarnation, processed, processedRate, latency, latencyLast, latencyMax, restored, restoreRate, standby, standbyRate, remaining, lag, pending, corruptions, migrations, paused];
+  return [
+    ...[up, info, epoch, incarnation, processed, processedRate, latency, latencyLast, latencyMax, restored, restoreRate, standby, standbyRate, remaining, lag, pending, corruptions, migrations],
+    ...[late, processingErrors, productionErrors, punctuations, uncaught, failed, paused],
+  ];
 }
 
 export const metrics = new Hono<ApiEnv>().get("/metrics", async (c) => {

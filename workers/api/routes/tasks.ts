@@ -1,10 +1,16 @@
-/** `GET /tasks`: every task instance with its role, state, epoch, incarnation, changelogs and lag. */
+/**
+ * `GET /tasks`: every task instance with its role, state, epoch, incarnation, changelogs, lag and
+ * failure, and whether the application is shut down (`shutdown`: null, or who stopped it and why).
+ */
 import { Hono } from "hono";
-import { assignments, taskObject } from "../cluster";
+import { assignments, coordinator, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 
 export const tasks = new Hono<ApiEnv>().get("/tasks", async (c) => {
   const instances = await assignments(c.env, true);
-  const described = await Promise.all(instances.map((instance) => taskObject(c.env, instance).describe()));
-  return c.json({ tasks: described });
+  const [described, shutdown] = await Promise.all([
+    Promise.all(instances.map((instance) => taskObject(c.env, instance).describe())),
+    coordinator(c.env).shutdownState(),
+  ]);
+  return c.json({ tasks: described, shutdown });
 });
