@@ -1,7 +1,8 @@
 /**
  * Test projects: `workers` runs the real Worker and Durable Objects inside workerd
  * (@cloudflare/vitest-pool-workers); `standby` is the same with NUM_STANDBYS=1; `page-views` runs
- * the second example application; `node` drives a real `wrangler dev` with real clients.
+ * the second example application; `policies` a test application with wall-clock punctuators and
+ * every uncaught-error policy; `node` drives a real `wrangler dev` with real clients.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -44,7 +45,7 @@ export default defineConfig({
     projects: [
       {
         plugins: [workerd()],
-        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/node/**", "test/standby/**", "test/page-views/**"] },
+        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**"] },
       },
       {
         plugins: [workerd({ NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
@@ -55,6 +56,12 @@ export default defineConfig({
         plugins: [workerd({}, "./examples/page-views/wrangler.toml")],
         resolve: { alias: { "#application": `${process.cwd()}/examples/page-views/application.ts` } },
         test: { name: "page-views", include: ["test/page-views/**/*.test.ts"] },
+      },
+      {
+        // Wall-clock punctuation on the task's alarm and the uncaught-error policies, on the real runtime.
+        plugins: [workerd({ RETRY_BACKOFF_MS: "50" })],
+        resolve: { alias: { "#application": `${process.cwd()}/test/policies/application.ts` } },
+        test: { name: "policies", include: ["test/policies/**/*.test.ts"] },
       },
       {
         test: {
