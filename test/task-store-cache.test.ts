@@ -35,7 +35,7 @@ describe("in-memory copies of a task's tables", () => {
 
       // alice and bob are written (and cached) before the bad order fails the commit: all rolled back.
       await log.append(input, [order("alice", 2), order("bob", 3), order("alice", "ten")]);
-      expect(await task.step()).toBe("idle");
+      expect(await task.step()).toBe("blocked");
       expect(task.meta()?.failure).toMatch(/processing failed/);
       expect(JSON.parse(task.get(store, "alice")!)).toEqual({ count: 1, sum: 1 });
       expect(task.get(store, "bob")).toBeUndefined();

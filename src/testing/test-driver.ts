@@ -59,14 +59,19 @@ export class TestDriver {
   /**
    * Runs restoration and processing until nothing has work left: rounds of restore batches on
    * every placement's restore worker and draining every active task, until a round in which
-   * nothing happened. Throws if that takes more than `maxRounds` rounds.
+   * nothing happened and every running active task has consumed all its input and sent all its
+   * output. (The tasks' own alarms run meanwhile: one may produce input for a task that was
+   * drained a moment before, so a round without work alone does not prove quiet.) Stopped tasks
+   * do not count. Throws if that takes more than `maxRounds` rounds.
    */
   async runUntilQuiet(maxRounds = 1_000): Promise<void> {
     for (let round = 0; round < maxRounds; round++) {
       const restored = await this.restoreRound();
       const actives = (await this.instances()).filter((i) => i.role === "active");
       const results = await Promise.all(actives.map((i) => this.task(i).drain()));
-      if (restored === 0 && results.every((r) => r.worked === 0)) return;
+      if (restored > 0 || results.some((r) => r.worked > 0)) continue;
+      const described = await Promise.all(actives.map((i) => this.task(i).describe()));
+      if (described.every((d) => d.state !== "RUNNING" || d.failure !== null || (d.lag === 0 && d.pendingBatches === 0))) return;
     }
     throw new Error(`processing did not quiesce within ${maxRounds} rounds`);
   }

@@ -45,4 +45,40 @@ it("counts views per region per minute, publishes final minutes joined with the 
   // A window store is not read as a key-value store, and vice versa.
   expect((await call("/stores/views-per-minute/keys/eu")).status).toBe(400);
   expect((await call("/stores/regions/windows/eu")).status).toBe(400);
+  // Neither is scanned as a key-value store; the suppression buffer is not queryable at all.
+  expect((await call("/stores/views-per-minute/keys")).status).toBe(400);
+  for (const path of ["/stores/final-minutes/keys", "/stores/final-minutes/keys/eu", "/stores/final-minutes/windows/eu"]) {
+    const refused = await call(path);
+    expect(refused.status).toBe(400);
+    expect(await json(refused)).toMatchObject({ error: "invalid_input", message: expect.stringContaining("suppression buffer") });
+  }
+});
+
+it("restores the window store, the suppression buffer and the region table through the restore worker after corruption", async () => {
+  const view = (user: string, region: string, at: number) => ({ key: user, value: { region, page: "/" }, timestamp: at });
+  const minute = 10 * MINUTE_MS;
+  await driver.pipe("regions", [{ key: "ap", value: { name: "Asia" } }]);
+  await driver.pipe("page-views", [view("v1", "ap", minute + 1_000), view("v2", "ap", minute + 2_000)]);
+  await driver.runUntilQuiet();
+  const query = async () => {
+    const response = await call(`/stores/views-per-minute/windows/ap?from=${minute}&to=${minute}`);
+    expect(response.status).toBe(200);
+    return json<{ task: string; windows: unknown[] }>(response);
+  };
+  const { task, windows } = await query();
+  expect(windows).toEqual([{ window: { start: minute, end: minute + MINUTE_MS }, value: 2 }]);
+
+  // The task that keeps ap's window store, suppression buffer and table row is wiped.
+  const owner = (await driver.instances()).find((i) => i.role === "active" && i.taskId === task)!;
+  expect((await driver.task(owner).corrupt()).state).toBe("RESTORING");
+  expect((await call(`/stores/views-per-minute/windows/ap?from=${minute}&to=${minute}`)).status).toBe(503);
+  await driver.runUntilQuiet();
+  expect((await query()).windows).toEqual([{ window: { start: minute, end: minute + MINUTE_MS }, value: 2 }]);
+
+  // The restored buffer still holds the open minute: closing it publishes the final count once,
+  // joined with the restored region table.
+  await driver.pipe("page-views", [view("v3", "ap", minute + 2 * MINUTE_MS + PAGE_VIEWS_GRACE_MS + 1)]);
+  await driver.runUntilQuiet();
+  const published = (await driver.read("page-views-per-region")).map((r) => ({ key: r.key, ...JSON.parse(r.value) })).filter((r) => r.key === "ap");
+  expect(published).toEqual([{ key: "ap", region: "Asia", windowStart: minute, windowEnd: minute + MINUTE_MS, views: 2 }]);
 });

@@ -18,6 +18,7 @@ import { assignments, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 import type { Env } from "../../env";
 import { ApiError } from "../http-error";
+import { queryableStore } from "../queryable-store";
 import { invalidInput } from "../validation";
 
 export const DEFAULT_SCAN_LIMIT = 100;
@@ -90,8 +91,7 @@ async function scanTask(env: Env, taskId: string, store: string, bounds: ScanBou
 
 export const scans = new Hono<ApiEnv>().get("/stores/:store/keys", zValidator("query", scanQuery, invalidInput), async (c) => {
   const name = c.req.param("store");
-  const found = application.store(name);
-  if (!found) throw new ApiError(404, "not_found", `unknown store ${JSON.stringify(name)}`);
+  const found = queryableStore(name, "keys");
   const { prefix, from, to, limit = DEFAULT_SCAN_LIMIT, cursor } = c.req.valid("query");
   const bounds: ScanBounds = { prefix, from, to, after: cursor, limit: limit + 1 };
   const taskIds = Array.from({ length: found.subtopology.partitions }, (_, p) => application.taskForStorePartition(found.subtopology, p));

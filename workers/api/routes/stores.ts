@@ -14,6 +14,7 @@ import { application } from "#application";
 import { assignments, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
+import { queryableStore } from "../queryable-store";
 import { invalidInput } from "../validation";
 
 const readQuery = z.object({ stale: z.enum(["true", "false"]).optional() }).strict();
@@ -24,11 +25,7 @@ const windowQuery = z.object({ from: time.optional(), to: time.optional() }).str
 export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+}", zValidator("query", readQuery, invalidInput), async (c) => {
   const name = c.req.param("store");
   const key = c.req.param("key");
-  const found = application.store(name);
-  if (!found) throw new ApiError(404, "not_found", `unknown store ${JSON.stringify(name)}`);
-  if (found.store.kind !== "key-value") {
-    throw new ApiError(400, "invalid_input", `store ${name} is a ${found.store.kind} store: read it with /stores/${name}/windows/:key`);
-  }
+  const found = queryableStore(name, "keys");
   const taskId = application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
   const allowStale = c.req.valid("query").stale === "true";
 
@@ -70,10 +67,8 @@ export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+
 stores.get("/stores/:store/windows/:key{[\\s\\S]+}", zValidator("query", windowQuery, invalidInput), async (c) => {
   const name = c.req.param("store");
   const key = c.req.param("key");
-  const found = application.store(name);
-  if (!found) throw new ApiError(404, "not_found", `unknown store ${JSON.stringify(name)}`);
-  const kind = found.store.kind;
-  if (kind !== "window" && kind !== "session") throw new ApiError(400, "invalid_input", `store ${name} is not a window or session store: read it with /stores/${name}/keys/:key`);
+  const found = queryableStore(name, "windows");
+  const kind = found.store.kind as "window" | "session";
   const { from = 0, to = Number.MAX_SAFE_INTEGER } = c.req.valid("query");
   if (from > to) throw new ApiError(400, "invalid_input", "from must not be after to");
   const taskId = application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
