@@ -9,6 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
+import { until } from "../support/until";
+
+export { until };
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -40,7 +43,6 @@ export function freePort(): Promise<number> {
   });
 }
 
-export { until } from "../support/until";
 
 export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
   const token = `node-test-${Math.random().toString(36).slice(2)}`;
