@@ -8,9 +8,10 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { readConfig } from "../src/config";
-import type { TopicPartition } from "../src/log/types";
+import type { Log, TopicPartition } from "../src/log/types";
 import { RestoreRegistry, type ChangelogWork, type Registration } from "../src/restore/registry";
 import { Restorer, type CorruptedInstance, type RestoreStep } from "../src/restore/restorer";
+import { suspensionsOnEnd, suspensionsOnRegister, type RegistrationEnd, type Suspension } from "../src/restore/suspensions";
 import type { RestoreBatch, RestoreReply } from "../src/task/stream-task";
 import { COORDINATOR_NAME } from "../src/coordinator/coordinator-store";
 import { Serial } from "../src/util/serial";
@@ -26,6 +27,7 @@ export function restoreWorkerName(placement: string): string {
 export class RestoreWorker extends DurableObject<Env> {
   private readonly registry: RestoreRegistry;
   private readonly restorer: Restorer;
+  private readonly log: Log;
   private readonly serial = new Serial();
   private stopping = false;
   /** A crash planned by `crash(at)` (tests) for a step of the next round run by `runRound`. */
@@ -35,9 +37,10 @@ export class RestoreWorker extends DurableObject<Env> {
     super(ctx, env);
     const config = readConfig(env as unknown as Record<string, unknown>);
     this.registry = new RestoreRegistry(ctx.storage);
+    this.log = openLog(env, config);
     this.restorer = new Restorer({
       registry: this.registry,
-      log: openLog(env, config),
+      log: this.log,
       batchRecords: config.RESTORE_BATCH_RECORDS,
       apply: (instance, batch) => this.apply(instance, batch),
       reportCorruption: (corrupted) => this.report(corrupted),
@@ -54,7 +57,9 @@ export class RestoreWorker extends DurableObject<Env> {
 
   /** A task instance wants its changelogs restored (active) or kept current (standby). */
   async register(registration: Registration & { placement: string }): Promise<boolean> {
+    const previous = this.registry.all().filter((w) => w.instance === registration.instance);
     const accepted = this.registry.register(registration);
+    if (accepted) await this.notify(suspensionsOnRegister(previous, registration.role));
     if (accepted && registration.role === "standby") {
       // Standbys wait for their changelogs to grow: the partitions wake this worker on appends.
       await Promise.all(registration.changelogs.map((tp) => this.partition(tp).subscribe(restoreWorkerName(registration.placement))));
@@ -64,15 +69,28 @@ export class RestoreWorker extends DurableObject<Env> {
   }
 
   /**
-   * The instance no longer needs restoring (running, revoked, closed or wiped). `finished`: it
-   * restored to the end and runs now, so no restoration was suspended (its last reply is still on
-   * its way to the round, which then tells the listener the restoration ended).
+   * The instance no longer needs restoring: it restored to the end and runs now (`finished`: no
+   * restoration was suspended, and its last reply is still on its way to the round, which then
+   * tells the listener the restoration ended), or it was revoked, or wiped.
    */
-  async unregister(instance: string, incarnation: number, finished = false): Promise<void> {
+  async unregister(instance: string, incarnation: number, end: RegistrationEnd = "revoked"): Promise<void> {
     const removed = this.registry.unregister(instance, incarnation);
-    if (finished) return;
-    for (const work of removed.filter((w) => !w.caughtUp && w.role === "active")) {
-      application.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
+    await this.notify(suspensionsOnEnd(removed, end));
+  }
+
+  /** Tells the application's listeners; a standby's suspension names the changelog's current end. */
+  private async notify(suspensions: readonly Suspension[]): Promise<void> {
+    for (const suspension of suspensions) {
+      const { work } = suspension;
+      if (suspension.listener === "restore") {
+        application.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
+        continue;
+      }
+      const listener = application.standbyListener?.onUpdateSuspended;
+      if (!listener) continue;
+      // The end is a courtesy to the listener: a log that cannot say falls back to the position.
+      const end = await this.log.offsets(work).then((o) => o.latest, () => work.position ?? 0);
+      listener(work, work.store, work.position ?? 0, end, suspension.reason);
     }
   }
 

@@ -17,6 +17,7 @@ import type { TaskCountersSnapshot } from "../src/task/task-metrics";
 import type { TaskMeta } from "../src/task/task-storage";
 import { withTimeout } from "../src/util/timeout";
 import { restoreWorkerName } from "./restore-worker";
+import type { RegistrationEnd } from "../src/restore/suspensions";
 import { describeTask, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
 import { application } from "#application";
@@ -299,7 +300,7 @@ export class TaskObject extends DurableObject<Env> {
       this.task.wipe();
       const wiped = this.task.meta();
       if (before && wiped) this.lifecycle.record("wipe", wiped, `corrupted: incarnation ${before.incarnation} closed dirty and wiped`);
-      if (before) await this.unregisterRestore(before.incarnation);
+      if (before) await this.unregisterRestore(before.incarnation, "wiped");
       // The log may be what failed (fetches beyond the restore worker's retry budget): if it cannot
       // say yet whether there is anything to restore, the wiped instance must still register below,
       // or nothing would ever restore it. Completion is checked again as batches arrive.
@@ -323,7 +324,7 @@ export class TaskObject extends DurableObject<Env> {
       if (reply.caughtUp && reply.role === "active" && reply.state === "RESTORING") {
         if (await this.task.tryCompleteRestoration()) {
           this.noteRunning(undefined);
-          await this.unregisterRestore(reply.incarnation, true);
+          await this.unregisterRestore(reply.incarnation, "finished");
           await this.schedule(0);
           return { ...reply, state: "RUNNING" as const };
         }
@@ -341,18 +342,19 @@ export class TaskObject extends DurableObject<Env> {
     if (!meta) return;
     const registration = this.task.restoreRegistration();
     if (!registration) {
-      await this.unregisterRestore(meta.incarnation);
+      // Running now (restored), or revoked: only a revocation cuts a restoration or an update short.
+      await this.unregisterRestore(meta.incarnation, meta.state === "RUNNING" ? "finished" : "revoked");
       return;
     }
     const instance = `${meta.taskId}@${meta.placement}`;
     await withTimeout(this.restoreWorker(meta.placement).register({ ...registration, instance, taskId: meta.taskId, placement: meta.placement }), RESTORE_CALL_TIMEOUT_MS, false);
   }
 
-  /** `finished`: restoration reached the end (the instance runs now), rather than being cut short. */
-  private async unregisterRestore(incarnation: number, finished = false): Promise<void> {
+  /** `end`: restoration reached the end (the instance runs now), or was cut short by a revocation or a wipe. */
+  private async unregisterRestore(incarnation: number, end: RegistrationEnd): Promise<void> {
     const meta = this.task.meta();
     if (!meta) return;
-    await withTimeout(this.restoreWorker(meta.placement).unregister(`${meta.taskId}@${meta.placement}`, incarnation, finished), RESTORE_CALL_TIMEOUT_MS, undefined);
+    await withTimeout(this.restoreWorker(meta.placement).unregister(`${meta.taskId}@${meta.placement}`, incarnation, end), RESTORE_CALL_TIMEOUT_MS, undefined);
   }
 
   private restoreWorker(placement: string) {

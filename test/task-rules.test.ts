@@ -3,6 +3,8 @@ import { assignActives } from "../src/coordinator/assignor";
 import { canApplyRestoreBatch, checkpointAfterAck, checkpointAfterRestore } from "../src/task/checkpoint";
 import { canTransition, IllegalStateTransition, TASK_STATES, transition, type TaskState } from "../src/task/state";
 import { mergeByTimestamp } from "../src/task/stream-task";
+import type { ChangelogWork } from "../src/restore/registry";
+import { suspensionsOnEnd, suspensionsOnRegister } from "../src/restore/suspensions";
 
 describe("checkpoint rules (I1)", () => {
   it("advances on an acknowledged changelog batch of the current incarnation", () => {
@@ -109,5 +111,38 @@ describe("merging input partitions by timestamp", () => {
       [r(1, 0, 3), r(1, 1, 9)],
     ]);
     expect(merged.map((m) => `${m.partition}:${m.offset}`)).toEqual(["1:0", "0:0", "0:1", "1:1"]);
+  });
+});
+
+describe("restoration and update suspensions (listeners)", () => {
+  const work = (role: "active" | "standby", caughtUp = false): ChangelogWork => ({
+    topic: "c",
+    partition: 0,
+    instance: "0_0@a",
+    taskId: "0_0",
+    incarnation: 0,
+    epoch: 1,
+    role,
+    store: "s",
+    position: 5,
+    failures: 0,
+    caughtUp,
+    restored: 5,
+  });
+
+  it("suspends an active restoration cut short by a revocation or a wipe, not one that finished", () => {
+    expect(suspensionsOnEnd([work("active")], "revoked")).toEqual([{ listener: "restore", work: work("active") }]);
+    expect(suspensionsOnEnd([work("active")], "wiped")).toEqual([{ listener: "restore", work: work("active") }]);
+    expect(suspensionsOnEnd([work("active")], "finished")).toEqual([]);
+    // A changelog already restored to its end was not cut short.
+    expect(suspensionsOnEnd([work("active", true)], "revoked")).toEqual([]);
+  });
+
+  it("suspends a standby's updates when it is migrated away or promoted, not when it is wiped", () => {
+    expect(suspensionsOnEnd([work("standby", true)], "revoked")).toEqual([{ listener: "standby", work: work("standby", true), reason: "migrated" }]);
+    expect(suspensionsOnEnd([work("standby")], "wiped")).toEqual([]);
+    expect(suspensionsOnRegister([work("standby")], "active")).toEqual([{ listener: "standby", work: work("standby"), reason: "promoted" }]);
+    expect(suspensionsOnRegister([work("standby")], "standby")).toEqual([]);
+    expect(suspensionsOnRegister([work("active")], "active")).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import { LogUnavailable, OffsetOutOfRange } from "../log/errors";
 import type { Log, TopicPartition } from "../log/types";
 import type { RestoreBatch, RestoreReply } from "../task/stream-task";
 import type { ChangelogWork, RestoreRegistry } from "./registry";
+import { suspensionsOnEnd } from "./suspensions";
 
 export interface CorruptedInstance {
   readonly instance: string;
@@ -103,10 +104,10 @@ export class Restorer {
     if (report.length > 0) {
       // Those instances will be wiped and register again as new incarnations.
       for (const c of report) {
-        const removed = registry.unregister(c.instance, c.incarnation);
-        // Only active restorations cut short: not standbys, not changelogs already restored to the end.
-        for (const work of removed.filter((w) => !w.caughtUp && w.role === "active")) {
-          this.options.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
+        // Only active restorations cut short are suspended: a wiped standby starts updating again.
+        for (const suspension of suspensionsOnEnd(registry.unregister(c.instance, c.incarnation), "wiped")) {
+          const { work } = suspension;
+          if (suspension.listener === "restore") this.options.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
         }
       }
       await this.options.reportCorruption(report);
