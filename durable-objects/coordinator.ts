@@ -44,15 +44,31 @@ export class Coordinator extends DurableObject<Env> {
     return readConfig(this.env as unknown as Record<string, unknown>);
   }
 
-  /** The assignment, made or repaired as needed; every instance of it has been told. */
+  /**
+   * The assignment, made or repaired as needed; every instance of it has been told. When an
+   * instance could not be told, the caller gets the error and the coordinator tries again shortly
+   * on its own (its alarm), so an application without traffic still gets assigned.
+   */
   async ensureAssigned(): Promise<InstanceAssignment[]> {
-    return this.serial.run(async () => {
-      this.reconcile();
-      await this.pushUnacknowledged();
-      await this.moveOffRemovedPlacements();
-      await this.haltActives();
-      return this.store.instances();
-    });
+    return this.serial.run(() =>
+      this.orRetryLater(async () => {
+        this.reconcile();
+        await this.pushUnacknowledged();
+        await this.moveOffRemovedPlacements();
+        await this.haltActives();
+        return this.store.instances();
+      }),
+    );
+  }
+
+  /** Runs `work`; when it fails, the alarm completes the assignment shortly (and the caller gets the error). */
+  private async orRetryLater<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      await this.ctx.storage.setAlarm(Date.now() + REBALANCE_CHECK_MS);
+      throw error;
+    }
   }
 
   /** Whether (and why) the application is shut down. */
@@ -114,7 +130,7 @@ export class Coordinator extends DurableObject<Env> {
    * left behind stays as an idle (or standby) instance with its store and checkpoint.
    */
   async migrate(taskId: string, to: string): Promise<MigrationResult> {
-    return this.serial.run(() => this.migrateNow(taskId, to));
+    return this.serial.run(() => this.orRetryLater(() => this.migrateNow(taskId, to)));
   }
 
   private async migrateNow(taskId: string, to: string): Promise<MigrationResult> {
@@ -199,7 +215,8 @@ export class Coordinator extends DurableObject<Env> {
       await this.instance(instance).revoke();
       this.store.transaction(() => this.store.acknowledge(instance.taskId, instance.placement, instance.epoch));
     }
-    await Promise.all(
+    // Every instance is told even when one cannot be (it stays unacknowledged, for the next push).
+    const pushed = await Promise.allSettled(
       pending
         .filter((i) => i.role !== "idle")
         .map(async (instance) => {
@@ -214,6 +231,8 @@ export class Coordinator extends DurableObject<Env> {
           this.store.transaction(() => this.store.acknowledge(instance.taskId, instance.placement, instance.epoch));
         }),
     );
+    const failed = pushed.find((p): p is PromiseRejectedResult => p.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
   /**
