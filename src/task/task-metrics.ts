@@ -1,4 +1,4 @@
-import type { TaskEventMetrics } from "../streams/runtime/types";
+import { noEvents, type TaskEventMetrics } from "../streams/runtime/types";
 import type { UncaughtErrorPolicy } from "../streams/topology/topology";
 
 /**
@@ -80,21 +80,13 @@ export interface TaskCountersSnapshot {
   readonly uncaughtErrors: Readonly<Record<UncaughtErrorPolicy, number>>;
 }
 
-const NO_EVENTS: TaskEventMetrics = {
-  lateRecordsDropped: 0,
-  processingErrorsContinued: 0,
-  processingErrorsDeadLettered: 0,
-  productionErrorsContinued: 0,
-  productionErrorsDeadLettered: 0,
-  punctuations: 0,
-};
 
 export class TaskCounters {
   readonly processed: RateMeter;
   readonly restored: RateMeter;
   readonly standbyUpdated: RateMeter;
   private latency = { count: 0, sumMs: 0, lastMs: null as number | null, maxMs: null as number | null };
-  private eventTotals: TaskEventMetrics = NO_EVENTS;
+  private eventTotals: TaskEventMetrics = noEvents();
   private uncaught: Record<UncaughtErrorPolicy, number> = { fail: 0, retry: 0, "shutdown-application": 0 };
 
   constructor(clock: () => number = Date.now) {

@@ -4,7 +4,7 @@
  */
 import type { RecordMetadata } from "../record";
 import { PunctuationSchedules } from "./punctuation";
-import type { InputRecord, TaskEventMetrics, TaskMetrics } from "./types";
+import { noEvents, type InputRecord, type TaskEventMetrics, type TaskMetrics } from "./types";
 
 type Mutable<T> = { -readonly [P in keyof T]: T[P] };
 
@@ -21,14 +21,7 @@ export interface CurrentInput {
 export class TaskState {
   current: CurrentInput | undefined = undefined;
   readonly metrics: Mutable<TaskMetrics> = { processedRecords: 0, skippedRecords: 0, deadLetteredRecords: 0, droppedRecords: 0 };
-  readonly eventMetrics: Mutable<TaskEventMetrics> = {
-    lateRecordsDropped: 0,
-    processingErrorsContinued: 0,
-    processingErrorsDeadLettered: 0,
-    productionErrorsContinued: 0,
-    productionErrorsDeadLettered: 0,
-    punctuations: 0,
-  };
+  readonly eventMetrics: Mutable<TaskEventMetrics> = noEvents();
   readonly punctuation = new PunctuationSchedules();
 
   constructor(

@@ -79,6 +79,18 @@ export interface TaskEventMetrics {
   readonly punctuations: number;
 }
 
+/** Event counts at zero, as a new task starts (a fresh object each call: callers count in it). */
+export function noEvents(): { -readonly [K in keyof TaskEventMetrics]: number } {
+  return {
+    lateRecordsDropped: 0,
+    processingErrorsContinued: 0,
+    processingErrorsDeadLettered: 0,
+    productionErrorsContinued: 0,
+    productionErrorsDeadLettered: 0,
+    punctuations: 0,
+  };
+}
+
 export interface TaskProcessor {
   readonly taskId: string;
   readonly subtopology: number;
