@@ -39,6 +39,11 @@ it("stops every task when one swallows a poison pill, until the application is r
   const bystander = stopped.find((t) => t.id === taskOf(other) && t.role === "active")!;
   expect(bystander.failure).toMatch(new RegExp(`^application shut down: task ${taskOf(pill)} at .* failed: .*poison pill`));
 
+  // Operators see it on the status page and in the metrics.
+  const page = await (await call("/")).text();
+  expect(page).toContain(`Application shut down: task ${taskOf(pill)}`);
+  expect(await (await call("/metrics")).text()).toMatch(/^edge_streams_application_shutdown 1$/m);
+
   // The other task processes nothing now, even when driven by hand.
   await post([{ key: other, value: {} }]);
   const instance = (await driver.instances()).find((i) => i.taskId === taskOf(other) && i.role === "active")!;
@@ -59,6 +64,7 @@ it("stops every task when one swallows a poison pill, until the application is r
   expect(resumed.status).toBe(200);
   expect((await json(resumed)).shutdown).toBeNull();
   await until(async () => (await flushed(pill)) === 1 && (await flushed(other)) === 1, 10_000, "both tasks to process again", 50);
+  expect(await (await call("/metrics")).text()).toMatch(/^edge_streams_application_shutdown 0$/m);
   const after = await tasks();
   expect(after.shutdown).toBeNull();
   expect(after.tasks.filter((t) => t.role === "active").map((t) => t.failure)).toEqual([null, null]);

@@ -71,6 +71,8 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   const punctuations = family("task_punctuations_total", "counter", "Punctuator calls (stream-time and wall-clock) in committed work.");
   const uncaught = family("task_uncaught_errors_total", "counter", "Errors that escaped processing and rolled a commit back, by the uncaught-error policy applied.");
   const failed = family("task_failed", "gauge", "1 while the instance is stopped by a failure (an uncaught error, fencing, an application shutdown).");
+  const shutdown = family("application_shutdown", "gauge", "1 while the application is shut down by an uncaught error (every task stopped), else 0.");
+  shutdown.samples.push({ labels: {}, value: snapshot.shutdown ? 1 : 0 });
   const paused = family("restore_paused", "gauge", "1 while restoration at the placement is paused (it may still have a batch budget).");
 
   for (const instance of snapshot.instances) {
@@ -114,7 +116,7 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   }
   return [
     ...[up, info, epoch, incarnation, processed, processedRate, latency, latencyLast, latencyMax, restored, restoreRate, standby, standbyRate, remaining, lag, pending, corruptions, migrations],
-    ...[late, processingErrors, productionErrors, punctuations, uncaught, failed, paused],
+    ...[late, processingErrors, productionErrors, punctuations, uncaught, failed, paused, shutdown],
   ];
 }
 

@@ -259,6 +259,12 @@ export function StatusPage(props: { snapshot: ClusterSnapshot; application: stri
         ) : null}
       </header>
       <main>
+        {snapshot.shutdown ? (
+          <p class="error shutdown">
+            Application shut down: task {snapshot.shutdown.taskId} at {snapshot.shutdown.placement} failed ({snapshot.shutdown.reason}). Every task is stopped until{" "}
+            <code>POST /admin/application/resume</code>.
+          </p>
+        ) : null}
         <div class="placements" style={`grid-template-columns: repeat(${Math.max(1, snapshot.placements.length)}, minmax(260px, 1fr))`}>
           {snapshot.placements.map((placement) => (
             <PlacementColumn placement={placement} instances={snapshot.instances.filter((i) => i.placement === placement.name)} now={snapshot.at} />

@@ -1,14 +1,14 @@
 /**
  * What `GET /metrics` and the status page show, gathered once per request: every task instance
- * the coordinator knows (with its counters and lifecycle history) and each placement's restore
- * control. An instance that cannot answer is listed as down rather than failing the whole view.
+ * the coordinator knows (with its counters and lifecycle history), each placement's restore
+ * control, and whether the application is shut down. An instance that cannot answer is listed as down rather than failing the whole view.
  */
 import type { InstanceMetrics } from "../../../durable-objects/task-object";
 import { restoreWorkerName } from "../../../durable-objects/restore-worker";
 import type { Config } from "../../../src/config";
-import type { InstanceAssignment } from "../../../src/coordinator/coordinator-store";
+import type { ApplicationShutdown, InstanceAssignment } from "../../../src/coordinator/coordinator-store";
 import type { Env } from "../../env";
-import { assignments, taskObject } from "../cluster";
+import { assignments, coordinator, taskObject } from "../cluster";
 
 export type InstanceView =
   | ({ readonly up: true } & InstanceMetrics)
@@ -29,6 +29,8 @@ export interface ClusterSnapshot {
   readonly at: number;
   readonly placements: PlacementView[];
   readonly instances: InstanceView[];
+  /** Set while an uncaught error's `"shutdown-application"` keeps every task stopped. */
+  readonly shutdown: ApplicationShutdown | null;
 }
 
 /** Changelog records an instance still has to apply to catch up (restoring or standing by). */
@@ -47,9 +49,10 @@ export function restoreProgress(instance: InstanceMetrics): { restored: number; 
 
 export async function clusterSnapshot(env: Env, config: Config): Promise<ClusterSnapshot> {
   const known = await assignments(env, true);
-  const [described, controls] = await Promise.all([
+  const [described, controls, shutdown] = await Promise.all([
     Promise.allSettled(known.map((instance) => taskObject(env, instance).metrics() as Promise<InstanceMetrics>)),
     Promise.allSettled(config.PLACEMENTS.map((p) => env.RESTORE_WORKER.getByName(restoreWorkerName(p)).status())),
+    coordinator(env).shutdownState() as Promise<ApplicationShutdown | null>,
   ]);
   const instances: InstanceView[] = described.map((result, i) => {
     if (result.status === "fulfilled") return { up: true, ...result.value };
@@ -65,5 +68,5 @@ export async function clusterSnapshot(env: Env, config: Config): Promise<Cluster
     }),
     ...extra.map((name) => ({ name, configured: false, restorePaused: null, restoreBudget: null })),
   ];
-  return { at: Date.now(), placements, instances };
+  return { at: Date.now(), placements, instances, shutdown };
 }
