@@ -55,7 +55,8 @@ export default defineConfig({
         // The second example application: the same Worker code with `#application` pointed at it.
         plugins: [workerd({}, "./examples/page-views/wrangler.toml")],
         resolve: { alias: { "#application": `${process.cwd()}/examples/page-views/application.ts` } },
-        test: { name: "page-views", include: ["test/page-views/**/*.test.ts"] },
+        // Each test runs the whole pipeline (three subtopologies): slow on a loaded 2-core machine.
+        test: { name: "page-views", include: ["test/page-views/**/*.test.ts"], testTimeout: 30_000 },
       },
       {
         // Wall-clock punctuation on the task's alarm and the uncaught-error policies, on the real runtime.

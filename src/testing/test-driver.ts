@@ -11,6 +11,7 @@ import { DurableLog } from "../log/durable-log";
 import { partitionForKey } from "../log/partitioner";
 import type { LogRecord, ProducerRecord } from "../log/types";
 import type { Env } from "../../workers/env";
+import type { InstanceMetrics } from "../../durable-objects/task-object";
 
 export interface TestInput<V = unknown> {
   readonly key: string | null;
@@ -58,20 +59,27 @@ export class TestDriver {
 
   /**
    * Runs restoration and processing until nothing has work left: rounds of restore batches on
-   * every placement's restore worker and draining every active task, until a round in which
-   * nothing happened and every running active task has consumed all its input and sent all its
-   * output. (The tasks' own alarms run meanwhile: one may produce input for a task that was
-   * drained a moment before, so a round without work alone does not prove quiet.) Stopped tasks
-   * do not count. Throws if that takes more than `maxRounds` rounds.
+   * every placement's restore worker and draining every active task, until two rounds in a row
+   * find no work, every running active task consumed all its input and sent all its output, and
+   * no task processed anything in between. (The tasks' own alarms run meanwhile: one may produce
+   * input for a task that was looked at a moment before, so one quiet look alone proves nothing.)
+   * Stopped tasks do not count. Throws if that takes more than `maxRounds` rounds.
    */
   async runUntilQuiet(maxRounds = 1_000): Promise<void> {
+    let previous: string | undefined;
     for (let round = 0; round < maxRounds; round++) {
       const restored = await this.restoreRound();
       const actives = (await this.instances()).filter((i) => i.role === "active");
       const results = await Promise.all(actives.map((i) => this.task(i).drain()));
-      if (restored > 0 || results.some((r) => r.worked > 0)) continue;
-      const described = await Promise.all(actives.map((i) => this.task(i).describe()));
-      if (described.every((d) => d.state !== "RUNNING" || d.failure !== null || (d.lag === 0 && d.pendingBatches === 0))) return;
+      if (restored > 0 || results.some((r) => r.worked > 0)) {
+        previous = undefined;
+        continue;
+      }
+      const seen = (await Promise.all(actives.map((i) => this.task(i).metrics()))) as InstanceMetrics[];
+      const settled = seen.every((d) => d.state !== "RUNNING" || d.failure !== null || (d.lag === 0 && d.pendingBatches === 0));
+      const fingerprint = JSON.stringify(seen.map((d) => [d.id, d.placement, d.incarnation, d.state, d.counters.processed.total, d.lag, d.pendingBatches]));
+      if (settled && fingerprint === previous) return;
+      previous = settled ? fingerprint : undefined;
     }
     throw new Error(`processing did not quiesce within ${maxRounds} rounds`);
   }

@@ -68,12 +68,17 @@ it("restores the window store, the suppression buffer and the region table throu
   const { task, windows } = await query();
   expect(windows).toEqual([{ window: { start: minute, end: minute + MINUTE_MS }, value: 2 }]);
 
-  // The task that keeps ap's window store, suppression buffer and table row is wiped.
-  const owner = (await driver.instances()).find((i) => i.role === "active" && i.taskId === task)!;
-  expect((await driver.task(owner).corrupt()).state).toBe("RESTORING");
+  // The tasks that keep ap's window store and suppression buffer, and its region table row, are wiped.
+  const tableTask = (await json<{ task: string }>(await call("/stores/regions/keys/ap"))).task;
+  expect(tableTask).not.toBe(task);
+  for (const taskId of [task, tableTask]) {
+    const owner = (await driver.instances()).find((i) => i.role === "active" && i.taskId === taskId)!;
+    expect((await driver.task(owner).corrupt()).state).toBe("RESTORING");
+  }
   expect((await call(`/stores/views-per-minute/windows/ap?from=${minute}&to=${minute}`)).status).toBe(503);
   await driver.runUntilQuiet();
   expect((await query()).windows).toEqual([{ window: { start: minute, end: minute + MINUTE_MS }, value: 2 }]);
+  expect((await json(await call("/stores/regions/keys/ap"))).value).toEqual({ name: "Asia" });
 
   // The restored buffer still holds the open minute: closing it publishes the final count once,
   // joined with the restored region table.
