@@ -126,4 +126,45 @@ describe("in-memory copies of a task's tables", () => {
       expect(inTable("b")).toBe("2");
     });
   });
+
+  it("write every value as a bound parameter would, in order, however the rows are batched", async () => {
+    const stub = env.TASK_OBJECT.getByName("cache-writes@x");
+    await runInDurableObject(stub, (_, state) => {
+      const storage = new TaskStorage(state.storage);
+      const kv = new SqliteKeyValueStore(storage.db, "writes", DEFAULT_CACHE_LIMITS, storage);
+      storage.onFlush(() => kv.flushWrites());
+      const sql = state.storage.sql;
+      const inTable = (key: string) => sql.exec<{ value: string }>("SELECT value FROM kv WHERE store = 'writes' AND key = ?", key).toArray()[0]?.value;
+      // What one row written with bound parameters reads back as (lone surrogates do not survive UTF-8).
+      const stored = (value: string) => {
+        sql.exec("INSERT INTO kv (store, key, value) VALUES ('reference', 'r', ?) ON CONFLICT (store, key) DO UPDATE SET value = excluded.value", value);
+        return sql.exec<{ value: string }>("SELECT value FROM kv WHERE store = 'reference' AND key = 'r'").one().value;
+      };
+      // Strings JSON escapes, and strings whose escapes (\u) the store leaves to bound parameters.
+      const escaped = ['"quoted"', "back\\slash", "line\nbreak\ttab", "é ✓ 😀", "", " "];
+      const unicodeEscaped = ["back\\slash \\u0041", "nul\u0000inside", "lone \ud800 surrogate", "bell\u0007"];
+      for (const [name, values] of [["escaped", escaped], ["unicode", unicodeEscaped]] as const) {
+        const writes = [
+          ...values.map((value, i) => ({ key: `${name}-${i}`, value })),
+          ...values.map((value, i) => ({ key: `${name}:${value}`, value: `${i}` })),
+          // A key written twice in one batch keeps the later value; a delete in between is applied in order.
+          { key: `${name}-twice`, value: "first" },
+          { key: `${name}-gone`, value: "x" },
+          { key: `${name}-twice`, value: "second" },
+          { key: `${name}-gone`, value: null },
+          ...Array.from({ length: 300 }, (_, i) => ({ key: `${name}-many-${i}`, value: "v".repeat(i) })),
+        ];
+        storage.transaction(() => kv.writeAll(writes));
+        values.forEach((value, i) => expect(inTable(`${name}-${i}`)).toBe(stored(value)));
+        // (Keys the platform does not keep as they are cannot be looked up by themselves.)
+        values.forEach((value, i) => stored(value) === value && expect(inTable(`${name}:${value}`)).toBe(`${i}`));
+        expect(inTable(`${name}-twice`)).toBe("second");
+        expect(inTable(`${name}-gone`)).toBeUndefined();
+        expect(inTable(`${name}-many-299`)).toBe("v".repeat(299));
+        // Held writes of a transaction take the same path when it commits.
+        storage.transaction(() => values.forEach((value, i) => kv.put(`${name}-held-${i}`, value)));
+        values.forEach((value, i) => expect(inTable(`${name}-held-${i}`)).toBe(stored(value)));
+      }
+    });
+  });
 });

@@ -33,6 +33,27 @@ function upsertText(rows: number): string {
   return text;
 }
 
+/**
+ * The same upsert with every row in one bound parameter, a JSON array of `[key, value]` pairs
+ * that SQLite takes apart itself (`json_each`, in array order, so a later pair for a key wins):
+ * one statement and two parameters instead of one statement and 96 parameters per 32 rows, which
+ * is what a commit's store writes cost most. (`WHERE true` lets SQLite parse the `ON CONFLICT`.)
+ */
+const UPSERT_JSON = `INSERT INTO kv (store, key, value) SELECT ?, j.value ->> 0, j.value ->> 1 FROM json_each(?) AS j WHERE true
+                     ON CONFLICT (store, key) DO UPDATE SET value = excluded.value`;
+/**
+ * Most UTF-16 code units of keys and values in one JSON parameter, well under the 2 MB a string
+ * may have in Durable Object SQLite; a chunk whose JSON comes out much longer (one large pair,
+ * many escapes) goes as plain parameters.
+ */
+const JSON_CHUNK_CHARS = 256 * 1024;
+/**
+ * JSON.stringify writes `\u` escapes only for control characters and lone surrogates; strings
+ * holding those go as plain parameters, so that SQLite's JSON decoding never has to agree with
+ * the platform's own string conversion on them (a literal backslash-u takes that path too).
+ */
+const ESCAPED = "\\u";
+
 /** Bounds of each store's cache: entries, and UTF-16 code units of keys and values together. */
 export interface StoreCacheLimits {
   readonly maxEntries: number;
@@ -141,20 +162,39 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
 
   private writeRows(writes: readonly { key: string; value: string | null }[]): void {
     let run: { key: string; value: string }[] = [];
+    let chars = 0;
     const flush = () => {
-      for (let start = 0; start < run.length; start += ROWS_PER_UPSERT) {
-        const rows = run.slice(start, start + ROWS_PER_UPSERT);
-        this.db.run({ text: upsertText(rows.length), values: rows.flatMap((r) => [this.store, r.key, r.value]) });
-      }
+      if (run.length > 0) this.upsertRows(run);
       run = [];
+      chars = 0;
     };
     for (const write of writes) {
       if (write.value === null) {
         flush();
         this.db.run(sql`DELETE FROM kv WHERE store = ${this.store} AND key = ${write.key}`);
-      } else run.push({ key: write.key, value: write.value });
+        continue;
+      }
+      const size = write.key.length + write.value.length;
+      if (chars + size > JSON_CHUNK_CHARS) flush();
+      run.push({ key: write.key, value: write.value });
+      chars += size;
     }
     flush();
+  }
+
+  /** Upserts rows in order (a later row for a key wins): as one JSON parameter when it carries them exactly. */
+  private upsertRows(rows: readonly { key: string; value: string }[]): void {
+    const pairs: [string, string][] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) pairs[i] = [rows[i]!.key, rows[i]!.value];
+    const json = JSON.stringify(pairs);
+    if (json.length <= 2 * JSON_CHUNK_CHARS && !json.includes(ESCAPED)) {
+      this.db.run({ text: UPSERT_JSON, values: [this.store, json] });
+      return;
+    }
+    for (let start = 0; start < rows.length; start += ROWS_PER_UPSERT) {
+      const some = rows.slice(start, start + ROWS_PER_UPSERT);
+      this.db.run({ text: upsertText(some.length), values: some.flatMap((r) => [this.store, r.key, r.value]) });
+    }
   }
 
   range(from?: string, to?: string, limit = -1): KeyValue<string, string>[] {
