@@ -25,6 +25,32 @@ const ingestBody = z.object({
     .min(1, "send at least one record"),
 });
 
+/**
+ * Whether a body certainly passes `ingestBody` as it is: a hand-written check of the usual,
+ * valid body, much cheaper than zod on a thousand records. It accepts nothing zod refuses (it is
+ * stricter, if anything); whatever it does not accept goes to zod, which says what is wrong. The
+ * body passes on unchanged, where zod would copy each record (the route reads only these fields).
+ */
+function plainlyValid(body: unknown): body is z.output<typeof ingestBody> {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return false;
+  const records = (body as { records?: unknown }).records;
+  if (!Array.isArray(records) || records.length === 0) return false;
+  for (let i = 0; i < records.length; i++) {
+    const record: unknown = records[i];
+    if (typeof record !== "object" || record === null || Array.isArray(record)) return false;
+    const { key, value, partition, timestamp } = record as Record<string, unknown>;
+    if (typeof key !== "string" || value === undefined) return false;
+    if (partition !== undefined && !(Number.isSafeInteger(partition) && (partition as number) >= 0)) return false;
+    if (timestamp !== undefined && !(Number.isSafeInteger(timestamp) && (timestamp as number) >= 0)) return false;
+  }
+  return true;
+}
+
+const validateIngestBody = {
+  validationFunction: (schema: typeof ingestBody, value: unknown) =>
+    plainlyValid(value) ? { success: true as const, data: value, error: undefined } : schema.safeParseAsync(value),
+};
+
 // Header names arrive lower-cased; other headers pass through untouched.
 const ingestHeaders = z.object({
   "idempotency-key": z.string().min(1, "Idempotency-Key must be 1 to 200 characters").max(200, "Idempotency-Key must be 1 to 200 characters").optional(),
@@ -33,7 +59,7 @@ const ingestHeaders = z.object({
 export const ingest = new Hono<ApiEnv>().post(
   "/topics/:topic/records",
   zValidator("header", ingestHeaders, invalidInput),
-  zValidator("json", ingestBody, invalidInput),
+  zValidator("json", ingestBody, invalidInput, validateIngestBody),
   async (c) => {
     const topic = c.req.param("topic");
     const log = c.get("log");
