@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { DurableLog } from "../../src/log/durable-log";
 import { DuplicateSequenceMismatch, InvalidRecord, OffsetOutOfRange } from "../../src/log/errors";
 import { PartitionStore } from "../../src/log/partition-store";
+import { parseEntries } from "../../src/log/record-batch";
 import { utf8Length } from "../../src/log/records";
 import { TopicCatalog } from "../../src/log/topics";
 import type { ProducerRecord } from "../../src/log/types";
@@ -168,5 +169,25 @@ describe("utf8Length", () => {
   it("counts UTF-8 bytes as TextEncoder does, ASCII or not", () => {
     const texts = ["", "abc", "customer-42", "\u007f", "é", "ü-x", "€", "日本語", "😀", "a😀b", "\ud83d", "x\udc00y", "\u0000\u0080\u07ff\u0800\uffff"];
     for (const text of texts) expect(utf8Length(text), JSON.stringify(text)).toBe(new TextEncoder().encode(text).length);
+  });
+});
+
+describe("parseEntries", () => {
+  it("measures each record in UTF-8 bytes, whether the batch is plain ASCII, escaped or not", () => {
+    const bytes = (text: string) => new TextEncoder().encode(text).length;
+    const records: [string, string][] = [["k", "plain"], ["clé", "é"], ["x", "😀"], ["\\u00e9", "a\\\\ub"], ["nl", "line\nbreak"]];
+    const ascii = JSON.stringify([["k", "plain", null], ["nl", "line\nbreak", null]]);
+    const raw = JSON.stringify(records.map(([k, v]) => [k, v, null]));
+    // The same strings written with \u escapes, which an ASCII-only text may still stand for.
+    const escaped = raw.replace(/[^\x00-\x7f]/gu, (c) => c.split("").map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""));
+    expect(escaped).toMatch(/^[\x00-\x7f]*$/);
+    expect(Array.from(parseEntries(ascii).sizes)).toEqual([1 + 5, 2 + 10]);
+    for (const text of [raw, escaped]) {
+      const checked = parseEntries(text);
+      expect(Array.from(checked.sizes)).toEqual(records.map(([k, v]) => bytes(k) + bytes(v)));
+      expect(checked.bytes).toBe(records.reduce((n, [k, v]) => n + bytes(k) + bytes(v), 0));
+    }
+    expect(() => parseEntries(JSON.stringify([["k", "\u00e9".repeat(3), null]]), 5)).toThrow(/is 7 bytes/);
+    expect(() => parseEntries(JSON.stringify([["k", "\\u00e9".repeat(3), null]]).replaceAll("\\\\", "\\"), 5)).toThrow(/is 7 bytes/);
   });
 });
