@@ -116,9 +116,18 @@ export interface PartitionStorage {
   transactionSync<T>(fn: () => T): T;
 }
 
+/** The partition an object holds and its kept range: the `partition_meta` row. */
+type Meta = { readonly topic: string; readonly partition: number; logStart: number; logEnd: number };
+
 export class PartitionStore {
   private readonly db: Sql;
   private lastPrune = 0;
+  /**
+   * The `partition_meta` row as this object last read or wrote it (it is the row's only writer),
+   * so that appends and fetches do not read it again. Dropped when a transaction fails, since
+   * what it wrote there is then undone.
+   */
+  private cachedMeta: Meta | undefined;
 
   constructor(
     private readonly storage: PartitionStorage,
@@ -128,20 +137,35 @@ export class PartitionStore {
     storage.transactionSync(() => migrate(this.db, migrations));
   }
 
+  /** A storage transaction; a failed one also drops the cached meta row (see `cachedMeta`). */
+  private transaction<T>(fn: () => T): T {
+    try {
+      return this.storage.transactionSync(fn);
+    } catch (error) {
+      this.cachedMeta = undefined;
+      throw error;
+    }
+  }
+
   /** Binds the object to its partition on first use and refuses any other afterwards. */
-  private meta(tp: TopicPartition): { logStart: number; logEnd: number } {
-    const row = this.db.one<{ topic: string; partition: number; log_start: number; log_end: number }>(
-      sql`SELECT topic, partition, log_start, log_end FROM partition_meta WHERE only = 1`,
-    );
-    if (!row) {
-      this.db.run(sql`INSERT INTO partition_meta (only, topic, partition, log_start, log_end)
-                      VALUES (1, ${tp.topic}, ${tp.partition}, 0, 0)`);
-      return { logStart: 0, logEnd: 0 };
+  private meta(tp: TopicPartition): Meta {
+    let meta = this.cachedMeta;
+    if (!meta) {
+      const row = this.db.one<{ topic: string; partition: number; log_start: number; log_end: number }>(
+        sql`SELECT topic, partition, log_start, log_end FROM partition_meta WHERE only = 1`,
+      );
+      if (row) meta = { topic: row.topic, partition: row.partition, logStart: row.log_start, logEnd: row.log_end };
+      else {
+        this.db.run(sql`INSERT INTO partition_meta (only, topic, partition, log_start, log_end)
+                        VALUES (1, ${tp.topic}, ${tp.partition}, 0, 0)`);
+        meta = { topic: tp.topic, partition: tp.partition, logStart: 0, logEnd: 0 };
+      }
+      this.cachedMeta = meta;
     }
-    if (row.topic !== tp.topic || row.partition !== tp.partition) {
-      throw new UnknownTopicOrPartition(`this object holds ${row.topic}/${row.partition}, not ${tp.topic}/${tp.partition}`);
+    if (meta.topic !== tp.topic || meta.partition !== tp.partition) {
+      throw new UnknownTopicOrPartition(`this object holds ${meta.topic}/${meta.partition}, not ${tp.topic}/${tp.partition}`);
     }
-    return { logStart: row.log_start, logEnd: row.log_end };
+    return meta;
   }
 
   append(tp: TopicPartition, records: readonly ProducerRecord[], producer?: ProducerId): AppendResult {
@@ -161,8 +185,9 @@ export class PartitionStore {
   private appendEntries(tp: TopicPartition, checked: CheckedEntries, encoded: string | undefined, producer: ProducerId | undefined, now: number): AppendResult {
     if (producer) checkProducerId(producer);
     const { entries, sizes, bytes } = checked;
-    return this.storage.transactionSync(() => {
-      const { logStart, logEnd } = this.meta(tp);
+    return this.transaction(() => {
+      const meta = this.meta(tp);
+      const { logStart, logEnd } = meta;
       if (producer) {
         const retry = this.admitProducerBatch(producer, entries, logStart, now);
         if (retry) return retry;
@@ -173,6 +198,7 @@ export class PartitionStore {
                       VALUES (${logEnd}, ${entries.length}, ${bytes}, ${maxTimestamp}, ${now}, ${sizes.buffer as ArrayBuffer},
                               ${encoded ?? JSON.stringify(entries)})`);
       this.db.run(sql`UPDATE partition_meta SET log_end = ${logEnd + entries.length} WHERE only = 1`);
+      meta.logEnd = logEnd + entries.length;
       if (producer) {
         this.db.run(sql`INSERT INTO producer_batches (producer_id, sequence, base_offset, count)
                         VALUES (${producer.producerId}, ${producer.sequence}, ${logEnd}, ${entries.length})`);
@@ -330,14 +356,16 @@ export class PartitionStore {
 
   deleteRecordsBefore(tp: TopicPartition, offset: number): OffsetRange {
     checkOffset(offset);
-    return this.storage.transactionSync(() => {
-      const { logStart, logEnd } = this.meta(tp);
+    return this.transaction(() => {
+      const meta = this.meta(tp);
+      const { logStart, logEnd } = meta;
       if (offset > logEnd) throw new OffsetOutOfRange(`cannot delete below ${offset}: the end offset is ${logEnd}`);
       if (offset <= logStart) return { earliest: logStart, latest: logEnd };
       // Whole batches below the new start go; one straddling it stays, and its records below the
       // start are never served (reads begin at the start offset kept in the meta).
       this.db.run(sql`DELETE FROM record_batches WHERE base_offset < ${offset} AND base_offset + count <= ${offset}`);
       this.db.run(sql`UPDATE partition_meta SET log_start = ${offset} WHERE only = 1`);
+      meta.logStart = offset;
       return { earliest: offset, latest: logEnd };
     });
   }
@@ -348,7 +376,7 @@ export class PartitionStore {
     if (typeof committed.metadata !== "string") throw new InvalidRecord("metadata must be a string");
     const epoch = committed.epoch ?? null;
     if (epoch !== null && (!Number.isSafeInteger(epoch) || epoch < 0)) throw new InvalidRecord("a commit's epoch must be a non-negative integer");
-    this.storage.transactionSync(() => {
+    this.transaction(() => {
       const { logEnd } = this.meta(tp);
       if (committed.offset > logEnd) {
         throw new OffsetOutOfRange(`cannot commit offset ${committed.offset}: the end offset is ${logEnd}`);

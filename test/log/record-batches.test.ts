@@ -191,3 +191,25 @@ describe("parseEntries", () => {
     expect(() => parseEntries(JSON.stringify([["k", "\\u00e9".repeat(3), null]]).replaceAll("\\\\", "\\"), 5)).toThrow(/is 7 bytes/);
   });
 });
+
+describe("a partition's kept range in memory", () => {
+  it("never outlives a failed append, and always matches what storage holds", async () => {
+    const stub = env.LOG_PARTITION.getByName("meta-cache/0");
+    await runInDurableObject(stub, (_, state) => {
+      const tp = { topic: "meta-cache", partition: 0 };
+      const store = new PartitionStore(state.storage);
+      const fresh = () => new PartitionStore(state.storage).offsets(tp);
+      // The first call binds the partition inside a transaction that then fails: both are undone.
+      expect(() => store.append(tp, [{ key: "a", value: "1" }], { producerId: "p", epoch: 0, sequence: 1 })).toThrow(/must start at sequence 0/);
+      expect(state.storage.sql.exec("SELECT COUNT(*) AS n FROM partition_meta").one().n).toBe(0);
+      expect(store.append(tp, [{ key: "a", value: "1" }, { key: "b", value: "2" }])).toMatchObject({ baseOffset: 0, count: 2 });
+      expect(() => store.append(tp, [{ key: "c", value: "3" }], { producerId: "p", epoch: 0, sequence: 2 })).toThrow(/must start at sequence 0/);
+      expect(store.append(tp, [{ key: "c", value: "3" }])).toMatchObject({ baseOffset: 2, count: 1 });
+      expect(store.deleteRecordsBefore(tp, 2)).toEqual({ earliest: 2, latest: 3 });
+      expect(store.offsets(tp)).toEqual({ earliest: 2, latest: 3 });
+      expect(fresh()).toEqual({ earliest: 2, latest: 3 });
+      expect(() => store.offsets({ topic: "other", partition: 0 })).toThrow(/holds meta-cache\/0/);
+    });
+  });
+});
+
