@@ -48,7 +48,10 @@ export class PunctuationSchedules {
 
   /** Runs every schedule of that type due at `time`, earliest first; returns how many ran. */
   fire(type: PunctuationType, time: number): number {
-    const due = this.schedules[type].filter((s) => s.next <= time).sort((a, b) => a.next - b.next);
+    // Called after every record: most tasks have no schedule of this type, so nothing to sort out.
+    const schedules = this.schedules[type];
+    if (schedules.length === 0) return 0;
+    const due = schedules.filter((s) => s.next <= time).sort((a, b) => a.next - b.next);
     let ran = 0;
     for (const schedule of due) {
       // An earlier punctuator of this round may have cancelled it.
