@@ -88,9 +88,12 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
     if (held !== undefined) return held ?? undefined;
     const hit = this.cache.get(key);
     if (hit !== undefined) {
-      // Most recently used goes last.
-      this.cache.delete(key);
-      this.cache.set(key, hit);
+      // Most recently used goes last — once the cache is half full: until then nothing is evicted
+      // soon, and moving every hit (a delete and an insert) would cost each read for nothing.
+      if (this.cache.size * 2 >= this.limits.maxEntries || this.cachedChars * 2 >= this.limits.maxChars) {
+        this.cache.delete(key);
+        this.cache.set(key, hit);
+      }
       return hit ?? undefined;
     }
     const value = this.db.one<{ value: string }>(sql`SELECT value FROM kv WHERE store = ${this.store} AND key = ${key}`)?.value;
