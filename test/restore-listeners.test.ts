@@ -356,6 +356,44 @@ describe("restorer rounds", () => {
     });
   });
 
+  it("keeps a corrupted instance registered until the report reaches the coordinator, and reports it again", async () => {
+    const { name, catalog } = newTopic();
+    const log = new DurableLog(env.LOG_PARTITION, catalog);
+    const tp = { topic: name, partition: 0 };
+    await appendRecords(log, tp, 60);
+    const { calls, restoreListener } = recorders();
+    await withRegistry(async (registry) => {
+      const fakes = new FakeInstances();
+      fakes.add("0_1@a", "active", 2);
+      registry.register(registration("0_1@a", "active", [tp], 2));
+      const reports: CorruptedInstance[][] = [];
+      let reachable = false;
+      const r = new Restorer({
+        registry,
+        log,
+        batchRecords: BATCH,
+        apply: fakes.apply,
+        restoreListener,
+        reportCorruption: async (corrupted) => {
+          if (!reachable) throw new Error("coordinator unreachable");
+          reports.push(corrupted);
+        },
+      });
+      await r.round();
+      await log.deleteRecordsBefore(tp, 30);
+      // Unreported, the instance would be left restoring with nobody to wipe or restore it.
+      await expect(r.round()).rejects.toThrow("coordinator unreachable");
+      expect(registry.all().map((w) => [w.instance, w.incarnation])).toEqual([["0_1@a", 2]]);
+      expect(calls.filter((c) => c[0] === "suspended")).toEqual([]);
+      reachable = true;
+      const result = await r.round();
+      expect(reports).toEqual([result.corrupted]);
+      expect(result.corrupted.map((c) => [c.instance, c.incarnation])).toEqual([["0_1@a", 2]]);
+      expect(registry.all()).toEqual([]);
+    });
+    expect(calls.filter((c) => c[0] === "suspended")).toEqual([["suspended", `${name}/0`, "store", 25]]);
+  });
+
   it("puts every instance corrupted in one round into one report", async () => {
     const { name, catalog } = newTopic(3);
     const log = new DurableLog(env.LOG_PARTITION, catalog);

@@ -102,7 +102,10 @@ export class Restorer {
     );
     const report = [...corrupted.values()];
     if (report.length > 0) {
-      // Those instances will be wiped and register again as new incarnations.
+      // Reported first: the coordinator wipes those instances, and each registers again as a new
+      // incarnation. Only then do the old registrations go (a newer one stays, see `unregister`).
+      // A report that fails keeps them, so the next round finds the corruption and reports it again.
+      await this.options.reportCorruption(report);
       for (const c of report) {
         // Only active restorations cut short are suspended: a wiped standby starts updating again.
         for (const suspension of suspensionsOnEnd(registry.unregister(c.instance, c.incarnation), "wiped")) {
@@ -110,7 +113,6 @@ export class Restorer {
           if (suspension.listener === "restore") this.options.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
         }
       }
-      await this.options.reportCorruption(report);
     }
     const control = registry.control();
     const more = registry.all().some((w) => !w.caughtUp) && (!control.paused || (control.budget ?? 0) > 0);
