@@ -59,6 +59,29 @@ async function produce(keys: string[], rounds: number, expected: Map<string, Tot
   }
 }
 
+/** One more order per key is processed once, on top of the restored state: every total still matches. */
+async function expectProcessingGoesOn(keys: string[], expected: Map<string, Totals>): Promise<void> {
+  await produce(keys, 1, expected);
+  await driver.runUntilQuiet();
+  await expectEveryRecord(expected);
+}
+
+/**
+ * Restoration running, 20 keys of task `0_<partition>` produced `rounds` times and processed: the
+ * task's active instance, its changelog's end, and the totals every key must have.
+ */
+async function seededTask(partition: number, prefix: string, rounds: number) {
+  await call("/admin/restore/resume", { body: {} });
+  const taskId = `0_${partition}`;
+  const keys = keysOn(partition, 20, prefix);
+  const expected = new Map<string, Totals>();
+  await produce(keys, rounds, expected);
+  await driver.runUntilQuiet();
+  const instance = await activeOf(taskId);
+  const end = (await describeOf(instance)).changelogs[0]!.end;
+  return { taskId, keys, expected, instance, end };
+}
+
 async function expectEveryRecord(expected: Map<string, Totals>): Promise<void> {
   for (const [key, totals] of expected) expect(await driver.get("totals", key), key).toEqual(totals);
 }
@@ -166,14 +189,7 @@ describe("the restore worker dying mid-batch", () => {
   });
 
   it("after the instance applied a batch, before the registry recorded the reply: delivered again, a no-op", async () => {
-    await call("/admin/restore/resume", { body: {} });
-    const taskId = "0_1";
-    const keys = keysOn(1, 20, "rw-apply");
-    const expected = new Map<string, Totals>();
-    await produce(keys, 3, expected);
-    await driver.runUntilQuiet();
-    const instance = await activeOf(taskId);
-    const end = (await describeOf(instance)).changelogs[0]!.end;
+    const { keys, expected, instance, end } = await seededTask(1, "rw-apply", 3);
     const deliveries = recordDeliveries(1);
 
     await planCrash(instance.placement, "after-apply");
@@ -207,14 +223,7 @@ describe("the restore worker dying mid-batch", () => {
   });
 
   it("dying at either step of every other batch of a long restoration still restores exactly the fold", async () => {
-    await call("/admin/restore/resume", { body: {} });
-    const taskId = "0_2";
-    const keys = keysOn(2, 20, "rw-storm");
-    const expected = new Map<string, Totals>();
-    await produce(keys, 5, expected);
-    await driver.runUntilQuiet();
-    const instance = await activeOf(taskId);
-    const end = (await describeOf(instance)).changelogs[0]!.end;
+    const { keys, expected, instance, end } = await seededTask(2, "rw-storm", 5);
     expect(end).toBeGreaterThanOrEqual(4 * BATCH);
     const deliveries = recordDeliveries(2);
 
@@ -241,22 +250,13 @@ describe("the restore worker dying mid-batch", () => {
     expectTiled(deliveries, wiped.incarnation, 0, end);
     await driver.runUntilQuiet();
     await expectEveryRecord(expected);
-    await produce(keys, 1, expected);
-    await driver.runUntilQuiet();
-    await expectEveryRecord(expected);
+    await expectProcessingGoesOn(keys, expected);
   });
 });
 
 describe("a task object dying mid-restore", () => {
   it("resumes from its checkpoint: not from scratch, not from beyond what it restored", async () => {
-    await call("/admin/restore/resume", { body: {} });
-    const taskId = "0_3";
-    const keys = keysOn(3, 20, "task-crash");
-    const expected = new Map<string, Totals>();
-    await produce(keys, 4, expected);
-    await driver.runUntilQuiet();
-    const instance = await activeOf(taskId);
-    const end = (await describeOf(instance)).changelogs[0]!.end;
+    const { taskId, keys, expected, instance, end } = await seededTask(3, "task-crash", 4);
     const deliveries = recordDeliveries(3);
 
     await call("/admin/restore/pause", { method: "POST" });
@@ -286,20 +286,11 @@ describe("a task object dying mid-restore", () => {
     expect(done.changelogs[0]!.checkpoint).toBe(end);
     expectTiled(deliveries, wiped.incarnation, 0, end);
     await expectEveryRecord(expected);
-    await produce(keys, 1, expected);
-    await driver.runUntilQuiet();
-    await expectEveryRecord(expected);
+    await expectProcessingGoesOn(keys, expected);
   });
 
   it("dying right after applying a batch, before its reply reached the restore worker, loses nothing and doubles nothing", async () => {
-    await call("/admin/restore/resume", { body: {} });
-    const taskId = "0_0";
-    const keys = keysOn(0, 20, "task-crash-apply");
-    const expected = new Map<string, Totals>();
-    await produce(keys, 4, expected);
-    await driver.runUntilQuiet();
-    const instance = await activeOf(taskId);
-    const end = (await describeOf(instance)).changelogs[0]!.end;
+    const { keys, expected, instance, end } = await seededTask(0, "task-crash-apply", 4);
 
     await call("/admin/restore/pause", { method: "POST" });
     const wiped = (await driver.task(instance).corrupt()) as TaskDescription;
@@ -337,9 +328,7 @@ describe("a task object dying mid-restore", () => {
     expect(done).toMatchObject({ state: "RUNNING", incarnation: wiped.incarnation });
     expect(done.changelogs[0]!.checkpoint).toBe(end);
     await expectEveryRecord(expected);
-    await produce(keys, 1, expected);
-    await driver.runUntilQuiet();
-    await expectEveryRecord(expected);
+    await expectProcessingGoesOn(keys, expected);
   });
 });
 

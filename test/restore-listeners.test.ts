@@ -37,6 +37,15 @@ async function withRegistry<T>(fn: (registry: RestoreRegistry) => Promise<T>): P
   return runInDurableObject(stub, (_instance, state) => fn(new RestoreRegistry(state.storage)));
 }
 
+/** A one-partition changelog of its own holding `count` records, and the log to read it. */
+async function changelogWith(count: number): Promise<{ name: string; log: DurableLog; tp: TopicPartition }> {
+  const { name, catalog } = newTopic();
+  const log = new DurableLog(env.LOG_PARTITION, catalog);
+  const tp = { topic: name, partition: 0 };
+  await appendRecords(log, tp, count);
+  return { name, log, tp };
+}
+
 async function appendRecords(log: DurableLog, tp: TopicPartition, count: number, prefix = "k"): Promise<void> {
   const records = Array.from({ length: count }, (_, i) => ({ key: `${prefix}-${i % 7}`, value: JSON.stringify({ n: i }) }));
   for (let start = 0; start < records.length; start += 100) await log.append(tp, records.slice(start, start + 100));
@@ -143,10 +152,7 @@ async function untilDone(r: Restorer, maxRounds = 50) {
 
 describe("restore listeners", () => {
   it("an active restore from nothing: start once, one call per batch counting records, end with the total", async () => {
-    const { name, catalog } = newTopic();
-    const log = new DurableLog(env.LOG_PARTITION, catalog);
-    const tp = { topic: name, partition: 0 };
-    await appendRecords(log, tp, 60);
+    const { name, log, tp } = await changelogWith(60);
     const { calls, restoreListener, standbyListener } = recorders();
     await withRegistry(async (registry) => {
       const fakes = new FakeInstances();
@@ -168,10 +174,7 @@ describe("restore listeners", () => {
   });
 
   it("a restore from a checkpoint starts there and counts only the records it restored", async () => {
-    const { name, catalog } = newTopic();
-    const log = new DurableLog(env.LOG_PARTITION, catalog);
-    const tp = { topic: name, partition: 0 };
-    await appendRecords(log, tp, 47);
+    const { name, log, tp } = await changelogWith(47);
     const { calls, restoreListener } = recorders();
     await withRegistry(async (registry) => {
       const fakes = new FakeInstances();
@@ -191,10 +194,7 @@ describe("restore listeners", () => {
   });
 
   it("a batch the instance already has (delivered again after a lost reply) is no batch and no record for the listeners", async () => {
-    const { name, catalog } = newTopic();
-    const log = new DurableLog(env.LOG_PARTITION, catalog);
-    const tp = { topic: name, partition: 0 };
-    await appendRecords(log, tp, 40);
+    const { name, log, tp } = await changelogWith(40);
     const { calls, restoreListener } = recorders();
     await withRegistry(async (registry) => {
       const fakes = new FakeInstances();
@@ -218,10 +218,7 @@ describe("restore listeners", () => {
   });
 
   it("reports restoration suspended when the changelog is truncated below the instance's position, with what it restored", async () => {
-    const { name, catalog } = newTopic();
-    const log = new DurableLog(env.LOG_PARTITION, catalog);
-    const tp = { topic: name, partition: 0 };
-    await appendRecords(log, tp, 60);
+    const { name, log, tp } = await changelogWith(60);
     const { calls, restoreListener } = recorders();
     await withRegistry(async (registry) => {
       const fakes = new FakeInstances();
@@ -245,10 +242,7 @@ describe("restore listeners", () => {
   });
 
   it("standbys go to the standby listener: update start, batches loaded with the end seen, and again when the changelog grows", async () => {
-    const { name, catalog } = newTopic();
-    const log = new DurableLog(env.LOG_PARTITION, catalog);
-    const tp = { topic: name, partition: 0 };
-    await appendRecords(log, tp, 30);
+    const { name, log, tp } = await changelogWith(30);
     const { calls, restoreListener, standbyListener } = recorders();
     await withRegistry(async (registry) => {
       const fakes = new FakeInstances();
@@ -357,10 +351,7 @@ describe("restorer rounds", () => {
   });
 
   it("keeps a corrupted instance registered until the report reaches the coordinator, and reports it again", async () => {
-    const { name, catalog } = newTopic();
-    const log = new DurableLog(env.LOG_PARTITION, catalog);
-    const tp = { topic: name, partition: 0 };
-    await appendRecords(log, tp, 60);
+    const { name, log, tp } = await changelogWith(60);
     const { calls, restoreListener } = recorders();
     await withRegistry(async (registry) => {
       const fakes = new FakeInstances();

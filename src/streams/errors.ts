@@ -29,13 +29,11 @@ export class DeserializationError extends Error {
   }
 }
 
-/** User code threw while processing: an operator's function, a processor, a timestamp extractor, a punctuator. */
-export class ProcessingError extends Error {
-  override name = "ProcessingError";
-
+/** An error at one node of the topology, while a record (or a wall-clock punctuation) was being processed. */
+abstract class NodeError extends Error {
   constructor(
     message: string,
-    /** The node whose code failed. */
+    /** The node whose code failed, or the sink that could not produce the record. */
     readonly node: string,
     /** The input record being processed; absent in a wall-clock punctuation. */
     readonly origin?: RecordOrigin,
@@ -45,19 +43,14 @@ export class ProcessingError extends Error {
   }
 }
 
-/** An output record could not be produced: its key or value did not serialize, or the partitioner failed. */
-export class ProductionError extends Error {
-  override name = "ProductionError";
+/** User code threw while processing: an operator's function, a processor, a timestamp extractor, a punctuator. */
+export class ProcessingError extends NodeError {
+  override name = "ProcessingError";
+}
 
-  constructor(
-    message: string,
-    /** The sink that could not produce the record. */
-    readonly node: string,
-    readonly origin?: RecordOrigin,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
+/** An output record could not be produced: its key or value did not serialize, or the partitioner failed. */
+export class ProductionError extends NodeError {
+  override name = "ProductionError";
 }
 
 /** The message of anything thrown, for wrapping errors of user code. */

@@ -7,6 +7,7 @@
  */
 import { logEvent, type LogLevel } from "../util/log";
 import type { TaskRole, TaskState } from "./state";
+import type { TaskMeta } from "./task-storage";
 
 export type LifecycleEventName = "assign" | "revoke" | "migrated-away" | "wipe" | "running" | "failed" | "resumed";
 
@@ -35,14 +36,8 @@ export interface SyncKv {
   put<T>(key: string, value: T): void;
 }
 
-interface Described {
-  readonly taskId: string;
-  readonly placement: string;
-  readonly role: TaskRole;
-  readonly state: TaskState;
-  readonly epoch: number;
-  readonly incarnation: number;
-}
+/** What an event names of the instance (its meta row has these and more). */
+type Described = Pick<TaskMeta, "taskId" | "placement" | "role" | "state" | "epoch" | "incarnation">;
 
 const KEY = "lifecycle";
 const KEEP = 20;

@@ -607,9 +607,14 @@ export class StreamTask {
 
   /** Stops processing with `reason`; with `shutdownApplication`, the coordinator must stop every task too. */
   private fail(reason: string, shutdownApplication = false): void {
+    this.updateMeta((meta) => ({ failure: reason, shutdownRequested: meta.shutdownRequested || shutdownApplication }));
+  }
+
+  /** Changes fields of the instance's meta row, in a transaction of its own (nothing when it has none). */
+  private updateMeta(change: (meta: TaskMeta) => Partial<TaskMeta>): void {
     this.storage.transaction(() => {
       const meta = this.storage.meta();
-      if (meta) this.storage.writeMeta({ ...meta, failure: reason, shutdownRequested: meta.shutdownRequested || shutdownApplication });
+      if (meta) this.storage.writeMeta({ ...meta, ...change(meta) });
     });
   }
 
@@ -622,19 +627,13 @@ export class StreamTask {
 
   /** The coordinator knows of the shutdown this instance asked for. */
   shutdownReported(): void {
-    this.storage.transaction(() => {
-      const meta = this.storage.meta();
-      if (meta) this.storage.writeMeta({ ...meta, shutdownRequested: false });
-    });
+    this.updateMeta(() => ({ shutdownRequested: false }));
   }
 
   /** An operator resumes the instance: its failure is cleared and processing is attempted again at once. */
   resume(): TaskMeta | undefined {
     this.backoff.reset();
-    this.storage.transaction(() => {
-      const meta = this.storage.meta();
-      if (meta) this.storage.writeMeta({ ...meta, failure: null });
-    });
+    this.updateMeta(() => ({ failure: null }));
     return this.storage.meta();
   }
 
