@@ -4,21 +4,53 @@
  * assignment a fresh epoch (I3). Revocation is acknowledged before the task is assigned elsewhere;
  * corruption reports wipe and revive the instances named, all of a report together. An uncaught
  * error under `"shutdown-application"` stops every active instance until an operator resumes the
- * application. Its state is durable: after a restart, assignments, epochs and a shutdown continue.
+ * application.
+ *
+ * Every change is first written as the goal (the stored assignment, unacknowledged) and only then
+ * pushed; the alarm is armed before any push. So a crash at any await — or the whole runtime
+ * killed — leaves a goal that the alarm pushes again, idempotently, until every instance has
+ * acknowledged it. A periodic sweep pushes acknowledged assignments again too and checks what the
+ * instances report, repairing what they may have lost.
  */
 import { DurableObject } from "cloudflare:workers";
 import { readConfig, type Config } from "../src/config";
 import { assignActives } from "../src/coordinator/assignor";
 import { CoordinatorStore, type ApplicationShutdown, type InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { APPLICATION_SHUT_DOWN } from "../src/task/stream-task";
-import { placeStandbys } from "../src/coordinator/standbys";
+import { placeStandbys, warmUpTargets } from "../src/coordinator/standbys";
 import type { TaskDescription } from "../src/task/describe";
+import { instanceName } from "../src/names";
+import { CrashPoints } from "../src/util/crash-points";
+import { logEvent } from "../src/util/log";
 import { Serial } from "../src/util/serial";
 import { application } from "#application";
 import type { Env } from "../workers/env";
 
-/** How often pending automatic moves are re-checked while a warm-up catches up. */
+/** How soon the alarm pushes again what could not be pushed, and re-checks pending automatic moves. */
 const REBALANCE_CHECK_MS = 1_000;
+/** ... doubling per failed attempt in a row, up to this. */
+const MAX_RETRY_MS = 30_000;
+/** How often the sweep pushes every acknowledged assignment again. */
+const SWEEP_INTERVAL_MS = 5 * 60_000;
+/** Instances pushed per alarm by the sweep (each push is a subrequest or a few). */
+const SWEEP_CHUNK = 100;
+/** Keys in the object's KV storage: when the next sweep is due, and where the current one stands. */
+const NEXT_SWEEP_KEY = "next-sweep-at";
+const SWEEP_CURSOR_KEY = "sweep-cursor";
+
+/**
+ * Points between the awaits of the coordinator's operations where tests can kill it; each must
+ * converge from there without outside help.
+ */
+export type CoordinatorStep =
+  /** A migration is stored as the goal (old instance to revoke, new active); nothing pushed. */
+  | "migrate:after-intent"
+  /** An instance took its assignment (or revocation); the coordinator has not recorded it. */
+  | "push:after-instance"
+  /** The shutdown is stored; no active instance halted yet. */
+  | "shutdown:after-record"
+  /** The shutdown is lifted in storage; no instance resumed yet. */
+  | "resume:after-clear";
 
 export type MigrationResult = { readonly changed: boolean; readonly from: string; readonly to: string; readonly epoch: number };
 
@@ -34,10 +66,18 @@ export class MigrationRefused extends Error {
 export class Coordinator extends DurableObject<Env> {
   private readonly store: CoordinatorStore;
   private readonly serial = new Serial();
+  private readonly crashes: CrashPoints<CoordinatorStep>;
+  /** Alarm rounds in a row that left something unpushed (for the back-off). */
+  private failures = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new CoordinatorStore(ctx.storage);
+    this.crashes = new CrashPoints((reason) => this.ctx.abort(reason));
+    // On start: whatever a crash left unpushed gets an alarm (one armed before is kept).
+    void ctx.blockConcurrencyWhile(async () => {
+      if (this.store.instances().some((i) => !i.acknowledged) && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
+    });
   }
 
   private get config(): Config {
@@ -45,30 +85,27 @@ export class Coordinator extends DurableObject<Env> {
   }
 
   /**
-   * The assignment, made or repaired as needed; every instance of it has been told. When an
-   * instance could not be told, the caller gets the error and the coordinator tries again shortly
-   * on its own (its alarm), so an application without traffic still gets assigned.
+   * The assignment, made or repaired as needed, and pushed to the instances that have not
+   * acknowledged theirs. An instance that cannot be told now does not fail the call (callers
+   * need the assignment, not the push): the alarm pushes again shortly.
    */
   async ensureAssigned(): Promise<InstanceAssignment[]> {
-    return this.serial.run(() =>
-      this.orRetryLater(async () => {
-        this.reconcile();
-        await this.pushUnacknowledged();
-        await this.moveOffRemovedPlacements();
-        await this.haltActives();
-        return this.store.instances();
-      }),
-    );
+    return this.serial.run(async () => {
+      await this.converge();
+      return this.store.instances();
+    });
   }
 
-  /** Runs `work`; when it fails, the alarm completes the assignment shortly (and the caller gets the error). */
-  private async orRetryLater<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (error) {
-      await this.ctx.storage.setAlarm(Date.now() + REBALANCE_CHECK_MS);
-      throw error;
-    }
+  /** Every step toward the goal, each of which may be cut short (the alarm comes back to it). True when nothing is left. */
+  private async converge(): Promise<boolean> {
+    this.reconcile();
+    const pushed = await this.pushUnacknowledged();
+    const moved = await this.moveOffRemovedPlacements().catch((error: unknown) => {
+      logEvent("coordinator.move-failed", { error: String(error) }, "warn");
+      return false;
+    });
+    const halted = await this.haltActives();
+    return pushed && moved && halted;
   }
 
   /** Whether (and why) the application is shut down. */
@@ -83,16 +120,24 @@ export class Coordinator extends DurableObject<Env> {
    */
   async shutdownApplication(request: { taskId: string; placement: string; reason: string }): Promise<ApplicationShutdown> {
     return this.serial.run(async () => {
+      await this.armAlarm(REBALANCE_CHECK_MS);
       const shutdown = this.store.transaction(() => this.store.shutDown({ ...request, at: Date.now() }));
+      this.crashes.reach("shutdown:after-record");
       await this.haltActives();
       return shutdown;
     });
   }
 
-  /** An operator lifts the shutdown: every active instance's failure is cleared and it processes again. */
+  /**
+   * An operator lifts the shutdown: every active instance's failure is cleared and it processes
+   * again. A crash after the shutdown is lifted leaves the rest to the sweep, due at once.
+   */
   async resumeApplication(): Promise<TaskDescription[]> {
     return this.serial.run(async () => {
+      this.ctx.storage.kv.put(NEXT_SWEEP_KEY, 0);
+      await this.armAlarm(REBALANCE_CHECK_MS);
       this.store.transaction(() => this.store.clearShutdown());
+      this.crashes.reach("resume:after-clear");
       const actives = this.store.instances().filter((i) => i.role === "active");
       return Promise.all(actives.map((active) => this.instance(active).resume() as Promise<TaskDescription>));
     });
@@ -110,13 +155,15 @@ export class Coordinator extends DurableObject<Env> {
     });
   }
 
-  /** While the application is shut down, stops every active instance still processing; retried until all have. */
-  private async haltActives(): Promise<void> {
+  /** While the application is shut down, stops every active instance still processing. False when one could not be told (the alarm retries). */
+  private async haltActives(): Promise<boolean> {
     const shutdown = this.store.shutdown();
-    if (!shutdown) return;
+    if (!shutdown) return true;
     const actives = this.store.instances().filter((i) => i.role === "active");
     const results = await Promise.allSettled(actives.map((active) => this.instance(active).halt(haltReason(shutdown))));
-    if (results.some((r) => r.status === "rejected")) await this.ctx.storage.setAlarm(Date.now() + REBALANCE_CHECK_MS);
+    if (results.every((r) => r.status === "fulfilled")) return true;
+    await this.armAlarm(REBALANCE_CHECK_MS);
+    return false;
   }
 
   /** The current assignment, without changing it. */
@@ -127,55 +174,115 @@ export class Coordinator extends DurableObject<Env> {
   /**
    * Moves a task's active instance: revoke at the current placement (flush, commit, checkpoint,
    * close clean) and only once that is acknowledged, assign at `to` with a new epoch. The instance
-   * left behind stays as an idle (or standby) instance with its store and checkpoint.
+   * left behind stays as an idle (or standby) instance with its store and checkpoint. The move is
+   * stored as the goal first: once this call has begun it, a crash or a failed revocation only
+   * delays it (the alarm completes it), and the call fails saying so.
    */
   async migrate(taskId: string, to: string): Promise<MigrationResult> {
-    return this.serial.run(() => this.orRetryLater(() => this.migrateNow(taskId, to)));
+    return this.serial.run(() => this.migrateNow(taskId, to));
   }
 
   private async migrateNow(taskId: string, to: string): Promise<MigrationResult> {
     if (!application.task(taskId)) throw new MigrationRefused(`unknown task ${JSON.stringify(taskId)}`);
     if (!this.config.PLACEMENTS.includes(to)) throw new MigrationRefused(`unknown placement ${JSON.stringify(to)}`);
     this.reconcile();
-    await this.pushUnacknowledged();
-    const active = this.store.instances().find((i) => i.taskId === taskId && i.role === "active")!;
-    if (active.placement === to) return { changed: false, from: to, to, epoch: active.epoch };
-    try {
-      await this.instance(active).revoke();
-    } catch (error) {
-      // The instance may have suspended before the call failed (its description, a later step, the
-      // reply): it must not stay the acknowledged active while it no longer acts as one. It is
-      // assigned again, under a new epoch, and pushed like any other assignment — shortly, at latest.
-      this.store.transaction(() => this.store.put({ ...active, epoch: this.store.nextEpoch(), acknowledged: false }));
-      await this.ctx.storage.setAlarm(Date.now() + REBALANCE_CHECK_MS);
-      throw error;
+    const active = this.activeOf(taskId);
+    if (active.placement !== to) {
+      await this.armAlarm(REBALANCE_CHECK_MS);
+      this.store.transaction(() => {
+        this.store.put({ ...active, role: "idle", acknowledged: false });
+        this.store.put({ taskId, placement: to, role: "active", epoch: this.store.nextEpoch(), acknowledged: false });
+      });
+      this.crashes.reach("migrate:after-intent");
+      this.reconcile();
     }
-    this.store.transaction(() => {
-      this.store.put({ ...active, role: "idle", acknowledged: true });
-      this.store.put({ taskId, placement: to, role: "active", epoch: this.store.nextEpoch(), acknowledged: false });
-    });
-    this.reconcile();
     await this.pushUnacknowledged();
-    const now = this.store.instances().find((i) => i.taskId === taskId && i.role === "active")!;
-    return { changed: true, from: active.placement, to, epoch: now.epoch };
+    const now = this.activeOf(taskId);
+    if (!now.acknowledged) throw new Error(`the move of task ${taskId} to ${to} is under way and completes on its own: ${this.lastPushError ?? "an instance has not answered yet"}`);
+    return { changed: active.placement !== to, from: active.placement, to, epoch: now.epoch };
+  }
+
+  private activeOf(taskId: string): InstanceAssignment {
+    return this.store.instances().find((i) => i.taskId === taskId && i.role === "active")!;
   }
 
   /**
    * Corruption reported by the restore worker (or a task): every instance named is closed dirty,
    * wiped and revived as a new incarnation, all of one report together. A report about an
-   * incarnation already wiped changes nothing.
+   * incarnation already wiped changes nothing. (A report that fails is made again by the restore
+   * worker, which keeps the registrations until it got through.)
    */
   async reportCorruption(corrupted: readonly { instance: string; incarnation: number }[]): Promise<void> {
     await Promise.all(corrupted.map(({ instance, incarnation }) => this.env.TASK_OBJECT.getByName(instance).corrupt(incarnation)));
   }
 
+  /**
+   * Pushes what is unacknowledged, completes automatic moves and the shutdown, and sweeps when
+   * due. Never fails (an alarm that fails 6 times is dropped): it comes back with a back-off.
+   */
   override async alarm(): Promise<void> {
-    await this.ensureAssigned();
+    let done = false;
+    let sweeping = false;
+    try {
+      done = await this.serial.run(() => this.converge());
+      sweeping = await this.serial.run(() => this.sweepIfDue());
+    } catch (error) {
+      logEvent("coordinator.alarm-failed", { error: String(error) }, "warn");
+    }
+    this.failures = done ? 0 : this.failures + 1;
+    if (!done) await this.armAlarm(Math.min(MAX_RETRY_MS, REBALANCE_CHECK_MS * 2 ** Math.min(this.failures - 1, 16)));
+    else if (sweeping) await this.armAlarm(REBALANCE_CHECK_MS);
+    else await this.armAlarm(Math.max(0, (this.ctx.storage.kv.get<number>(NEXT_SWEEP_KEY) ?? 0) - Date.now()));
+  }
+
+  /**
+   * The sweep: pushes every acknowledged assignment again, a chunk per alarm, and checks what the
+   * instances answer. The same assignment again changes nothing at an instance that has it, and
+   * gives one that lost it (or its subscriptions, or its restore registration) back what it
+   * lacks. Runs when due (every SWEEP_INTERVAL_MS); true while a sweep is under way.
+   */
+  async sweep(): Promise<{ pushed: number; repaired: number; more: boolean }> {
+    return this.serial.run(() => this.sweepChunk());
+  }
+
+  private async sweepIfDue(): Promise<boolean> {
+    const due = this.ctx.storage.kv.get<number>(NEXT_SWEEP_KEY);
+    if (due === undefined) {
+      this.ctx.storage.kv.put(NEXT_SWEEP_KEY, Date.now() + SWEEP_INTERVAL_MS);
+      return false;
+    }
+    if (due > Date.now()) return false;
+    return (await this.sweepChunk()).more;
+  }
+
+  private async sweepChunk(): Promise<{ pushed: number; repaired: number; more: boolean }> {
+    const all = this.store.instances();
+    const from = this.ctx.storage.kv.get<number>(SWEEP_CURSOR_KEY) ?? 0;
+    const chunk = all.slice(from, from + SWEEP_CHUNK).filter((i) => i.acknowledged);
+    const results = await Promise.allSettled(chunk.map((instance) => this.push(instance)));
+    let repaired = 0;
+    this.store.transaction(() => {
+      results.forEach((result, i) => {
+        const instance = chunk[i]!;
+        const differs = result.status === "fulfilled" && (result.value.epoch !== instance.epoch || result.value.role !== instance.role);
+        if (result.status === "rejected" || differs) {
+          // Pushed again by the next alarm, like any unacknowledged assignment.
+          this.store.put({ ...instance, acknowledged: false });
+          repaired++;
+        }
+      });
+    });
+    const more = from + SWEEP_CHUNK < all.length;
+    this.ctx.storage.kv.put(SWEEP_CURSOR_KEY, more ? from + SWEEP_CHUNK : 0);
+    if (!more) this.ctx.storage.kv.put(NEXT_SWEEP_KEY, Date.now() + SWEEP_INTERVAL_MS);
+    if (repaired > 0) logEvent("coordinator.sweep-repaired", { instances: repaired }, "warn");
+    return { pushed: chunk.length, repaired, more };
   }
 
   /**
    * Brings the stored assignment in line with the configuration: an active per task (sticky,
-   * balanced) and NUM_STANDBYS standbys at other placements. Only writes; pushing comes after.
+   * balanced), NUM_STANDBYS standbys at other placements, and a warm-up standby for every active
+   * on a placement no longer configured. Only writes; pushing comes after.
    */
   private reconcile(): void {
     const { PLACEMENTS: placements, NUM_STANDBYS: standbys } = this.config;
@@ -183,20 +290,22 @@ export class Coordinator extends DurableObject<Env> {
       const instances = this.store.instances();
       const actives = instances.filter((i) => i.role === "active");
       const taskIds = application.taskIds();
-      const missing = taskIds.filter((t) => !actives.some((a) => a.taskId === t));
-      if (missing.length > 0) {
+      const activeTasks = new Set(actives.map((a) => a.taskId));
+      const missing = new Set(taskIds.filter((t) => !activeTasks.has(t)));
+      if (missing.size > 0) {
         const wanted = assignActives(taskIds, placements, actives.filter((a) => placements.includes(a.placement)));
         for (const { taskId, placement } of wanted) {
-          if (!missing.includes(taskId)) continue;
+          if (!missing.has(taskId)) continue;
           this.store.put({ taskId, placement, role: "active", epoch: this.store.nextEpoch(), acknowledged: false });
         }
       }
       const current = this.store.instances();
-      const activePlacements = current.filter((i) => i.role === "active");
-      const desired = placeStandbys(activePlacements, placements, current, standbys);
+      const activePlacements = current.filter((i) => i.role === "active" && placements.includes(i.placement));
+      const desired = [...placeStandbys(activePlacements, placements, current, standbys), ...warmUpTargets(current, placements)];
+      const isDesired = (i: { taskId: string; placement: string }) => desired.some((d) => d.taskId === i.taskId && d.placement === i.placement);
       for (const instance of current) {
         if (instance.role === "active") continue;
-        const wanted = desired.some((d) => d.taskId === instance.taskId && d.placement === instance.placement);
+        const wanted = isDesired(instance);
         if (wanted && instance.role !== "standby") this.store.put({ ...instance, role: "standby", epoch: this.store.nextEpoch(), acknowledged: false });
         if (!wanted && instance.role === "standby") this.store.put({ ...instance, role: "idle", epoch: this.store.nextEpoch(), acknowledged: false });
       }
@@ -208,62 +317,98 @@ export class Coordinator extends DurableObject<Env> {
     });
   }
 
-  /** Tells instances their new assignment: revocations first, each acknowledged before the rest. */
-  private async pushUnacknowledged(): Promise<void> {
+  /** Why the last push failed, for the error of a migration left under way. */
+  private lastPushError: string | undefined;
+
+  /**
+   * Tells instances their unacknowledged assignments, the alarm armed first. Revocations and
+   * standby assignments go first; a task's new active only once every other instance of that task
+   * has acknowledged (so the previous active has flushed and stopped). Every instance is told even
+   * when one cannot be; false when some could not (they stay unacknowledged, for the alarm).
+   */
+  private async pushUnacknowledged(): Promise<boolean> {
     const pending = this.store.instances().filter((i) => !i.acknowledged);
-    for (const instance of pending.filter((i) => i.role === "idle")) {
-      await this.instance(instance).revoke();
-      this.store.transaction(() => this.store.acknowledge(instance.taskId, instance.placement, instance.epoch));
-    }
-    // Every instance is told even when one cannot be (it stays unacknowledged, for the next push).
-    const pushed = await Promise.allSettled(
-      pending
-        .filter((i) => i.role !== "idle")
-        .map(async (instance) => {
-          const shutdown = this.store.shutdown();
-          await this.instance(instance).assign({
-            taskId: instance.taskId,
-            placement: instance.placement,
-            role: instance.role,
-            epoch: instance.epoch,
-            ...(shutdown && instance.role === "active" ? { halted: haltReason(shutdown) } : {}),
-          });
-          this.store.transaction(() => this.store.acknowledge(instance.taskId, instance.placement, instance.epoch));
-        }),
+    if (pending.length === 0) return true;
+    await this.armAlarm(REBALANCE_CHECK_MS);
+    const others = pending.filter((i) => i.role !== "active");
+    const failed = (await this.pushAll(others)).length > 0;
+    const waiting = new Set(this.store.instances().filter((i) => !i.acknowledged && i.role !== "active").map((i) => i.taskId));
+    const actives = pending.filter((i) => i.role === "active" && !waiting.has(i.taskId));
+    const failedActives = await this.pushAll(actives);
+    return !failed && failedActives.length === 0 && waiting.size === 0;
+  }
+
+  /** Pushes each instance's assignment and records each acknowledgement; returns the ones that failed. */
+  private async pushAll(instances: readonly InstanceAssignment[]): Promise<InstanceAssignment[]> {
+    const results = await Promise.allSettled(
+      instances.map(async (instance) => {
+        await this.push(instance);
+        this.crashes.reach("push:after-instance");
+        this.store.transaction(() => this.store.acknowledge(instance.taskId, instance.placement, instance.epoch));
+      }),
     );
-    const failed = pushed.find((p): p is PromiseRejectedResult => p.status === "rejected");
-    if (failed) throw failed.reason;
+    const failed = instances.filter((_, i) => results[i]!.status === "rejected");
+    const reasons = results.filter((r): r is PromiseRejectedResult => r.status === "rejected").map((r) => String(r.reason));
+    if (reasons.length > 0) {
+      this.lastPushError = reasons[0];
+      logEvent("coordinator.push-failed", { instances: failed.map(instanceName).join(","), error: reasons[0] }, "warn");
+    }
+    return failed;
+  }
+
+  /** Tells one instance its assignment: a revocation for an idle one, else the assignment (halted while the application is shut down). */
+  private async push(instance: InstanceAssignment): Promise<TaskDescription> {
+    const stub = this.instance(instance);
+    if (instance.role === "idle") return (await stub.revoke()) as TaskDescription;
+    const shutdown = this.store.shutdown();
+    return (await stub.assign({
+      taskId: instance.taskId,
+      placement: instance.placement,
+      role: instance.role,
+      epoch: instance.epoch,
+      ...(shutdown && instance.role === "active" ? { halted: haltReason(shutdown) } : {}),
+    })) as TaskDescription;
   }
 
   /**
-   * Actives on placements no longer configured move once a warm instance at their new placement is
-   * within ACCEPTABLE_RECOVERY_LAG (Kafka's acceptable.recovery.lag); until then a warm-up standby
-   * catches up there and this is checked again shortly.
+   * Actives on placements no longer configured move once their warm-up standby (see `reconcile`)
+   * is within ACCEPTABLE_RECOVERY_LAG (Kafka's acceptable.recovery.lag). False while one is still
+   * catching up (the alarm checks again shortly).
    */
-  private async moveOffRemovedPlacements(): Promise<void> {
-    const placements = this.config.PLACEMENTS;
-    const stranded = this.store.instances().filter((i) => i.role === "active" && !placements.includes(i.placement));
-    if (stranded.length === 0) return;
+  private async moveOffRemovedPlacements(): Promise<boolean> {
+    const targets = warmUpTargets(this.store.instances(), this.config.PLACEMENTS);
     let waiting = false;
-    for (const active of stranded) {
-      const instances = this.store.instances();
-      const [target] = assignActives([active.taskId], placements, []).map((t) => t.placement);
-      const load = (p: string) => instances.filter((i) => i.role === "active" && i.placement === p).length;
-      const to = placements.reduce((best, p) => (load(p) < load(best) ? p : best), target!);
-      const warm = instances.find((i) => i.taskId === active.taskId && i.placement === to);
-      if (!warm || warm.role === "idle") {
-        this.store.transaction(() => this.store.put({ taskId: active.taskId, placement: to, role: "standby", epoch: this.store.nextEpoch(), acknowledged: false }));
-        await this.pushUnacknowledged();
+    for (const { taskId, placement: to } of targets) {
+      const warm = this.store.instances().find((i) => i.taskId === taskId && i.placement === to);
+      if (!warm?.acknowledged) {
+        waiting = true;
+        continue;
       }
-      const description = (await this.instance({ taskId: active.taskId, placement: to }).describe()) as TaskDescription;
-      if (description.lag <= this.config.ACCEPTABLE_RECOVERY_LAG) await this.migrateNow(active.taskId, to);
+      const description = (await this.instance(warm).describe()) as TaskDescription;
+      if (description.lag <= this.config.ACCEPTABLE_RECOVERY_LAG) await this.migrateNow(taskId, to);
       else waiting = true;
     }
-    if (waiting) await this.ctx.storage.setAlarm(Date.now() + REBALANCE_CHECK_MS);
+    if (waiting) await this.armAlarm(REBALANCE_CHECK_MS);
+    return !waiting;
+  }
+
+  /** Arms the alarm `delayMs` from now, unless one is armed sooner. */
+  private async armAlarm(delayMs: number): Promise<void> {
+    const at = Date.now() + delayMs;
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  /**
+   * Fault hook (tests): the coordinator dies the next time one of its operations reaches `at`.
+   * In memory only: the restarted object has no crash planned.
+   */
+  async crash(at: CoordinatorStep): Promise<void> {
+    await this.serial.run(() => this.crashes.plan(at));
   }
 
   private instance(instance: { taskId: string; placement: string }) {
-    return this.env.TASK_OBJECT.getByName(`${instance.taskId}@${instance.placement}`);
+    return this.env.TASK_OBJECT.getByName(instanceName(instance));
   }
 }
 

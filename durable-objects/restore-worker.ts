@@ -14,15 +14,21 @@ import { Restorer, type CorruptedInstance, type RestoreStep } from "../src/resto
 import { suspensionsOnEnd, suspensionsOnRegister, type RegistrationEnd, type Suspension } from "../src/restore/suspensions";
 import type { RestoreBatch, RestoreReply } from "../src/task/stream-task";
 import { COORDINATOR_NAME } from "../src/coordinator/coordinator-store";
+import { restoreWorkerName } from "../src/names";
+import { CrashPoints } from "../src/util/crash-points";
+import { logEvent } from "../src/util/log";
 import { Serial } from "../src/util/serial";
 import { withTimeout } from "../src/util/timeout";
 import { application } from "#application";
 import { openLog } from "../workers/api/log";
 import type { Env } from "../workers/env";
 
-export function restoreWorkerName(placement: string): string {
-  return `restore@${placement}`;
-}
+export { restoreWorkerName };
+
+/** After a round that applied nothing though work remains (an instance or the log not answering), the next waits this long at first. */
+const RETRY_MS = 250;
+/** ... doubling per such round, up to this. Alarms are never left to fail: Cloudflare drops one after 6 failed retries. */
+const MAX_RETRY_MS = 30_000;
 
 export class RestoreWorker extends DurableObject<Env> {
   private readonly registry: RestoreRegistry;
@@ -30,11 +36,14 @@ export class RestoreWorker extends DurableObject<Env> {
   private readonly log: Log;
   private readonly serial = new Serial();
   private stopping = false;
-  /** A crash planned by `crash(at)` (tests) for a step of the next round run by `runRound`. */
-  private crashAt: RestoreStep | undefined;
+  /** Crashes planned by `crash(at)` (tests) for a step of the next round run by `runRound`. */
+  private readonly crashes: CrashPoints<RestoreStep>;
+  /** Rounds in a row that applied nothing while work remained (for the back-off). */
+  private idleRounds = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.crashes = new CrashPoints((reason) => this.ctx.abort(reason));
     const config = readConfig(env as unknown as Record<string, unknown>);
     this.registry = new RestoreRegistry(ctx.storage);
     this.log = openLog(env, config);
@@ -46,26 +55,27 @@ export class RestoreWorker extends DurableObject<Env> {
       reportCorruption: (corrupted) => this.report(corrupted),
       restoreListener: application.restoreListener,
       standbyListener: application.standbyListener,
-      onStep: (step) => {
-        if (step === this.crashAt) {
-          this.crashAt = undefined;
-          this.ctx.abort(`injected crash at ${step}`);
-        }
-      },
+      onStep: (step) => this.crashes.reach(step),
+      onEnded: (suspensions) => this.notify(suspensions),
     });
   }
 
-  /** A task instance wants its changelogs restored (active) or kept current (standby). */
+  /**
+   * A task instance wants its changelogs restored (active) or kept current (standby). Idempotent:
+   * instances repeat it until they hear it was taken. The alarm is armed first, so a registration
+   * that became durable always has a round coming, whatever happens after.
+   */
   async register(registration: Registration & { placement: string }): Promise<boolean> {
+    await this.schedule();
     const previous = this.registry.all().filter((w) => w.instance === registration.instance);
-    const accepted = this.registry.register(registration);
-    if (accepted) await this.notify(suspensionsOnRegister(previous, registration.role));
-    if (accepted && registration.role === "standby") {
+    const outcome = this.registry.register(registration);
+    if (outcome === "refused") return false;
+    if (outcome === "registered") await this.notify(suspensionsOnRegister(previous, registration));
+    if (registration.role === "standby") {
       // Standbys wait for their changelogs to grow: the partitions wake this worker on appends.
       await Promise.all(registration.changelogs.map((tp) => this.partition(tp).subscribe(restoreWorkerName(registration.placement))));
     }
-    if (accepted) await this.schedule();
-    return accepted;
+    return true;
   }
 
   /**
@@ -73,9 +83,11 @@ export class RestoreWorker extends DurableObject<Env> {
    * restoration was suspended, and its last reply is still on its way to the round, which then
    * tells the listener the restoration ended), or it was revoked, or wiped.
    */
-  async unregister(instance: string, incarnation: number, end: RegistrationEnd = "revoked"): Promise<void> {
-    const removed = this.registry.unregister(instance, incarnation);
-    await this.notify(suspensionsOnEnd(removed, end));
+  async unregister(instance: string, incarnation: number, end: RegistrationEnd = "revoked", epoch?: number): Promise<void> {
+    const removed = this.registry.unregister(instance, incarnation, epoch);
+    // Rows of an older incarnation than the one unregistering ended with its wipe.
+    const wiped = removed.filter((w) => w.incarnation < incarnation);
+    await this.notify([...suspensionsOnEnd(wiped, "wiped"), ...suspensionsOnEnd(removed.filter((w) => w.incarnation === incarnation), end)]);
   }
 
   /** Tells the application's listeners; a standby's suspension names the changelog's current end. */
@@ -119,11 +131,26 @@ export class RestoreWorker extends DurableObject<Env> {
     return this.serial.run(() => this.restorer.round());
   }
 
+  /**
+   * One round; more follow while there is work. A round that fails, or applies nothing though work
+   * remains, is retried with a growing back-off rather than at once (no hot loop on a dead
+   * instance) and rather than by failing (Cloudflare drops an alarm after 6 failed retries).
+   */
   override async alarm(): Promise<void> {
     // While a crash is planned, only `runRound` runs rounds, so the test chooses where it dies.
-    if (this.stopping || this.crashAt) return;
-    const result = await this.serial.run(() => this.restorer.round());
-    if (result.more) await this.schedule();
+    if (this.stopping || this.crashes.pending) return;
+    let more: boolean;
+    let progressed = false;
+    try {
+      const result = await this.serial.run(() => this.restorer.round());
+      more = result.more;
+      progressed = result.applied > 0 || result.corrupted.length > 0;
+    } catch (error) {
+      logEvent("restore.round-failed", { error: String(error) }, "warn");
+      more = true;
+    }
+    this.idleRounds = progressed ? 0 : this.idleRounds + 1;
+    if (more) await this.schedule(progressed ? 0 : Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(this.idleRounds - 1, 16)));
   }
 
   /** Stops taking rounds; waits at most `timeoutMs` for the one in progress. True when it ended in time. */
@@ -140,9 +167,7 @@ export class RestoreWorker extends DurableObject<Env> {
    */
   async crash(at: RestoreStep): Promise<void> {
     // After any round already running, so the plan applies to the next one.
-    await this.serial.run(() => {
-      this.crashAt = at;
-    });
+    await this.serial.run(() => this.crashes.plan(at));
   }
 
   private async apply(instance: string, batch: RestoreBatch): Promise<RestoreReply> {
@@ -157,8 +182,11 @@ export class RestoreWorker extends DurableObject<Env> {
     return this.env.LOG_PARTITION.getByName(`${tp.topic}/${tp.partition}`);
   }
 
-  private async schedule(): Promise<void> {
+  /** Arms the alarm `delayMs` from now, unless one is armed sooner. */
+  private async schedule(delayMs = 0): Promise<void> {
     if (this.stopping) return;
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now());
+    const at = Date.now() + delayMs;
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }
 }

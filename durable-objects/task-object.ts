@@ -11,12 +11,23 @@
 import { DurableObject } from "cloudflare:workers";
 import { readConfig } from "../src/config";
 import { LogUnavailable } from "../src/log/errors";
-import { StreamTask, type Assignment, type CommitStep, type RestoreBatch, type RestoreReply, type ScanBounds, type StepOutcome } from "../src/task/stream-task";
+import {
+  COMMIT_STEPS,
+  StreamTask,
+  type Assignment,
+  type CommitStep,
+  type LifecycleStep,
+  type RestoreBatch,
+  type RestoreReply,
+  type ScanBounds,
+  type StepOutcome,
+} from "../src/task/stream-task";
 import { LifecycleHistory, type LifecycleSnapshot } from "../src/task/lifecycle";
 import type { TaskCountersSnapshot } from "../src/task/task-metrics";
 import type { TaskMeta } from "../src/task/task-storage";
+import { CrashPoints } from "../src/util/crash-points";
 import { withTimeout } from "../src/util/timeout";
-import { restoreWorkerName } from "./restore-worker";
+import { instanceName, restoreWorkerName } from "../src/names";
 import type { RegistrationEnd } from "../src/restore/suspensions";
 import { describeTask, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
@@ -30,7 +41,18 @@ import { COORDINATOR_NAME } from "../src/coordinator/coordinator-store";
 const RESTORE_CALL_TIMEOUT_MS = 5_000;
 /** Work per alarm before yielding (the next alarm continues): keeps one invocation short. */
 const STEPS_PER_ALARM = 50;
+/** After a failed attempt (the log or another object not answering), the next waits this long, doubling up to MAX_RETRY_DELAY_MS. */
 const RETRY_DELAY_MS = 1_000;
+const MAX_RETRY_DELAY_MS = 30_000;
+/**
+ * Armed before every lifecycle operation: if the object dies at any await of it, this alarm
+ * reconciles what the outside knows (subscriptions, restore registration) with its durable state.
+ */
+const RECOVERY_DELAY_MS = 1_000;
+/** A RESTORING instance makes sure its restore worker knows it, this often at first (doubling up to MAX_RETRY_DELAY_MS). */
+const RESTORING_CHECK_MS = 2_000;
+/** Key in the object's KV storage: the state of the instance that the outside was last brought in line with. */
+const SYNCED_KEY = "synced";
 /**
  * Under load, how long input may gather before the next commit (as Kafka's linger.ms or Kafka
  * Streams' commit interval): the latency a busy task adds for larger, cheaper commits.
@@ -64,14 +86,19 @@ export interface InstanceMetrics extends TaskDescription {
 export class TaskObject extends DurableObject<Env> {
   private readonly task: StreamTask;
   private readonly serial = new Serial();
-  /** A crash planned by the fault route for a step of the next commit run by `drain`. */
-  private crashAt: CommitStep | undefined;
+  /** Crashes planned by the fault route and tests: at a commit step of the next commit `drain` runs, or at a lifecycle step. */
+  private readonly crashes: CrashPoints<CommitStep | LifecycleStep>;
   private draining = false;
   private readonly lifecycle: LifecycleHistory;
+  /** Failed attempts in a row (alarm rounds that threw, or could not bring the outside in line). */
+  private failures = 0;
+  /** Checks made in a row while restoring, for the fallback alarm's back-off. */
+  private restoringChecks = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.lifecycle = new LifecycleHistory(ctx.storage.kv);
+    this.crashes = new CrashPoints((reason) => this.ctx.abort(reason));
     const config = readConfig(env as unknown as Record<string, unknown>);
     this.task = new StreamTask({
       application,
@@ -79,47 +106,42 @@ export class TaskObject extends DurableObject<Env> {
       storage: ctx.storage,
       retryBackoff: { initialMs: config.RETRY_BACKOFF_MS, maxMs: Math.max(config.RETRY_BACKOFF_MS, MAX_RETRY_BACKOFF_MS) },
       onCommitStep: (step) => {
-        if (this.draining && step === this.crashAt) {
-          this.crashAt = undefined;
-          this.ctx.abort(`injected crash at ${step}`);
-        }
+        if (this.draining) this.crashes.reach(step);
       },
     });
   }
 
-  /** Takes an assignment from the coordinator, subscribes to its input and starts working. */
+  /**
+   * Takes an assignment from the coordinator, subscribes to its input, registers for restoration
+   * when restoring or standing by, and starts working. The coordinator repeats assignments (after
+   * a crash, and in its sweep): the same one again repairs subscriptions and registration.
+   */
   async assign(assignment: Assignment): Promise<TaskDescription> {
     return this.serial.run(async () => {
+      await this.schedule(RECOVERY_DELAY_MS);
       const before = this.task.meta();
       const meta = await this.task.assign(assignment);
       if (!before || before.epoch !== meta.epoch || before.role !== meta.role) {
         this.lifecycle.record("assign", meta, before ? `was ${before.role} at epoch ${before.epoch}` : undefined);
       }
       this.noteRunning(before);
-      const name = `${meta.taskId}@${meta.placement}`;
-      await Promise.all(
-        application.inputPartitions(meta.taskId).map((tp) =>
-          meta.role === "active" ? this.partition(tp).subscribe(name) : this.partition(tp).unsubscribe(name),
-        ),
-      );
-      await this.syncRestoreRegistration();
+      this.crashes.reach("assign:after-meta");
+      await this.reconcileOutside(true);
       await this.schedule(0);
       return this.describeNow();
     });
   }
 
-  /** Revocation: flush, suspend, stop listening. */
+  /** Revocation: flush, suspend (idle), stop listening. Acknowledged once idle durably; the rest follows. */
   async revoke(): Promise<TaskDescription> {
     return this.serial.run(async () => {
+      await this.schedule(RECOVERY_DELAY_MS);
       const before = this.task.meta();
       const meta = await this.task.suspend();
       // Only a migration revokes an active instance; other revocations retire standbys.
       if (meta && before && before.role !== "idle") this.lifecycle.record(before.role === "active" ? "migrated-away" : "revoke", meta, `was ${before.role}`);
-      if (meta) {
-        const name = `${meta.taskId}@${meta.placement}`;
-        await Promise.all(application.inputPartitions(meta.taskId).map((tp) => this.partition(tp).unsubscribe(name)));
-        await this.syncRestoreRegistration();
-      }
+      this.crashes.reach("revoke:after-suspend");
+      await this.reconcileOutside();
       return this.describeNow();
     });
   }
@@ -130,27 +152,90 @@ export class TaskObject extends DurableObject<Env> {
     if (meta?.role === "active") await this.schedule(this.task.loaded ? LINGER_MS : 0);
   }
 
+  /**
+   * The object's one alarm: brings the outside in line with the instance's durable state (see
+   * `reconcileOutside`), then processes. It never fails: a failure is logged and the alarm armed
+   * again with a back-off (Cloudflare drops an alarm after 6 failed retries).
+   */
   override async alarm(): Promise<void> {
-    // While a crash is planned, only `drain` runs commits, so the test chooses where it dies.
-    if (this.crashAt) return;
+    // While a commit crash is planned, only `drain` runs commits, so the test chooses where it dies.
+    if (isCommitStep(this.crashes.pending)) return;
     try {
-      const { outcome, lingering } = await this.serial.run(() => this.steps(STEPS_PER_ALARM, true));
+      const { outcome, lingering, synced } = await this.serial.run(async () => {
+        const synced = await this.reconcileOutside();
+        return { ...(await this.steps(STEPS_PER_ALARM, true)), synced };
+      });
+      this.failures = synced ? 0 : this.failures + 1;
+      if (!synced) await this.schedule(this.retryDelay());
       if (lingering) await this.schedule(LINGER_MS);
       else if (outcome === "more") await this.schedule(0);
+      await this.scheduleRestoringCheck();
     } catch (error) {
-      // A log that cannot be reached is retried later; the outbox keeps what was not sent.
-      if (error instanceof LogUnavailable) await this.schedule(RETRY_DELAY_MS);
-      else throw error;
+      this.failures++;
+      logEvent("task.alarm-failed", { ...this.identity(), error: String(error) }, "warn");
+      await this.schedule(this.retryDelay());
     } finally {
       await this.scheduleWake();
     }
     await this.reportShutdown();
   }
 
+  private retryDelay(): number {
+    return Math.min(MAX_RETRY_DELAY_MS, RETRY_DELAY_MS * 2 ** Math.min(Math.max(this.failures - 1, 0), 16));
+  }
+
+  private identity(): { task?: string; placement?: string; epoch?: number; incarnation?: number } {
+    const meta = this.task.meta();
+    return meta ? { task: meta.taskId, placement: meta.placement, epoch: meta.epoch, incarnation: meta.incarnation } : {};
+  }
+
+  /**
+   * A restoring active instance looks again now and then (backing off while it stays so): it makes
+   * sure its restore worker still knows it, and completes when the changelogs turn out restored.
+   */
+  private async scheduleRestoringCheck(): Promise<void> {
+    const meta = this.task.meta();
+    if (meta?.role !== "active" || meta.state !== "RESTORING") {
+      this.restoringChecks = 0;
+      return;
+    }
+    this.restoringChecks++;
+    // The next check repeats the registration: idempotent at the restore worker, cheap here.
+    if (this.restoringChecks > 1) this.ctx.storage.kv.delete(SYNCED_KEY);
+    await this.schedule(Math.min(MAX_RETRY_DELAY_MS, RESTORING_CHECK_MS * 2 ** Math.min(this.restoringChecks - 1, 16)));
+  }
+
   /** Arms the alarm for the task's next punctuation or retry, if it has one (and nothing sooner is set). */
   private async scheduleWake(): Promise<void> {
     const at = this.task.wakeAt();
     if (at !== undefined) await this.schedule(Math.max(0, at - Date.now()));
+  }
+
+  /**
+   * Makes what other objects know of this instance match its durable state: it is subscribed to
+   * its input partitions exactly when active, and registered with its placement's restore worker
+   * exactly when restoring or standing by (for its current incarnation, epoch and role). Done
+   * once per state (the state last brought in line is kept in storage), or again with `force`.
+   * False when it could not be done now (the alarm tries again).
+   */
+  private async reconcileOutside(force = false): Promise<boolean> {
+    const meta = this.task.meta();
+    if (!meta) return true;
+    const goal = outsideGoal(meta);
+    if (!force && this.ctx.storage.kv.get<string>(SYNCED_KEY) === goal) return true;
+    try {
+      const name = instanceName(meta);
+      await Promise.all(
+        application.inputPartitions(meta.taskId).map((tp) => (meta.role === "active" ? this.partition(tp).subscribe(name) : this.partition(tp).unsubscribe(name))),
+      );
+      this.crashes.reach("sync:after-subscriptions");
+      if (!(await this.syncRestoreRegistration(meta))) return false;
+    } catch (error) {
+      logEvent("task.reconcile-failed", { ...this.identity(), error: String(error) }, "warn");
+      return false;
+    }
+    this.ctx.storage.kv.put(SYNCED_KEY, goal);
+    return true;
   }
 
   /**
@@ -196,6 +281,7 @@ export class TaskObject extends DurableObject<Env> {
     const result = await this.serial.run(async () => {
       this.draining = true;
       try {
+        await this.reconcileOutside();
         const { worked, outcome } = await this.steps(maxSteps, false);
         await this.scheduleWake();
         return { worked, outcome };
@@ -206,7 +292,6 @@ export class TaskObject extends DurableObject<Env> {
     await this.reportShutdown();
     return result;
   }
-
   /**
    * Runs steps while there is work, at most `maxSteps`. With `linger`, stops after a commit that
    * took all the input there was while under load (`lingering`): the caller resumes a little later.
@@ -290,25 +375,29 @@ export class TaskObject extends DurableObject<Env> {
 
   /**
    * A TaskCorrupted condition (fault route, or reported): close dirty, wipe, revive, restore. A
-   * report about an incarnation already wiped changes nothing.
+   * report about an incarnation already wiped changes nothing. The wipe is one transaction; after
+   * it, the instance is RESTORING as a new incarnation, and whatever of the rest a crash cuts
+   * short (telling the restore worker) the alarm armed first completes.
    */
   async corrupt(incarnation?: number): Promise<TaskDescription> {
     return this.serial.run(async () => {
       const before = this.task.meta();
       if (incarnation !== undefined && before && before.incarnation !== incarnation) return this.describeNow();
+      await this.schedule(RECOVERY_DELAY_MS);
       await this.task.deliverBeforeWipe();
+      this.crashes.reach("corrupt:after-deliver");
       this.task.wipe();
       const wiped = this.task.meta();
       if (before && wiped) this.lifecycle.record("wipe", wiped, `corrupted: incarnation ${before.incarnation} closed dirty and wiped`);
-      if (before) await this.unregisterRestore(before.incarnation, "wiped");
+      this.crashes.reach("corrupt:after-wipe");
       // The log may be what failed (fetches beyond the restore worker's retry budget): if it cannot
-      // say yet whether there is anything to restore, the wiped instance must still register below,
-      // or nothing would ever restore it. Completion is checked again as batches arrive.
+      // say yet whether there is anything to restore, the wiped instance registers anyway, and
+      // completion is checked again as batches arrive.
       await this.task.tryCompleteRestoration().catch((error: unknown) => {
         if (!(error instanceof LogUnavailable)) throw error;
       });
       this.noteRunning(wiped);
-      await this.syncRestoreRegistration();
+      await this.reconcileOutside();
       await this.schedule(0);
       return this.describeNow();
     });
@@ -322,39 +411,40 @@ export class TaskObject extends DurableObject<Env> {
     return this.serial.run(async () => {
       const reply = this.task.applyRestoreBatch(batch);
       if (reply.caughtUp && reply.role === "active" && reply.state === "RESTORING") {
+        await this.schedule(RECOVERY_DELAY_MS);
         if (await this.task.tryCompleteRestoration()) {
           this.noteRunning(undefined);
-          await this.unregisterRestore(reply.incarnation, "finished");
+          this.crashes.reach("restore:after-running");
+          await this.reconcileOutside();
           await this.schedule(0);
           return { ...reply, state: "RUNNING" as const };
         }
         // Caught up with an end that has moved on since: still work for the restore worker.
-        await this.syncRestoreRegistration();
         return { ...reply, caughtUp: false };
       }
       return reply;
     });
   }
 
-  /** Registers with the placement's restore worker while restoring or standing by; else unregisters. */
-  private async syncRestoreRegistration(): Promise<void> {
-    const meta = this.task.meta();
-    if (!meta) return;
+  /**
+   * Registers with the placement's restore worker while restoring or standing by, else
+   * unregisters (the restore worker takes rows of older incarnations as ended by a wipe). True
+   * once the restore worker has taken it.
+   */
+  private async syncRestoreRegistration(meta: TaskMeta): Promise<boolean> {
     const registration = this.task.restoreRegistration();
-    if (!registration) {
-      // Running now (restored), or revoked: only a revocation cuts a restoration or an update short.
-      await this.unregisterRestore(meta.incarnation, meta.state === "RUNNING" ? "finished" : "revoked");
-      return;
+    const worker = this.restoreWorker(meta.placement);
+    const instance = instanceName(meta);
+    if (registration) {
+      return withTimeout(worker.register({ ...registration, instance, taskId: meta.taskId, placement: meta.placement }), RESTORE_CALL_TIMEOUT_MS, false);
     }
-    const instance = `${meta.taskId}@${meta.placement}`;
-    await withTimeout(this.restoreWorker(meta.placement).register({ ...registration, instance, taskId: meta.taskId, placement: meta.placement }), RESTORE_CALL_TIMEOUT_MS, false);
-  }
-
-  /** `end`: restoration reached the end (the instance runs now), or was cut short by a revocation or a wipe. */
-  private async unregisterRestore(incarnation: number, end: RegistrationEnd): Promise<void> {
-    const meta = this.task.meta();
-    if (!meta) return;
-    await withTimeout(this.restoreWorker(meta.placement).unregister(`${meta.taskId}@${meta.placement}`, incarnation, end), RESTORE_CALL_TIMEOUT_MS, undefined);
+    // Running now (restored), or revoked: only a revocation cuts a restoration or an update short.
+    const end: RegistrationEnd = meta.state === "RUNNING" ? "finished" : "revoked";
+    return withTimeout(
+      worker.unregister(instance, meta.incarnation, end, meta.epoch).then(() => true),
+      RESTORE_CALL_TIMEOUT_MS,
+      false,
+    );
   }
 
   private restoreWorker(placement: string) {
@@ -362,15 +452,14 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   /**
-   * Fault route: the object's process dies at once, or at the given step of the next commit that
-   * `drain` runs (so tests choose where; commits run by alarms are not interrupted).
+   * Fault route: the object's process dies at once; or at the given step of the next commit that
+   * `drain` runs (so tests choose where; commits run by alarms are not interrupted); or the next
+   * time one of its lifecycle operations reaches the given step.
    */
-  async crash(at?: CommitStep): Promise<void> {
+  async crash(at?: CommitStep | LifecycleStep): Promise<void> {
     if (!at) this.ctx.abort("injected crash");
-    // After any commit already running, so the plan applies to the next one.
-    await this.serial.run(() => {
-      this.crashAt = at;
-    });
+    // After any operation already running, so the plan applies to the next one.
+    await this.serial.run(() => this.crashes.plan(at));
   }
 
   private partition(tp: { topic: string; partition: number }) {
@@ -382,4 +471,14 @@ export class TaskObject extends DurableObject<Env> {
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }
+}
+
+function isCommitStep(step: CommitStep | LifecycleStep | undefined): step is CommitStep {
+  return (COMMIT_STEPS as readonly string[]).includes(step ?? "");
+}
+
+/** The durable state the outside must know of: subscriptions follow the role, registration the restoring states. */
+function outsideGoal(meta: TaskMeta): string {
+  const restoring = meta.state === "RESTORING" || meta.state === "UPDATING";
+  return `${meta.epoch}/${meta.incarnation}/${meta.role}/${restoring ? "restoring" : meta.state}`;
 }

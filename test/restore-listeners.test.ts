@@ -83,6 +83,7 @@ class FakeInstances {
     return {
       applied: applicable,
       incarnation,
+      epoch: batch.epoch ?? 0,
       role,
       state: role === "active" ? "RESTORING" : "UPDATING",
       checkpoint,

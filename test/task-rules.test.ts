@@ -4,7 +4,7 @@ import { canApplyRestoreBatch, checkpointAfterAck, checkpointAfterRestore } from
 import { canTransition, IllegalStateTransition, TASK_STATES, transition, type TaskState } from "../src/task/state";
 import { mergeByTimestamp } from "../src/task/stream-task";
 import type { ChangelogWork } from "../src/restore/registry";
-import { suspensionsOnEnd, suspensionsOnRegister } from "../src/restore/suspensions";
+import { suspensionsOnEnd, suspensionsOnRegister, registrationEnded } from "../src/restore/suspensions";
 
 describe("checkpoint rules (I1)", () => {
   it("advances on an acknowledged changelog batch of the current incarnation", () => {
@@ -128,6 +128,7 @@ describe("restoration and update suspensions (listeners)", () => {
     failures: 0,
     caughtUp,
     restored: 5,
+    grown: 0,
   });
 
   it("suspends an active restoration cut short by a revocation or a wipe, not one that finished", () => {
@@ -141,8 +142,23 @@ describe("restoration and update suspensions (listeners)", () => {
   it("suspends a standby's updates when it is migrated away or promoted, not when it is wiped", () => {
     expect(suspensionsOnEnd([work("standby", true)], "revoked")).toEqual([{ listener: "standby", work: work("standby", true), reason: "migrated" }]);
     expect(suspensionsOnEnd([work("standby")], "wiped")).toEqual([]);
-    expect(suspensionsOnRegister([work("standby")], "active")).toEqual([{ listener: "standby", work: work("standby"), reason: "promoted" }]);
-    expect(suspensionsOnRegister([work("standby")], "standby")).toEqual([]);
-    expect(suspensionsOnRegister([work("active")], "active")).toEqual([]);
+    expect(suspensionsOnRegister([work("standby")], { role: "active", incarnation: 0 })).toEqual([{ listener: "standby", work: work("standby"), reason: "promoted" }]);
+    expect(suspensionsOnRegister([work("standby")], { role: "standby", incarnation: 0 })).toEqual([]);
+    expect(suspensionsOnRegister([work("active")], { role: "active", incarnation: 0 })).toEqual([]);
+  });
+
+  it("takes the rows of an older incarnation, left by an instance that died before it could unregister them, as ended by its wipe", () => {
+    expect(suspensionsOnRegister([work("active")], { role: "active", incarnation: 1 })).toEqual([{ listener: "restore", work: work("active") }]);
+    expect(suspensionsOnRegister([work("standby")], { role: "standby", incarnation: 1 })).toEqual([]);
+  });
+
+  it("reads from an instance's reply whether the registration a batch was read for is over, and how", () => {
+    const at = { incarnation: 2, epoch: 5 };
+    expect(registrationEnded(at, { incarnation: 2, epoch: 5, role: "active", state: "RESTORING" })).toBeUndefined();
+    expect(registrationEnded(at, { incarnation: 2, epoch: 5, role: "standby", state: "UPDATING" })).toBeUndefined();
+    expect(registrationEnded(at, { incarnation: 3, epoch: 5, role: "active", state: "RESTORING" })).toBe("wiped");
+    expect(registrationEnded(at, { incarnation: 2, epoch: 6, role: "active", state: "RESTORING" })).toBe("revoked");
+    expect(registrationEnded(at, { incarnation: 2, epoch: 5, role: "active", state: "RUNNING" })).toBe("finished");
+    expect(registrationEnded(at, { incarnation: 2, epoch: 5, role: "idle", state: "SUSPENDED" })).toBe("revoked");
   });
 });

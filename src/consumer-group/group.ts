@@ -13,6 +13,7 @@ import { GroupError } from "./errors";
 import { assignPartitions } from "./assignment";
 import { GroupStore, type GroupStorage, type Position } from "./group-store";
 import type { AutoOffsetReset, GroupAssignments, Message, TopicPartitionOffset } from "../kafka-rest/dialect";
+import { epochFromInstanceId } from "../kafka-rest/commit-epoch";
 import { readBounded, tpKey } from "../kafka-rest/fetch";
 import { OffsetOutOfRange, UnknownTopicOrPartition } from "../log/errors";
 import type { Log, TopicPartition } from "../log/types";
@@ -152,7 +153,9 @@ export class ConsumerGroupCoordinator {
           throw new OffsetOutOfRange(`cannot commit offset ${o.offset} for ${o.topic}/${o.partition}: the end offset is ${ranges[i]!.latest}`);
         }
       });
-      await Promise.all(offsets.map((o) => this.log.commitOffset(group, o, { offset: o.offset, metadata: "" })));
+      // A task instance of an Edge Streams deployment commits with its epoch as the instance id.
+      const epoch = epochFromInstanceId(instance);
+      await Promise.all(offsets.map((o) => this.log.commitOffset(group, o, { offset: o.offset, metadata: "", ...(epoch === undefined ? {} : { epoch }) })));
       this.store.transaction(() => offsets.forEach((o) => this.store.markCommitted(o, o.offset)));
     });
   }

@@ -36,3 +36,21 @@ export function placeStandbys(
   }
   return result;
 }
+
+/**
+ * Where the active instances on placements no longer configured move (Kafka's warm-up replicas):
+ * to a standby the task already has at a configured placement, else to the least loaded one
+ * (ties by placement order). A warm-up standby stands there until it caught up, and it must stay
+ * a wanted standby meanwhile, whatever NUM_STANDBYS says, or it would flap between idle and standby.
+ */
+export function warmUpTargets(instances: readonly HeldInstance[], placements: readonly string[]): ActivePlacement[] {
+  const load = new Map(placements.map((p) => [p, 0]));
+  for (const i of instances) if (i.role === "active" && load.has(i.placement)) load.set(i.placement, load.get(i.placement)! + 1);
+  const stranded = instances.filter((i) => i.role === "active" && !load.has(i.placement)).sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0));
+  return stranded.map(({ taskId }) => {
+    const standby = instances.find((i) => i.taskId === taskId && i.role === "standby" && load.has(i.placement));
+    const placement = standby?.placement ?? placements.reduce((best, p) => (load.get(p)! < load.get(best)! ? p : best), placements[0]!);
+    load.set(placement, load.get(placement)! + 1);
+    return { taskId, placement };
+  });
+}

@@ -382,10 +382,12 @@ export class PartitionStore {
         throw new OffsetOutOfRange(`cannot commit offset ${committed.offset}: the end offset is ${logEnd}`);
       }
       const held = this.db.one<{ epoch: number | null }>(sql`SELECT epoch FROM committed_offsets WHERE group_id = ${group}`)?.epoch ?? null;
-      if (epoch !== null && held !== null && epoch < held) {
-        throw new ProducerFenced(`group ${group}: a commit from epoch ${epoch} is fenced by epoch ${held}`);
+      // Once a committer with an epoch (a task instance) owns the group's offsets, commits from an
+      // older epoch — or from anyone without one — are fenced: only the current owner moves them.
+      if (held !== null && (epoch === null || epoch < held)) {
+        throw new ProducerFenced(`group ${group}: a commit ${epoch === null ? "without an epoch" : `from epoch ${epoch}`} is fenced by epoch ${held}`);
       }
-      const kept = held === null ? epoch : epoch === null ? held : Math.max(held, epoch);
+      const kept = epoch ?? held;
       this.db.run(sql`INSERT INTO committed_offsets (group_id, offset, metadata, committed_at, epoch)
                       VALUES (${group}, ${committed.offset}, ${committed.metadata}, ${this.clock()}, ${kept})
                       ON CONFLICT (group_id) DO UPDATE SET offset = excluded.offset,
@@ -396,10 +398,11 @@ export class PartitionStore {
   committedOffset(group: string, tp: TopicPartition): CommittedOffset | null {
     checkGroup(group);
     this.meta(tp);
-    const row = this.db.one<{ offset: number; metadata: string }>(
-      sql`SELECT offset, metadata FROM committed_offsets WHERE group_id = ${group}`,
+    const row = this.db.one<{ offset: number; metadata: string; epoch: number | null }>(
+      sql`SELECT offset, metadata, epoch FROM committed_offsets WHERE group_id = ${group}`,
     );
-    return row ? { offset: row.offset, metadata: row.metadata } : null;
+    if (!row) return null;
+    return row.epoch === null ? { offset: row.offset, metadata: row.metadata } : { offset: row.offset, metadata: row.metadata, epoch: row.epoch };
   }
 }
 

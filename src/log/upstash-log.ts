@@ -26,6 +26,7 @@
 import { Kafka } from "@upstash/kafka";
 import type { Message, ProduceMetadata, TopicPartitionOffset } from "../kafka-rest/dialect";
 import { logErrorFromDialect } from "../kafka-rest/errors";
+import { epochInstanceId } from "../kafka-rest/commit-epoch";
 import { EDGE_PRODUCER_HEADER, formatProducerHeader } from "../kafka-rest/producer-header";
 import { InvalidRecord, LogError, LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "./errors";
 import { checkBatch, recordBytes, utf8Length } from "./records";
@@ -294,11 +295,13 @@ export class UpstashLog implements Log {
   async commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): Promise<void> {
     checkGroup(group);
     checkOffset(committed.offset);
-    // Committing the same offset twice is harmless, so this call may be repeated. Metadata is dropped.
+    // Committing the same offset twice is harmless, so this call may be repeated. Metadata is
+    // dropped; the epoch travels as the instance id (an Edge Streams endpoint fences by it).
+    const instance = committed.epoch === undefined ? this.instanceId : epochInstanceId(committed.epoch);
     await this.call(
       {
         method: "POST",
-        path: ["commit", encodeURIComponent(group), encodeURIComponent(this.instanceId)],
+        path: ["commit", encodeURIComponent(group), encodeURIComponent(instance)],
         body: { topic: tp.topic, partition: tp.partition, offset: committed.offset },
       },
       true,

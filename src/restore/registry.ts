@@ -36,7 +36,16 @@ export interface ChangelogWork extends TopicPartition {
   readonly caughtUp: boolean;
   /** Records applied since registration (for listeners and progress). */
   readonly restored: number;
+  /**
+   * How often the changelog was seen to grow: a reply to a batch read before the last growth
+   * cannot mark the changelog caught up (the growth would be lost, and a standby would wait for
+   * the next append).
+   */
+  readonly grown: number;
 }
+
+/** What `register` did: a new registration, the same one kept as it was (with its progress), or refused as older. */
+export type RegisterOutcome = "registered" | "kept" | "refused";
 
 type Row = {
   instance: string;
@@ -51,6 +60,7 @@ type Row = {
   failures: number;
   caught_up: number;
   restored: number;
+  grown: number;
 };
 
 export class RestoreRegistry {
@@ -79,6 +89,11 @@ export class RestoreRegistry {
           description: "the assignment epoch each registration was made for",
           up: (db) => db.script(`ALTER TABLE changelogs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;`),
         },
+        {
+          id: 3,
+          description: "growth counter per registered changelog",
+          up: (db) => db.script(`ALTER TABLE changelogs ADD COLUMN grown INTEGER NOT NULL DEFAULT 0;`),
+        },
       ]),
     );
   }
@@ -87,33 +102,54 @@ export class RestoreRegistry {
     return this.storage.transactionSync(fn);
   }
 
-  /** Registers (or re-registers) an instance; an older incarnation than the one held is ignored. */
-  register(registration: Registration): boolean {
+  /**
+   * Registers (or re-registers) an instance. The same registration again (incarnation, epoch, role
+   * and changelogs) is kept as it is, with its progress: instances repeat their registration until
+   * they hear it was taken, so it must be idempotent. An older incarnation than the one held is refused.
+   */
+  register(registration: Registration): RegisterOutcome {
     return this.transaction(() => {
-      const held = this.db.one<{ incarnation: number }>(sql`SELECT MAX(incarnation) AS incarnation FROM changelogs WHERE instance = ${registration.instance}`);
-      if (held?.incarnation != null && held.incarnation > registration.incarnation) return false;
+      const held = this.all().filter((w) => w.instance === registration.instance);
+      if (held.some((w) => w.incarnation > registration.incarnation)) return "refused";
+      if (sameRegistration(held, registration)) return "kept";
       this.db.run(sql`DELETE FROM changelogs WHERE instance = ${registration.instance}`);
       for (const c of registration.changelogs) {
         this.db.run(sql`INSERT INTO changelogs (instance, task_id, incarnation, epoch, role, topic, partition, store, position)
                         VALUES (${registration.instance}, ${registration.taskId}, ${registration.incarnation}, ${registration.epoch}, ${registration.role},
                                 ${c.topic}, ${c.partition}, ${c.store}, ${c.checkpoint})`);
       }
-      return true;
+      return "registered";
     });
   }
 
-  /** Removes an instance's registration, if it is for this incarnation or an older one. */
-  unregister(instance: string, incarnation: number): ChangelogWork[] {
+  /**
+   * Removes an instance's registration, if it is for an older incarnation, or for this one and an
+   * epoch no newer than `epoch` (any, without one): a late unregistration cannot undo a registration
+   * made since for a newer assignment.
+   */
+  unregister(instance: string, incarnation: number, epoch?: number): ChangelogWork[] {
     return this.transaction(() => {
-      const removed = this.all().filter((w) => w.instance === instance && w.incarnation <= incarnation);
-      this.db.run(sql`DELETE FROM changelogs WHERE instance = ${instance} AND incarnation <= ${incarnation}`);
+      const ends = (w: ChangelogWork) => w.instance === instance && (w.incarnation < incarnation || (w.incarnation === incarnation && (epoch === undefined || w.epoch <= epoch)));
+      const removed = this.all().filter(ends);
+      for (const w of removed) {
+        this.db.run(sql`DELETE FROM changelogs WHERE instance = ${w.instance} AND topic = ${w.topic} AND partition = ${w.partition} AND incarnation = ${w.incarnation} AND epoch = ${w.epoch}`);
+      }
+      return removed;
+    });
+  }
+
+  /** Removes exactly the registration `work` was read for (instance, incarnation and epoch), if it is still held. */
+  unregisterExact(work: Pick<ChangelogWork, "instance" | "incarnation" | "epoch">): ChangelogWork[] {
+    return this.transaction(() => {
+      const removed = this.all().filter((w) => w.instance === work.instance && w.incarnation === work.incarnation && w.epoch === work.epoch);
+      this.db.run(sql`DELETE FROM changelogs WHERE instance = ${work.instance} AND incarnation = ${work.incarnation} AND epoch = ${work.epoch}`);
       return removed;
     });
   }
 
   all(): ChangelogWork[] {
     return this.db
-      .all<Row>(sql`SELECT instance, task_id, incarnation, epoch, role, topic, partition, store, position, failures, caught_up, restored
+      .all<Row>(sql`SELECT instance, task_id, incarnation, epoch, role, topic, partition, store, position, failures, caught_up, restored, grown
                     FROM changelogs ORDER BY instance, topic, partition`)
       .map((r) => ({
         instance: r.instance,
@@ -128,20 +164,25 @@ export class RestoreRegistry {
         failures: r.failures,
         caughtUp: r.caught_up === 1,
         restored: r.restored,
+        grown: r.grown,
       }));
   }
 
-  /** Records the instance's reply to a batch (only for the registration it was read for). */
+  /**
+   * Records the instance's reply to a batch (only for the registration it was read for). Caught up
+   * only if the changelog did not grow since `work` was read.
+   */
   update(work: ChangelogWork, change: { position: number | null; caughtUp: boolean; restoredRecords: number; failures?: number }): void {
-    this.db.run(sql`UPDATE changelogs SET position = ${change.position}, caught_up = ${change.caughtUp ? 1 : 0},
+    this.db.run(sql`UPDATE changelogs SET position = ${change.position},
+                      caught_up = CASE WHEN grown = ${work.grown} THEN ${change.caughtUp ? 1 : 0} ELSE 0 END,
                       restored = restored + ${change.restoredRecords}, failures = ${change.failures ?? 0}
                     WHERE instance = ${work.instance} AND topic = ${work.topic} AND partition = ${work.partition}
-                      AND incarnation = ${work.incarnation}`);
+                      AND incarnation = ${work.incarnation} AND epoch = ${work.epoch}`);
   }
 
   /** The changelog grew: every registration reading it has work again. */
   changelogGrew(tp: TopicPartition): void {
-    this.db.run(sql`UPDATE changelogs SET caught_up = 0 WHERE topic = ${tp.topic} AND partition = ${tp.partition}`);
+    this.db.run(sql`UPDATE changelogs SET caught_up = 0, grown = grown + 1 WHERE topic = ${tp.topic} AND partition = ${tp.partition}`);
   }
 
   control(): { paused: boolean; budget: number | null } {
@@ -176,4 +217,20 @@ export class RestoreRegistry {
     this.db.run(sql`INSERT INTO control (only, paused, budget) VALUES (1, ${paused ? 1 : 0}, ${budget})
                     ON CONFLICT (only) DO UPDATE SET paused = excluded.paused, budget = excluded.budget`);
   }
+}
+
+/** Whether `held` (one instance's rows) is exactly `registration`: same incarnation, epoch, role and changelogs. */
+function sameRegistration(held: readonly ChangelogWork[], registration: Registration): boolean {
+  if (held.length === 0 || held.length !== registration.changelogs.length) return false;
+  return registration.changelogs.every((c) =>
+    held.some(
+      (w) =>
+        w.topic === c.topic &&
+        w.partition === c.partition &&
+        w.store === c.store &&
+        w.incarnation === registration.incarnation &&
+        w.epoch === registration.epoch &&
+        w.role === registration.role,
+    ),
+  );
 }

@@ -9,7 +9,8 @@ import { LogUnavailable, OffsetOutOfRange } from "../log/errors";
 import type { Log, TopicPartition } from "../log/types";
 import type { RestoreBatch, RestoreReply } from "../task/stream-task";
 import type { ChangelogWork, RestoreRegistry } from "./registry";
-import { suspensionsOnEnd } from "./suspensions";
+import { logEvent } from "../util/log";
+import { registrationEnded, suspensionsOnEnd, type Suspension } from "./suspensions";
 
 export interface CorruptedInstance {
   readonly instance: string;
@@ -40,7 +41,7 @@ export interface StandbyUpdateListener {
  * fetched but not yet sent to the instance, or the instance replied but the registry has not
  * recorded the reply yet (so the same batch is delivered again and must be a no-op, I4).
  */
-export type RestoreStep = "after-fetch" | "after-apply";
+export type RestoreStep = "after-fetch" | "after-apply" | "after-report";
 
 export interface RestorerOptions {
   readonly registry: RestoreRegistry;
@@ -57,6 +58,8 @@ export interface RestorerOptions {
   readonly standbyListener?: StandbyUpdateListener;
   /** Called at each step of a batch; a test hook that may crash the restore worker there. */
   readonly onStep?: (step: RestoreStep) => void;
+  /** Told of listener calls owed when a registration ends because of a reply (see `registrationEnded`). */
+  readonly onEnded?: (suspensions: readonly Suspension[]) => Promise<void>;
 }
 
 export interface RoundResult {
@@ -106,6 +109,7 @@ export class Restorer {
       // incarnation. Only then do the old registrations go (a newer one stays, see `unregister`).
       // A report that fails keeps them, so the next round finds the corruption and reports it again.
       await this.options.reportCorruption(report);
+      this.options.onStep?.("after-report");
       for (const c of report) {
         // Only active restorations cut short are suspended: a wiped standby starts updating again.
         for (const suspension of suspensionsOnEnd(registry.unregister(c.instance, c.incarnation), "wiped")) {
@@ -147,9 +151,20 @@ export class Restorer {
       end: fetched.latest,
       records: fetched.records,
     };
-    const reply = await this.options.apply(work.instance, batch);
+    let reply: RestoreReply;
+    try {
+      reply = await this.options.apply(work.instance, batch);
+    } catch (error) {
+      // The instance did not answer (it died, or is being reset): a later round delivers the batch again (I4).
+      logEvent("restore.apply-failed", { instance: work.instance, incarnation: work.incarnation, changelog: `${tp.topic}/${tp.partition}`, error: String(error) }, "warn");
+      return "skipped";
+    }
     this.options.onStep?.("after-apply");
-    if (reply.incarnation !== work.incarnation) return "skipped";
+    const ended = registrationEnded(work, reply);
+    if (ended !== undefined && ended !== "finished") {
+      await this.end(work, ended);
+      return "skipped";
+    }
     const restoredRecords = reply.applied ? fetched.records.length : 0;
     registry.transaction(() => registry.update(work, { position: reply.checkpoint, caughtUp: reply.caughtUp, restoredRecords }));
     if (reply.applied) {
@@ -158,7 +173,14 @@ export class Restorer {
       if (work.restored === 0) this.started(work, from, fetched.latest);
       this.batchDone(work, batch, restoredRecords, reply);
     }
+    if (ended === "finished") await this.end(work, ended);
     return reply.applied ? "applied" : "skipped";
+  }
+
+  /** The registration `work` was read for is over (the instance said so): it goes, with the listener calls owed. */
+  private async end(work: ChangelogWork, how: "finished" | "revoked" | "wiped"): Promise<void> {
+    const removed = this.options.registry.unregisterExact(work);
+    await this.options.onEnded?.(suspensionsOnEnd(removed, how));
   }
 
   private started(work: ChangelogWork, from: number, end: number): void {

@@ -5,7 +5,7 @@
  * as the active instance and restores only the tail) or migrated (revoked from the placement).
  * A wiped standby re-registers as a new incarnation and starts updating again: no call.
  */
-import type { TaskRole } from "../task/state";
+import type { TaskRole, TaskState } from "../task/state";
 import type { ChangelogWork } from "./registry";
 
 /** Why an instance's registration ends: restored to the end, revoked, or wiped (corrupted). */
@@ -25,8 +25,35 @@ export function suspensionsOnEnd(removed: readonly ChangelogWork[], end: Registr
   });
 }
 
-/** The calls owed when an instance registers again (`previous`: its changelogs until now) in `role`. */
-export function suspensionsOnRegister(previous: readonly ChangelogWork[], role: TaskRole): Suspension[] {
-  if (role !== "active") return [];
-  return previous.filter((work) => work.role === "standby").map((work) => ({ listener: "standby", work, reason: "promoted" }));
+/**
+ * The calls owed when an instance registers again (`previous`: its changelogs until now) as
+ * `next`: a registration of an older incarnation ended with a wipe (its instance may have died
+ * before it could say so); a standby registering as active was promoted.
+ */
+export function suspensionsOnRegister(previous: readonly ChangelogWork[], next: { readonly role: TaskRole; readonly incarnation: number }): Suspension[] {
+  const wiped = previous.filter((work) => work.incarnation < next.incarnation);
+  const kept = previous.filter((work) => work.incarnation >= next.incarnation);
+  const promoted: Suspension[] = next.role === "active" ? kept.filter((work) => work.role === "standby").map((work) => ({ listener: "standby", work, reason: "promoted" })) : [];
+  return [...suspensionsOnEnd(wiped, "wiped"), ...promoted];
+}
+
+/** What an instance's reply to a batch says of the registration it was read for. */
+export interface ReplyState {
+  readonly incarnation: number;
+  readonly epoch: number;
+  readonly role: TaskRole;
+  readonly state: TaskState;
+}
+
+/**
+ * Whether a reply says the registration `work` was read for is over, and how it ended: the
+ * instance was wiped (a newer incarnation), reassigned (another epoch), runs (restored to the
+ * end) or was revoked. The instance may have died before it could unregister: its reply is
+ * what keeps the restore worker from serving a registration nobody needs.
+ */
+export function registrationEnded(work: Pick<ChangelogWork, "incarnation" | "epoch">, reply: ReplyState): RegistrationEnd | undefined {
+  if (reply.incarnation > work.incarnation) return "wiped";
+  if (reply.epoch !== work.epoch) return "revoked";
+  if (reply.state === "RESTORING" || reply.state === "UPDATING") return undefined;
+  return reply.state === "RUNNING" ? "finished" : "revoked";
 }

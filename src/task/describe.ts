@@ -28,9 +28,10 @@ export interface TaskDescription {
   readonly incarnation: number;
   readonly changelogs: ChangelogDescription[];
   /**
-   * Active: input records not yet processed and committed (input end offsets minus committed
-   * positions), so RUNNING with lag 0 means the stores reflect every record produced before.
-   * Standby and idle: changelog records not yet applied.
+   * Active: input records not yet processed and committed (input end offsets minus, for a
+   * RUNNING instance, the offsets committed to the application's consumer group; for one still
+   * restoring, its restored positions), so RUNNING with lag 0 means the stores reflect every
+   * record produced before and the group knows it. Standby and idle: changelog records not yet applied.
    */
   readonly lag: number;
   /** Outgoing records committed locally and not yet acknowledged by the log. */
@@ -43,7 +44,8 @@ export async function describeTask(task: StreamTask, app: Application, log: Log)
   const meta = task.meta();
   if (!meta) throw new Error("the task instance has no assignment");
   const checkpoints = task.checkpoints();
-  const positions = task.positions();
+  // Processed input counts once the group knows of it (see StreamTask.commitInputOffsets).
+  const positions = meta.state === "RUNNING" ? task.committedPositions() : task.positions();
   const changelogTps = app.changelogPartitions(meta.taskId);
   const inputTps = app.inputPartitions(meta.taskId);
   const [changelogEnds, inputEnds] = await Promise.all([

@@ -48,4 +48,9 @@ export const taskMigrations: Migration[] = [
     description: "an uncaught error asked to shut the application down (until the coordinator is told)",
     up: (db) => db.script(`ALTER TABLE task_meta ADD COLUMN shutdown_requested INTEGER NOT NULL DEFAULT 0;`),
   },
+  {
+    id: 3,
+    description: "per input partition, the offset known to be committed to the application's consumer group",
+    up: (db) => db.script(`ALTER TABLE input_positions ADD COLUMN committed INTEGER;`),
+  },
 ];

@@ -5,7 +5,7 @@
  * the log's idempotent, fenced producer, so a crash at any point repeats no record and loses none.
  */
 import type { Application } from "../application";
-import { OffsetOutOfRange, ProducerFenced } from "../log/errors";
+import { LogUnavailable, OffsetOutOfRange, ProducerFenced } from "../log/errors";
 import type { AppendResult, Log, LogRecord, ProducerId, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
 import { fetchSessions } from "../streams/state/session-store";
@@ -36,6 +36,36 @@ export interface Assignment {
 
 /** Points of a commit where tests (and the crash fault route) can kill the instance. */
 export type CommitStep = "before-commit" | "after-commit" | "mid-send" | "after-send";
+
+export const COMMIT_STEPS: readonly CommitStep[] = ["before-commit", "after-commit", "mid-send", "after-send"];
+
+/**
+ * Points between the awaits of the instance's lifecycle operations where tests can kill it: each
+ * operation must converge from every one of them without outside help (the object's alarm
+ * reconciles what the outside knows with its durable state).
+ */
+export type LifecycleStep =
+  /** The assignment is durable; input subscriptions and the restore registration are not made yet. */
+  | "assign:after-meta"
+  /** Revoked (idle) durably; still subscribed to its input and registered for restoration. */
+  | "revoke:after-suspend"
+  /** The outbox is delivered before a wipe; nothing is wiped yet. */
+  | "corrupt:after-deliver"
+  /** Wiped and revived as a new incarnation; not yet registered with the restore worker. */
+  | "corrupt:after-wipe"
+  /** Subscriptions match the assignment; the restore registration does not yet. */
+  | "sync:after-subscriptions"
+  /** Restored and RUNNING durably; still registered with the restore worker, no processing scheduled. */
+  | "restore:after-running";
+
+export const LIFECYCLE_STEPS: readonly LifecycleStep[] = [
+  "assign:after-meta",
+  "revoke:after-suspend",
+  "corrupt:after-deliver",
+  "corrupt:after-wipe",
+  "sync:after-subscriptions",
+  "restore:after-running",
+];
 
 export interface TaskOptions {
   readonly application: Application;
@@ -75,6 +105,8 @@ export interface RestoreBatch extends RestoredBatch, TopicPartition {
 export interface RestoreReply {
   readonly applied: boolean;
   readonly incarnation: number;
+  /** The instance's assignment epoch now: another than the batch's means its registration is over. */
+  readonly epoch: number;
   readonly role: TaskRole;
   readonly state: TaskState;
   /** Where this changelog's restoration stands now (null: nothing restored since the last wipe). */
@@ -156,7 +188,13 @@ export class StreamTask {
     if (current && assignment.epoch < current.epoch) {
       throw new StaleAssignment(`task ${assignment.taskId}: epoch ${assignment.epoch} is older than ${current.epoch}`);
     }
-    if (current && assignment.epoch === current.epoch && assignment.role === current.role) return current;
+    if (current && assignment.epoch === current.epoch && assignment.role === current.role) {
+      // The coordinator pushes assignments again (after a crash, and in its periodic sweep): the
+      // same assignment changes nothing, but it carries whether the application is shut down.
+      if (assignment.halted !== undefined && current.failure === null) this.fail(assignment.halted);
+      if (assignment.halted === undefined && current.role === "active" && current.failure?.startsWith(APPLICATION_SHUT_DOWN)) this.resume();
+      return this.storage.meta()!;
+    }
     if (current && !this.outbox.isEmpty()) await this.flush();
     this.storage.transaction(() => {
       const before = this.storage.meta();
@@ -181,7 +219,13 @@ export class StreamTask {
     });
     this.dropProcessor();
     this.backoff.reset();
-    if (assignment.role === "active") await this.tryCompleteRestoration();
+    // With nothing to restore, the instance runs at once; a log that cannot say yet leaves it
+    // RESTORING, and the restore worker's first batch completes it.
+    if (assignment.role === "active") {
+      await this.tryCompleteRestoration().catch((error: unknown) => {
+        if (!(error instanceof LogUnavailable)) throw error;
+      });
+    }
     return this.storage.meta()!;
   }
 
@@ -203,10 +247,14 @@ export class StreamTask {
       if (!caughtUp) return false;
       const positions = this.storage.positions();
       const resumed: InputPositions = {};
+      const committed: InputPositions = {};
       inputs.forEach((tp, i) => {
-        resumed[positionKey(tp)] = Math.max(positions[positionKey(tp)] ?? 0, starts[i]!);
+        const { position, committed: held } = starts[i]!;
+        resumed[positionKey(tp)] = Math.max(positions[positionKey(tp)] ?? 0, position);
+        if (held !== undefined) committed[positionKey(tp)] = held;
       });
       this.storage.writePositions(resumed);
+      this.storage.writeCommitted(committed);
       this.storage.writeMeta({ ...now, state: transition(now.state, "RUNNING") });
       return true;
     });
@@ -215,12 +263,13 @@ export class StreamTask {
   /**
    * Where input resumes when the instance has no position of its own: the group's committed
    * offset (committed only after everything before it reached the changelog and outputs, so the
-   * restored store reflects it), else the earliest kept offset.
+   * restored store reflects it; only task instances can commit for the group, under their epoch),
+   * else the earliest kept offset.
    */
-  private async startingPosition(tp: TopicPartition): Promise<number> {
+  private async startingPosition(tp: TopicPartition): Promise<{ position: number; committed?: number }> {
     const committed = await this.options.log.committedOffset(this.app.groupId, tp);
-    if (committed) return committed.offset;
-    return (await this.options.log.offsets(tp)).earliest;
+    if (committed) return { position: committed.offset, committed: committed.offset };
+    return { position: (await this.options.log.offsets(tp)).earliest };
   }
 
   /**
@@ -242,6 +291,7 @@ export class StreamTask {
       const reply = (applied: boolean, at: number | null): RestoreReply => ({
         applied,
         incarnation: meta.incarnation,
+        epoch: meta.epoch,
         role: meta.role,
         state: meta.state,
         checkpoint: at,
@@ -290,6 +340,7 @@ export class StreamTask {
     if (this.storage.meta()?.state !== "RUNNING") return "idle";
     if (this.backoff.waitingUntil(this.now()) !== undefined) return "waiting";
     if (!this.outbox.isEmpty()) await this.flush();
+    else await this.commitInputOffsets();
     const records = await this.fetchBatch(meta);
     if (this.storage.meta()?.failure) return "blocked";
     const now = this.now();
@@ -468,19 +519,40 @@ export class StreamTask {
     });
   }
 
-  /** Records the input progress in the log once everything it implies has been sent. */
+  /**
+   * Records the input progress in the log as the group's committed offset, once everything it
+   * implies has been sent, and notes what the group holds. Only positions beyond what the group
+   * is known to hold are committed; the epoch fences commits of revoked and zombie instances.
+   */
   private async commitInputOffsets(): Promise<void> {
     const meta = this.storage.meta();
-    if (!meta || meta.role !== "active" || !this.outbox.isEmpty()) return;
-    const positions = this.storage.positions();
+    if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || !this.outbox.isEmpty()) return;
+    const pending = this.uncommittedPositions();
+    const partitions = Object.keys(pending);
+    if (partitions.length === 0) return;
+    const epoch = this.producer(meta, 0).epoch;
     await Promise.all(
-      this.app.inputPartitions(meta.taskId).map((tp) => {
-        const offset = positions[positionKey(tp)];
-        if (offset === undefined) return undefined;
-        const epoch = this.producer(meta, 0).epoch;
-        return this.options.log.commitOffset(this.app.groupId, tp, { offset, metadata: `epoch=${meta.epoch}`, epoch });
-      }),
+      this.app
+        .inputPartitions(meta.taskId)
+        .filter((tp) => pending[positionKey(tp)] !== undefined)
+        .map((tp) => this.options.log.commitOffset(this.app.groupId, tp, { offset: pending[positionKey(tp)]!, metadata: `epoch=${meta.epoch}`, epoch })),
     );
+    this.storage.transaction(() => {
+      const now = this.storage.meta();
+      if (now && now.incarnation === meta.incarnation && now.epoch === meta.epoch) this.storage.writeCommitted(pending);
+    });
+  }
+
+  /** Input positions processed and sent but not yet committed to the group. */
+  private uncommittedPositions(): InputPositions {
+    const positions = this.storage.positions();
+    const committed = this.storage.committedPositions();
+    return Object.fromEntries(Object.entries(positions).filter(([key, offset]) => offset > (committed[key] ?? -1)));
+  }
+
+  /** Processed input the group does not know of yet (see `commitInputOffsets`). */
+  hasUncommittedInput(): boolean {
+    return Object.keys(this.uncommittedPositions()).length > 0;
   }
 
   private now(): number {
@@ -496,15 +568,19 @@ export class StreamTask {
   }
 
   /**
-   * Before a wipe: delivers what earlier commits left in the outbox. Part of a commit may already
-   * be in the log (its changelog is sent before its output, and a crash can come in between), and
-   * restoration brings that part back into the store, so the rest must follow, not be dropped. A
-   * fenced (zombie) instance's outbox is dropped by the wipe instead: a newer instance owns the task.
+   * Before a wipe: delivers what earlier commits left in the outbox, and commits the input
+   * positions they imply. Part of a commit may already be in the log (its changelog is sent
+   * before its output, and a crash can come in between), and restoration brings that part back
+   * into the store, so the rest must follow, not be dropped. Records that wrote no store (dead
+   * letters, filtered records) are covered only by the group's committed offset: unless it is
+   * committed now, they would be processed, and their output sent, again after the wipe. A
+   * fenced (zombie) instance's outbox is dropped by the wipe instead: a newer instance owns the
+   * task. A log that cannot take them fails the wipe, which is tried again later.
    */
   async deliverBeforeWipe(): Promise<void> {
-    if (this.outbox.isEmpty()) return;
     try {
-      await this.flush();
+      if (!this.outbox.isEmpty()) await this.flush();
+      else await this.commitInputOffsets();
     } catch (error) {
       if (!(error instanceof ProducerFenced)) throw error;
     }
@@ -538,6 +614,7 @@ export class StreamTask {
   async suspend(): Promise<TaskMeta | undefined> {
     const meta = this.storage.meta();
     if (!meta) return undefined;
+    if (meta.role === "idle" && meta.state !== "RUNNING" && meta.state !== "RESTORING" && meta.state !== "UPDATING") return meta;
     if (meta.state === "RUNNING") await this.flush();
     this.dropProcessor();
     this.storage.transaction(() => {
@@ -595,6 +672,10 @@ export class StreamTask {
 
   positions(): InputPositions {
     return this.storage.positions();
+  }
+
+  committedPositions(): InputPositions {
+    return this.storage.committedPositions();
   }
 
   pendingOutboxBatches(): number {

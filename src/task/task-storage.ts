@@ -167,11 +167,31 @@ export class TaskStorage {
 
   writePositions(positions: InputPositions): void {
     for (const [key, offset] of Object.entries(positions)) {
-      const slash = key.lastIndexOf("/");
-      const topic = key.slice(0, slash);
-      const partition = Number(key.slice(slash + 1));
+      const { topic, partition } = parsePositionKey(key);
       this.db.run(sql`INSERT INTO input_positions (topic, partition, offset) VALUES (${topic}, ${partition}, ${offset})
                       ON CONFLICT (topic, partition) DO UPDATE SET offset = MAX(offset, excluded.offset)`);
+    }
+  }
+
+  /**
+   * Per input partition, the offset the application's consumer group is known to hold for it
+   * (committed by this instance, or found in the log when restoration completed). Positions above
+   * it are processed but not yet committed: the instance commits them before it reports lag 0 and
+   * before a wipe, or records that wrote no store would be processed again after one.
+   */
+  committedPositions(): InputPositions {
+    const rows = this.db.all<{ topic: string; partition: number; committed: number }>(
+      sql`SELECT topic, partition, committed FROM input_positions WHERE committed IS NOT NULL`,
+    );
+    return Object.fromEntries(rows.map((r) => [positionKey(r), r.committed]));
+  }
+
+  /** Notes that the group holds these offsets now (a committed offset only grows). */
+  writeCommitted(positions: InputPositions): void {
+    for (const [key, offset] of Object.entries(positions)) {
+      const { topic, partition } = parsePositionKey(key);
+      this.db.run(sql`INSERT INTO input_positions (topic, partition, offset, committed) VALUES (${topic}, ${partition}, ${offset}, ${offset})
+                      ON CONFLICT (topic, partition) DO UPDATE SET committed = MAX(COALESCE(committed, 0), excluded.committed)`);
     }
   }
 
@@ -182,4 +202,9 @@ export class TaskStorage {
     this.db.run(sql`DELETE FROM checkpoints`);
     this.db.run(sql`DELETE FROM input_positions`);
   }
+}
+
+function parsePositionKey(key: string): TopicPartition {
+  const slash = key.lastIndexOf("/");
+  return { topic: key.slice(0, slash), partition: Number(key.slice(slash + 1)) };
 }

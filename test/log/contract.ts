@@ -130,6 +130,21 @@ export function describeLogContract(backend: string, open: () => Promise<Contrac
       expect((await log.committedOffset("g1", tp))?.offset).toBe(4);
     });
 
+    it("fences a group's commits once a committer with an epoch owns them: older epochs and commits without one", async () => {
+      const { log, topic } = await open();
+      const tp: TopicPartition = { topic, partition: 0 };
+      await log.append(tp, values(6));
+      await log.commitOffset("app", tp, { offset: 2, metadata: "", epoch: 1_000_001 });
+      await log.commitOffset("app", tp, { offset: 3, metadata: "", epoch: 2_000_000 });
+      await expect(log.commitOffset("app", tp, { offset: 6, metadata: "" })).rejects.toBeInstanceOf(ProducerFenced);
+      await expect(log.commitOffset("app", tp, { offset: 6, metadata: "", epoch: 1_000_001 })).rejects.toBeInstanceOf(ProducerFenced);
+      expect((await log.committedOffset("app", tp))?.offset).toBe(3);
+      // The owner itself (and a newer one) goes on.
+      await log.commitOffset("app", tp, { offset: 4, metadata: "", epoch: 2_000_000 });
+      await log.commitOffset("app", tp, { offset: 5, metadata: "", epoch: 3_000_000 });
+      expect((await log.committedOffset("app", tp))?.offset).toBe(5);
+    });
+
     describe("idempotent, fenced producer", () => {
       it("answers a retried batch with its original offsets and writes it once", async () => {
         const { log, topic } = await open();

@@ -4,6 +4,7 @@
  * says so) and the task object stubs it names.
  */
 import { COORDINATOR_NAME, type InstanceAssignment } from "../../src/coordinator/coordinator-store";
+import { instanceName } from "../../src/names";
 import type { Env } from "../env";
 
 const CACHE_MS = 2_000;
@@ -26,9 +27,7 @@ export async function assignments(env: Env, fresh = false): Promise<InstanceAssi
   return cached.instances;
 }
 
-export function instanceName(instance: { taskId: string; placement: string }): string {
-  return `${instance.taskId}@${instance.placement}`;
-}
+export { instanceName };
 
 export function taskObject(env: Env, instance: { taskId: string; placement: string }) {
   return env.TASK_OBJECT.getByName(instanceName(instance));
