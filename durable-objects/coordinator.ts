@@ -19,6 +19,7 @@ import { CoordinatorStore, type ApplicationShutdown, type InstanceAssignment } f
 import { APPLICATION_SHUT_DOWN } from "../src/task/stream-task";
 import { placeStandbys, warmUpTargets } from "../src/coordinator/standbys";
 import type { TaskDescription } from "../src/task/describe";
+import type { InstanceAck } from "./task-object";
 import { instanceName } from "../src/names";
 import { CrashPoints } from "../src/util/crash-points";
 import { logEvent } from "../src/util/log";
@@ -73,7 +74,10 @@ export class Coordinator extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new CoordinatorStore(ctx.storage);
-    this.crashes = new CrashPoints((reason) => this.ctx.abort(reason));
+    this.crashes = new CrashPoints(
+      (reason) => this.ctx.abort(reason),
+      () => this.ctx.storage.sync(),
+    );
     // On start: whatever a crash left unpushed gets an alarm (one armed before is kept).
     void ctx.blockConcurrencyWhile(async () => {
       if (this.store.instances().some((i) => !i.acknowledged) && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
@@ -122,7 +126,7 @@ export class Coordinator extends DurableObject<Env> {
     return this.serial.run(async () => {
       await this.armAlarm(REBALANCE_CHECK_MS);
       const shutdown = this.store.transaction(() => this.store.shutDown({ ...request, at: Date.now() }));
-      this.crashes.reach("shutdown:after-record");
+      await this.crashes.reachAfterWrites("shutdown:after-record");
       await this.haltActives();
       return shutdown;
     });
@@ -137,7 +141,7 @@ export class Coordinator extends DurableObject<Env> {
       this.ctx.storage.kv.put(NEXT_SWEEP_KEY, 0);
       await this.armAlarm(REBALANCE_CHECK_MS);
       this.store.transaction(() => this.store.clearShutdown());
-      this.crashes.reach("resume:after-clear");
+      await this.crashes.reachAfterWrites("resume:after-clear");
       const actives = this.store.instances().filter((i) => i.role === "active");
       return Promise.all(actives.map((active) => this.instance(active).resume() as Promise<TaskDescription>));
     });
@@ -193,7 +197,7 @@ export class Coordinator extends DurableObject<Env> {
         this.store.put({ ...active, role: "idle", acknowledged: false });
         this.store.put({ taskId, placement: to, role: "active", epoch: this.store.nextEpoch(), acknowledged: false });
       });
-      this.crashes.reach("migrate:after-intent");
+      await this.crashes.reachAfterWrites("migrate:after-intent");
       this.reconcile();
     }
     await this.pushUnacknowledged();
@@ -264,7 +268,7 @@ export class Coordinator extends DurableObject<Env> {
     this.store.transaction(() => {
       results.forEach((result, i) => {
         const instance = chunk[i]!;
-        const differs = result.status === "fulfilled" && (result.value.epoch !== instance.epoch || result.value.role !== instance.role);
+        const differs = result.status === "fulfilled" && result.value !== undefined && (result.value.epoch !== instance.epoch || result.value.role !== instance.role);
         if (result.status === "rejected" || differs) {
           // Pushed again by the next alarm, like any unacknowledged assignment.
           this.store.put({ ...instance, acknowledged: false });
@@ -343,7 +347,7 @@ export class Coordinator extends DurableObject<Env> {
     const results = await Promise.allSettled(
       instances.map(async (instance) => {
         await this.push(instance);
-        this.crashes.reach("push:after-instance");
+        await this.crashes.reachAfterWrites("push:after-instance");
         this.store.transaction(() => this.store.acknowledge(instance.taskId, instance.placement, instance.epoch));
       }),
     );
@@ -356,10 +360,14 @@ export class Coordinator extends DurableObject<Env> {
     return failed;
   }
 
-  /** Tells one instance its assignment: a revocation for an idle one, else the assignment (halted while the application is shut down). */
-  private async push(instance: InstanceAssignment): Promise<TaskDescription> {
+  /**
+   * Tells one instance its assignment: a revocation for an idle one, else the assignment (halted
+   * while the application is shut down). Answers the state the instance took (none: an instance
+   * revoked before it ever had an assignment).
+   */
+  private async push(instance: InstanceAssignment): Promise<InstanceAck | undefined> {
     const stub = this.instance(instance);
-    if (instance.role === "idle") return (await stub.revoke()) as TaskDescription;
+    if (instance.role === "idle") return (await stub.revoke()) as InstanceAck | undefined;
     const shutdown = this.store.shutdown();
     return (await stub.assign({
       taskId: instance.taskId,
@@ -367,7 +375,7 @@ export class Coordinator extends DurableObject<Env> {
       role: instance.role,
       epoch: instance.epoch,
       ...(shutdown && instance.role === "active" ? { halted: haltReason(shutdown) } : {}),
-    })) as TaskDescription;
+    })) as InstanceAck;
   }
 
   /**

@@ -43,7 +43,10 @@ export class RestoreWorker extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.crashes = new CrashPoints((reason) => this.ctx.abort(reason));
+    this.crashes = new CrashPoints(
+      (reason) => this.ctx.abort(reason),
+      () => this.ctx.storage.sync(),
+    );
     const config = readConfig(env as unknown as Record<string, unknown>);
     this.registry = new RestoreRegistry(ctx.storage);
     this.log = openLog(env, config);

@@ -77,6 +77,12 @@ export type ScanAnswer =
   | { readonly status: "restoring"; readonly progress: { restored: number; total: number } }
   | { readonly status: "not-owner" };
 
+/**
+ * What an instance answers an assignment or a revocation with: the state it took, from its own
+ * storage alone (an answer that needed the log would fail, after the fact, with it).
+ */
+export type InstanceAck = Pick<TaskMeta, "taskId" | "placement" | "role" | "state" | "epoch" | "incarnation">;
+
 /** What `GET /metrics` and the status page show of one instance. */
 export interface InstanceMetrics extends TaskDescription {
   readonly counters: TaskCountersSnapshot;
@@ -98,15 +104,18 @@ export class TaskObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.lifecycle = new LifecycleHistory(ctx.storage.kv);
-    this.crashes = new CrashPoints((reason) => this.ctx.abort(reason));
+    this.crashes = new CrashPoints(
+      (reason) => this.ctx.abort(reason),
+      () => this.ctx.storage.sync(),
+    );
     const config = readConfig(env as unknown as Record<string, unknown>);
     this.task = new StreamTask({
       application,
       log: openLog(env, config),
       storage: ctx.storage,
       retryBackoff: { initialMs: config.RETRY_BACKOFF_MS, maxMs: Math.max(config.RETRY_BACKOFF_MS, MAX_RETRY_BACKOFF_MS) },
-      onCommitStep: (step) => {
-        if (this.draining) this.crashes.reach(step);
+      onCommitStep: async (step) => {
+        if (this.draining) await this.crashes.reachAfterWrites(step);
       },
     });
   }
@@ -116,7 +125,7 @@ export class TaskObject extends DurableObject<Env> {
    * when restoring or standing by, and starts working. The coordinator repeats assignments (after
    * a crash, and in its sweep): the same one again repairs subscriptions and registration.
    */
-  async assign(assignment: Assignment): Promise<TaskDescription> {
+  async assign(assignment: Assignment): Promise<InstanceAck> {
     return this.serial.run(async () => {
       await this.schedule(RECOVERY_DELAY_MS);
       const before = this.task.meta();
@@ -125,24 +134,24 @@ export class TaskObject extends DurableObject<Env> {
         this.lifecycle.record("assign", meta, before ? `was ${before.role} at epoch ${before.epoch}` : undefined);
       }
       this.noteRunning(before);
-      this.crashes.reach("assign:after-meta");
+      await this.crashes.reachAfterWrites("assign:after-meta");
       await this.reconcileOutside(true);
       await this.schedule(0);
-      return this.describeNow();
+      return ack(this.task.meta()!);
     });
   }
 
   /** Revocation: flush, suspend (idle), stop listening. Acknowledged once idle durably; the rest follows. */
-  async revoke(): Promise<TaskDescription> {
+  async revoke(): Promise<InstanceAck | undefined> {
     return this.serial.run(async () => {
       await this.schedule(RECOVERY_DELAY_MS);
       const before = this.task.meta();
       const meta = await this.task.suspend();
       // Only a migration revokes an active instance; other revocations retire standbys.
       if (meta && before && before.role !== "idle") this.lifecycle.record(before.role === "active" ? "migrated-away" : "revoke", meta, `was ${before.role}`);
-      this.crashes.reach("revoke:after-suspend");
+      await this.crashes.reachAfterWrites("revoke:after-suspend");
       await this.reconcileOutside();
-      return this.describeNow();
+      return meta && ack(meta);
     });
   }
 
@@ -158,8 +167,12 @@ export class TaskObject extends DurableObject<Env> {
    * again with a back-off (Cloudflare drops an alarm after 6 failed retries).
    */
   override async alarm(): Promise<void> {
-    // While a commit crash is planned, only `drain` runs commits, so the test chooses where it dies.
-    if (isCommitStep(this.crashes.pending)) return;
+    // While a commit crash is planned, only `drain` runs commits, so the test chooses where it
+    // dies; the alarm comes back for whatever work the crash leaves.
+    if (isCommitStep(this.crashes.pending)) {
+      await this.schedule(RECOVERY_DELAY_MS);
+      return;
+    }
     try {
       const { outcome, lingering, synced } = await this.serial.run(async () => {
         const synced = await this.reconcileOutside();
@@ -228,7 +241,7 @@ export class TaskObject extends DurableObject<Env> {
       await Promise.all(
         application.inputPartitions(meta.taskId).map((tp) => (meta.role === "active" ? this.partition(tp).subscribe(name) : this.partition(tp).unsubscribe(name))),
       );
-      this.crashes.reach("sync:after-subscriptions");
+      await this.crashes.reachAfterWrites("sync:after-subscriptions");
       if (!(await this.syncRestoreRegistration(meta))) return false;
     } catch (error) {
       logEvent("task.reconcile-failed", { ...this.identity(), error: String(error) }, "warn");
@@ -281,6 +294,8 @@ export class TaskObject extends DurableObject<Env> {
     const result = await this.serial.run(async () => {
       this.draining = true;
       try {
+        // A drain that dies (a planned crash) leaves an alarm to finish its work without the caller.
+        if (this.task.meta()?.role === "active") await this.schedule(RECOVERY_DELAY_MS);
         await this.reconcileOutside();
         const { worked, outcome } = await this.steps(maxSteps, false);
         await this.scheduleWake();
@@ -385,11 +400,11 @@ export class TaskObject extends DurableObject<Env> {
       if (incarnation !== undefined && before && before.incarnation !== incarnation) return this.describeNow();
       await this.schedule(RECOVERY_DELAY_MS);
       await this.task.deliverBeforeWipe();
-      this.crashes.reach("corrupt:after-deliver");
+      await this.crashes.reachAfterWrites("corrupt:after-deliver");
       this.task.wipe();
       const wiped = this.task.meta();
       if (before && wiped) this.lifecycle.record("wipe", wiped, `corrupted: incarnation ${before.incarnation} closed dirty and wiped`);
-      this.crashes.reach("corrupt:after-wipe");
+      await this.crashes.reachAfterWrites("corrupt:after-wipe");
       // The log may be what failed (fetches beyond the restore worker's retry budget): if it cannot
       // say yet whether there is anything to restore, the wiped instance registers anyway, and
       // completion is checked again as batches arrive.
@@ -414,7 +429,7 @@ export class TaskObject extends DurableObject<Env> {
         await this.schedule(RECOVERY_DELAY_MS);
         if (await this.task.tryCompleteRestoration()) {
           this.noteRunning(undefined);
-          this.crashes.reach("restore:after-running");
+          await this.crashes.reachAfterWrites("restore:after-running");
           await this.reconcileOutside();
           await this.schedule(0);
           return { ...reply, state: "RUNNING" as const };
@@ -481,4 +496,9 @@ function isCommitStep(step: CommitStep | LifecycleStep | undefined): step is Com
 function outsideGoal(meta: TaskMeta): string {
   const restoring = meta.state === "RESTORING" || meta.state === "UPDATING";
   return `${meta.epoch}/${meta.incarnation}/${meta.role}/${restoring ? "restoring" : meta.state}`;
+}
+
+function ack(meta: TaskMeta): InstanceAck {
+  const { taskId, placement, role, state, epoch, incarnation } = meta;
+  return { taskId, placement, role, state, epoch, incarnation };
 }

@@ -36,6 +36,7 @@ import type { TaskRole, TaskState } from "../src/task/state";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "../workers/application";
 import { call } from "./support/api";
+import { kafka } from "./kafka-rest/support";
 import { formatOp, generateSchedule, keysFor, lastValues, PARTITIONS, runningTotals, type Op, type PlannedOrder, type Totals } from "./model/schedule";
 
 declare module "vitest" {
@@ -58,7 +59,7 @@ const CHANGELOG = "edge-streams-totals-changelog";
 const STORE = "totals";
 
 /** Errors an operation may end with by design: injected faults, and a call to an object that died. */
-const EXPECTED_FAILURE = /injected (failure|crash)|did not answer/;
+const EXPECTED_FAILURE = /injected (failure|crash)|did not answer|under way/;
 
 // ---- the model: every order appended, per partition, in offset order (reset for each schedule) ----
 
@@ -416,6 +417,33 @@ async function apply(run: Run, op: Op): Promise<void> {
     }
     case "coordinator-restart":
       return kill(env.COORDINATOR.getByName("coordinator"), "coordinator");
+    case "crash-in": {
+      const taskId = `0_${op.task}`;
+      const active = await activeOf(taskId);
+      const other = { taskId, placement: active.placement === "a" ? "b" : "a" };
+      const migrates = op.step === "assign:after-meta" || op.step === "revoke:after-suspend";
+      // A plan that no operation reaches now stays for a later one (in memory, until the object restarts).
+      await driver.task(op.step === "assign:after-meta" ? other : active).crash(op.step);
+      await tolerate(run, `${migrates ? "migrate" : "corrupt"} with a crash planned at ${op.step}`, async () => {
+        if (migrates) await env.COORDINATOR.getByName("coordinator").migrate(taskId, other.placement);
+        else await driver.task(active).corrupt();
+      });
+      return;
+    }
+    case "coordinator-crash-in": {
+      const taskId = `0_${op.task}`;
+      const to = (await activeOf(taskId)).placement === "a" ? "b" : "a";
+      await env.COORDINATOR.getByName("coordinator").crash(op.step);
+      await tolerate(run, `migrate to ${to} with the coordinator dying at ${op.step}`, () => env.COORDINATOR.getByName("coordinator").migrate(taskId, to));
+      return;
+    }
+    case "foreign-commit": {
+      const offset = produced[op.task]!.length;
+      const response = await kafka(`/commit/${application.groupId}/outsider`, { body: { topic: "orders", partition: op.task, offset } });
+      run.trace.push(`  commit orders/${op.task}@${offset} from outside: ${response.status}`);
+      expect(response.status, "a commit of the application's group from outside is refused").not.toBe(200);
+      return;
+    }
     case "abort-all":
       return abortAllDurableObjects();
     case "drain": {

@@ -82,8 +82,11 @@ export interface TaskOptions {
   readonly clock?: () => number;
   /** The back-off of the `"retry"` uncaught-error policy (default 1 s doubling up to 60 s). */
   readonly retryBackoff?: BackoffSettings;
-  /** Called at each commit step; a test hook that may crash the instance there. */
-  readonly onCommitStep?: (step: CommitStep) => void;
+  /**
+   * Called at each commit step, once what the steps before wrote is durable when it returns a
+   * promise; a test hook that may crash the instance there.
+   */
+  readonly onCommitStep?: (step: CommitStep) => void | Promise<void>;
 }
 
 /**
@@ -349,11 +352,11 @@ export class StreamTask {
     if (records.length === 0 && current && !punctuationDue) return "idle";
     // Only commits of work pass the crash points; creating the processors is not one.
     const work = records.length > 0 || punctuationDue;
-    if (work) this.options.onCommitStep?.("before-commit");
+    if (work) await this.options.onCommitStep?.("before-commit");
     this.commitStartedAt = now;
     const committed = this.commit(meta, records, now);
     if (committed !== "committed") return committed;
-    if (work) this.options.onCommitStep?.("after-commit");
+    if (work) await this.options.onCommitStep?.("after-commit");
     if (!this.outbox.isEmpty() || records.length > 0) await this.flush();
     if (records.length === 0) return "idle";
     this.counters.committed(records.length, this.now() - this.commitStartedAt);
@@ -476,7 +479,7 @@ export class StreamTask {
         const group = this.outbox.nextGroup(sent);
         if (group.length === 0) break;
         const results = await Promise.allSettled(group.map((batch) => this.send(batch, this.producer(meta, batch.sequence))));
-        this.options.onCommitStep?.("mid-send");
+        await this.options.onCommitStep?.("mid-send");
         group.forEach((batch, i) => {
           const result = results[i]!;
           sent.add(batch.id);
@@ -491,7 +494,7 @@ export class StreamTask {
         throw failure.reason;
       }
     }
-    this.options.onCommitStep?.("after-send");
+    await this.options.onCommitStep?.("after-send");
     await this.commitInputOffsets();
   }
 

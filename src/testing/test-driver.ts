@@ -69,9 +69,11 @@ export class TestDriver {
     let previous: string | undefined;
     for (let round = 0; round < maxRounds; round++) {
       const restored = await this.restoreRound();
-      const actives = (await this.instances()).filter((i) => i.role === "active");
+      const assigned = (await this.instances()).filter((i) => i.role === "active");
+      // An active the coordinator has not been able to tell yet has nothing to drain: not quiet.
+      const actives = assigned.filter((i) => i.acknowledged);
       const results = await Promise.all(actives.map((i) => this.task(i).drain()));
-      if (restored > 0 || results.some((r) => r.worked > 0)) {
+      if (restored > 0 || results.some((r) => r.worked > 0) || actives.length < assigned.length) {
         previous = undefined;
         continue;
       }

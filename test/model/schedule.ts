@@ -6,7 +6,8 @@
  */
 import { partitionForKey } from "../../src/log/partitioner";
 import type { RestoreStep } from "../../src/restore/restorer";
-import type { CommitStep } from "../../src/task/stream-task";
+import type { CoordinatorStep } from "../../durable-objects/coordinator";
+import type { CommitStep, LifecycleStep } from "../../src/task/stream-task";
 
 /** mulberry32: a tiny 32-bit PRNG, uniform in [0, 1). The same seed gives the same sequence. */
 export function mulberry32(seed: number): () => number {
@@ -23,7 +24,16 @@ export function mulberry32(seed: number): () => number {
 export const PARTITIONS = 4;
 export const KEYS_PER_PARTITION = 3;
 export const COMMIT_STEPS: readonly CommitStep[] = ["before-commit", "after-commit", "mid-send", "after-send"];
-export const RESTORE_STEPS: readonly RestoreStep[] = ["after-fetch", "after-apply"];
+export const RESTORE_STEPS: readonly RestoreStep[] = ["after-fetch", "after-apply", "after-report"];
+export const LIFECYCLE_STEPS: readonly LifecycleStep[] = [
+  "assign:after-meta",
+  "revoke:after-suspend",
+  "corrupt:after-deliver",
+  "corrupt:after-wipe",
+  "sync:after-subscriptions",
+  "restore:after-running",
+];
+export const COORDINATOR_STEPS: readonly CoordinatorStep[] = ["migrate:after-intent", "push:after-instance"];
 
 /** An order to produce: `key` indexes the seed's keys (key i lives on partition i % PARTITIONS). */
 export interface PlannedOrder {
@@ -54,6 +64,16 @@ export type Op =
   /** The restore worker dies at `step` of a batch of the next round it is made to run (mid-batch). */
   | { readonly kind: "restore-crash-at"; readonly placement: number; readonly step: RestoreStep }
   | { readonly kind: "coordinator-restart" }
+  /**
+   * A task instance dies at `step` of a lifecycle operation, which is then run: a corruption of the
+   * active (corrupt, sync and restore steps), or a migration (the new instance dies taking it, or
+   * the old one being revoked).
+   */
+  | { readonly kind: "crash-in"; readonly task: number; readonly step: LifecycleStep }
+  /** The coordinator dies at `step` of a migration of the task. */
+  | { readonly kind: "coordinator-crash-in"; readonly task: number; readonly step: CoordinatorStep }
+  /** Someone outside commits the application's consumer group at the end of the task's input (refused). */
+  | { readonly kind: "foreign-commit"; readonly task: number }
   /** Every Durable Object dies at once (storage stays): a restart of the whole cluster. */
   | { readonly kind: "abort-all" }
   /** Partial progress: one task processes what it has. */
@@ -74,6 +94,9 @@ const WEIGHTS: Readonly<Record<Op["kind"], number>> = {
   "restore-worker-crash": 3,
   "restore-crash-at": 4,
   "coordinator-restart": 3,
+  "crash-in": 6,
+  "coordinator-crash-in": 3,
+  "foreign-commit": 2,
   "abort-all": 2,
   drain: 7,
 };
@@ -122,6 +145,15 @@ export function generateSchedule(seed: number, length: number): Op[] {
       case "restore-crash-at":
         schedule.push({ kind, placement: int(2), step: pick(RESTORE_STEPS) });
         break;
+      case "crash-in":
+        schedule.push({ kind, task, step: pick(LIFECYCLE_STEPS) });
+        break;
+      case "coordinator-crash-in":
+        schedule.push({ kind, task, step: pick(COORDINATOR_STEPS) });
+        break;
+      case "foreign-commit":
+        schedule.push({ kind, task });
+        break;
       default:
         schedule.push({ kind } as Op);
     }
@@ -151,6 +183,12 @@ export function formatOp(op: Op, keys: readonly string[]): string {
       return `${op.kind} ${op.placement === 0 ? "a" : "b"}`;
     case "restore-crash-at":
       return `restore-crash-at ${op.placement === 0 ? "a" : "b"} ${op.step}, then a round there`;
+    case "crash-in":
+      return `crash-in 0_${op.task} ${op.step}`;
+    case "coordinator-crash-in":
+      return `coordinator-crash-in ${op.step}, migrate 0_${op.task}`;
+    case "foreign-commit":
+      return `foreign-commit orders/${op.task}`;
     default:
       return op.kind;
   }
