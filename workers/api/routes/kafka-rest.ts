@@ -31,6 +31,11 @@ import { bodyText, dialectErrorResponse, invalidDialectInput, validate } from ".
 
 export const kafkaRest = new Hono<ApiEnv>();
 
+/** Whether a request path is the dialect's (mounted at `/kafka`). */
+export function isKafkaPath(path: string): boolean {
+  return path === "/kafka" || path.startsWith("/kafka/");
+}
+
 kafkaRest.onError((error, c) => dialectErrorResponse(c, error));
 
 kafkaRest.use("*", async (c, next) => {
