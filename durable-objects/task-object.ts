@@ -18,7 +18,7 @@ import type { TaskMeta } from "../src/task/task-storage";
 import { withTimeout } from "../src/util/timeout";
 import { restoreWorkerName } from "./restore-worker";
 import type { RegistrationEnd } from "../src/restore/suspensions";
-import { describeTask, type TaskDescription } from "../src/task/describe";
+import { describeTask, describeWithoutLog, type PartialTaskDescription, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
 import { application } from "#application";
 import { openLog } from "../workers/api/log";
@@ -292,10 +292,10 @@ export class TaskObject extends DurableObject<Env> {
    * A TaskCorrupted condition (fault route, or reported): close dirty, wipe, revive, restore. A
    * report about an incarnation already wiped changes nothing.
    */
-  async corrupt(incarnation?: number): Promise<TaskDescription> {
+  async corrupt(incarnation?: number): Promise<TaskDescription | PartialTaskDescription> {
     return this.serial.run(async () => {
       const before = this.task.meta();
-      if (incarnation !== undefined && before && before.incarnation !== incarnation) return this.describeNow();
+      if (incarnation !== undefined && before && before.incarnation !== incarnation) return this.describeEvenWithoutLog();
       await this.task.deliverBeforeWipe();
       this.task.wipe();
       const wiped = this.task.meta();
@@ -310,7 +310,15 @@ export class TaskObject extends DurableObject<Env> {
       this.noteRunning(wiped);
       await this.syncRestoreRegistration();
       await this.schedule(0);
-      return this.describeNow();
+      // The wipe is done: a log that cannot say its end offsets now must not make it look failed.
+      return this.describeEvenWithoutLog();
+    });
+  }
+
+  private describeEvenWithoutLog(): Promise<TaskDescription | PartialTaskDescription> {
+    return this.describeNow().catch((error: unknown) => {
+      if (error instanceof LogUnavailable) return describeWithoutLog(this.task, application);
+      throw error;
     });
   }
 
