@@ -120,3 +120,17 @@ it("answers a window query of a restoring task 503 with Retry-After, not 500, wh
   expect(restored.status).toBe(200);
   expect((await json(restored)).windows).toEqual([{ window: { start: minute, end: minute + MINUTE_MS }, value: 1 }]);
 });
+
+it("refuses writes from outside to its repartition and changelog topics (403, nothing appended)", async () => {
+  const repartition = "page-views-views-by-region-repartition";
+  expect(application.internalTopics.has(repartition)).toBe(true);
+  expect(application.internalTopics.has("page-views-views-per-minute-changelog")).toBe(true);
+  expect(application.internalTopics.has("page-views")).toBe(false);
+  for (const topic of application.internalTopics) {
+    const before = await driver.log.offsets({ topic, partition: 0 });
+    const response = await call(`/topics/${topic}/records`, { body: { records: [{ key: "eu", value: { region: "eu", page: "/" }, partition: 0 }] } });
+    expect(response.status, topic).toBe(403);
+    expect(await json(response)).toMatchObject({ error: "forbidden" });
+    expect(await driver.log.offsets({ topic, partition: 0 })).toEqual(before);
+  }
+});

@@ -26,6 +26,7 @@ import type { AppendResult } from "../../../src/log/types";
 import { basicMatches, requiredToken } from "../auth";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
+import { refuseInternalTopicWrite } from "../owned";
 import { kafkaGroups } from "./kafka-rest-groups";
 import { bodyText, dialectErrorResponse, invalidDialectInput, validate } from "./kafka-rest-support";
 
@@ -52,6 +53,8 @@ const topicParam = z.object({ topic: z.string().min(1).max(249) });
 
 /** Appends the planned batches: partitions in parallel, one partition's batches in request order. */
 async function produce(c: Context<ApiEnv>, messages: readonly TopicMessage[]): Promise<ProduceMetadata[]> {
+  // Before anything is appended: a request naming an internal topic anywhere changes nothing.
+  for (const message of messages) refuseInternalTopicWrite(message.topic);
   const log = c.get("log");
   const counts = await log.topics();
   const now = Date.now();
