@@ -29,7 +29,8 @@ import { CrashPoints } from "../src/util/crash-points";
 import { withTimeout } from "../src/util/timeout";
 import { instanceName, restoreWorkerName } from "../src/names";
 import type { RegistrationEnd } from "../src/restore/suspensions";
-import { describeTask, type TaskDescription } from "../src/task/describe";
+import { positionKey } from "../src/task/record-collector";
+import { describeTask, describeWithoutLog, type PartialTaskDescription, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
 import { application } from "#application";
 import { openLog } from "../workers/api/log";
@@ -66,14 +67,19 @@ export type WindowsAnswer =
   | { readonly status: "restoring"; readonly progress: { restored: number; total: number } }
   | { readonly status: "not-owner" };
 
+/**
+ * `ok` with `stale: true` comes from an instance holding part of the store's changelog, up to
+ * `restored`; `not-owner`: this instance cannot answer (it is not the active one, or for a stale
+ * read it holds none of the store's changelog).
+ */
 export type QueryAnswer =
-  | { readonly status: "ok"; readonly value: string | undefined; readonly stale: boolean }
+  | { readonly status: "ok"; readonly value: string | undefined; readonly stale: boolean; readonly restored?: number }
   | { readonly status: "restoring"; readonly progress: { restored: number; total: number } }
   | { readonly status: "not-owner" };
 
 /** A page of a store from one task: like `QueryAnswer`, with entries in key order. */
 export type ScanAnswer =
-  | { readonly status: "ok"; readonly items: { key: string; value: string }[] }
+  | { readonly status: "ok"; readonly items: { key: string; value: string }[]; readonly stale?: boolean; readonly restored?: number }
   | { readonly status: "restoring"; readonly progress: { restored: number; total: number } }
   | { readonly status: "not-owner" };
 
@@ -351,13 +357,28 @@ export class TaskObject extends DurableObject<Env> {
     return describeTask(this.task, application, openLog(this.env, readConfig(this.env as unknown as Record<string, unknown>)));
   }
 
-  /** A point read of a store; only the RUNNING active instance answers with authority. */
+  /**
+   * A point read of a store; only the RUNNING active instance answers with authority. With
+   * `allowStale`, a standby or the restoring active answers from what it holds — only if it has
+   * restored some of the store's changelog: one that restored nothing would call every key absent.
+   */
   async query(store: string, key: string, allowStale = false): Promise<QueryAnswer> {
     const meta = this.task.meta();
-    if (!meta || (meta.role !== "active" && !allowStale)) return { status: "not-owner" };
+    if (!meta) return { status: "not-owner" };
     if (meta.state === "RUNNING" && meta.role === "active") return { status: "ok", value: this.task.get(store, key), stale: false };
-    if (allowStale) return { status: "ok", value: this.task.get(store, key), stale: true };
+    if (allowStale) {
+      const restored = this.restoredOf(store, meta);
+      return restored === null ? { status: "not-owner" } : { status: "ok", value: this.task.get(store, key), stale: true, restored };
+    }
+    if (meta.role !== "active") return { status: "not-owner" };
     return { status: "restoring", progress: await this.restoreProgress() };
+  }
+
+  /** How far a standby or active instance holds `store`'s changelog; null when it restored none of it (or is idle). */
+  private restoredOf(store: string, meta: TaskMeta): number | null {
+    if (meta.role === "idle") return null;
+    const changelog = application.changelogPartitions(meta.taskId).find((c) => c.store === store);
+    return changelog ? (this.task.checkpoints().get(positionKey(changelog)) ?? null) : null;
   }
 
   /** The windows (or sessions) of a key in a window or session store; only the RUNNING active instance answers. */
@@ -368,11 +389,16 @@ export class TaskObject extends DurableObject<Env> {
     return { status: "restoring", progress: await this.restoreProgress() };
   }
 
-  /** A bounded page of a store in key order; only the RUNNING active instance answers. */
-  async scan(store: string, bounds: ScanBounds): Promise<ScanAnswer> {
+  /** A bounded page of a store in key order; only the RUNNING active instance answers, or stale as `query`. */
+  async scan(store: string, bounds: ScanBounds, allowStale = false): Promise<ScanAnswer> {
     const meta = this.task.meta();
-    if (!meta || meta.role !== "active") return { status: "not-owner" };
-    if (meta.state === "RUNNING") return { status: "ok", items: this.task.scan(store, bounds) };
+    if (!meta) return { status: "not-owner" };
+    if (meta.state === "RUNNING" && meta.role === "active") return { status: "ok", items: this.task.scan(store, bounds) };
+    if (allowStale) {
+      const restored = this.restoredOf(store, meta);
+      return restored === null ? { status: "not-owner" } : { status: "ok", items: this.task.scan(store, bounds), stale: true, restored };
+    }
+    if (meta.role !== "active") return { status: "not-owner" };
     return { status: "restoring", progress: await this.restoreProgress() };
   }
 
@@ -394,10 +420,10 @@ export class TaskObject extends DurableObject<Env> {
    * it, the instance is RESTORING as a new incarnation, and whatever of the rest a crash cuts
    * short (telling the restore worker) the alarm armed first completes.
    */
-  async corrupt(incarnation?: number): Promise<TaskDescription> {
+  async corrupt(incarnation?: number): Promise<TaskDescription | PartialTaskDescription> {
     return this.serial.run(async () => {
       const before = this.task.meta();
-      if (incarnation !== undefined && before && before.incarnation !== incarnation) return this.describeNow();
+      if (incarnation !== undefined && before && before.incarnation !== incarnation) return this.describeEvenWithoutLog();
       await this.schedule(RECOVERY_DELAY_MS);
       await this.task.deliverBeforeWipe();
       await this.crashes.reachAfterWrites("corrupt:after-deliver");
@@ -414,7 +440,15 @@ export class TaskObject extends DurableObject<Env> {
       this.noteRunning(wiped);
       await this.reconcileOutside();
       await this.schedule(0);
-      return this.describeNow();
+      // The wipe is done: a log that cannot say its end offsets now must not make it look failed.
+      return this.describeEvenWithoutLog();
+    });
+  }
+
+  private describeEvenWithoutLog(): Promise<TaskDescription | PartialTaskDescription> {
+    return this.describeNow().catch((error: unknown) => {
+      if (error instanceof LogUnavailable) return describeWithoutLog(this.task, application);
+      throw error;
     });
   }
 

@@ -20,6 +20,11 @@ export interface ApplicationOptions {
 
 export class Application {
   readonly catalog: TopicCatalog;
+  /**
+   * The topics only the application's tasks write: store changelogs (a task's checkpoint covers
+   * what its store wrote there, I1) and repartition topics. Anyone may read them.
+   */
+  readonly internalTopics: ReadonlySet<string>;
   readonly restoreListener?: RestoreListener;
   readonly standbyListener?: StandbyUpdateListener;
 
@@ -28,6 +33,7 @@ export class Application {
     options: ApplicationOptions = {},
   ) {
     this.catalog = new TopicCatalog({ ...topology.topics(), ...options.extraTopics });
+    this.internalTopics = new Set(topology.subtopologies.flatMap((s) => [...s.stores.map((store) => store.changelogTopic), ...s.repartitionSourceTopics]));
     this.restoreListener = options.restoreListener;
     this.standbyListener = options.standbyListener;
   }
@@ -36,7 +42,7 @@ export class Application {
     return this.topology.applicationId;
   }
 
-  /** The consumer group whose committed offsets record the tasks' input progress. */
+  /** The consumer group whose committed offsets record the tasks' input progress (only the tasks commit them). */
   get groupId(): string {
     return this.topology.applicationId;
   }

@@ -116,7 +116,7 @@ describe("GET /stores/:store/keys", () => {
     ["limit=1&limit=2", "limit"],
     ["cursor=not*base64", "cursor"],
     ["cursor=_w", "cursor"],
-    ["stale=true", "stale"],
+    ["stale=yes", "stale"],
     [`prefix=${"x".repeat(16_385)}`, "prefix"],
   ])("refuses %s with 400", async (query, message) => {
     const response = await call(`/stores/totals/keys?${query}`);

@@ -141,7 +141,7 @@ describe("the status page", () => {
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
     try {
       const wiped = await driver.task(active).corrupt();
-      const end = wiped.changelogs[0]!.end;
+      const end = wiped.changelogs[0]!.end!;
       const html = await (await browse("/", { bearer: TOKEN })).text();
       const name = `0_2@${active.placement}`;
       expect(html).toContain(`data-instance="${name}" data-state="RESTORING"`);

@@ -97,6 +97,17 @@ const classes: Record<LogErrorCode, new (message: string) => LogError> = {
   LOG_UNAVAILABLE: LogUnavailable,
 };
 
+/**
+ * Whether `error` means the log could not be reached: a `LogUnavailable` thrown here, or one thrown
+ * in another Durable Object (a task object, the coordinator) and received over RPC. RPC delivers a
+ * plain `Error` whose message starts with the class name ("LogUnavailable: …"), so that is what is
+ * recognised there, or the code.
+ */
+export function isLogUnavailable(error: unknown): boolean {
+  if (error instanceof LogUnavailable) return true;
+  return error instanceof Error && /^(LogUnavailable|LOG_UNAVAILABLE): /.test(error.message);
+}
+
 export function logErrorFrom(failure: LogFailure): LogError {
   return new classes[failure.code](failure.message);
 }

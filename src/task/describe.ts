@@ -73,3 +73,25 @@ export async function describeTask(task: StreamTask, app: Application, log: Log)
     failure: meta.failure,
   };
 }
+
+/** A description made without the log (it could not be reached): end offsets and lag unknown. */
+export interface PartialTaskDescription extends Omit<TaskDescription, "changelogs" | "lag"> {
+  readonly changelogs: (Omit<ChangelogDescription, "end"> & { readonly end: null })[];
+  readonly lag: null;
+}
+
+/**
+ * What the instance knows of itself without the log, for answers about something already done
+ * (a wipe) that must not look failed because the log cannot say its end offsets right now.
+ */
+export function describeWithoutLog(task: StreamTask, app: Application): PartialTaskDescription {
+  const meta = task.meta();
+  if (!meta) throw new Error("the task instance has no assignment");
+  const checkpoints = task.checkpoints();
+  const changelogs = app.changelogPartitions(meta.taskId).map((tp) => {
+    const checkpoint = checkpoints.get(positionKey(tp)) ?? null;
+    return { topic: tp.topic, partition: tp.partition, checkpoint, restored: checkpoint ?? 0, end: null };
+  });
+  const { taskId: id, role, placement, state, epoch, incarnation, failure } = meta;
+  return { id, role, placement, state, epoch, incarnation, changelogs, lag: null, pendingBatches: task.pendingOutboxBatches(), failure };
+}

@@ -87,3 +87,50 @@ it("restores the window store, the suppression buffer and the region table throu
   const published = (await driver.read("page-views-per-region")).map((r) => ({ key: r.key, ...JSON.parse(r.value) })).filter((r) => r.key === "ap");
   expect(published).toEqual([{ key: "ap", region: "Asia", windowStart: minute, windowEnd: minute + MINUTE_MS, views: 2 }]);
 });
+
+it("answers a window query of a restoring task 503 with Retry-After, not 500, while its changelog fails; 503 restoring once it answers", async () => {
+  const view = (user: string, region: string, at: number) => ({ key: user, value: { region, page: "/" }, timestamp: at });
+  const minute = 20 * MINUTE_MS;
+  const path = `/stores/views-per-minute/windows/sa?from=${minute}&to=${minute}`;
+  await driver.pipe("regions", [{ key: "sa", value: { name: "South America" } }]);
+  await driver.pipe("page-views", [view("w1", "sa", minute + 1_000)]);
+  await driver.runUntilQuiet();
+  const { task } = await json<{ task: string }>(await call(path));
+  const owner = (await driver.instances()).find((i) => i.role === "active" && i.taskId === task)!;
+  const changelog = application.changelogPartitions(task).find((c) => c.store === "views-per-minute")!;
+  expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
+  try {
+    await driver.task(owner).corrupt();
+    expect((await call("/admin/log/fail", { body: { topic: changelog.topic, partition: changelog.partition, times: 10_000 } })).status).toBe(200);
+    const failing = await call(path);
+    expect(failing.status).toBe(503);
+    expect(failing.headers.get("Retry-After")).toBe("1");
+    expect(await json(failing)).toMatchObject({ error: "unavailable" });
+
+    await env.LOG_PARTITION.getByName(`${changelog.topic}/${changelog.partition}`).injectFailures(0);
+    const restoring = await call(path);
+    expect(restoring.status).toBe(503);
+    expect(await json(restoring)).toMatchObject({ error: "restoring", task });
+  } finally {
+    await env.LOG_PARTITION.getByName(`${changelog.topic}/${changelog.partition}`).injectFailures(0);
+    expect((await call("/admin/restore/resume", { body: {} })).status).toBe(200);
+  }
+  await driver.runUntilQuiet();
+  const restored = await call(path);
+  expect(restored.status).toBe(200);
+  expect((await json(restored)).windows).toEqual([{ window: { start: minute, end: minute + MINUTE_MS }, value: 1 }]);
+});
+
+it("refuses writes from outside to its repartition and changelog topics (403, nothing appended)", async () => {
+  const repartition = "page-views-views-by-region-repartition";
+  expect(application.internalTopics.has(repartition)).toBe(true);
+  expect(application.internalTopics.has("page-views-views-per-minute-changelog")).toBe(true);
+  expect(application.internalTopics.has("page-views")).toBe(false);
+  for (const topic of application.internalTopics) {
+    const before = await driver.log.offsets({ topic, partition: 0 });
+    const response = await call(`/topics/${topic}/records`, { body: { records: [{ key: "eu", value: { region: "eu", page: "/" }, partition: 0 }] } });
+    expect(response.status, topic).toBe(403);
+    expect(await json(response)).toMatchObject({ error: "forbidden" });
+    expect(await driver.log.offsets({ topic, partition: 0 })).toEqual(before);
+  }
+});

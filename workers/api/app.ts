@@ -3,9 +3,9 @@
  * limits, then the routes of API.md. Route modules stay small; this file only assembles them.
  */
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { readConfig } from "../../src/config";
 import { bearerMatches, requiredToken } from "./auth";
+import { bodyLimit } from "./body-limit";
 import type { ApiEnv } from "./context";
 import { ApiError, errorResponse } from "./http-error";
 import { openLog } from "./log";
@@ -13,7 +13,8 @@ import { admin } from "./routes/admin";
 import { ingest } from "./routes/ingest";
 import { stores } from "./routes/stores";
 import { tasks } from "./routes/tasks";
-import { kafkaRest } from "./routes/kafka-rest";
+import { isKafkaPath, kafkaRest } from "./routes/kafka-rest";
+import { dialectErrorResponse } from "./routes/kafka-rest-support";
 import { metrics } from "./routes/metrics";
 import { scans } from "./routes/scans";
 import { statusPage } from "./routes/status-page";
@@ -21,7 +22,8 @@ import { PUBLIC_PAGES, sessionDecision } from "./status/session";
 
 export const app = new Hono<ApiEnv>();
 
-app.onError((error, c) => errorResponse(c, error));
+// Errors of the middleware below reach here also for `/kafka`, which answers in its dialect.
+app.onError((error, c) => (isKafkaPath(c.req.path) ? dialectErrorResponse(c, error) : errorResponse(c, error)));
 app.notFound((c) => c.json({ error: "not_found", message: `no route for ${c.req.method} ${c.req.path}` }, 404));
 
 app.get("/healthz", (c) => c.json({ ok: true }));
@@ -35,7 +37,7 @@ app.use("*", async (c, next) => {
 
 // The Kafka REST endpoint authenticates with Basic auth itself (the dialect's scheme).
 app.use("*", async (c, next) => {
-  if (c.req.path === "/kafka" || c.req.path.startsWith("/kafka/")) return next();
+  if (isKafkaPath(c.req.path)) return next();
   // The sign-in pages; the status page and other safe GET routes also take the session cookie.
   if (PUBLIC_PAGES.includes(c.req.path)) return next();
   const config = c.get("config");
@@ -50,15 +52,7 @@ app.use("*", async (c, next) => {
   await next();
 });
 
-app.use("*", async (c, next) => {
-  const limit = bodyLimit({
-    maxSize: c.get("config").MAX_BODY_BYTES,
-    onError: () => {
-      throw new ApiError(413, "too_large", `request body is larger than ${c.get("config").MAX_BODY_BYTES} bytes`);
-    },
-  });
-  return limit(c, next);
-});
+app.use("*", bodyLimit<ApiEnv>((c) => c.get("config").MAX_BODY_BYTES));
 
 app.route("/", ingest);
 app.route("/", stores);

@@ -1,11 +1,12 @@
 /**
  * The error contract of API.md: `{"error": code, "message": text}` with a fitting status, and
- * `Retry-After` on 503. Log errors map to statuses here, in one place.
+ * `Retry-After` on 503. Log errors map to statuses here, in one place, and so does unavailability
+ * (of the log or of an object) met anywhere behind a route.
  */
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { LogError, type LogErrorCode } from "../../src/log/errors";
+import { isLogUnavailable, LogError, type LogErrorCode } from "../../src/log/errors";
 
 export type ErrorCode =
   | "invalid_input"
@@ -45,6 +46,22 @@ const fromLog: Record<LogErrorCode, [ContentfulStatusCode, ErrorCode]> = {
   LOG_UNAVAILABLE: [503, "unavailable"],
 };
 
+/**
+ * The log or a Durable Object could not be reached, as met behind a route in another object: a
+ * 503 the caller may retry. Such errors arrive over RPC without their class: a `LogUnavailable`
+ * thrown by a task object or the coordinator (while describing, restoring, assigning) is
+ * recognised by its message; the runtime flags its own failures to reach an object (overloaded,
+ * reset, or worth a retry).
+ */
+function unavailable(error: unknown): ApiError | undefined {
+  if (isLogUnavailable(error)) return new ApiError(503, "unavailable", `the log is unavailable: ${(error as Error).message.replace(/^[A-Za-z_]+: /, "")}`, 1);
+  const flags = (error ?? {}) as { overloaded?: unknown; retryable?: unknown; durableObjectReset?: unknown };
+  if (flags.overloaded === true || flags.retryable === true || flags.durableObjectReset === true) {
+    return new ApiError(503, "unavailable", "a component did not answer; retry shortly", 1);
+  }
+  return undefined;
+}
+
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof LogError) {
@@ -56,7 +73,7 @@ export function toApiError(error: unknown): ApiError {
     const code: ErrorCode = status === 413 ? "too_large" : status === 401 ? "unauthorized" : status === 404 ? "not_found" : "invalid_input";
     return new ApiError(status, code, error.message || "request refused");
   }
-  return new ApiError(500, "internal", "internal error");
+  return unavailable(error) ?? new ApiError(500, "internal", "internal error");
 }
 
 export function errorResponse(c: Context, error: unknown): Response {

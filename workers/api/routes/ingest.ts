@@ -9,6 +9,7 @@ import { z } from "zod";
 import { offsetsInRequestOrder, planIngest } from "../../../src/ingest/plan";
 import { assignments } from "../cluster";
 import { ApiError } from "../http-error";
+import { refuseInternalTopicWrite } from "../owned";
 import type { ApiEnv } from "../context";
 import { invalidInput } from "../validation";
 
@@ -62,6 +63,7 @@ export const ingest = new Hono<ApiEnv>().post(
   zValidator("json", ingestBody, invalidInput, validateIngestBody),
   async (c) => {
     const topic = c.req.param("topic");
+    refuseInternalTopicWrite(topic);
     const log = c.get("log");
     const partitions = (await log.topics()).get(topic);
     if (partitions === undefined) throw new ApiError(404, "unknown_topic", `unknown topic ${JSON.stringify(topic)}`);

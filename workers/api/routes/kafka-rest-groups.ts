@@ -10,6 +10,7 @@ import { DIRECTORY_NAME } from "../../../durable-objects/consumer-group";
 import { SUCCESS, commitBody, consumeBody, consumeHeaders, consumerId, topicPartitionsBody } from "../../../src/kafka-rest/dialect";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
+import { refuseApplicationGroupCommit } from "../owned";
 import { callGroup, groupStub, invalidDialectInput, optionalJson, validate } from "./kafka-rest-support";
 
 export const kafkaGroups = new Hono<ApiEnv>();
@@ -23,6 +24,8 @@ async function consume(c: Context<ApiEnv>, group: string, instance: string, topi
     "kafka-auto-commit-interval": c.req.header("Kafka-Auto-Commit-Interval"),
     "kafka-auto-offset-reset": c.req.header("Kafka-Auto-Offset-Reset"),
   });
+  // Auto-commit would commit into the group; reading in it without committing is harmless.
+  if (headers["kafka-enable-auto-commit"]) refuseApplicationGroupCommit(group);
   const request = {
     instance,
     topics: [...topics],
@@ -53,6 +56,7 @@ kafkaGroups.on(["GET", "POST"], "/consume/:group/:instance/:topic", zValidator("
 /** No body commits what the instance consumed; one offset or a list commits those. */
 kafkaGroups.post("/commit/:group/:instance", zValidator("param", memberParams, invalidDialectInput), async (c) => {
   const { group, instance } = c.req.valid("param");
+  refuseApplicationGroupCommit(group, instance);
   const offsets = validate(commitBody, await optionalJson(c));
   await callGroup(() => groupStub(c, group).commit(group, instance, offsets));
   return c.json(SUCCESS);

@@ -26,10 +26,16 @@ import type { AppendResult } from "../../../src/log/types";
 import { basicMatches, requiredToken } from "../auth";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
+import { refuseInternalTopicWrite } from "../owned";
 import { kafkaGroups } from "./kafka-rest-groups";
 import { bodyText, dialectErrorResponse, invalidDialectInput, validate } from "./kafka-rest-support";
 
 export const kafkaRest = new Hono<ApiEnv>();
+
+/** Whether a request path is the dialect's (mounted at `/kafka`). */
+export function isKafkaPath(path: string): boolean {
+  return path === "/kafka" || path.startsWith("/kafka/");
+}
 
 kafkaRest.onError((error, c) => dialectErrorResponse(c, error));
 
@@ -47,6 +53,8 @@ const topicParam = z.object({ topic: z.string().min(1).max(249) });
 
 /** Appends the planned batches: partitions in parallel, one partition's batches in request order. */
 async function produce(c: Context<ApiEnv>, messages: readonly TopicMessage[]): Promise<ProduceMetadata[]> {
+  // Before anything is appended: a request naming an internal topic anywhere changes nothing.
+  for (const message of messages) refuseInternalTopicWrite(message.topic);
   const log = c.get("log");
   const counts = await log.topics();
   const now = Date.now();

@@ -5,7 +5,8 @@
  * the base64url of the last key returned, and the next page starts strictly after it — so paging
  * stays correct while writes go on (a key written behind the cursor is simply not revisited).
  * Only RUNNING active instances answer; while one restores, the route answers 503 like the point
- * read.
+ * read — or with `stale=true`, that task's page comes from an instance holding part of its store
+ * (../stale.ts), and the response says `"stale": true`.
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
@@ -19,6 +20,7 @@ import type { ApiEnv } from "../context";
 import type { Env } from "../../env";
 import { ApiError } from "../http-error";
 import { queryableStore } from "../queryable-store";
+import { staleAnswer } from "../stale";
 import { invalidInput } from "../validation";
 
 export const DEFAULT_SCAN_LIMIT = 100;
@@ -49,6 +51,7 @@ const bound = z.string().max(MAX_BOUND_LENGTH, `at most ${MAX_BOUND_LENGTH} char
 
 const scanQuery = z
   .object({
+    stale: z.enum(["true", "false"]).optional(),
     prefix: bound.optional(),
     from: bound.optional(),
     to: bound.optional(),
@@ -78,12 +81,16 @@ export function mergeByKey<T extends { key: string }>(pages: readonly (readonly 
   return pages.flat().sort((a, b) => compareKeys(a.key, b.key));
 }
 
-/** The page of one task from its active instance (a cached assignment that is stale is retried once). */
-async function scanTask(env: Env, taskId: string, store: string, bounds: ScanBounds): Promise<ScanAnswer> {
+/**
+ * The page of one task from its active instance (a cached assignment that is stale is retried
+ * once); while it restores, with `allowStale`, from an instance holding part of the store.
+ */
+async function scanTask(env: Env, taskId: string, store: string, bounds: ScanBounds, allowStale: boolean): Promise<ScanAnswer> {
   for (const fresh of [false, true]) {
     const active = (await assignments(env, fresh)).find((i) => i.taskId === taskId && i.role === "active");
     if (!active) continue;
     const answer = (await taskObject(env, active).scan(store, bounds)) as ScanAnswer;
+    if (answer.status === "restoring" && allowStale) return (await staleAnswer(env, taskId, async (stub) => (await stub.scan(store, bounds, true)) as ScanAnswer)) ?? answer;
     if (answer.status !== "not-owner") return answer;
   }
   throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
@@ -92,10 +99,10 @@ async function scanTask(env: Env, taskId: string, store: string, bounds: ScanBou
 export const scans = new Hono<ApiEnv>().get("/stores/:store/keys", zValidator("query", scanQuery, invalidInput), async (c) => {
   const name = c.req.param("store");
   const found = queryableStore(name, "keys");
-  const { prefix, from, to, limit = DEFAULT_SCAN_LIMIT, cursor } = c.req.valid("query");
+  const { prefix, from, to, limit = DEFAULT_SCAN_LIMIT, cursor, stale } = c.req.valid("query");
   const bounds: ScanBounds = { prefix, from, to, after: cursor, limit: limit + 1 };
   const taskIds = Array.from({ length: found.subtopology.partitions }, (_, p) => application.taskForStorePartition(found.subtopology, p));
-  const answers = await Promise.all(taskIds.map((taskId) => scanTask(c.env, taskId, name, bounds)));
+  const answers = await Promise.all(taskIds.map((taskId) => scanTask(c.env, taskId, name, bounds, stale === "true")));
 
   const restoring = answers.findIndex((a) => a.status === "restoring");
   if (restoring >= 0) {
@@ -104,9 +111,10 @@ export const scans = new Hono<ApiEnv>().get("/stores/:store/keys", zValidator("q
     c.header("Retry-After", "1");
     return c.json({ error: "restoring", message: `task ${task} is restoring`, task, progress: answer.progress }, 503);
   }
-  const merged = mergeByKey(answers.map((a) => (a as Extract<ScanAnswer, { status: "ok" }>).items));
+  const pages = answers as Extract<ScanAnswer, { status: "ok" }>[];
+  const merged = mergeByKey(pages.map((a) => a.items));
   const page = merged.slice(0, limit);
   const items = page.map(({ key, value }) => ({ key, value: found.store.valueSerde.deserialize(value) }));
   const next = merged.length > limit ? encodeCursor(page[page.length - 1]!.key) : null;
-  return c.json({ items, next });
+  return c.json(pages.some((a) => a.stale) ? { items, next, stale: true } : { items, next });
 });

@@ -3,7 +3,7 @@
  * partitioner the producer used) and reads its store. Keys in the path are the serialized keys
  * (for string keys, the key itself), percent-decoded. Only the RUNNING active instance answers
  * with authority; while it restores, `?stale=true` lets a standby (or the restoring instance
- * itself) answer, marked `"stale": true`.
+ * itself) that holds part of the store answer, marked `"stale": true` (see ../stale.ts).
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
@@ -15,6 +15,7 @@ import { assignments, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { queryableStore } from "../queryable-store";
+import { staleAnswer } from "../stale";
 import { invalidInput } from "../validation";
 
 const readQuery = z.object({ stale: z.enum(["true", "false"]).optional() }).strict();
@@ -40,23 +41,19 @@ export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+
   if (!answer || answer.status === "not-owner") throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
 
   if (answer.status === "restoring" && allowStale) {
-    const instances = await assignments(c.env);
-    const standbys = instances.filter((i) => i.taskId === taskId && i.role === "standby");
-    const active = instances.find((i) => i.taskId === taskId && i.role === "active");
-    for (const instance of [...standbys, ...(active ? [active] : [])]) {
-      const stale = (await taskObject(c.env, instance).query(name, key, true)) as QueryAnswer;
-      if (stale.status === "ok" && (stale.value !== undefined || instance === active)) {
-        answer = stale;
-        break;
-      }
-    }
+    answer = (await staleAnswer(c.env, taskId, async (stub) => (await stub.query(name, key, true)) as QueryAnswer)) ?? answer;
   }
   if (answer.status === "restoring") {
     c.header("Retry-After", "1");
     return c.json({ error: "restoring", message: `task ${taskId} is restoring`, task: taskId, progress: answer.progress }, 503);
   }
   if (answer.status !== "ok") throw new ApiError(503, "unavailable", `task ${taskId} cannot answer right now`, 1);
-  if (answer.value === undefined) throw new ApiError(404, "not_found", `no key ${JSON.stringify(key)} in store ${name}`);
+  if (answer.value === undefined) {
+    const message = `no key ${JSON.stringify(key)} in store ${name}`;
+    // Absent from what a restoring instance holds so far: it may yet appear.
+    if (answer.stale) return c.json({ error: "not_found", message: `${message} (as restored so far)`, stale: true }, 404);
+    throw new ApiError(404, "not_found", message);
+  }
   return c.json({ key, value: found.store.valueSerde.deserialize(answer.value), task: taskId, stale: answer.stale });
 });
 
