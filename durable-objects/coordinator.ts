@@ -15,6 +15,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { readConfig, type Config } from "../src/config";
 import { assignActives } from "../src/coordinator/assignor";
+import { MigrationRefused, MigrationUnderWay } from "../src/coordinator/migration";
 import { CoordinatorStore, type ApplicationShutdown, type InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { APPLICATION_SHUT_DOWN } from "../src/task/stream-task";
 import { placeStandbys, warmUpTargets } from "../src/coordinator/standbys";
@@ -59,10 +60,6 @@ export type MigrationResult = { readonly changed: boolean; readonly from: string
 export type TaskResumeResult =
   | { readonly status: "resumed"; readonly task: TaskDescription }
   | { readonly status: "application-shut-down"; readonly shutdown: ApplicationShutdown };
-
-export class MigrationRefused extends Error {
-  override name = "MigrationRefused";
-}
 
 export class Coordinator extends DurableObject<Env> {
   private readonly store: CoordinatorStore;
@@ -202,7 +199,7 @@ export class Coordinator extends DurableObject<Env> {
     }
     await this.pushUnacknowledged();
     const now = this.activeOf(taskId);
-    if (!now.acknowledged) throw new Error(`the move of task ${taskId} to ${to} is under way and completes on its own: ${this.lastPushError ?? "an instance has not answered yet"}`);
+    if (!now.acknowledged) throw new MigrationUnderWay(`the move of task ${taskId} to ${to} is under way and completes on its own: ${this.lastPushError ?? "an instance has not answered yet"}`);
     return { changed: active.placement !== to, from: active.placement, to, epoch: now.epoch };
   }
 

@@ -106,18 +106,23 @@ describe("a log failure behind a route", () => {
     for (const key of keys) expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 3 });
   });
 
-  it("an assignment the coordinator cannot push: migrate, /tasks, /metrics and the status page answer 503, then all recover", async () => {
+  it("an assignment the coordinator cannot push: migrate answers 503 (under way); while the log fails /tasks is 503 and /metrics shows the instance down; then all recover", async () => {
     const keys = keysOn(3, 3, "unavail-move");
     await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 4 } })));
     await driver.runUntilQuiet();
     const { instance } = await activeOf(3);
     const to = instance.placement === "a" ? "b" : "a";
 
-    await failLog(CHANGELOG, 3);
+    // The instance at the target dies taking its assignment: the move is under way, not failed.
+    await driver.task({ taskId: "0_3", placement: to }).crash("assign:after-meta");
     await expectUnavailable(await call("/admin/tasks/0_3/migrate", { body: { to } }), "migrate");
+    await failLog(CHANGELOG, 3);
     await expectUnavailable(await call("/tasks"), "GET /tasks");
-    await expectUnavailable(await call("/metrics"), "GET /metrics");
-    await expectUnavailable(await call("/"), "GET /");
+    // A scrape and the status page answer, showing the instance that could not be described as down.
+    const scrape = await call("/metrics");
+    expect(scrape.status).toBe(200);
+    expect(await scrape.text()).toMatch(/edge_streams_task_up\{[^}]*task="0_3"[^}]*\} 0/);
+    expect((await call("/")).status).toBe(200);
 
     await healLog(CHANGELOG, 3);
     expect((await call("/tasks")).status).toBe(200);

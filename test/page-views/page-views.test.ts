@@ -71,11 +71,14 @@ it("restores the window store, the suppression buffer and the region table throu
   // The tasks that keep ap's window store and suppression buffer, and its region table row, are wiped.
   const tableTask = (await json<{ task: string }>(await call("/stores/regions/keys/ap"))).task;
   expect(tableTask).not.toBe(task);
+  // Restoration is held, so the query below meets the window store still restoring.
+  expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
   for (const taskId of [task, tableTask]) {
     const owner = (await driver.instances()).find((i) => i.role === "active" && i.taskId === taskId)!;
     expect((await driver.task(owner).corrupt()).state).toBe("RESTORING");
   }
   expect((await call(`/stores/views-per-minute/windows/ap?from=${minute}&to=${minute}`)).status).toBe(503);
+  expect((await call("/admin/restore/resume", { body: {} })).status).toBe(200);
   await driver.runUntilQuiet();
   expect((await query()).windows).toEqual([{ window: { start: minute, end: minute + MINUTE_MS }, value: 2 }]);
   expect((await json(await call("/stores/regions/keys/ap"))).value).toEqual({ name: "Asia" });

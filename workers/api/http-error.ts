@@ -6,6 +6,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { isMigrationUnderWay } from "../../src/coordinator/migration";
 import { isLogUnavailable, LogError, type LogErrorCode } from "../../src/log/errors";
 
 export type ErrorCode =
@@ -54,6 +55,7 @@ const fromLog: Record<LogErrorCode, [ContentfulStatusCode, ErrorCode]> = {
  * reset, or worth a retry).
  */
 function unavailable(error: unknown): ApiError | undefined {
+  if (isMigrationUnderWay(error)) return new ApiError(503, "unavailable", (error as Error).message.replace(/^MigrationUnderWay: /, ""), 1);
   if (isLogUnavailable(error)) return new ApiError(503, "unavailable", `the log is unavailable: ${(error as Error).message.replace(/^[A-Za-z_]+: /, "")}`, 1);
   const flags = (error ?? {}) as { overloaded?: unknown; retryable?: unknown; durableObjectReset?: unknown };
   if (flags.overloaded === true || flags.retryable === true || flags.durableObjectReset === true) {
