@@ -19,9 +19,14 @@ export interface WranglerDev {
   /** The Worker's base URL, e.g. `http://127.0.0.1:41234`. */
   readonly url: string;
   readonly token: string;
+  /** Where the Worker's Durable Objects keep their storage. */
+  readonly persistTo: string;
   /** The last part of wrangler's output, for failure messages. */
   output(): string;
+  /** Stops it and deletes its storage (unless it was given `persistTo`). */
   stop(): Promise<void>;
+  /** Kills the whole process group at once (SIGKILL: no clean shutdown); its storage stays. */
+  kill(): Promise<void>;
 }
 
 export interface WranglerDevOptions {
@@ -29,6 +34,10 @@ export interface WranglerDevOptions {
   readonly topics?: Readonly<Record<string, number>>;
   readonly vars?: Readonly<Record<string, string>>;
   readonly readyTimeoutMs?: number;
+  /** Storage to reuse (a restart after `kill`); kept on `stop`. Default: a fresh directory, deleted on `stop`. */
+  readonly persistTo?: string;
+  /** The API token (default: a random one). */
+  readonly token?: string;
 }
 
 /** A port nothing listens on right now (the OS picks it). */
@@ -45,9 +54,9 @@ export function freePort(): Promise<number> {
 
 
 export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
-  const token = `node-test-${Math.random().toString(36).slice(2)}`;
+  const token = options.token ?? `node-test-${Math.random().toString(36).slice(2)}`;
   const [port, inspectorPort] = [await freePort(), await freePort()];
-  const persist = mkdtempSync(`${tmpdir()}/edge-streams-dev-`);
+  const persist = options.persistTo ?? mkdtempSync(`${tmpdir()}/edge-streams-dev-`);
   const topics = Object.entries(options.topics ?? {}).map(([name, partitions]) => `${name}=${partitions}`).join(",");
   const vars: Record<string, string> = { API_TOKEN: token, ENVIRONMENT: "test", ...(topics ? { TOPICS: topics } : {}), ...options.vars };
   const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", persist];
@@ -85,7 +94,13 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
     killGroup("SIGTERM");
     const stopped = await Promise.race([exit.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
     if (!stopped) killGroup("SIGKILL");
-    rmSync(persist, { recursive: true, force: true });
+    if (options.persistTo === undefined) rmSync(persist, { recursive: true, force: true });
+  };
+
+  const kill = async () => {
+    process.off("exit", onExit);
+    killGroup("SIGKILL");
+    await exit;
   };
 
   const url = `http://127.0.0.1:${port}`;
@@ -106,5 +121,5 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
     await stop();
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- wrangler output ---\n${log}`);
   }
-  return { url, token, output: () => log, stop };
+  return { url, token, persistTo: persist, output: () => log, stop, kill };
 }

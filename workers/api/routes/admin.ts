@@ -8,7 +8,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { restoreWorkerName } from "../../../durable-objects/restore-worker";
 import { application } from "#application";
-import { activeInstance, coordinator, taskObject } from "../cluster";
+import { activeInstance, coordinator, instanceName, taskObject } from "../cluster";
+import { LIFECYCLE_STEPS, type LifecycleStep } from "../../../src/task/stream-task";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { invalidInput } from "../validation";
@@ -76,13 +77,40 @@ faults.post("/admin/tasks/:id/corrupt", async (c) => {
   return c.json({ task: await taskObject(c.env, instance).corrupt() });
 });
 
+const crashBody = z
+  .object({
+    at: z.enum(LIFECYCLE_STEPS as [LifecycleStep, ...LifecycleStep[]]).optional(),
+    placement: z.string().min(1).max(64).optional(),
+  })
+  .strict();
+
+/**
+ * The task's active instance dies at once; or, with `at`, the next time a lifecycle operation of
+ * the instance at `placement` (default: the active's) reaches that step.
+ */
 faults.post("/admin/tasks/:id/crash", async (c) => {
-  const instance = await requireActive(c, c.req.param("id"));
+  const text = await c.req.text();
+  let body: unknown = {};
+  try {
+    if (text.trim() !== "") body = JSON.parse(text);
+  } catch {
+    throw new ApiError(400, "invalid_input", "the body is not JSON");
+  }
+  const parsed = crashBody.safeParse(body);
+  if (!parsed.success) throw new ApiError(400, "invalid_input", parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
+  const { at, placement } = parsed.data;
+  const active = await requireActive(c, c.req.param("id"));
+  if (placement !== undefined && !c.get("config").PLACEMENTS.includes(placement)) throw new ApiError(400, "invalid_input", `unknown placement ${JSON.stringify(placement)}`);
+  const instance = { taskId: active.taskId, placement: placement ?? active.placement };
+  if (at !== undefined) {
+    await taskObject(c.env, instance).crash(at);
+    return c.json({ planned: instanceName(instance), at });
+  }
   // The object dies while answering: its own call fails by design.
   await taskObject(c.env, instance)
     .crash()
     .catch(() => undefined);
-  return c.json({ crashed: `${instance.taskId}@${instance.placement}` });
+  return c.json({ crashed: instanceName(instance) });
 });
 
 faults.post("/admin/log/fail", zValidator("json", logFailBody, invalidInput), async (c) => {
