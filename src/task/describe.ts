@@ -3,6 +3,7 @@
  * per changelog its checkpoint, restored position and end, and its lag.
  */
 import type { Application } from "../application";
+import { NotAssigned } from "./not-assigned";
 import type { Log } from "../log/types";
 import { positionKey } from "./record-collector";
 import type { TaskRole, TaskState } from "./state";
@@ -42,7 +43,7 @@ export interface TaskDescription {
 
 export async function describeTask(task: StreamTask, app: Application, log: Log): Promise<TaskDescription> {
   const meta = task.meta();
-  if (!meta) throw new Error("the task instance has no assignment");
+  if (!meta) throw new NotAssigned();
   const checkpoints = task.checkpoints();
   // Processed input counts once the group knows of it (see StreamTask.commitInputOffsets).
   const positions = meta.state === "RUNNING" ? task.committedPositions() : task.positions();
@@ -86,7 +87,7 @@ export interface PartialTaskDescription extends Omit<TaskDescription, "changelog
  */
 export function describeWithoutLog(task: StreamTask, app: Application): PartialTaskDescription {
   const meta = task.meta();
-  if (!meta) throw new Error("the task instance has no assignment");
+  if (!meta) throw new NotAssigned();
   const checkpoints = task.checkpoints();
   const changelogs = app.changelogPartitions(meta.taskId).map((tp) => {
     const checkpoint = checkpoints.get(positionKey(tp)) ?? null;

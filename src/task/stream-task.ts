@@ -13,6 +13,7 @@ import { fetchWindows } from "../streams/state/window-store";
 import type { WindowedValue } from "../streams/windowed";
 import type { InputRecord, TaskEventMetrics, TaskProcessor } from "../streams/runtime/types";
 import { positionFromHeaders } from "../streams/runtime/position-header";
+import { NotAssigned } from "./not-assigned";
 import { canApplyRestoreBatch, checkpointAfterAck, type RestoredBatch } from "./checkpoint";
 import { CHANGELOG_PHASE, Outbox, type OutboxBatch } from "./outbox";
 import { positionKey, RecordCollector, TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
@@ -289,7 +290,7 @@ export class StreamTask {
   private applyRestoreBatchNow(batch: RestoreBatch): RestoreReply {
     return this.storage.transaction(() => {
       const meta = this.storage.meta();
-      if (!meta) throw new Error("the task instance has no assignment");
+      if (!meta) throw new NotAssigned();
       const checkpoint = this.storage.checkpoint(batch);
       const reply = (applied: boolean, at: number | null): RestoreReply => ({
         applied,
