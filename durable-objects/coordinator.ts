@@ -20,7 +20,9 @@ import { CoordinatorStore, type ApplicationShutdown, type InstanceAssignment } f
 import { APPLICATION_SHUT_DOWN } from "../src/task/stream-task";
 import { placeStandbys, warmUpTargets } from "../src/coordinator/standbys";
 import type { TaskDescription } from "../src/task/describe";
+import { holds } from "../src/coordinator/holds";
 import type { InstanceAck } from "./task-object";
+import type { Assignment } from "../src/task/stream-task";
 import { instanceName } from "../src/names";
 import { CrashPoints } from "../src/util/crash-points";
 import { logEvent } from "../src/util/log";
@@ -260,23 +262,29 @@ export class Coordinator extends DurableObject<Env> {
     const all = this.store.instances();
     const from = this.ctx.storage.kv.get<number>(SWEEP_CURSOR_KEY) ?? 0;
     const chunk = all.slice(from, from + SWEEP_CHUNK).filter((i) => i.acknowledged);
-    const results = await Promise.allSettled(chunk.map((instance) => this.push(instance)));
+    const shutdown = this.store.shutdown();
+    const results = await Promise.allSettled(chunk.map((instance) => this.instance(instance).check(this.assignmentOf(instance, shutdown)) as Promise<InstanceAck | undefined>));
     let repaired = 0;
     this.store.transaction(() => {
       results.forEach((result, i) => {
         const instance = chunk[i]!;
-        const differs = result.status === "fulfilled" && result.value !== undefined && (result.value.epoch !== instance.epoch || result.value.role !== instance.role);
-        if (result.status === "rejected" || differs) {
-          // Pushed again by the next alarm, like any unacknowledged assignment.
-          this.store.put({ ...instance, acknowledged: false });
-          repaired++;
-        }
+        if (result.status === "rejected") return;
+        const ack = result.value;
+        const intact = instance.role === "idle" ? ack === undefined || holds(ack, instance) : ack !== undefined && holds(ack, instance);
+        if (intact) return;
+        // The instance lost what it was told (its storage, say): assigned again under a new
+        // epoch, so that nothing it does can be mistaken for what it did before.
+        this.store.put({ ...instance, epoch: this.store.nextEpoch(), acknowledged: false });
+        repaired++;
       });
     });
     const more = from + SWEEP_CHUNK < all.length;
     this.ctx.storage.kv.put(SWEEP_CURSOR_KEY, more ? from + SWEEP_CHUNK : 0);
     if (!more) this.ctx.storage.kv.put(NEXT_SWEEP_KEY, Date.now() + SWEEP_INTERVAL_MS);
-    if (repaired > 0) logEvent("coordinator.sweep-repaired", { instances: repaired }, "warn");
+    if (repaired > 0) {
+      logEvent("coordinator.sweep-repaired", { instances: repaired }, "warn");
+      await this.pushUnacknowledged();
+    }
     return { pushed: chunk.length, repaired, more };
   }
 
@@ -365,14 +373,13 @@ export class Coordinator extends DurableObject<Env> {
   private async push(instance: InstanceAssignment): Promise<InstanceAck | undefined> {
     const stub = this.instance(instance);
     if (instance.role === "idle") return (await stub.revoke()) as InstanceAck | undefined;
-    const shutdown = this.store.shutdown();
-    return (await stub.assign({
-      taskId: instance.taskId,
-      placement: instance.placement,
-      role: instance.role,
-      epoch: instance.epoch,
-      ...(shutdown && instance.role === "active" ? { halted: haltReason(shutdown) } : {}),
-    })) as InstanceAck;
+    return (await stub.assign(this.assignmentOf(instance, this.store.shutdown()))) as InstanceAck;
+  }
+
+  /** What an instance is told: its assignment, halted while the application is shut down. */
+  private assignmentOf(instance: InstanceAssignment, shutdown: ApplicationShutdown | undefined): Assignment {
+    const { taskId, placement, role, epoch } = instance;
+    return { taskId, placement, role, epoch, ...(shutdown && role === "active" ? { halted: haltReason(shutdown) } : {}) };
   }
 
   /**

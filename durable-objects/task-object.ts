@@ -26,6 +26,7 @@ import { LifecycleHistory, type LifecycleSnapshot } from "../src/task/lifecycle"
 import type { TaskCountersSnapshot } from "../src/task/task-metrics";
 import type { TaskMeta } from "../src/task/task-storage";
 import { CrashPoints } from "../src/util/crash-points";
+import { holds } from "../src/coordinator/holds";
 import { withTimeout } from "../src/util/timeout";
 import { instanceName, restoreWorkerName } from "../src/names";
 import type { RegistrationEnd } from "../src/restore/suspensions";
@@ -141,6 +142,24 @@ export class TaskObject extends DurableObject<Env> {
       }
       this.noteRunning(before);
       await this.crashes.reachAfterWrites("assign:after-meta");
+      await this.reconcileOutside(true);
+      await this.schedule(0);
+      return ack(this.task.meta()!);
+    });
+  }
+
+  /**
+   * The coordinator's sweep: when this instance holds `assignment` (its role; for an active or
+   * standby also its epoch), repairs what the outside knows of it and applies the shutdown state,
+   * as a repeated assignment would. It never takes an assignment it does not hold: one that lost
+   * its storage must get a new epoch (its producer sequences start over), so it answers what it
+   * holds, if anything, and the coordinator assigns again.
+   */
+  async check(assignment: Assignment): Promise<InstanceAck | undefined> {
+    return this.serial.run(async () => {
+      const meta = this.task.meta();
+      if (!meta || !holds(meta, assignment)) return meta && ack(meta);
+      if (assignment.role !== "idle") await this.task.assign({ ...assignment, epoch: meta.epoch });
       await this.reconcileOutside(true);
       await this.schedule(0);
       return ack(this.task.meta()!);
@@ -536,3 +555,4 @@ function ack(meta: TaskMeta): InstanceAck {
   const { taskId, placement, role, state, epoch, incarnation } = meta;
   return { taskId, placement, role, state, epoch, incarnation };
 }
+

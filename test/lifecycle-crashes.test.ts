@@ -8,6 +8,7 @@
  * update exactly once.
  */
 import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { CoordinatorStep } from "../durable-objects/coordinator";
 import { COORDINATOR_NAME, type InstanceAssignment } from "../src/coordinator/coordinator-store";
@@ -224,5 +225,38 @@ describe("a crash inside an application shutdown and its lifting", { timeout: 90
     await dies(() => coordinator().resumeApplication());
     await append(3, keys, 31, expected);
     await expectRecovered(taskId, keys, expected);
+  });
+});
+
+describe("the coordinator's sweep", { timeout: 90_000 }, () => {
+  it("gives an instance that lost its storage its assignment back, and the task restores", async () => {
+    const { taskId, keys, expected } = await runningTask(0, "lost-storage");
+    const active = await activeOf(taskId);
+    // The instance's storage is gone (and the object restarts): it no longer knows it is active.
+    await runInDurableObject(driver.task(active), async (_object, state) => {
+      await state.storage.deleteAll();
+    });
+    await runInDurableObject(driver.task(active), (_object, state) => state.abort("storage lost")).catch(() => undefined);
+    // The sweep is due: the coordinator's alarm runs it.
+    await runInDurableObject(coordinator(), (_object, state) => state.storage.kv.put("next-sweep-at", 0));
+    expect(await runDurableObjectAlarm(coordinator())).toBe(true);
+    await append(0, keys, 37, expected);
+    const after = await expectRecovered(taskId, keys, expected);
+    expect(after.epoch).toBeGreaterThan(active.epoch);
+  });
+});
+
+describe("the crash fault route", () => {
+  it("plans a crash at a lifecycle step, and refuses an unknown step or placement with 400", async () => {
+    await driver.instances();
+    const planned = await call("/admin/tasks/0_2/crash", { body: { at: "corrupt:after-wipe" } });
+    expect(planned.status).toBe(200);
+    expect(await planned.json()).toMatchObject({ at: "corrupt:after-wipe" });
+    // Withdrawn, so no later test meets it: a plan lives in the object's memory only.
+    const { placement } = await activeOf("0_2");
+    await runInDurableObject(driver.task({ taskId: "0_2", placement }), (_object, state) => state.abort("withdraw the plan")).catch(() => undefined);
+    expect((await call("/admin/tasks/0_2/crash", { body: { at: "after-commit" } })).status).toBe(400);
+    expect((await call("/admin/tasks/0_2/crash", { body: { at: "corrupt:after-wipe", placement: "nowhere" } })).status).toBe(400);
+    expect((await call("/admin/tasks/0_2/crash", { rawBody: "{" })).status).toBe(400);
   });
 });
