@@ -159,7 +159,7 @@ export class TaskObject extends DurableObject<Env> {
     return this.serial.run(async () => {
       const meta = this.task.meta();
       if (!meta || !holds(meta, assignment)) return meta && ack(meta);
-      if (assignment.role !== "idle") await this.task.assign({ ...assignment, epoch: meta.epoch });
+      if (assignment.role !== "idle") await this.task.assign(assignment);
       await this.reconcileOutside(true);
       await this.schedule(0);
       return ack(this.task.meta()!);
