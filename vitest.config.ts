@@ -26,6 +26,8 @@ function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler
         API_TOKEN: TEST_API_TOKEN,
         ENVIRONMENT: "test",
         FAULT_INJECTION: "on",
+        // Warnings and errors only: a green run stays short. Tests that check logging opt in (overrideLogLevel).
+        LOG_LEVEL: "warn",
         MAX_BODY_BYTES: "65536",
         // Small restore batches, so restoration takes many batches in tests.
         RESTORE_BATCH_RECORDS: "25",

@@ -3,6 +3,7 @@
  * `wrangler dev --var`), parsed once per request into typed settings with the defaults of API.md.
  */
 import { z } from "zod";
+import { setLogLevel } from "./util/log";
 
 const onOff = z.enum(["on", "off"]);
 const count = (fallback: number, min: number) => z.coerce.number().int().min(min).default(fallback);
@@ -22,6 +23,8 @@ const schema = z.object({
   /** The first back-off of the `"retry"` uncaught-error policy; it doubles per failure, up to 60 s. */
   RETRY_BACKOFF_MS: count(1000, 1),
   FAULT_INJECTION: onOff.default("off"),
+  /** The least severe log lines written: `debug`, `info`, `warn` or `error`. */
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   MAX_BODY_BYTES: count(1024 * 1024, 1),
   LOG_BACKEND: z.enum(["durable", "upstash"]).default("durable"),
   UPSTASH_KAFKA_REST_URL: z.string().url().optional(),
@@ -72,6 +75,8 @@ export function readConfig(env: Record<string, unknown>): Config {
     throw new ConfigError("invalid configuration: LOG_BACKEND=upstash needs UPSTASH_KAFKA_REST_URL, _USERNAME and _PASSWORD");
   }
   const result = { ...config, localDevelopment: config.ENVIRONMENT === "development" };
+  // Every entry point reads the configuration before it logs: this is where the level is set.
+  setLogLevel(result.LOG_LEVEL);
   cache.set(env, result);
   return result;
 }

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RateMeter } from "../src/task/task-metrics";
-import { logLine } from "../src/util/log";
+import { logEvent, logLine, overrideLogLevel } from "../src/util/log";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "../workers/application";
 import { exposition } from "../workers/api/routes/metrics";
@@ -55,6 +55,8 @@ async function activeOf(partition: number) {
 /** Captures structured log lines written while `fn` runs. */
 async function logsDuring(fn: () => Promise<void>): Promise<Record<string, unknown>[]> {
   const lines: Record<string, unknown>[] = [];
+  // This file checks what is logged: every level, whatever LOG_LEVEL says.
+  overrideLogLevel("debug");
   for (const method of ["log", "warn", "error"] as const) {
     vi.spyOn(console, method).mockImplementation((text: unknown) => {
       if (typeof text === "string" && text.startsWith("{")) lines.push(JSON.parse(text));
@@ -64,6 +66,7 @@ async function logsDuring(fn: () => Promise<void>): Promise<Record<string, unkno
     await fn();
   } finally {
     vi.restoreAllMocks();
+    overrideLogLevel(undefined);
   }
   return lines;
 }
@@ -183,6 +186,16 @@ describe("structured lifecycle logs", () => {
       Authorization: "[redacted]",
       task: "0_0",
     });
+  });
+
+  it("are written from LOG_LEVEL up (warn here: info lines are not)", () => {
+    const written: string[] = [];
+    for (const method of ["log", "warn", "error"] as const) vi.spyOn(console, method).mockImplementation((text: unknown) => void written.push(String(text)));
+    logEvent("test.info", {}, "info");
+    logEvent("test.warn", {}, "warn");
+    logEvent("test.error", {}, "error");
+    vi.restoreAllMocks();
+    expect(written.map((line) => JSON.parse(line).event)).toEqual(["test.warn", "test.error"]);
   });
 });
 

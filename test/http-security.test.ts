@@ -8,6 +8,7 @@
 import { env, exports } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { TestDriver } from "../src/testing/test-driver";
+import { overrideLogLevel } from "../src/util/log";
 import { application } from "../workers/application";
 import { call, json, TOKEN, type CallOptions } from "./support/api";
 
@@ -43,6 +44,8 @@ const logged: string[] = [];
 const errorBodies: string[] = [];
 
 beforeAll(async () => {
+  // This file checks that no log line carries a secret: every line is written, whatever LOG_LEVEL says.
+  overrideLogLevel("debug");
   for (const method of ["log", "info", "warn", "error", "debug"] as const) {
     const original = console[method].bind(console);
     vi.spyOn(console, method).mockImplementation((...args: unknown[]) => {
@@ -55,6 +58,7 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
+  overrideLogLevel(undefined);
   vi.restoreAllMocks();
 });
 

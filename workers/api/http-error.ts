@@ -3,6 +3,7 @@
  * `Retry-After` on 503. Log errors map to statuses here, in one place, and so does unavailability
  * (of the log or of an object) met anywhere behind a route.
  */
+import { logEvent } from "../../src/util/log";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -84,7 +85,7 @@ export function errorResponse(c: Context, error: unknown): Response {
   const apiError = toApiError(error);
   if (apiError.status >= 500 && apiError.code === "internal") {
     // The details stay in the logs, never in the response.
-    console.error(JSON.stringify({ level: "error", msg: "unhandled", path: c.req.path, error: String(error) }));
+    logEvent("http.unhandled", { path: c.req.path, error: String(error) }, "error");
   }
   if (apiError.retryAfterSeconds !== undefined) c.header("Retry-After", String(apiError.retryAfterSeconds));
   return c.json({ error: apiError.code, message: apiError.message }, apiError.status);

@@ -3,6 +3,7 @@
  * API, body `{error, status}` plus the log error code, see src/kafka-rest/errors.ts), the
  * validation hook, reading optional bodies, and the consumer group objects.
  */
+import { logEvent } from "../../../src/util/log";
 import type { Context } from "hono";
 import type { z } from "zod";
 import { groupObjectName, type ConsumerGroup } from "../../../durable-objects/consumer-group";
@@ -19,7 +20,7 @@ export function dialectErrorResponse(c: Context, error: unknown): Response {
   const apiError = toApiError(error);
   if (apiError.status >= 500 && apiError.code === "internal") {
     // The details stay in the logs, never in the response.
-    console.error(JSON.stringify({ level: "error", msg: "unhandled", path: c.req.path, error: String(error) }));
+    logEvent("http.unhandled", { path: c.req.path, error: String(error) }, "error");
   }
   if (apiError.retryAfterSeconds !== undefined) c.header("Retry-After", String(apiError.retryAfterSeconds));
   const body = error instanceof LogError ? logErrorBody(apiError.status, error) : dialectErrorBody(apiError.status, apiError.message);
