@@ -4,6 +4,7 @@
  */
 import type { Application } from "../application";
 import type { Log } from "../log/types";
+import type { TaskEventMetrics } from "../streams/runtime/types";
 import { positionKey } from "./record-collector";
 import type { TaskRole, TaskState } from "./state";
 import type { StreamTask } from "./stream-task";
@@ -37,6 +38,17 @@ export interface TaskDescription {
   readonly pendingBatches: number;
   /** Why processing stopped, when it did. */
   readonly failure: string | null;
+  /**
+   * Records dropped by committed work since the instance started (Kafka's dropped-records):
+   * undecodable records skipped, invalid records (a null key where one is needed) and records
+   * too late for their windows. Kept in memory, like the /metrics counters.
+   */
+  readonly droppedRecords: number;
+}
+
+/** Kafka's dropped-records: every record skipped or dropped, whatever the reason. */
+export function droppedRecords(events: TaskEventMetrics): number {
+  return events.skippedRecords + events.invalidRecordsDropped + events.lateRecordsDropped;
 }
 
 export async function describeTask(task: StreamTask, app: Application, log: Log): Promise<TaskDescription> {
@@ -69,5 +81,6 @@ export async function describeTask(task: StreamTask, app: Application, log: Log)
     lag,
     pendingBatches: task.pendingOutboxBatches(),
     failure: meta.failure,
+    droppedRecords: droppedRecords(task.counters.snapshot().events),
   };
 }

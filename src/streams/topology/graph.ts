@@ -26,7 +26,7 @@ export interface SourceNode extends NodeBase {
   readonly repartition: boolean;
   readonly keySerde: Serde<unknown>;
   readonly valueSerde: Serde<unknown>;
-  readonly timestampExtractor?: (record: StreamRecord<unknown, unknown>) => number;
+  readonly timestampExtractor?: (record: StreamRecord<unknown, unknown>, partitionTime: number) => number;
 }
 
 export interface ProcessorNode extends NodeBase {
