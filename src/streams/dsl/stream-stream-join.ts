@@ -62,7 +62,7 @@ function joinSide<VR>(
   windows: JoinWindows,
   joiner: Joiner<unknown, unknown, VR>,
 ): AnySupplier {
-  const { timeDifferenceMs: difference, graceMs } = windows;
+  const { afterMs: difference, graceMs } = windows;
   const emitsUnmatched = (thisSide: boolean) => (thisSide ? kind !== "inner" : kind === "outer");
   return erase(
     processorOf<unknown, unknown, unknown, VR>((record, context) => {
