@@ -92,6 +92,12 @@ export class TopologyGraph {
     this.stores.push(store);
   }
 
+  /** The kind of a declared store (the first declared under that name). */
+  storeKind(name: string): StoreKind | undefined {
+    const store = this.stores.find((s) => s.name === name);
+    return store && (store.kind ?? "key-value");
+  }
+
   private add<T extends GraphNode>(node: T): T {
     this.nodes.push(node);
     return node;
