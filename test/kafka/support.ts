@@ -147,3 +147,8 @@ export function cacheFlush<K, V>(processed: readonly KeyValueTimestamp<K, V | nu
   }
   return [...last.values()].filter((r): r is KeyValueTimestamp<K, V> => r.value !== null);
 }
+
+/** Java's `String#compareTo` for the strings these tests sort by (UTF-16 code units, no locale). */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
