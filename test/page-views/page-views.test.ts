@@ -32,6 +32,12 @@ it("counts views per region per minute, publishes final minutes joined with the 
   expect(published).toContainEqual({ key: "eu", region: "Europe", windowStart: 0, windowEnd: MINUTE_MS, views: 2 });
   expect(published).toContainEqual({ key: "us", region: "Americas", windowStart: 0, windowEnd: MINUTE_MS, views: 1 });
   expect(published).toContainEqual({ key: "eu", region: "Europe", windowStart: MINUTE_MS, windowEnd: 2 * MINUTE_MS, views: 1 });
+  // Each final minute carries its latest view's time (Kafka's window results), through suppress,
+  // the repartition and the join.
+  const stamped = (await driver.read("page-views-per-region")).map((r) => [r.key, JSON.parse(r.value).windowStart, r.timestamp]);
+  expect(stamped).toContainEqual(["eu", 0, 2_000]);
+  expect(stamped).toContainEqual(["us", 0, 3_000]);
+  expect(stamped).toContainEqual(["eu", MINUTE_MS, MINUTE_MS + 5_000]);
 
   const response = await call(`/stores/views-per-minute/windows/eu?from=0&to=${MINUTE_MS}`);
   expect(response.status).toBe(200);
