@@ -86,10 +86,15 @@ it("restores the window store, the suppression buffer and the region table throu
   expect((await query()).windows).toEqual([{ window: { start: minute, end: minute + MINUTE_MS }, value: 2 }]);
   expect((await json(await call("/stores/regions/keys/ap"))).value).toEqual({ name: "Asia" });
 
+  // A view earlier than the restored minute's latest: the restored window kept its timestamp
+  // (restored from its changelog record's), so the count still carries minute + 2 s.
+  await driver.pipe("page-views", [view("v2b", "ap", minute + 500)]);
   // The restored buffer still holds the open minute: closing it publishes the final count once,
   // joined with the restored region table.
   await driver.pipe("page-views", [view("v3", "ap", minute + 2 * MINUTE_MS + PAGE_VIEWS_GRACE_MS + 1)]);
   await driver.runUntilQuiet();
-  const published = (await driver.read("page-views-per-region")).map((r) => ({ key: r.key, ...JSON.parse(r.value) })).filter((r) => r.key === "ap");
-  expect(published).toEqual([{ key: "ap", region: "Asia", windowStart: minute, windowEnd: minute + MINUTE_MS, views: 2 }]);
+  const records = (await driver.read("page-views-per-region")).filter((r) => r.key === "ap");
+  const published = records.map((r) => ({ key: r.key, ...JSON.parse(r.value) }));
+  expect(published).toEqual([{ key: "ap", region: "Asia", windowStart: minute, windowEnd: minute + MINUTE_MS, views: 3 }]);
+  expect(records.map((r) => r.timestamp)).toEqual([minute + 2_000]);
 });
