@@ -32,6 +32,22 @@ describe("the example application end to end", () => {
     expect(await json(response)).toMatchObject({ key: "alice", value: { count: 2, sum: 12.5 }, stale: false });
   });
 
+  it("stamps each total with its latest order's time, even when orders arrive out of order (Kafka's timestamps)", async () => {
+    await driver.pipe("orders", [
+      { key: "tess", value: { amount: 1 }, timestamp: 5_000 },
+      { key: "tess", value: { amount: 2 }, timestamp: 3_000 },
+    ]);
+    await driver.runUntilQuiet();
+    const stamped = (topic: string) => driver.read(topic).then((records) => records.filter((r) => r.key === "tess").map((r) => [JSON.parse(r.value), r.timestamp]));
+    const expected = [
+      [{ count: 1, sum: 1 }, 5_000],
+      [{ count: 2, sum: 3 }, 5_000],
+    ];
+    expect(await stamped("totals")).toEqual(expected);
+    // The changelog carries the same timestamps: a restored store keeps them.
+    expect(await stamped("edge-streams-totals-changelog")).toEqual(expected);
+  });
+
   it("lists tasks with their state and lag", async () => {
     await driver.runUntilQuiet();
     const response = await call("/tasks");

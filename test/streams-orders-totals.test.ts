@@ -44,6 +44,20 @@ describe("the orders-totals example", () => {
     expect(new Set(aliceUpdates.map((r) => r.partition))).toEqual(new Set([partitionForKey("alice", 4)]));
   });
 
+  it("stamps each total with the latest time of its customer's orders, as Kafka's aggregations do", () => {
+    const driver = new TopologyTestDriver(ordersTotalsTopology());
+    driver.pipe("orders", "alice", JSON.stringify({ amount: 1 }), { timestamp: 100 });
+    driver.pipe("orders", "alice", JSON.stringify({ amount: 2 }), { timestamp: 40 });
+    driver.pipe("orders", "alice", JSON.stringify({ amount: 3 }), { timestamp: 120 });
+    const updates = driver.records("totals").map((r) => [JSON.parse(r.value!), r.timestamp]);
+    expect(updates).toEqual([
+      [{ count: 1, sum: 1 }, 100],
+      [{ count: 2, sum: 3 }, 100],
+      [{ count: 3, sum: 6 }, 120],
+    ]);
+    expect(driver.getWithTimestamp("totals", "alice")).toEqual({ value: { count: 3, sum: 6 }, timestamp: 120 });
+  });
+
   it("writes a changelog that is the exact history of the store writes of each task", () => {
     const driver = new TopologyTestDriver(ordersTotalsTopology());
     for (const [customer, amount] of orders) driver.pipe("orders", customer, JSON.stringify({ amount }));

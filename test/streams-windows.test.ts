@@ -78,10 +78,11 @@ describe("tumbling and hopping windows", () => {
 
   it("deletes windows past retention through the changelog (tombstones), and keeps them longer when asked", () => {
     const { driver, topology } = windowed((g) => g.windowedBy(TimeWindows.ofSizeAndGrace(10, 5)).count(Materialized.as("counts")));
-    pipeAll(driver, [["a", 1], ["b", 12], ["b", 14]]);
+    pipeAll(driver, [["a", 1], ["b", 12], ["b", 19]]);
+    // Retention (size 10 + grace 5) counts from the latest window start, 10, as Kafka's window stores count it.
     expect(driver.windows("counts", "a")).toHaveLength(1);
-    pipeAll(driver, [["b", 15]]);
-    // Stream time 15 = 0 + size 10 + grace 5: window [0, 10) of every key is gone.
+    pipeAll(driver, [["b", 20]]);
+    // The latest window starts at 20 = 0 + retention 15 + 5: window [0, 10) of every key is gone.
     expect(driver.windows("counts", "a")).toEqual([]);
     const changelog = driver.records(changelogTopicName("win", "counts"), 0);
     expect(changelog.filter((r) => r.value === null).length).toBeGreaterThanOrEqual(2);
@@ -109,23 +110,28 @@ describe("sliding windows", () => {
     pipeAll(driver, [["a", 5], ["a", 12]]);
     expect(out(driver)).toEqual([
       ["a@0/10", "1"], // an early record's window starts at 0
-      ["a@2/12", "2"], // the window ending at 12 holds 5 and 12
       ["a@6/16", "1"], // the window starting just after 5 holds 12 only
+      ["a@2/12", "2"], // the window ending at 12 holds 5 and 12
     ]);
     pipeAll(driver, [["a", 30]]);
     expect(out(driver).slice(3)).toEqual([["a@20/30", "1"]]);
-    // Stream time 30: every window ending before 30 - grace is closed and past retention.
-    expect(driver.windows("sliding", "a")).toEqual([{ window: { start: 20, end: 30 }, value: 1 }]);
+    // Kept for queries: windows starting within the retention (2 × difference + grace, as Kafka's)
+    // of the latest window start, 20; the one starting at 0 is gone.
+    expect(driver.windows("sliding", "a")).toEqual([
+      { window: { start: 2, end: 12 }, value: 2 },
+      { window: { start: 6, end: 16 }, value: 1 },
+      { window: { start: 20, end: 30 }, value: 1 },
+    ]);
   });
 
-  it("recompute every window an out-of-order record enters, and create the one starting after it", () => {
+  it("fold an out-of-order record into every window it enters, in arrival order, and create the one starting after it", () => {
     const { driver } = windowed((g) => g.windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(10, 10)).aggregate(() => "", (_k, v, agg) => agg + v, Materialized.as("sliding")));
     driver.pipe("in", "a", "x", { timestamp: 20 });
     driver.pipe("in", "a", "y", { timestamp: 15 });
     expect(out(driver)).toEqual([
       ["a@10/20", '"x"'],
+      ["a@10/20", '"xy"'],
       ["a@5/15", '"y"'],
-      ["a@10/20", '"yx"'],
       ["a@16/26", '"x"'],
     ]);
   });
@@ -149,14 +155,14 @@ describe("session windows", () => {
     expect(driver.sessions("sessions", "a")).toEqual([{ window: { start: 0, end: 30 }, value: 5 }]);
   });
 
-  it("merge aggregates with the merger, and drop records that would only reopen closed sessions", () => {
+  it("merge aggregates with the merger from the initializer's value, and drop records that would only reopen closed sessions", () => {
     const { driver } = windowed((g) =>
       g.windowedBy(SessionWindows.ofInactivityGapAndGrace(10, 20)).aggregate(() => "", (_k, v, agg) => agg + v, (_k, left, right) => `${left}+${right}`, Materialized.as("s")),
     );
     driver.pipe("in", "a", "p", { timestamp: 0 });
     driver.pipe("in", "a", "q", { timestamp: 16 });
     driver.pipe("in", "a", "r", { timestamp: 8 });
-    expect(driver.sessions("s", "a")).toEqual([{ window: { start: 0, end: 16 }, value: "p+qr" }]);
+    expect(driver.sessions("s", "a")).toEqual([{ window: { start: 0, end: 16 }, value: "+p+qr" }]);
     driver.pipe("in", "a", "s", { timestamp: 100 });
     driver.pipe("in", "a", "t", { timestamp: 20 });
     expect(driver.tasks.get("0_0")!.eventMetrics.lateRecordsDropped).toBe(1);
@@ -205,7 +211,7 @@ describe("restoring window and session stores", () => {
   ])("a %s store replayed from its changelog continues exactly where the old task was", (_kind, aggregate) => {
     const before: [string, number][] = [["a", 1], ["b", 4], ["a", 8], ["a", 17], ["b", 21]];
     // After the restore: on time, late (stream time must have survived), and window-closing records.
-    const after: [string, number][] = [["b", 10], ["a", 12], ["b", 3], ["a", 9], ["a", 25], ["b", 40], ["a", 41]];
+    const after: [string, number][] = [["b", 10], ["a", 12], ["b", 3], ["a", 9], ["a", 25], ["b", 40], ["a", 41], ["a", 2]];
     const reference = windowed(aggregate).driver;
     pipeAll(reference, [...before, ...after]);
     const restored = windowed(aggregate).driver;

@@ -6,7 +6,7 @@ export { DeserializationError, ProcessingError, ProductionError, TopologyError, 
 export { Serdes, type Serde } from "./serdes";
 export type { Header, KeyValue, RecordMetadata, StreamRecord } from "./record";
 export type { Cancellable, Processor, ProcessorContext, ProcessorSupplier, Punctuator, PunctuationType } from "./processor";
-export { windowedSerde, type Window, type Windowed, type WindowedValue } from "./windowed";
+export { windowedSerde, type TimestampedWindowedValue, type Window, type Windowed, type WindowedValue } from "./windowed";
 
 export { StreamsBuilder } from "./dsl/streams-builder";
 export { KStream, type Predicate } from "./dsl/kstream";
@@ -39,7 +39,7 @@ export type {
 export { changelogTopicName, repartitionTopicName, type BuildOptions } from "./topology/build";
 export { formatTaskId, parseTaskId, type TaskCoordinates } from "./topology/task-id";
 
-export { compareKeys, type KeyValueStore, type RawKeyValueStore, type StoreBackend } from "./state/key-value-store";
+export { compareKeys, NO_TIMESTAMP, type KeyValueStore, type RawKeyValueStore, type StoreBackend, type TimestampedKeyValue, type ValueAndTimestamp } from "./state/key-value-store";
 export { InMemoryKeyValueStore, InMemoryStoreBackend } from "./state/in-memory";
 export { TypedKeyValueStore } from "./state/typed-store";
 export { fetchWindows, type WindowStore } from "./state/window-store";

@@ -1,5 +1,5 @@
 /**
- * The records that flow between processors: typed key and value, with the timestamp and headers
+ * The records that flow between processors: typed key and value, with a timestamp and the headers
  * of the input record they come from.
  */
 import type { Header } from "../log/types";
@@ -14,7 +14,11 @@ export type { Header };
 export interface StreamRecord<K, V> {
   readonly key: K;
   readonly value: V;
-  /** Milliseconds since the epoch; derived records keep their input record's timestamp. */
+  /**
+   * Event time in milliseconds since the epoch. Stateless operators keep their input's; stateful
+   * ones stamp results as Kafka Streams does (an aggregate with its latest record's time, a join
+   * with the later of its two sides', a session with its end).
+   */
   readonly timestamp: number;
   readonly headers: readonly Header[];
 }

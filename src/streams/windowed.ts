@@ -26,6 +26,11 @@ export interface WindowedValue<V> {
   readonly value: V;
 }
 
+/** A window's value with its timestamp (Kafka's timestamped window stores). */
+export interface TimestampedWindowedValue<V> extends WindowedValue<V> {
+  readonly timestamp: number;
+}
+
 /**
  * `<inner key>@<start>/<end>`, like Kafka's `Windowed#toString`: readable, and unambiguous because
  * the text after the last `@` is always two numbers.

@@ -5,6 +5,7 @@
 import type { Application } from "../application";
 import { NotAssigned } from "./not-assigned";
 import type { Log } from "../log/types";
+import type { TaskEventMetrics } from "../streams/runtime/types";
 import { positionKey } from "./record-collector";
 import type { TaskRole, TaskState } from "./state";
 import type { StreamTask } from "./stream-task";
@@ -39,6 +40,17 @@ export interface TaskDescription {
   readonly pendingBatches: number;
   /** Why processing stopped, when it did. */
   readonly failure: string | null;
+  /**
+   * Records dropped by committed work since the instance started (Kafka's dropped-records):
+   * undecodable records skipped, invalid records (a null key where one is needed) and records
+   * too late for their windows. Kept in memory, like the /metrics counters.
+   */
+  readonly droppedRecords: number;
+}
+
+/** Kafka's dropped-records: every record skipped or dropped, whatever the reason. */
+export function droppedRecords(events: TaskEventMetrics): number {
+  return events.skippedRecords + events.invalidRecordsDropped + events.lateRecordsDropped;
 }
 
 export async function describeTask(task: StreamTask, app: Application, log: Log): Promise<TaskDescription> {
@@ -72,6 +84,7 @@ export async function describeTask(task: StreamTask, app: Application, log: Log)
     lag,
     pendingBatches: task.pendingOutboxBatches(),
     failure: meta.failure,
+    droppedRecords: droppedRecords(task.counters.snapshot().events),
   };
 }
 
@@ -94,5 +107,17 @@ export function describeWithoutLog(task: StreamTask, app: Application): PartialT
     return { topic: tp.topic, partition: tp.partition, checkpoint, restored: checkpoint ?? 0, end: null };
   });
   const { taskId: id, role, placement, state, epoch, incarnation, failure } = meta;
-  return { id, role, placement, state, epoch, incarnation, changelogs, lag: null, pendingBatches: task.pendingOutboxBatches(), failure };
+  return {
+    id,
+    role,
+    placement,
+    state,
+    epoch,
+    incarnation,
+    changelogs,
+    lag: null,
+    pendingBatches: task.pendingOutboxBatches(),
+    failure,
+    droppedRecords: droppedRecords(task.counters.snapshot().events),
+  };
 }

@@ -53,4 +53,15 @@ export const taskMigrations: Migration[] = [
     description: "per input partition, the offset known to be committed to the application's consumer group",
     up: (db) => db.script(`ALTER TABLE input_positions ADD COLUMN committed INTEGER;`),
   },
+  {
+    id: 4,
+    description: "value timestamps in stores (Kafka's timestamped stores); partition time with each input position",
+    // -1: not known. A value written before has no timestamp (Kafka reads -1 for values of a store
+    // upgraded to timestamps too); a partition without a recorded time starts as Kafka's does.
+    up: (db) =>
+      db.script(`
+        ALTER TABLE kv ADD COLUMN timestamp INTEGER NOT NULL DEFAULT -1;
+        ALTER TABLE input_positions ADD COLUMN partition_time INTEGER NOT NULL DEFAULT -1;
+      `),
+  },
 ];

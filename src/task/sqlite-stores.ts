@@ -1,6 +1,6 @@
 /**
  * Key-value stores of a task kept in its Durable Object SQLite (`kv` table), synchronous so that
- * processing runs inside one `transactionSync`.
+ * processing runs inside one `transactionSync`. Each row keeps its value's timestamp.
  *
  * Two in-memory layers save most statements of a commit, neither changing what a commit writes:
  * - a bounded cache (an LRU) of the entries read or written last, so that a key read again costs
@@ -14,33 +14,33 @@
  */
 import { Sql, sql } from "../storage/sql";
 import type { KeyValue } from "../streams/record";
-import type { RawKeyValueStore, StoreBackend } from "../streams/state/key-value-store";
+import { NO_TIMESTAMP, type RawKeyValueStore, type StoreBackend, type TimestampedKeyValue, type ValueAndTimestamp } from "../streams/state/key-value-store";
 
 /** Upper bound for "every key with this prefix": no UTF-8 key sorts above it. */
 const AFTER_ALL = "\u{10FFFF}\u{10FFFF}";
 
-/** Rows per multi-row upsert: 3 parameters each, under the 100 bound parameters per statement. */
-const ROWS_PER_UPSERT = 32;
+/** Rows per multi-row upsert: 4 parameters each, under the 100 bound parameters per statement. */
+const ROWS_PER_UPSERT = 24;
 const upsertTexts = new Map<number, string>();
 
 function upsertText(rows: number): string {
   let text = upsertTexts.get(rows);
   if (!text) {
-    text = `INSERT INTO kv (store, key, value) VALUES ${Array(rows).fill("(?, ?, ?)").join(", ")}
-            ON CONFLICT (store, key) DO UPDATE SET value = excluded.value`;
+    text = `INSERT INTO kv (store, key, value, timestamp) VALUES ${Array(rows).fill("(?, ?, ?, ?)").join(", ")}
+            ON CONFLICT (store, key) DO UPDATE SET value = excluded.value, timestamp = excluded.timestamp`;
     upsertTexts.set(rows, text);
   }
   return text;
 }
 
 /**
- * The same upsert with every row in one bound parameter, a JSON array of `[key, value]` pairs
- * that SQLite takes apart itself (`json_each`, in array order, so a later pair for a key wins):
- * one statement and two parameters instead of one statement and 96 parameters per 32 rows, which
- * is what a commit's store writes cost most. (`WHERE true` lets SQLite parse the `ON CONFLICT`.)
+ * The same upsert with every row in one bound parameter, a JSON array of `[key, value, timestamp]`
+ * triples that SQLite takes apart itself (`json_each`, in array order, so a later one for a key
+ * wins): one statement and two parameters instead of one statement and 96 parameters per 24 rows,
+ * which is what a commit's store writes cost most. (`WHERE true` lets SQLite parse the `ON CONFLICT`.)
  */
-const UPSERT_JSON = `INSERT INTO kv (store, key, value) SELECT ?, j.value ->> 0, j.value ->> 1 FROM json_each(?) AS j WHERE true
-                     ON CONFLICT (store, key) DO UPDATE SET value = excluded.value`;
+const UPSERT_JSON = `INSERT INTO kv (store, key, value, timestamp) SELECT ?, j.value ->> 0, j.value ->> 1, j.value ->> 2 FROM json_each(?) AS j WHERE true
+                     ON CONFLICT (store, key) DO UPDATE SET value = excluded.value, timestamp = excluded.timestamp`;
 /**
  * Most UTF-16 code units of keys and values in one JSON parameter, well under the 2 MB a string
  * may have in Durable Object SQLite; a chunk whose JSON comes out much longer (one large pair,
@@ -69,12 +69,21 @@ export interface TransactionScope {
 
 const NEVER_IN_TRANSACTION: TransactionScope = { inTransaction: false };
 
+/** A write to apply: a value with its timestamp, or null for a delete. */
+export interface StoreWrite {
+  readonly key: string;
+  readonly value: string | null;
+  readonly timestamp?: number;
+}
+
+type Entry = ValueAndTimestamp<string>;
+
 export class SqliteKeyValueStore implements RawKeyValueStore {
-  /** Key → value, or null when the key is known to be absent; least recently used first. */
-  private readonly cache = new Map<string, string | null>();
+  /** Key → value and timestamp, or null when the key is known to be absent; least recently used first. */
+  private readonly cache = new Map<string, Entry | null>();
   private cachedChars = 0;
-  /** Writes of the open transaction not yet in SQLite: key → value, or null for a delete. */
-  private readonly held = new Map<string, string | null>();
+  /** Writes of the open transaction not yet in SQLite: key → value and timestamp, or null for a delete. */
+  private readonly held = new Map<string, Entry | null>();
 
   constructor(
     private readonly db: Sql,
@@ -84,6 +93,10 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
   ) {}
 
   get(key: string): string | undefined {
+    return this.getWithTimestamp(key)?.value;
+  }
+
+  getWithTimestamp(key: string): Entry | undefined {
     const held = this.held.get(key);
     if (held !== undefined) return held ?? undefined;
     const hit = this.cache.get(key);
@@ -96,16 +109,18 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
       }
       return hit ?? undefined;
     }
-    const value = this.db.one<{ value: string }>(sql`SELECT value FROM kv WHERE store = ${this.store} AND key = ${key}`)?.value;
-    this.remember(key, value ?? null);
-    return value;
+    const row = this.db.one<{ value: string; timestamp: number }>(sql`SELECT value, timestamp FROM kv WHERE store = ${this.store} AND key = ${key}`);
+    const entry = row ? { value: row.value, timestamp: row.timestamp } : undefined;
+    this.remember(key, entry ?? null);
+    return entry;
   }
 
-  put(key: string, value: string): void {
-    if (this.scope.inTransaction) this.held.set(key, value);
-    else this.db.run(sql`INSERT INTO kv (store, key, value) VALUES (${this.store}, ${key}, ${value})
-                         ON CONFLICT (store, key) DO UPDATE SET value = excluded.value`);
-    this.remember(key, value);
+  put(key: string, value: string, timestamp = NO_TIMESTAMP): void {
+    const entry = { value, timestamp };
+    if (this.scope.inTransaction) this.held.set(key, entry);
+    else this.db.run(sql`INSERT INTO kv (store, key, value, timestamp) VALUES (${this.store}, ${key}, ${value}, ${timestamp})
+                         ON CONFLICT (store, key) DO UPDATE SET value = excluded.value, timestamp = excluded.timestamp`);
+    this.remember(key, entry);
   }
 
   delete(key: string): void {
@@ -117,7 +132,7 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
   /** Writes the held writes to SQLite. Call inside the transaction that made them. */
   flushWrites(): void {
     if (this.held.size === 0) return;
-    const writes = [...this.held].map(([key, value]) => ({ key, value }));
+    const writes = [...this.held].map(([key, entry]) => ({ key, value: entry?.value ?? null, timestamp: entry?.timestamp }));
     this.held.clear();
     this.writeRows(writes);
   }
@@ -134,21 +149,21 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
     return this.cache.size;
   }
 
-  private remember(key: string, value: string | null): void {
+  private remember(key: string, entry: Entry | null): void {
     const previous = this.cache.get(key);
     if (previous !== undefined) {
       this.cache.delete(key);
-      this.cachedChars -= key.length + (previous?.length ?? 0);
+      this.cachedChars -= key.length + (previous?.value.length ?? 0);
     }
-    const chars = key.length + (value?.length ?? 0);
+    const chars = key.length + (entry?.value.length ?? 0);
     // An entry too big for a fair share of the cache is read from SQLite each time.
     if (chars > this.limits.maxChars / 16) return;
-    this.cache.set(key, value);
+    this.cache.set(key, entry);
     this.cachedChars += chars;
     while (this.cache.size > this.limits.maxEntries || this.cachedChars > this.limits.maxChars) {
-      const [oldest, old] = this.cache.entries().next().value as [string, string | null];
+      const [oldest, old] = this.cache.entries().next().value as [string, Entry | null];
       this.cache.delete(oldest);
-      this.cachedChars -= oldest.length + (old?.length ?? 0);
+      this.cachedChars -= oldest.length + (old?.value.length ?? 0);
     }
   }
 
@@ -156,15 +171,15 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
    * Applies writes in order (null deletes), as restoration replays a changelog: runs of puts go
    * in multi-row upserts, where a later row for the same key wins as it would one by one.
    */
-  writeAll(writes: readonly { key: string; value: string | null }[]): void {
+  writeAll(writes: readonly StoreWrite[]): void {
     this.flushWrites();
     // Restoration writes many keys once; the cache is left to fill again from reads.
     this.forget();
     this.writeRows(writes);
   }
 
-  private writeRows(writes: readonly { key: string; value: string | null }[]): void {
-    let run: { key: string; value: string }[] = [];
+  private writeRows(writes: readonly StoreWrite[]): void {
+    let run: { key: string; value: string; timestamp: number }[] = [];
     let chars = 0;
     const flush = () => {
       if (run.length > 0) this.upsertRows(run);
@@ -179,24 +194,24 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
       }
       const size = write.key.length + write.value.length;
       if (chars + size > JSON_CHUNK_CHARS) flush();
-      run.push({ key: write.key, value: write.value });
+      run.push({ key: write.key, value: write.value, timestamp: write.timestamp ?? NO_TIMESTAMP });
       chars += size;
     }
     flush();
   }
 
   /** Upserts rows in order (a later row for a key wins): as one JSON parameter when it carries them exactly. */
-  private upsertRows(rows: readonly { key: string; value: string }[]): void {
-    const pairs: [string, string][] = new Array(rows.length);
-    for (let i = 0; i < rows.length; i++) pairs[i] = [rows[i]!.key, rows[i]!.value];
-    const json = JSON.stringify(pairs);
+  private upsertRows(rows: readonly { key: string; value: string; timestamp: number }[]): void {
+    const triples: [string, string, number][] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) triples[i] = [rows[i]!.key, rows[i]!.value, rows[i]!.timestamp];
+    const json = JSON.stringify(triples);
     if (json.length <= 2 * JSON_CHUNK_CHARS && !json.includes(ESCAPED)) {
       this.db.run({ text: UPSERT_JSON, values: [this.store, json] });
       return;
     }
     for (let start = 0; start < rows.length; start += ROWS_PER_UPSERT) {
       const some = rows.slice(start, start + ROWS_PER_UPSERT);
-      this.db.run({ text: upsertText(some.length), values: some.flatMap((r) => [this.store, r.key, r.value]) });
+      this.db.run({ text: upsertText(some.length), values: some.flatMap((r) => [this.store, r.key, r.value, r.timestamp]) });
     }
   }
 
@@ -204,6 +219,14 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
     this.flushWrites();
     return this.db.all<{ key: string; value: string }>(
       sql`SELECT key, value FROM kv WHERE store = ${this.store} AND key >= ${from ?? ""} AND key <= ${to ?? AFTER_ALL}
+          ORDER BY key LIMIT ${limit}`,
+    );
+  }
+
+  rangeWithTimestamps(from?: string, to?: string, limit = -1): TimestampedKeyValue<string, string>[] {
+    this.flushWrites();
+    return this.db.all<{ key: string; value: string; timestamp: number }>(
+      sql`SELECT key, value, timestamp FROM kv WHERE store = ${this.store} AND key >= ${from ?? ""} AND key <= ${to ?? AFTER_ALL}
           ORDER BY key LIMIT ${limit}`,
     );
   }

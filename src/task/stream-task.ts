@@ -310,7 +310,8 @@ export class StreamTask {
         const position = positionFromHeaders(record.headers);
         if (position) reached[positionKey(position)] = Math.max(reached[positionKey(position)] ?? 0, position.offset + 1);
         const tombstone = record.headers.some((h) => h.key === TOMBSTONE_HEADER);
-        return { key: record.key ?? "", value: tombstone ? null : record.value };
+        // The record's timestamp is the value's (the changelog carries it as Kafka's does).
+        return { key: record.key ?? "", value: tombstone ? null : record.value, timestamp: record.timestamp };
       });
       this.stores.keyValue(store.store).writeAll(writes);
       this.storage.writeCheckpoint(batch, batch.nextOffset);
@@ -400,6 +401,8 @@ export class StreamTask {
         if ((active.processor.nextWallClockPunctuationMs() ?? Infinity) <= now) active.processor.punctuate(now);
         const written = active.collector.writeTo(this.outbox, current.nextCommit);
         this.storage.writePositions(reached);
+        // Partition time commits with the positions, as Kafka commits it with the offsets.
+        this.storage.writePartitionTimes(active.processor.partition, active.processor.partitionTimes());
         if (written > 0) this.storage.writeMeta({ ...current, nextCommit: current.nextCommit + 1 });
       });
     } catch (error) {
@@ -733,6 +736,7 @@ export class StreamTask {
       stores: this.stores,
       collector,
       clock: this.options.clock,
+      initialPartitionTimes: this.storage.partitionTimes(),
     });
     this.processor = { incarnation, processor, collector, reported: processor.eventMetrics };
     return this.processor;

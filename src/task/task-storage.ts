@@ -195,6 +195,22 @@ export class TaskStorage {
     }
   }
 
+  /**
+   * Per input topic, the partition time committed with the input position (Kafka commits it in
+   * the offset's metadata): the largest timestamp extracted from the task's partition of it.
+   */
+  partitionTimes(): Record<string, number> {
+    const rows = this.db.all<{ topic: string; time: number }>(sql`SELECT topic, partition_time AS time FROM input_positions WHERE partition_time >= 0`);
+    return Object.fromEntries(rows.map((r) => [r.topic, r.time]));
+  }
+
+  /** Records partition times with the positions written in the same transaction (they never go back). */
+  writePartitionTimes(partition: number, times: Readonly<Record<string, number>>): void {
+    for (const [topic, time] of Object.entries(times)) {
+      this.db.run(sql`UPDATE input_positions SET partition_time = MAX(partition_time, ${time}) WHERE topic = ${topic} AND partition = ${partition}`);
+    }
+  }
+
   /** A wipe: the stores' content, checkpoints and input positions go; identity stays. */
   clearState(): void {
     this.reset();

@@ -32,6 +32,12 @@ it("counts views per region per minute, publishes final minutes joined with the 
   expect(published).toContainEqual({ key: "eu", region: "Europe", windowStart: 0, windowEnd: MINUTE_MS, views: 2 });
   expect(published).toContainEqual({ key: "us", region: "Americas", windowStart: 0, windowEnd: MINUTE_MS, views: 1 });
   expect(published).toContainEqual({ key: "eu", region: "Europe", windowStart: MINUTE_MS, windowEnd: 2 * MINUTE_MS, views: 1 });
+  // Each final minute carries its latest view's time (Kafka's window results), through suppress,
+  // the repartition and the join.
+  const stamped = (await driver.read("page-views-per-region")).map((r) => [r.key, JSON.parse(r.value).windowStart, r.timestamp]);
+  expect(stamped).toContainEqual(["eu", 0, 2_000]);
+  expect(stamped).toContainEqual(["us", 0, 3_000]);
+  expect(stamped).toContainEqual(["eu", MINUTE_MS, MINUTE_MS + 5_000]);
 
   const response = await call(`/stores/views-per-minute/windows/eu?from=0&to=${MINUTE_MS}`);
   expect(response.status).toBe(200);
@@ -83,12 +89,17 @@ it("restores the window store, the suppression buffer and the region table throu
   expect((await query()).windows).toEqual([{ window: { start: minute, end: minute + MINUTE_MS }, value: 2 }]);
   expect((await json(await call("/stores/regions/keys/ap"))).value).toEqual({ name: "Asia" });
 
+  // A view earlier than the restored minute's latest: the restored window kept its timestamp
+  // (restored from its changelog record's), so the count still carries minute + 2 s.
+  await driver.pipe("page-views", [view("v2b", "ap", minute + 500)]);
   // The restored buffer still holds the open minute: closing it publishes the final count once,
   // joined with the restored region table.
   await driver.pipe("page-views", [view("v3", "ap", minute + 2 * MINUTE_MS + PAGE_VIEWS_GRACE_MS + 1)]);
   await driver.runUntilQuiet();
-  const published = (await driver.read("page-views-per-region")).map((r) => ({ key: r.key, ...JSON.parse(r.value) })).filter((r) => r.key === "ap");
-  expect(published).toEqual([{ key: "ap", region: "Asia", windowStart: minute, windowEnd: minute + MINUTE_MS, views: 2 }]);
+  const records = (await driver.read("page-views-per-region")).filter((r) => r.key === "ap");
+  const published = records.map((r) => ({ key: r.key, ...JSON.parse(r.value) }));
+  expect(published).toEqual([{ key: "ap", region: "Asia", windowStart: minute, windowEnd: minute + MINUTE_MS, views: 3 }]);
+  expect(records.map((r) => r.timestamp)).toEqual([minute + 2_000]);
 });
 
 it("answers a window query of a restoring task 503 with Retry-After, not 500, while its changelog fails; 503 restoring once it answers", async () => {

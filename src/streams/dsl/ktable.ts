@@ -12,9 +12,18 @@ import type { GraphNode, TopologyGraph } from "../topology/graph";
 import type { Window } from "../windowed";
 import { KStream, type Predicate } from "./kstream";
 import type { Materialized } from "./materialized";
-import { erase, passThrough, processorOf, type RecordHandler } from "./processors";
+import { erase, keyValueStoreOf, passThrough, processorOf, type RecordHandler } from "./processors";
 import { suppressProcessor, type Suppressed } from "./suppress";
+import { tableLookup, type TableLookup } from "./table-lookup";
+import { writeRow } from "./table-row";
 import { tableTableJoin, type TableJoinKind } from "./table-table-join";
+
+/** A table as joins read it: the node after which its store is up to date, the store, and how to read a row. */
+export interface MaterializedTable {
+  readonly node: GraphNode;
+  readonly storeName: string;
+  readonly lookup: TableLookup;
+}
 
 /** What a windowed table knows of its windows: when each is final, and the serde of the key inside `Windowed`. */
 export interface Windowing {
@@ -35,23 +44,31 @@ export class KTable<K, V, Tombstone extends null = never> {
     readonly windowing?: Windowing,
   ) {}
 
-  /** A new value for every row; tombstones stay tombstones. */
-  mapValues<VOut>(mapper: (value: V, key: K) => VOut): KTable<K, VOut, Tombstone> {
-    return this.derive<VOut, Tombstone>("KTABLE-MAPVALUES", undefined, (r, c) =>
+  /**
+   * A new value for every row, with the row's timestamp; tombstones stay tombstones. With
+   * `materialized`, the result is kept in that store too (and can be queried).
+   */
+  mapValues<VOut>(mapper: (value: V, key: K) => VOut, materialized?: Materialized<K, VOut>): KTable<K, VOut, Tombstone> {
+    const mapped = this.derive<VOut, Tombstone>("KTABLE-MAPVALUES", materialized?.valueSerde, (r, c) =>
       c.forward(r.value === null ? { ...r, value: null as Tombstone } : { ...r, value: mapper(r.value as V, r.key) }),
     );
+    return materialized ? mapped.materialized(materialized) : mapped;
   }
 
-  /** Keeps the rows that satisfy the predicate; a row that does not is forwarded as a tombstone. */
-  filter(predicate: Predicate<K, V>): KTable<K, V, null> {
-    return this.derive<V, null>("KTABLE-FILTER", this.valueSerde, (r, c) =>
+  /**
+   * Keeps the rows that satisfy the predicate, with their timestamps; a row that does not is
+   * forwarded as a tombstone. With `materialized`, the result is kept in that store too.
+   */
+  filter(predicate: Predicate<K, V>, materialized?: Materialized<K, V>): KTable<K, V, null> {
+    const filtered = this.derive<V, null>("KTABLE-FILTER", materialized?.valueSerde ?? this.valueSerde, (r, c) =>
       c.forward(r.value !== null && predicate(r.key, r.value as V) ? r : { ...r, value: null }),
     );
+    return materialized ? filtered.materialized(materialized) : filtered;
   }
 
   /** Keeps the rows that do not satisfy the predicate; the others become tombstones. */
-  filterNot(predicate: Predicate<K, V>): KTable<K, V, null> {
-    return this.filter((key, value) => !predicate(key, value));
+  filterNot(predicate: Predicate<K, V>, materialized?: Materialized<K, V>): KTable<K, V, null> {
+    return this.filter((key, value) => !predicate(key, value), materialized);
   }
 
   /** The table's updates as a stream: one record per update, tombstones as null values. */
@@ -90,30 +107,37 @@ export class KTable<K, V, Tombstone extends null = never> {
   }
 
   /**
-   * The node whose output reflects a store holding this table, and the store: the table's own,
-   * or else a new one written by a node added after this one (joins read tables from stores).
+   * The node whose output reflects a store holding this table, the store, and how to read a row
+   * from it: the table's own store, or else a new one written by a node added after this one
+   * (joins read tables from stores).
    */
-  materialize(storeName?: string): { readonly node: GraphNode; readonly storeName: string } {
-    if (this.queryableStoreName !== undefined && storeName === undefined) return { node: this.node, storeName: this.queryableStoreName };
+  materialize(storeName?: string, keySerde?: Serde<K>, valueSerde?: Serde<V>): MaterializedTable {
+    const own = this.queryableStoreName;
+    if (own !== undefined && storeName === undefined) return { node: this.node, storeName: own, lookup: tableLookup(this.graph.storeKind(own) ?? "key-value", own) };
     const name = storeName ?? this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE");
-    this.graph.addStore({ name, keySerde: serdeOrDefault(this.keySerde) as Serde<unknown>, valueSerde: serdeOrDefault(this.valueSerde) as Serde<unknown> });
+    this.graph.addStore({ name, keySerde: serdeOrDefault(keySerde ?? this.keySerde) as Serde<unknown>, valueSerde: serdeOrDefault(valueSerde ?? this.valueSerde) as Serde<unknown> });
     const supplier = processorOf<K, V | null, K, V | null>((record, context) => {
-      const store = context.getStateStore<K, V>(name);
-      if (record.value === null) store.delete(record.key);
-      else store.put(record.key, record.value);
+      writeRow(keyValueStoreOf<K, V>(context, name), record);
       context.forward(record);
     });
     const node = this.graph.addProcessor("KTABLE-MATERIALIZE", { parents: [this.node], supplier: erase(supplier), stores: [name] });
-    return { node, storeName: name };
+    return { node, storeName: name, lookup: tableLookup("key-value", name) };
   }
 
   private tableJoin<VO, VR, T extends null>(kind: TableJoinKind, other: KTable<K, VO, T>, joiner: (value: V | null, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null> {
     if (other.graph !== this.graph) throw new TopologyError("cannot join tables of different StreamsBuilders");
     const node = tableTableJoin(kind, this.graph, this.materialize(), other.materialize(), joiner);
-    const joined = new KTable<K, VR, null>(this.graph, node, this.keySerde, materialized?.valueSerde, undefined);
-    if (!materialized) return joined;
-    const { node: stored, storeName } = joined.materialize(materialized.storeName ?? this.graph.newName("KTABLE-JOIN-STATE-STORE"));
-    return new KTable<K, VR, null>(this.graph, stored, this.keySerde, materialized.valueSerde, storeName);
+    const joined = new KTable<K, VR, null>(this.graph, node, this.keySerde, materialized?.valueSerde, undefined, this.windowing);
+    return materialized ? joined.materialized({ ...materialized, storeName: materialized.storeName ?? this.graph.newName("KTABLE-JOIN-STATE-STORE") }) : joined;
+  }
+
+  /** This table, also kept in the store `materialized` names (generated when it names none). */
+  private materialized(materialized: Materialized<K, V>): KTable<K, V, Tombstone> {
+    const name = materialized.storeName ?? this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE");
+    const keySerde = materialized.keySerde ?? this.keySerde;
+    const valueSerde = materialized.valueSerde ?? this.valueSerde;
+    const { node, storeName } = this.materialize(name, keySerde, valueSerde);
+    return new KTable<K, V, Tombstone>(this.graph, node, keySerde, valueSerde, storeName, this.windowing);
   }
 
   private derive<VOut, TOut extends null>(

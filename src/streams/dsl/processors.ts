@@ -6,6 +6,7 @@ import { internal, type ProcessorContext, type ProcessorSupplier } from "../proc
 import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
 import { SessionStoreView } from "../state/session-store";
+import { TypedKeyValueStore } from "../state/typed-store";
 import { WindowStoreView } from "../state/window-store";
 import type { AnySupplier } from "../topology/graph";
 
@@ -42,17 +43,27 @@ export function erase<KIn, VIn, KOut, VOut>(supplier: ProcessorSupplier<KIn, VIn
 /**
  * Folds each record into the stored aggregate of its key and forwards the new aggregate.
  * Records with a null key or value are dropped, as Kafka Streams drops them: they belong to no group.
+ * The aggregate's timestamp is the largest of its records' (Kafka's `KStreamAggregate`), so an
+ * out-of-order record does not take the result's event time back.
  */
 export function aggregateProcessor<K, V, VA>(storeName: string, step: Aggregation<K, V, VA>): AnySupplier {
   return erase(
     processorOf<K, V, K, VA>((record, context) => {
       if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in an aggregation`);
-      const store = context.getStateStore<K, VA>(storeName);
-      const next = step(record.key, record.value, store.get(record.key));
-      store.put(record.key, next);
-      context.forward({ ...record, value: next });
+      const store = keyValueStoreOf<K, VA>(context, storeName);
+      const current = store.getWithTimestamp(record.key);
+      const next = step(record.key, record.value, current?.value);
+      const timestamp = current === undefined ? record.timestamp : Math.max(record.timestamp, current.timestamp);
+      store.put(record.key, next, timestamp);
+      context.forward({ ...record, value: next, timestamp });
     }),
   );
+}
+
+/** The key-value store of that name, typed with its definition's serdes, with value timestamps. */
+export function keyValueStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string): TypedKeyValueStore<K, V> {
+  const handle = internal(context).storeHandle(name);
+  return new TypedKeyValueStore(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
 }
 
 /** The window store of that name, typed with its definition's serdes. */

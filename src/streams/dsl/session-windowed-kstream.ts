@@ -8,7 +8,6 @@ import type { Windowed } from "../windowed";
 import type { KGroupedStream } from "./kgrouped-stream";
 import type { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
-import type { Aggregation } from "./processors";
 import { windowedFold } from "./time-windowed-kstream";
 import { sessionAggregate } from "./window-aggregate";
 import type { SessionWindows } from "./windows";
@@ -22,13 +21,15 @@ export class SessionWindowedKStream<K, V> {
 
   /** The number of records per key and session. */
   count(materialized: Materialized<K, number> = {}): KTable<Windowed<K>, number, null> {
-    return this.fold<number>(materialized, Serdes.number(), (_key, _value, count) => (count ?? 0) + 1, (_key, a, b) => a + b);
+    return this.fold<number>(materialized, Serdes.number(), () => 0, (_key, _value, count) => count + 1, (_key, a, b) => a + b);
   }
 
   /** Combines the values of each session; merging sessions combines their aggregates with the same reducer. */
   reduce(reducer: (aggregate: V, value: V) => V, materialized: Materialized<K, V> = {}): KTable<Windowed<K>, V, null> {
-    const step: Aggregation<K, V, V> = (_key, value, current) => (current === undefined ? value : reducer(current, value));
-    return this.fold<V>(materialized, serdeOrDefault(this.grouped.groupedValueSerde), step, (_key, a, b) => reducer(a, b));
+    // Kafka's: no initial value (null), the first value as it is, merged sessions reduced in order.
+    const step = (_key: K, value: V | null, aggregate: V | null): V | null => (aggregate === null ? value : reducer(aggregate, value as V));
+    const merge = (key: K, a: V | null, b: V | null) => step(key, b, a);
+    return this.fold<V | null>(materialized as Materialized<K, V | null>, serdeOrDefault(this.grouped.groupedValueSerde) as Serde<V | null>, () => null, step, merge) as KTable<Windowed<K>, V, null>;
   }
 
   /** Folds the values of each session into an aggregate; `merger` combines two sessions' aggregates when they merge. */
@@ -38,13 +39,19 @@ export class SessionWindowedKStream<K, V> {
     merger: (key: K, left: VA, right: VA) => VA,
     materialized: Materialized<K, VA> = {},
   ): KTable<Windowed<K>, VA, null> {
-    return this.fold<VA>(materialized, Serdes.json<VA>(), (key, value, current) => aggregator(key, value, current === undefined ? initializer() : current), merger);
+    return this.fold<VA>(materialized, Serdes.json<VA>(), initializer, aggregator, merger);
   }
 
-  private fold<VA>(materialized: Materialized<K, VA>, defaultValueSerde: Serde<VA>, step: Aggregation<K, V, VA>, merger: (key: K, left: VA, right: VA) => VA): KTable<Windowed<K>, VA, null> {
+  private fold<VA>(
+    materialized: Materialized<K, VA>,
+    defaultValueSerde: Serde<VA>,
+    initializer: () => VA,
+    aggregator: (key: K, value: V, aggregate: VA) => VA,
+    merger: (key: K, left: VA, right: VA) => VA,
+  ): KTable<Windowed<K>, VA, null> {
     const { windows } = this;
     return windowedFold<K, V, VA, null>(this.grouped, windows, "session", "KSTREAM-SESSION-AGGREGATE", materialized, defaultValueSerde, (storeName, retentionMs) =>
-      sessionAggregate(storeName, windows, retentionMs, step, merger),
+      sessionAggregate(storeName, windows, retentionMs, initializer, aggregator, merger),
     );
   }
 }

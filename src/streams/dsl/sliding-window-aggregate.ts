@@ -1,75 +1,141 @@
 /**
- * The processor of sliding-window aggregations. The windows of a key are those that end at one of
- * its records (`[t - difference, t]`, from 0 for early records) and those that start just after
- * one (`[t + 1, t + 1 + difference]`) when they hold records; so each distinct set of records
- * close enough together is one window.
+ * The processor of sliding-window aggregations, with Kafka's incremental algorithm
+ * (`KStreamSlidingWindowAggregate`): a key's windows are those that end at one of its records
+ * (`[t - difference, t]`) and those that start just after one (`[t + 1, t + 1 + difference]`)
+ * while they hold records; records before `difference` share the window `[0, difference]`.
  *
- * Aggregators have no inverse, so a window's aggregate cannot be derived from a neighbour's when
- * a record enters between them. This processor keeps the key's records while they can still be
- * part of an open window (in the same store, under namespace `r`) and recomputes each window the
- * new record touches, folding its records in time order. The cost per record grows with the
- * number of records of the key within the time difference: for dense keys, hopping windows are
- * cheaper.
+ * A new record is folded, in arrival order, into every existing window that contains it; the
+ * windows it creates are seeded from the aggregate of a neighbouring window that holds exactly
+ * the right records (its own left window from the window ending before it, its right window from
+ * the latest window holding records after it). Only windows whose contents change are written
+ * and forwarded. Each window keeps the largest timestamp of its records, which its results
+ * carry. The windows needed to seed new ones start up to two differences before a record, which
+ * is why the store keeps windows that long (Kafka's default retention: 2 × difference + grace).
  */
 import { internal } from "../processor";
-import type { Serde } from "../serdes";
-import { TimeKeyedStore } from "../state/time-keyed-store";
-import { decodeStored } from "../state/typed-store";
 import type { AnySupplier } from "../topology/graph";
 import type { Window, Windowed } from "../windowed";
 import { erase, processorOf, windowStoreOf, type Aggregation } from "./processors";
 import type { SlidingWindows } from "./windows";
 
-/** Where the records are kept, next to the window results (namespace ""). */
-const RECORDS = "r";
+/** A window's aggregate and timestamp; `value` undefined stands for the initializer's value. */
+interface Seed<VA> {
+  readonly value: VA | undefined;
+  readonly timestamp: number;
+}
 
-export function slidingWindowAggregate<K, V, VA>(
-  storeName: string,
-  windows: SlidingWindows,
-  retentionMs: number,
-  valueSerde: Serde<V>,
-  step: Aggregation<K, V, VA>,
-): AnySupplier {
+export function slidingWindowAggregate<K, V, VA>(storeName: string, windows: SlidingWindows, retentionMs: number, step: Aggregation<K, V, VA>): AnySupplier {
   const difference = windows.timeDifferenceMs;
   return erase(
     processorOf<K, V, Windowed<K>, VA>((record, context) => {
       if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in an aggregation`);
-      const { key, timestamp: t } = record;
-      const results = windowStoreOf<K, VA>(context, storeName);
-      const handle = internal(context).storeHandle(storeName);
-      const records = new TimeKeyedStore(handle.raw, RECORDS);
-      const serializedKey = handle.keySerde.serialize(key);
-      // One meta write per record: the stream time and the record's sequence number.
-      const { streamTime, seq } = results.entries.advance(t, true);
-      const expire = () => {
-        results.expireStartingBefore(streamTime - retentionMs + 1);
-        records.takeBefore(streamTime - difference - windows.graceMs);
+      const store = windowStoreOf<K, VA>(context, storeName);
+      const t = record.timestamp;
+      const streamTime = Math.max(store.entries.streamTime(), t);
+      // Kafka's window close time: windows ending before it are final.
+      const closeTime = streamTime - windows.graceMs;
+      // The store's own time: the latest window start it has kept (what its retention counts from).
+      let observed = store.entries.observedTime();
+      const visibleFrom = () => observed - retentionMs + 1;
+      const key = record.key;
+
+      /** Folds the record into the window (seeded by `seed`) and forwards it; a closed window is only counted. */
+      const update = (window: Window, seed: Seed<VA>): void => {
+        if (window.end < closeTime) return internal(context).dropLateRecord();
+        const next = step(key, record.value, seed.value);
+        const timestamp = seed.value === undefined ? t : Math.max(t, seed.timestamp);
+        put(window, next, timestamp);
       };
-      // The latest-closing window holding the record is the one starting at it.
-      if (windows.closeTime({ start: t, end: t + difference }) <= streamTime) {
+      const put = (window: Window, value: VA, timestamp: number): void => {
+        store.put(key, window, value, timestamp);
+        observed = Math.max(observed, window.start);
+        context.forward({ ...record, key: { key, window }, value, timestamp });
+      };
+      const windowAt = (start: number): Window => ({ start, end: start + difference });
+      const fetch = (from: number, to: number) => store.fetchWithTimestamps(key, Math.max(from, visibleFrom()), to);
+
+      if (t + difference < closeTime) {
         internal(context).dropLateRecord();
-        return expire();
+      } else if (t < difference) {
+        early();
+      } else {
+        latest();
       }
-      records.put(serializedKey, t, seq, valueSerde.serialize(record.value));
+      store.entries.advance(t, false, observed);
+      store.expireStartingBefore(observed - retentionMs + 1);
 
-      const starts = new Set<number>();
-      for (const { time } of records.fetch(serializedKey, t - difference - 1, t + difference)) {
-        // Windows ending at a record at or after t hold t; so do those starting after a record before t.
-        starts.add(time >= t ? Math.max(0, time - difference) : time + 1);
+      /** A record at `t >= difference`: its windows, from the latest back (Kafka's reverse iteration). */
+      function latest(): void {
+        const starts = new Set<number>();
+        let leftSeed: Seed<VA> | undefined;
+        let rightSeed: Seed<VA> | undefined;
+        let leftExists = false;
+        let rightExists = false;
+        let previous: number | undefined;
+        const found = fetch(Math.max(0, t - 2 * difference), t + 1).reverse();
+        for (const existing of found) {
+          const { window, timestamp } = existing;
+          starts.add(window.start);
+          const end = window.start + difference;
+          if (window.start === t + 1) {
+            rightExists = true;
+          } else if (end > t) {
+            // Its aggregate before t joins it is that of the records after t: t's right window.
+            rightSeed ??= existing;
+            update(window, existing);
+          } else if (end === t) {
+            leftExists = true;
+            update(window, existing);
+            // A record at t was here before: every window it needs exists already.
+            if (timestamp >= t) return;
+            previous = timestamp;
+          } else {
+            leftSeed = existing;
+            previous = timestamp;
+            break;
+          }
+        }
+        create(starts, leftSeed, rightSeed, leftExists, rightExists, previous);
       }
-      if (records.fetch(serializedKey, t + 1, t + 1 + difference).length > 0) starts.add(t + 1);
 
-      for (const start of [...starts].sort((a, b) => a - b)) {
-        const window: Window = { start, end: start + difference };
-        if (windows.closeTime(window) <= streamTime) continue;
-        const members = records.fetch(serializedKey, window.start, window.end);
-        if (members.length === 0) continue;
-        let aggregate: VA | undefined;
-        for (const member of members) aggregate = step(key, decodeStored(storeName, valueSerde, member.value, "record"), aggregate);
-        results.put(key, window, aggregate!);
-        context.forward({ ...record, key: { key, window }, value: aggregate! });
+      /** A record before `difference`: it belongs to the window `[0, difference]` that all such records share. */
+      function early(): void {
+        const starts = new Set<number>();
+        let combined: (Seed<VA> & { window: Window }) | undefined;
+        let rightSeed: Seed<VA> | undefined;
+        let rightExists = false;
+        let previous: number | undefined;
+        for (const found of fetch(0, t + 1)) {
+          const { window, timestamp } = found;
+          starts.add(window.start);
+          if (window.start === 0) {
+            combined = found;
+            if (timestamp < t) previous = timestamp;
+          } else if (window.start <= t) {
+            rightSeed = found;
+            update(window, found);
+          } else {
+            rightExists = true;
+          }
+        }
+        // Only records after t can make the shared window's latest timestamp exceed t: then it holds exactly t's right window.
+        if (rightSeed === undefined && combined !== undefined && combined.timestamp > t) rightSeed = combined;
+        if (!rightExists && rightSeed !== undefined && rightSeed.timestamp > t) put(windowAt(t + 1), rightSeed.value!, rightSeed.timestamp);
+        if (previous !== undefined && !starts.has(previous + 1)) update(windowAt(previous + 1), { value: undefined, timestamp: t });
+        update(windowAt(0), combined ?? { value: undefined, timestamp: t });
       }
-      expire();
+
+      /** The windows a record at `t` adds: the previous record's right window, its own left and right windows. */
+      function create(starts: Set<number>, leftSeed: Seed<VA> | undefined, rightSeed: Seed<VA> | undefined, leftExists: boolean, rightExists: boolean, previous: number | undefined): void {
+        if (previous !== undefined && !starts.has(previous + 1) && previous + 1 + difference >= t) update(windowAt(previous + 1), { value: undefined, timestamp: t });
+        if (!leftExists) {
+          const seeded = previous !== undefined && t - difference <= previous && leftSeed !== undefined;
+          update(windowAt(t - difference), { value: seeded ? leftSeed.value : undefined, timestamp: t });
+        }
+        // The latest window holding t also holds every record after t within the difference: it seeds t's right window.
+        if (!rightExists && rightSeed !== undefined && rightSeed.timestamp > t) put(windowAt(t + 1), rightSeed.value!, rightSeed.timestamp);
+      }
     }),
   );
 }
+

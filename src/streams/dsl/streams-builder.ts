@@ -10,7 +10,8 @@ import { KStream } from "./kstream";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
 import type { Consumed } from "./options";
-import { erase, processorOf } from "./processors";
+import { erase, keyValueStoreOf, processorOf } from "./processors";
+import { writeRow } from "./table-row";
 
 export class StreamsBuilder {
   private readonly graph = new TopologyGraph();
@@ -31,8 +32,10 @@ export class StreamsBuilder {
   }
 
   /**
-   * A table of a topic: each record is the new value of its key. With `materialized`, the rows are
-   * kept in that store (change-logged like any store) and can be queried.
+   * A table of a topic: each record is the new value of its key (stamped with the record's
+   * timestamp). With `materialized`, the rows are kept in that store (change-logged like any
+   * store) and can be queried. A record without a key is no row: it is dropped and counted, as
+   * Kafka's `KTableSource` drops it.
    */
   table<K, V>(topic: string, consumed: Consumed<K, V> = {}, materialized?: Materialized<K, V>): KTable<K, V> {
     const source = this.stream(topic, consumed);
@@ -41,11 +44,8 @@ export class StreamsBuilder {
     const valueSerde = materialized?.valueSerde ?? source.valueSerde!;
     if (storeName !== undefined) this.addStateStore(storeName, { key: keySerde, value: valueSerde });
     const supplier = processorOf<K, V | null, K, V | null>((record, context) => {
-      if (storeName !== undefined) {
-        const store = context.getStateStore<K, V>(storeName);
-        if (record.value === null) store.delete(record.key);
-        else store.put(record.key, record.value);
-      }
+      if (record.key === null) return context.dropRecord("null key in a table");
+      if (storeName !== undefined) writeRow(keyValueStoreOf<K, V>(context, storeName), record);
       context.forward(record);
     });
     const node = this.graph.addProcessor("KTABLE-SOURCE", { parents: [source.node], supplier: erase(supplier), stores: storeName === undefined ? [] : [storeName] });

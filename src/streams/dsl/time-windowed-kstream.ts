@@ -65,11 +65,8 @@ export class TimeWindowedKStream<K, V> {
 
   private fold<VA>(materialized: Materialized<K, VA>, defaultValueSerde: Serde<VA>, step: Aggregation<K, V, VA>): KTable<Windowed<K>, VA> {
     const { windows } = this;
-    const valueSerde = serdeOrDefault(this.grouped.groupedValueSerde);
     return windowedFold<K, V, VA, never>(this.grouped, windows, "window", "KSTREAM-WINDOWED-AGGREGATE", materialized, defaultValueSerde, (storeName, retentionMs) =>
-      windows instanceof TimeWindows
-        ? timeWindowAggregate(storeName, windows, retentionMs, step)
-        : slidingWindowAggregate(storeName, windows, retentionMs, valueSerde, step),
+      windows instanceof TimeWindows ? timeWindowAggregate(storeName, windows, retentionMs, step) : slidingWindowAggregate(storeName, windows, retentionMs, step),
     );
   }
 }

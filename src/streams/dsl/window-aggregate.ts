@@ -2,8 +2,9 @@
  * The processors of windowed aggregations over time windows (tumbling, hopping) and sessions.
  * Each keeps its results in its window or session store, and the stream time it goes by in the
  * same store (so a recreated or restored task closes windows exactly where the old one did).
- * A record whose windows have all closed is late: dropped and counted. Windows past retention
- * are deleted through the change-logged store, so the changelog carries their tombstones.
+ * A record is late for a window once stream time has passed the window's close time: dropped
+ * from it and counted. Windows past retention are deleted through the change-logged store, so
+ * the changelog carries their tombstones.
  */
 import { internal } from "../processor";
 import type { AnySupplier } from "../topology/graph";
@@ -11,66 +12,81 @@ import type { Windowed } from "../windowed";
 import { erase, processorOf, sessionStoreOf, windowStoreOf, type Aggregation } from "./processors";
 import type { SessionWindows, TimeWindows } from "./windows";
 
-/** Folds each record into every open window it falls in and forwards each window's new aggregate. */
+/**
+ * Folds each record into every open window it falls in and forwards each window's new aggregate,
+ * stamped with the largest timestamp of the window's records (Kafka's timestamped window store).
+ * Each window the record is too late for counts as a dropped record, as Kafka counts them.
+ */
 export function timeWindowAggregate<K, V, VA>(storeName: string, windows: TimeWindows, retentionMs: number, step: Aggregation<K, V, VA>): AnySupplier {
   return erase(
     processorOf<K, V, Windowed<K>, VA>((record, context) => {
-      if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in an aggregation`);
+      // As Kafka's, a windowed aggregation drops only records without a key: a null value is aggregated.
+      if (record.key === null) return context.dropRecord("null key in an aggregation");
       const store = windowStoreOf<K, VA>(context, storeName);
       const { streamTime } = store.entries.advance(record.timestamp);
-      let late = false;
       for (const window of windows.windowsFor(record.timestamp)) {
         if (windows.closeTime(window) <= streamTime) {
-          late = true;
+          internal(context).dropLateRecord();
           continue;
         }
-        const next = step(record.key, record.value, store.get(record.key, window.start));
-        store.put(record.key, window, next);
-        context.forward({ ...record, key: { key: record.key, window }, value: next });
+        const current = store.getWithTimestamp(record.key, window);
+        const next = step(record.key, record.value, current?.value);
+        const timestamp = current === undefined ? record.timestamp : Math.max(record.timestamp, current.timestamp);
+        store.put(record.key, window, next, timestamp);
+        context.forward({ ...record, key: { key: record.key, window }, value: next, timestamp });
       }
-      if (late) internal(context).dropLateRecord();
-      store.expireStartingBefore(streamTime - retentionMs + 1);
+      // Retention counts from the latest window kept (Kafka's window stores count from their own time).
+      store.expireStartingBefore(windows.latestStart(streamTime) - retentionMs + 1);
     }),
   );
 }
 
 /**
- * Adds each record to the key's session: a new one, or the merge of every open session within
- * the gap of it. Merged-away sessions are deleted and forwarded as tombstones, then the merged
- * session with its aggregate. Final sessions (see `SessionWindows.closeTime`) are not merged any
- * more: what suppression emitted as final stays final.
+ * Adds each record to its key's session, as Kafka's `KStreamSessionWindowAggregate`: the record
+ * merges with every session of the key the store still holds within the gap of it (Kafka's
+ * `findSessions`), starting from the initializer's value and applying the merger to each, unless
+ * the merged session would be late (stream time past its end + gap + grace: dropped, counted).
+ * When the merged session differs from the record's own `[t, t]`, each session merged (even one
+ * equal to the result) is deleted and forwarded as a tombstone first; then the merged session.
+ * Results and tombstones are stamped with their session's end.
  */
 export function sessionAggregate<K, V, VA>(
   storeName: string,
   windows: SessionWindows,
   retentionMs: number,
-  step: Aggregation<K, V, VA>,
+  initializer: () => VA,
+  step: (key: K, value: V, aggregate: VA) => VA,
   merger: (key: K, left: VA, right: VA) => VA,
 ): AnySupplier {
   return erase(
     processorOf<K, V, Windowed<K>, VA | null>((record, context) => {
-      if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in an aggregation`);
+      if (record.key === null) return context.dropRecord("null key in an aggregation");
       const { key, timestamp } = record;
       const store = sessionStoreOf<K, VA>(context, storeName);
       const { streamTime } = store.entries.advance(timestamp);
       const gap = windows.inactivityGapMs;
-      const open = store.findSessions(key, timestamp - gap, timestamp + gap).filter((s) => windows.closeTime(s.window) > streamTime);
-      const merged = { start: Math.min(timestamp, ...open.map((s) => s.window.start)), end: Math.max(timestamp, ...open.map((s) => s.window.end)) };
+      const found = store.findSessions(key, timestamp - gap, timestamp + gap);
+      let aggregate = initializer();
+      let merged = { start: timestamp, end: timestamp };
+      for (const session of found) {
+        aggregate = merger(key, aggregate, session.value);
+        merged = { start: Math.min(merged.start, session.window.start), end: Math.max(merged.end, session.window.end) };
+      }
       if (windows.isLate(merged, streamTime)) {
         internal(context).dropLateRecord();
       } else {
-        let current: VA | undefined;
-        for (const session of open) current = current === undefined ? session.value : merger(key, current, session.value);
-        const next = step(key, record.value, current);
-        for (const { window } of open) {
-          if (window.start === merged.start && window.end === merged.end) continue;
-          store.remove(key, window);
-          context.forward({ ...record, key: { key, window }, value: null });
+        if (merged.start !== timestamp || merged.end !== timestamp) {
+          for (const { window } of found) {
+            store.remove(key, window);
+            context.forward({ ...record, key: { key, window }, value: null, timestamp: window.end });
+          }
         }
+        const next = step(key, record.value, aggregate);
         store.put(key, merged, next);
-        context.forward({ ...record, key: { key, window: merged }, value: next });
+        context.forward({ ...record, key: { key, window: merged }, value: next, timestamp: merged.end });
       }
-      store.expireEndingBefore(streamTime - retentionMs);
+      // The latest session ends at stream time: retention counts from there, as in Kafka's session stores.
+      store.expireEndingBefore(streamTime - retentionMs + 1);
     }),
   );
 }

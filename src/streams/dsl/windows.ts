@@ -4,6 +4,7 @@
  * stream time, a window keeps accepting out-of-order records after it ends; once stream time has
  * passed a window's close time the window is final and records for it are late (dropped, counted).
  * Stream time here is the largest timestamp the operator has seen (kept in its store).
+ * Bounds, lateness and default retentions are Kafka Streams'.
  */
 import { TopologyError } from "../errors";
 import type { Window } from "../windowed";
@@ -45,6 +46,11 @@ export class TimeWindows {
     return windows;
   }
 
+  /** The start of the latest window holding `timestamp`. */
+  latestStart(timestamp: number): number {
+    return Math.floor(timestamp / this.advanceMs) * this.advanceMs;
+  }
+
   /** Stream time from which the window is final (its end is exclusive). */
   closeTime(window: Window): number {
     return window.end + this.graceMs;
@@ -80,8 +86,12 @@ export class SlidingWindows {
     return window.end + 1 + this.graceMs;
   }
 
+  /**
+   * As Kafka's: 2 × difference + grace. A new record's windows are built from the windows that
+   * start up to two differences before it, so those must still be kept.
+   */
   get minRetentionMs(): number {
-    return this.timeDifferenceMs + 1 + this.graceMs;
+    return 2 * this.timeDifferenceMs + this.graceMs;
   }
 }
 
@@ -104,40 +114,62 @@ export class SessionWindows {
   }
 
   /**
-   * Stream time from which the session is final. A record is on time while its session's end is
-   * at least `stream time - grace`, and a record up to `gap` after the end extends the session:
-   * so a session can grow until stream time passes `end + gap + grace`.
+   * Stream time from which the session is final: a record up to `gap` after its end extends it,
+   * and such a record is on time until stream time passes `end + gap + grace` (KAFKA-12718).
    */
   closeTime(session: Window): number {
     return session.end + this.inactivityGapMs + this.graceMs + 1;
   }
 
-  /** Whether a record whose session would be `session` is late (Kafka: the session's end is before stream time - grace). */
+  /** Whether a record whose session would be `session` is late: stream time is past its end + gap + grace (Kafka, KAFKA-12718). */
   isLate(session: Window, streamTime: number): boolean {
-    return session.end + this.graceMs < streamTime;
+    return session.end + this.inactivityGapMs + this.graceMs < streamTime;
   }
 
+  /** As Kafka's default: gap + grace. */
   get minRetentionMs(): number {
     return this.inactivityGapMs + this.graceMs;
   }
 }
 
 /**
- * Stream-stream joins pair records of the two sides whose timestamps differ by at most
- * `timeDifference` ms. A record is late once stream time has passed `t + difference + grace`
- * (no partner it could still meet would be on time either).
+ * Stream-stream joins pair a record at `t` with the other side's records of the same key from
+ * `t - before` to `t + after` (for the other side's records the window is mirrored). Both are
+ * `timeDifference` unless changed with `before`/`after`; `before + after` must not be negative.
+ * A record that found no partner (left and outer joins) is joined with null once stream time
+ * passes its window's end + grace.
  */
 export class JoinWindows {
   private constructor(
-    readonly timeDifferenceMs: number,
+    readonly beforeMs: number,
+    readonly afterMs: number,
     readonly graceMs: number,
-  ) {}
+  ) {
+    if (!Number.isSafeInteger(beforeMs) || !Number.isSafeInteger(afterMs)) throw new TopologyError(`join window bounds must be integers of milliseconds, got ${beforeMs} and ${afterMs}`);
+    if (beforeMs + afterMs < 0) throw new TopologyError(`a join window must not end before it starts: before ${beforeMs} ms + after ${afterMs} ms < 0`);
+  }
 
   static ofTimeDifferenceAndGrace(timeDifferenceMs: number, graceMs: number): JoinWindows {
-    return new JoinWindows(checkDuration("time difference", timeDifferenceMs, 0), checkDuration("grace", graceMs, 0));
+    const difference = checkDuration("time difference", timeDifferenceMs, 0);
+    return new JoinWindows(difference, difference, checkDuration("grace", graceMs, 0));
   }
 
   static ofTimeDifferenceWithNoGrace(timeDifferenceMs: number): JoinWindows {
     return JoinWindows.ofTimeDifferenceAndGrace(timeDifferenceMs, 0);
+  }
+
+  /** How far before a left record a right record may be (Kafka's `JoinWindows.before`); may be negative. */
+  before(timeDifferenceMs: number): JoinWindows {
+    return new JoinWindows(timeDifferenceMs, this.afterMs, this.graceMs);
+  }
+
+  /** How far after a left record a right record may be (Kafka's `JoinWindows.after`); may be negative. */
+  after(timeDifferenceMs: number): JoinWindows {
+    return new JoinWindows(this.beforeMs, timeDifferenceMs, this.graceMs);
+  }
+
+  /** How long each side keeps its records, as Kafka's join stores do: before + after + grace. */
+  get retentionMs(): number {
+    return this.beforeMs + this.afterMs + this.graceMs;
   }
 }

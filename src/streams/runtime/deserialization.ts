@@ -51,6 +51,7 @@ export function handleDeserializationError(
   if (handler === "fail") throw error;
   if (handler === "skip") {
     task.metrics.skippedRecords++;
+    task.eventMetrics.skippedRecords++;
     return;
   }
   collector.send({

@@ -82,6 +82,7 @@ export class NodeContext implements InternalProcessorContext<unknown, unknown> {
 
   dropRecord(_reason: string): void {
     this.task.metrics.droppedRecords++;
+    this.task.eventMetrics.invalidRecordsDropped++;
   }
 
   dropLateRecord(): void {

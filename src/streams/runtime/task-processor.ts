@@ -26,7 +26,10 @@ export function createTaskProcessor(topology: Topology, taskId: string, deps: Ta
     throw new Error(`unknown task ${JSON.stringify(taskId)}: the topology's tasks are ${topology.taskIds().join(", ")}`);
   }
   const { partition } = coordinates;
-  const task = new TaskState(topology.applicationId, taskId, partition, deps.initialStreamTimeMs ?? -1);
+  const resumed = Object.entries(deps.initialPartitionTimes ?? {}).filter(([topic]) => subtopology.sourceTopics.includes(topic));
+  const initialStreamTime = Math.max(deps.initialStreamTimeMs ?? -1, ...resumed.map(([, time]) => time));
+  const task = new TaskState(topology.applicationId, taskId, partition, initialStreamTime);
+  for (const [topic, time] of resumed) task.advancePartitionTime(topic, time);
   const clock = deps.clock ?? Date.now;
   // Writes made while processing a record name its position (I5); others (init, wall-clock punctuation) name none.
   const writeContext: WriteContext = () => {
@@ -84,6 +87,10 @@ class SubtopologyTask implements TaskProcessor {
     return this.task.streamTimeMs;
   }
 
+  partitionTimes(): Readonly<Record<string, number>> {
+    return Object.fromEntries(this.task.partitionTimes);
+  }
+
   process(input: InputRecord): void {
     this.checkOpen();
     const source = this.wired.sources.get(input.topic);
@@ -101,9 +108,11 @@ class SubtopologyTask implements TaskProcessor {
     const position = { topic: input.topic, partition: input.partition, offset: input.offset };
     this.task.current = { position, input, timestamp: input.timestamp };
     try {
-      const timestamp = this.errors.processing(source.node.name, () => extractTimestamp(source.node, record));
+      const partitionTime = this.task.partitionTime(input.topic);
+      const timestamp = this.errors.processing(source.node.name, () => extractTimestamp(source.node, record, partitionTime));
       // An invalid timestamp was handled (skipped or dead-lettered): the record goes no further.
       if (timestamp === undefined) return;
+      this.task.advancePartitionTime(input.topic, timestamp);
       this.task.advanceStreamTime(timestamp);
       this.task.current = { position, input, timestamp };
       source.receive({ ...record, timestamp });
@@ -141,8 +150,8 @@ class SubtopologyTask implements TaskProcessor {
 }
 
 /** The record's time by the source's extractor (default: the input timestamp); throws if it is not a valid time. */
-function extractTimestamp(source: TopologySource, record: StreamRecord<unknown, unknown>): number {
-  const timestamp = source.timestampExtractor ? source.timestampExtractor(record) : record.timestamp;
+function extractTimestamp(source: TopologySource, record: StreamRecord<unknown, unknown>, partitionTime: number): number {
+  const timestamp = source.timestampExtractor ? source.timestampExtractor(record, partitionTime) : record.timestamp;
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
     throw new RangeError(`invalid timestamp ${String(timestamp)}: a record's time is a non-negative integer of milliseconds`);
   }

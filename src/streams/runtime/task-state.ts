@@ -20,6 +20,8 @@ export interface CurrentInput {
 
 export class TaskState {
   current: CurrentInput | undefined = undefined;
+  /** Per source topic: the largest timestamp extracted from the task's partition of it. */
+  readonly partitionTimes = new Map<string, number>();
   readonly metrics: Mutable<TaskMetrics> = { processedRecords: 0, skippedRecords: 0, deadLetteredRecords: 0, droppedRecords: 0 };
   readonly eventMetrics: Mutable<TaskEventMetrics> = noEvents();
   readonly punctuation = new PunctuationSchedules();
@@ -34,5 +36,15 @@ export class TaskState {
   /** Stream time only moves forward: a late record does not take it back. */
   advanceStreamTime(timestamp: number): void {
     if (timestamp > this.streamTimeMs) this.streamTimeMs = timestamp;
+  }
+
+  /** -1 before the partition's first record. */
+  partitionTime(topic: string): number {
+    return this.partitionTimes.get(topic) ?? -1;
+  }
+
+  /** Partition time, like stream time, only moves forward. */
+  advancePartitionTime(topic: string, timestamp: number): void {
+    if (timestamp > this.partitionTime(topic)) this.partitionTimes.set(topic, timestamp);
   }
 }

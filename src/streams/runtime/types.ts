@@ -40,6 +40,12 @@ export interface TaskProcessorDeps {
   readonly collector: RecordSink;
   /** Stream time to resume from (the largest timestamp processed before); default -1, none yet. */
   readonly initialStreamTimeMs?: number;
+  /**
+   * Partition time to resume from, per source topic (the largest timestamp extracted from the
+   * task's partition of it): what the task committed before (Kafka keeps it in the committed
+   * offset's metadata). Stream time resumes from the largest of them too.
+   */
+  readonly initialPartitionTimes?: Readonly<Record<string, number>>;
   /** Wall-clock time: for store writes made outside `process` (in `init`) and wall-clock schedules; default `Date.now`. */
   readonly clock?: () => number;
 }
@@ -63,10 +69,13 @@ export interface TaskMetrics {
 export interface TaskEventMetrics {
   /**
    * Records that came after a window they belong to had closed (stream time past its end + grace)
-   * and were dropped from it: by windowed aggregations (once per record, even if a hopping window
-   * still took it) and stream-stream joins.
+   * and were dropped from it by windowed aggregations: once per window, as Kafka counts them.
    */
   readonly lateRecordsDropped: number;
+  /** Input records that could not be deserialized and were skipped (`"skip"`). */
+  readonly skippedRecords: number;
+  /** Records an operator discarded as invalid, such as a null key reaching an aggregation or a table. */
+  readonly invalidRecordsDropped: number;
   /** Processing errors (`onProcessingError: "continue"`) after which processing went on. */
   readonly processingErrorsContinued: number;
   /** Processing errors whose input record went to the dead letter topic. */
@@ -83,6 +92,8 @@ export interface TaskEventMetrics {
 export function noEvents(): { -readonly [K in keyof TaskEventMetrics]: number } {
   return {
     lateRecordsDropped: 0,
+    skippedRecords: 0,
+    invalidRecordsDropped: 0,
     processingErrorsContinued: 0,
     processingErrorsDeadLettered: 0,
     productionErrorsContinued: 0,
@@ -101,6 +112,11 @@ export interface TaskProcessor {
   readonly eventMetrics: TaskEventMetrics;
   /** The largest timestamp of the input records processed; -1 before the first. */
   readonly streamTimeMs: number;
+  /**
+   * Per source topic, the largest timestamp extracted from the task's partition of it (Kafka's
+   * partition time): to commit with the input positions, and resume from (`initialPartitionTimes`).
+   */
+  partitionTimes(): Readonly<Record<string, number>>;
   /**
    * Runs one input record through the topology: store writes (each change-logged) and output
    * records are done when it returns. Not atomic by itself: if it throws, the caller must discard

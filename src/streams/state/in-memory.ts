@@ -1,19 +1,23 @@
 /**
  * An in-memory `StoreBackend` for tests and for topologies run outside Durable Objects.
- * It keeps the order contract of real backends (UTF-8 byte order of keys).
+ * It keeps the order contract of real backends (UTF-8 byte order of keys) and each value's timestamp.
  */
 import type { KeyValue } from "../record";
-import { compareKeys, type RawKeyValueStore, type StoreBackend } from "./key-value-store";
+import { compareKeys, NO_TIMESTAMP, type RawKeyValueStore, type StoreBackend, type TimestampedKeyValue, type ValueAndTimestamp } from "./key-value-store";
 
 export class InMemoryKeyValueStore implements RawKeyValueStore {
-  private readonly entries = new Map<string, string>();
+  private readonly entries = new Map<string, ValueAndTimestamp<string>>();
 
   get(key: string): string | undefined {
+    return this.entries.get(key)?.value;
+  }
+
+  getWithTimestamp(key: string): ValueAndTimestamp<string> | undefined {
     return this.entries.get(key);
   }
 
-  put(key: string, value: string): void {
-    this.entries.set(key, value);
+  put(key: string, value: string, timestamp = NO_TIMESTAMP): void {
+    this.entries.set(key, { value, timestamp });
   }
 
   delete(key: string): void {
@@ -21,6 +25,10 @@ export class InMemoryKeyValueStore implements RawKeyValueStore {
   }
 
   range(from?: string, to?: string, limit = Infinity): KeyValue<string, string>[] {
+    return this.rangeWithTimestamps(from, to, limit).map(({ key, value }) => ({ key, value }));
+  }
+
+  rangeWithTimestamps(from?: string, to?: string, limit = Infinity): TimestampedKeyValue<string, string>[] {
     return this.sorted()
       .filter(({ key }) => (from === undefined || compareKeys(key, from) >= 0) && (to === undefined || compareKeys(key, to) <= 0))
       .slice(0, limit);
@@ -29,7 +37,8 @@ export class InMemoryKeyValueStore implements RawKeyValueStore {
   prefix(prefix: string, limit = Infinity): KeyValue<string, string>[] {
     return this.sorted()
       .filter(({ key }) => key.startsWith(prefix))
-      .slice(0, limit);
+      .slice(0, limit)
+      .map(({ key, value }) => ({ key, value }));
   }
 
   /** Number of entries. */
@@ -37,10 +46,10 @@ export class InMemoryKeyValueStore implements RawKeyValueStore {
     return this.entries.size;
   }
 
-  private sorted(): KeyValue<string, string>[] {
+  private sorted(): TimestampedKeyValue<string, string>[] {
     return [...this.entries]
       .sort(([a], [b]) => compareKeys(a, b))
-      .map(([key, value]) => ({ key, value }));
+      .map(([key, { value, timestamp }]) => ({ key, value, timestamp }));
   }
 }
 

@@ -5,15 +5,39 @@
  *
  * Order: keys are ordered by their serialized form compared as UTF-8 bytes (SQLite's BINARY
  * collation; see `compareKeys`). Ranges are inclusive at both ends, as in Kafka Streams.
+ *
+ * Every entry keeps the timestamp it was written with, as Kafka Streams' timestamped stores keep
+ * a `ValueAndTimestamp`: it is the event time of what the value reflects (an aggregate's latest
+ * record, a table row's update), what results derived from it are stamped with, and the timestamp
+ * of the entry's changelog record — so restoration brings the timestamps back with the values.
  */
 import type { KeyValue } from "../record";
 
+/** A value and its timestamp (Kafka Streams' `ValueAndTimestamp`). */
+export interface ValueAndTimestamp<V> {
+  readonly value: V;
+  readonly timestamp: number;
+}
+
+/** An entry with the timestamp of its value. */
+export interface TimestampedKeyValue<K, V> extends KeyValue<K, V> {
+  readonly timestamp: number;
+}
+
+/** The timestamp of an entry written without one (Kafka also reads -1 for values of a store upgraded to timestamps). */
+export const NO_TIMESTAMP = -1;
+
 export interface RawKeyValueStore {
   get(key: string): string | undefined;
-  put(key: string, value: string): void;
+  /** The value with its timestamp (`NO_TIMESTAMP` when it was written without one). */
+  getWithTimestamp(key: string): ValueAndTimestamp<string> | undefined;
+  /** Writes the value with its timestamp; without one, the store picks (the runtime: the current record's time). */
+  put(key: string, value: string, timestamp?: number): void;
   delete(key: string): void;
   /** Entries with `from <= key <= to` in key order; a missing bound is open. */
   range(from?: string, to?: string, limit?: number): KeyValue<string, string>[];
+  /** `range`, with each value's timestamp. */
+  rangeWithTimestamps(from?: string, to?: string, limit?: number): TimestampedKeyValue<string, string>[];
   /** Entries whose key starts with `prefix`, in key order. */
   prefix(prefix: string, limit?: number): KeyValue<string, string>[];
 }

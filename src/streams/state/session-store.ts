@@ -52,8 +52,15 @@ export class SessionStoreView<K, V> implements SessionStore<K, V> {
     return this.findSessions(key, 0, MAX_TIME);
   }
 
+  /** The value of exactly that session. */
+  fetchSession(key: K, session: Window): V | undefined {
+    const text = this.entries.get(this.keySerde.serialize(key), session.end, session.start);
+    return text === undefined ? undefined : decodeStored(this.name, this.valueSerde, text, "value");
+  }
+
+  /** A session's value is stamped with the session's end, what its results carry (as in Kafka). */
   put(key: K, session: Window, value: V): void {
-    this.entries.put(this.keySerde.serialize(key), session.end, session.start, this.valueSerde.serialize(value));
+    this.entries.put(this.keySerde.serialize(key), session.end, session.start, this.valueSerde.serialize(value), session.end);
   }
 
   remove(key: K, session: Window): void {

@@ -13,9 +13,10 @@
  *   recreated after a crash or a wipe closes windows exactly where its predecessor did.
  *
  * What time and seq mean is the caller's: window start and end, session end and start, a record's
- * timestamp and a unique number. Times and seqs are non-negative safe integers.
+ * timestamp and a unique number. Times and seqs are non-negative safe integers. An entry's value
+ * also has a timestamp (see `RawKeyValueStore`), what a window's aggregate is stamped with.
  */
-import type { RawKeyValueStore } from "./key-value-store";
+import type { RawKeyValueStore, ValueAndTimestamp } from "./key-value-store";
 import { decodeKey, decodeTime, encodeKey, encodeTime, MAX_TIME, TIME_WIDTH } from "./key-codec";
 
 export interface TimedEntry {
@@ -24,11 +25,15 @@ export interface TimedEntry {
   readonly time: number;
   readonly seq: number;
   readonly value: string;
+  /** The value's timestamp. */
+  readonly timestamp: number;
 }
 
 interface Meta {
   readonly streamTime: number;
   readonly seq: number;
+  /** The largest entry time the owner reported keeping (a window store's own stream time, as Kafka's stores track it). */
+  readonly observed?: number;
 }
 
 const NO_META: Meta = { streamTime: -1, seq: 0 };
@@ -43,11 +48,15 @@ export class TimeKeyedStore {
     return this.raw.get(this.dataKey(key, time, seq));
   }
 
-  /** Creates or replaces an entry; the index row is written only for a new entry. */
-  put(key: string, time: number, seq: number, value: string): void {
+  getWithTimestamp(key: string, time: number, seq: number): ValueAndTimestamp<string> | undefined {
+    return this.raw.getWithTimestamp(this.dataKey(key, time, seq));
+  }
+
+  /** Creates or replaces an entry (its value stamped `timestamp`, by default the current record's); the index row is written only for a new entry. */
+  put(key: string, time: number, seq: number, value: string, timestamp?: number): void {
     const dataKey = this.dataKey(key, time, seq);
     if (this.raw.get(dataKey) === undefined) this.raw.put(this.indexKey(key, time, seq), "");
-    this.raw.put(dataKey, value);
+    this.raw.put(dataKey, value, timestamp);
   }
 
   /** Deletes an entry; an absent one writes nothing (no useless tombstones in the changelog). */
@@ -64,11 +73,12 @@ export class TimeKeyedStore {
     const to = Math.min(MAX_TIME, toTime);
     if (from > to) return [];
     const prefix = `${this.namespace}d${encodeKey(key)}`;
-    return this.raw.range(prefix + encodeTime(from), prefix + encodeTime(to) + encodeTime(MAX_TIME)).map((entry) => ({
+    return this.raw.rangeWithTimestamps(prefix + encodeTime(from), prefix + encodeTime(to) + encodeTime(MAX_TIME)).map((entry) => ({
       key,
       time: decodeTime(entry.key, prefix.length),
       seq: decodeTime(entry.key, prefix.length + TIME_WIDTH),
       value: entry.value,
+      timestamp: entry.timestamp,
     }));
   }
 
@@ -82,9 +92,9 @@ export class TimeKeyedStore {
       const time = decodeTime(indexKey, prefix.length);
       const seq = decodeTime(indexKey, prefix.length + TIME_WIDTH);
       const { key } = decodeKey(indexKey, prefix.length + 2 * TIME_WIDTH);
-      const value = this.raw.get(this.dataKey(key, time, seq));
-      if (value === undefined) throw new Error(`corrupt store: index row without its entry (time ${time}, seq ${seq})`);
-      return { key, time, seq, value };
+      const entry = this.raw.getWithTimestamp(this.dataKey(key, time, seq));
+      if (entry === undefined) throw new Error(`corrupt store: index row without its entry (time ${time}, seq ${seq})`);
+      return { key, time, seq, value: entry.value, timestamp: entry.timestamp };
     });
   }
 
@@ -100,15 +110,23 @@ export class TimeKeyedStore {
     return this.meta().streamTime;
   }
 
+  /** The largest entry time reported to `advance`; -1 before the first. */
+  observedTime(): number {
+    return this.meta().observed ?? -1;
+  }
+
   /**
-   * Moves the recorded stream time up to `timestamp` (never back) and, if asked, reserves the next
-   * sequence number; writes only when something changed. Returns the stream time and the seq.
+   * Moves the recorded stream time up to `timestamp` and the observed entry time up to `observed`
+   * (neither goes back) and, if asked, reserves the next sequence number; writes only when
+   * something changed. Returns the stream time and the seq.
    */
-  advance(timestamp: number, reserveSeq = false): { readonly streamTime: number; readonly seq: number } {
+  advance(timestamp: number, reserveSeq = false, observed?: number): { readonly streamTime: number; readonly seq: number } {
     const meta = this.meta();
     const streamTime = Math.max(meta.streamTime, timestamp);
-    if (streamTime !== meta.streamTime || reserveSeq) {
-      this.raw.put(`${this.namespace}m`, JSON.stringify({ streamTime, seq: reserveSeq ? meta.seq + 1 : meta.seq }));
+    const seen = observed === undefined ? meta.observed : Math.max(meta.observed ?? -1, observed);
+    if (streamTime !== meta.streamTime || reserveSeq || seen !== meta.observed) {
+      const next: Meta = { streamTime, seq: reserveSeq ? meta.seq + 1 : meta.seq, ...(seen === undefined ? {} : { observed: seen }) };
+      this.raw.put(`${this.namespace}m`, JSON.stringify(next));
     }
     return { streamTime, seq: meta.seq };
   }

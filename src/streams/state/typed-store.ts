@@ -1,11 +1,12 @@
 /**
  * The typed view of a raw store: keys and values pass through the store's serdes. A stored value
  * that no longer deserializes is corrupt state, reported as a `DeserializationError` naming the store.
+ * DSL operators also read and write values with their timestamps (Kafka's timestamped stores).
  */
 import { DeserializationError, messageOf } from "../errors";
 import type { KeyValue } from "../record";
 import type { Serde } from "../serdes";
-import type { KeyValueStore, RawKeyValueStore } from "./key-value-store";
+import type { KeyValueStore, RawKeyValueStore, ValueAndTimestamp } from "./key-value-store";
 
 export class TypedKeyValueStore<K, V> implements KeyValueStore<K, V> {
   constructor(
@@ -20,8 +21,15 @@ export class TypedKeyValueStore<K, V> implements KeyValueStore<K, V> {
     return text === undefined ? undefined : this.decode(this.valueSerde, text, "value");
   }
 
-  put(key: K, value: V): void {
-    this.raw.put(this.keySerde.serialize(key), this.valueSerde.serialize(value));
+  /** The value with its timestamp. */
+  getWithTimestamp(key: K): ValueAndTimestamp<V> | undefined {
+    const entry = this.raw.getWithTimestamp(this.keySerde.serialize(key));
+    return entry === undefined ? undefined : { value: this.decode(this.valueSerde, entry.value, "value"), timestamp: entry.timestamp };
+  }
+
+  /** Without a timestamp, the value takes the current record's. */
+  put(key: K, value: V, timestamp?: number): void {
+    this.raw.put(this.keySerde.serialize(key), this.valueSerde.serialize(value), timestamp);
   }
 
   delete(key: K): void {

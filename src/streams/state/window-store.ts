@@ -4,9 +4,9 @@
  * expired windows are found by start across all keys. Used by windowed aggregations, and by the
  * Processor API through `ProcessorContext.getWindowStore` (stores declared `addWindowStore`).
  */
-import type { RawKeyValueStore } from "./key-value-store";
+import type { RawKeyValueStore, ValueAndTimestamp } from "./key-value-store";
 import type { Serde } from "../serdes";
-import type { Window, WindowedValue } from "../windowed";
+import type { TimestampedWindowedValue, Window, WindowedValue } from "../windowed";
 import { TimeKeyedStore } from "./time-keyed-store";
 import { decodeStored } from "./typed-store";
 
@@ -48,8 +48,24 @@ export class WindowStoreView<K, V> implements WindowStore<K, V> {
     }));
   }
 
-  put(key: K, window: Window, value: V): void {
-    this.entries.put(this.keySerde.serialize(key), window.start, window.end, this.valueSerde.serialize(value));
+  /** `fetch`, with each window's timestamp (for an aggregate, the largest of its records'). */
+  fetchWithTimestamps(key: K, fromStart: number, toStart: number): TimestampedWindowedValue<V>[] {
+    return this.entries.fetch(this.keySerde.serialize(key), fromStart, toStart).map((e) => ({
+      window: { start: e.time, end: e.seq },
+      value: decodeStored(this.name, this.valueSerde, e.value, "value"),
+      timestamp: e.timestamp,
+    }));
+  }
+
+  /** The value of exactly that window, with its timestamp. */
+  getWithTimestamp(key: K, window: Window): ValueAndTimestamp<V> | undefined {
+    const entry = this.entries.getWithTimestamp(this.keySerde.serialize(key), window.start, window.end);
+    return entry === undefined ? undefined : { value: decodeStored(this.name, this.valueSerde, entry.value, "value"), timestamp: entry.timestamp };
+  }
+
+  /** Without a timestamp, the window's value takes the current record's. */
+  put(key: K, window: Window, value: V, timestamp?: number): void {
+    this.entries.put(this.keySerde.serialize(key), window.start, window.end, this.valueSerde.serialize(value), timestamp);
   }
 
   delete(key: K, window: Window): void {

@@ -6,12 +6,14 @@
  * and are processed by the task of the next subtopology that owns that partition, which is how
  * the real runtime must route them too. Wall-clock time is the driver's own (`advanceWallClockTime`
  * runs the wall-clock punctuators), and `restoreTask` replays a task's changelogs into fresh
- * stores and carries on with a new task processor, as the restore worker and a revived task do.
+ * stores (values with their timestamps, which the changelog records carry) and carries on with a
+ * new task processor from the same input positions and partition times, as the restore worker
+ * and a revived task do.
  */
 import { partitionForKey } from "../../log/partitioner";
 import type { Header } from "../record";
 import { InMemoryStoreBackend } from "../state/in-memory";
-import type { KeyValueStore } from "../state/key-value-store";
+import type { KeyValueStore, ValueAndTimestamp } from "../state/key-value-store";
 import { MAX_TIME } from "../state/key-codec";
 import { SessionStoreView } from "../state/session-store";
 import { TypedKeyValueStore } from "../state/typed-store";
@@ -19,7 +21,7 @@ import { WindowStoreView } from "../state/window-store";
 import type { Serde } from "../serdes";
 import { parseTaskId } from "../topology/task-id";
 import type { StoreDefinition, StoreKind, Topology } from "../topology/topology";
-import type { WindowedValue } from "../windowed";
+import type { TimestampedWindowedValue, WindowedValue } from "../windowed";
 import { createTaskProcessor } from "../runtime/task-processor";
 import type { InputRecord, OutgoingRecord, TaskProcessor } from "../runtime/types";
 
@@ -74,17 +76,33 @@ export class TopologyTestDriver {
   restoreTask(taskId: string): InMemoryStoreBackend {
     const old = this.tasks.get(taskId);
     if (!old) throw new Error(`no task ${taskId}`);
+    // Committed with the input positions, so a new task processor starts from them.
+    const partitionTimes = old.partitionTimes();
     old.close();
     const restored = new InMemoryStoreBackend();
     for (const store of this.topology.subtopology(old.subtopology)!.stores) {
       const raw = restored.keyValue(store.name);
       for (const record of this.records(store.changelogTopic, old.partition)) {
         if (record.value === null) raw.delete(record.key!);
-        else raw.put(record.key!, record.value);
+        else raw.put(record.key!, record.value, record.timestamp);
       }
     }
-    this.startTask(taskId, restored);
+    this.startTask(taskId, restored, partitionTimes);
     return restored;
+  }
+
+  /** A key's value in a key-value store with its timestamp, from whichever task holds it. */
+  getWithTimestamp<K, V>(storeName: string, key: K): ValueAndTimestamp<V> | undefined {
+    for (const taskId of this.tasks.keys()) {
+      const found = (this.store<K, V>(taskId, storeName) as TypedKeyValueStore<K, V>).getWithTimestamp(key);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  /** `windows`, with each window's timestamp. */
+  timestampedWindows<K, V>(storeName: string, key: K, from = 0, to = MAX_TIME): TimestampedWindowedValue<V>[] {
+    return this.readStore(storeName, "window", (backend, definition) => new WindowStoreView<K, V>(storeName, backend.keyValue(storeName), definition.keySerde as Serde<K>, definition.valueSerde as Serde<V>).fetchWithTimestamps(key, from, to));
   }
 
   /** A key's windows with a start in `[from, to]`, from the window store of whichever task holds them. */
@@ -128,8 +146,8 @@ export class TopologyTestDriver {
     return undefined;
   }
 
-  private startTask(taskId: string, stores: InMemoryStoreBackend): TaskProcessor {
-    const task = createTaskProcessor(this.topology, taskId, { stores, collector: { send: (r) => this.append(r) }, clock: () => this.wallClock });
+  private startTask(taskId: string, stores: InMemoryStoreBackend, initialPartitionTimes?: Readonly<Record<string, number>>): TaskProcessor {
+    const task = createTaskProcessor(this.topology, taskId, { stores, collector: { send: (r) => this.append(r) }, clock: () => this.wallClock, initialPartitionTimes });
     this.backends.set(taskId, stores);
     this.tasks.set(taskId, task);
     return task;

@@ -26,7 +26,7 @@ export interface SourceNode extends NodeBase {
   readonly repartition: boolean;
   readonly keySerde: Serde<unknown>;
   readonly valueSerde: Serde<unknown>;
-  readonly timestampExtractor?: (record: StreamRecord<unknown, unknown>) => number;
+  readonly timestampExtractor?: (record: StreamRecord<unknown, unknown>, partitionTime: number) => number;
 }
 
 export interface ProcessorNode extends NodeBase {
@@ -90,6 +90,12 @@ export class TopologyGraph {
 
   addStore(store: StoreSpec): void {
     this.stores.push(store);
+  }
+
+  /** The kind of a declared store (the first declared under that name). */
+  storeKind(name: string): StoreKind | undefined {
+    const store = this.stores.find((s) => s.name === name);
+    return store && (store.kind ?? "key-value");
   }
 
   private add<T extends GraphNode>(node: T): T {

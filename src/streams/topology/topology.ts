@@ -63,10 +63,12 @@ export interface ErrorHandlers {
 
 /**
  * The time of an input record (event time), from the deserialized record; the input record's own
- * timestamp is `record.timestamp`. A result that is not a non-negative safe integer, or a throw,
- * is a processing error (`ErrorHandler`).
+ * timestamp is `record.timestamp`. `partitionTime` is the largest time extracted so far from the
+ * record's partition, -1 before the first (Kafka's partition time; it survives a restart of the
+ * task), what an extractor can fall back on for a record without a usable time. A result that is
+ * not a non-negative safe integer, or a throw, is a processing error (`ErrorHandler`).
  */
-export type TimestampExtractor<K, V> = (record: StreamRecord<K, V>) => number;
+export type TimestampExtractor<K, V> = (record: StreamRecord<K, V>, partitionTime: number) => number;
 
 export interface StoreDefinition {
   readonly name: string;

@@ -3,7 +3,7 @@
  * `task`, `placement` and `role`: records processed, restored and applied as a standby (counters
  * in records, and their rates per second over the last 10 s), commit latency, records left to
  * restore, lag, corruptions (= the incarnation: every wipe starts a new one), migrations away
- * from the instance, the processors' events (late records dropped, handled processing and
+ * from the instance, the processors' events (records dropped by reason, late records dropped, handled processing and
  * production errors, punctuations), uncaught errors by policy, and whether the instance is stopped. Counters kept in memory restart at zero with their object, as a process's do.
  */
 import { Hono } from "hono";
@@ -66,6 +66,7 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   const corruptions = family("task_corruptions_total", "counter", "Times the instance was found corrupted, closed dirty and wiped (its incarnation).");
   const migrations = family("task_migrations_total", "counter", "Times the active instance here was revoked to move to another placement.");
   const late = family("task_late_records_dropped_total", "counter", "Records dropped because the window they belong to had closed (stream time past its end + grace).");
+  const dropped = family("task_dropped_records_total", "counter", "Records dropped (Kafka's dropped-records), by reason: deserialization (skipped by the handler), invalid (a null key where one is needed), late (too late for their window).");
   const processingErrors = family("task_processing_errors_total", "counter", "Processing errors handled by the topology's handler, by outcome (continued or dead-lettered).");
   const productionErrors = family("task_production_errors_total", "counter", "Output records that could not be produced, handled by the topology's handler, by outcome.");
   const punctuations = family("task_punctuations_total", "counter", "Punctuator calls (stream-time and wall-clock) in committed work.");
@@ -99,6 +100,11 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     migrations.samples.push({ labels, value: instance.lifecycle.migrationsAway });
     const { events, uncaughtErrors } = counters;
     late.samples.push({ labels, value: events.lateRecordsDropped });
+    dropped.samples.push(
+      { labels: { ...labels, reason: "deserialization" }, value: events.skippedRecords },
+      { labels: { ...labels, reason: "invalid" }, value: events.invalidRecordsDropped },
+      { labels: { ...labels, reason: "late" }, value: events.lateRecordsDropped },
+    );
     processingErrors.samples.push(
       { labels: { ...labels, outcome: "continued" }, value: events.processingErrorsContinued },
       { labels: { ...labels, outcome: "dead-lettered" }, value: events.processingErrorsDeadLettered },
@@ -116,7 +122,7 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   }
   return [
     ...[up, info, epoch, incarnation, processed, processedRate, latency, latencyLast, latencyMax, restored, restoreRate, standby, standbyRate, remaining, lag, pending, corruptions, migrations],
-    ...[late, processingErrors, productionErrors, punctuations, uncaught, failed, paused, shutdown],
+    ...[late, dropped, processingErrors, productionErrors, punctuations, uncaught, failed, paused, shutdown],
   ];
 }
 

@@ -1,0 +1,34 @@
+/**
+ * Reading a table's current row, with its timestamp, from the store that materializes it — what
+ * Kafka calls a table's value getter. Tables from windowed aggregations are keyed by `Windowed<K>`
+ * and live in window or session stores: their row is the value of that exact window (a session's
+ * timestamp is its end, as Kafka's session value getter says), so windowed tables join like any.
+ */
+import { TopologyError } from "../errors";
+import type { ProcessorContext } from "../processor";
+import type { ValueAndTimestamp } from "../state/key-value-store";
+import type { StoreKind } from "../topology/graph";
+import type { Windowed } from "../windowed";
+import { keyValueStoreOf, sessionStoreOf, windowStoreOf } from "./processors";
+
+export type TableLookup = (context: ProcessorContext<unknown, unknown>, key: unknown) => ValueAndTimestamp<unknown> | undefined;
+
+export function tableLookup(kind: StoreKind, storeName: string): TableLookup {
+  switch (kind) {
+    case "key-value":
+      return (context, key) => keyValueStoreOf<unknown, unknown>(context, storeName).getWithTimestamp(key);
+    case "window":
+      return (context, key) => {
+        const { key: inner, window } = key as Windowed<unknown>;
+        return windowStoreOf<unknown, unknown>(context, storeName).getWithTimestamp(inner, window);
+      };
+    case "session":
+      return (context, key) => {
+        const { key: inner, window } = key as Windowed<unknown>;
+        const value = sessionStoreOf<unknown, unknown>(context, storeName).fetchSession(inner, window);
+        return value === undefined ? undefined : { value, timestamp: window.end };
+      };
+    case "buffer":
+      throw new TopologyError(`store ${JSON.stringify(storeName)} is a buffer, not a table`);
+  }
+}

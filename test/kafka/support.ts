@@ -1,0 +1,154 @@
+/**
+ * What Kafka Streams' own operator tests use, in the form the ported tests need: input and output
+ * topics typed with serdes (`TestInputTopic`, `TestOutputTopic`), a processor that captures what
+ * reaches it (`MockApiProcessorSupplier`), `KeyValueTimestamp`, the mock joiners, initializers and
+ * aggregators, and Windowed keys written as Kafka's `Windowed#toString` (`[key@start/end]`).
+ * Everything runs on `TopologyTestDriver`; every topic has one partition, as in Kafka's driver.
+ */
+import { expect } from "vitest";
+import { Serdes, TopologyTestDriver, type ProcessorSupplier, type Serde, type Topology, type Windowed } from "../../src/streams";
+
+export interface KeyValueTimestamp<K, V> {
+  readonly key: K;
+  readonly value: V;
+  readonly timestamp: number;
+}
+
+export function kvt<K, V>(key: K, value: V, timestamp: number): KeyValueTimestamp<K, V> {
+  return { key, value, timestamp };
+}
+
+/** Kafka's `Serdes.Integer()` and `Serdes.Long()` both become numbers here. */
+export const INTEGER = Serdes.number();
+export const STRING = Serdes.string();
+
+/** `MockValueJoiner.TOSTRING_JOINER`: `value1 + "+" + value2` (a null becomes "null", as in Java). */
+export const TOSTRING_JOINER = (a: unknown, b: unknown): string => `${String(a)}+${String(b)}`;
+/** `MockInitializer.STRING_INIT`. */
+export const STRING_INIT = (): string => "0";
+/** `MockAggregator.TOSTRING_ADDER` / `toStringInstance(sep)`: `aggregate + sep + value`. */
+export const toStringAdder =
+  (separator = "+") =>
+  (_key: unknown, value: unknown, aggregate: string): string =>
+    `${aggregate}${separator}${String(value)}`;
+/** `MockReducer.STRING_ADDER`. */
+export const STRING_ADDER = (a: string, b: string): string => `${a}+${b}`;
+
+/** `Windowed#toString`, as Kafka's tests map windowed keys before writing them to a topic. */
+export function windowedString(key: Windowed<unknown>): string {
+  return `[${String(key.key)}@${key.window.start}/${key.window.end}]`;
+}
+
+/** Builds with every topic given at one partition, as Kafka's TopologyTestDriver has them. */
+export function build(builder: { build(options: { applicationId: string; topics: Record<string, number> }): Topology }, ...topics: string[]): Topology {
+  return builder.build({ applicationId: "kafka-test", topics: Object.fromEntries(topics.map((t) => [t, 1])) });
+}
+
+/** Kafka's `TestInputTopic`: records typed with serdes; without a timestamp, `start` plus `advance` per record. */
+export class TestInputTopic<K, V> {
+  private next: number;
+
+  constructor(
+    private readonly driver: TopologyTestDriver,
+    private readonly topic: string,
+    private readonly keySerde: Serde<K>,
+    private readonly valueSerde: Serde<V>,
+    start = 0,
+    private readonly advance = 0,
+  ) {
+    this.next = start;
+  }
+
+  pipeInput(key: K | null, value: V | null, timestamp?: number): void {
+    const time = timestamp ?? this.next;
+    if (timestamp === undefined) this.next += this.advance;
+    this.driver.pipe(this.topic, key === null ? null : this.keySerde.serialize(key), value === null ? null : this.valueSerde.serialize(value), { timestamp: time });
+  }
+}
+
+/** Kafka's `TestOutputTopic`: reads a topic's records in order, each once. */
+export class TestOutputTopic<K, V> {
+  private read = 0;
+
+  constructor(
+    private readonly driver: TopologyTestDriver,
+    private readonly topic: string,
+    private readonly keySerde: Serde<K>,
+    private readonly valueSerde: Serde<V>,
+  ) {}
+
+  readRecordsToList(): KeyValueTimestamp<K | null, V | null>[] {
+    const records = this.driver.records(this.topic).slice(this.read);
+    this.read += records.length;
+    return records.map((r) => kvt(r.key === null ? null : this.keySerde.deserialize(r.key), r.value === null ? null : this.valueSerde.deserialize(r.value), r.timestamp));
+  }
+
+  readRecord(): KeyValueTimestamp<K | null, V | null> {
+    const [record] = this.driver.records(this.topic).slice(this.read, this.read + 1);
+    if (!record) throw new Error(`no record left on ${this.topic}`);
+    this.read++;
+    return kvt(record.key === null ? null : this.keySerde.deserialize(record.key), record.value === null ? null : this.valueSerde.deserialize(record.value), record.timestamp);
+  }
+
+  isEmpty(): boolean {
+    return this.driver.records(this.topic).length === this.read;
+  }
+}
+
+/** Kafka's `assertOutputKeyValueTimestamp`. */
+export function assertOutputKeyValueTimestamp<K, V>(output: TestOutputTopic<K, V>, key: K, value: V | null, timestamp: number): void {
+  expect(output.readRecord()).toEqual(kvt(key, value, timestamp));
+}
+
+/** Kafka's `MockApiProcessorSupplier` with its one captured processor: every record it is given, in order. */
+export class MockApiProcessorSupplier<K, V> {
+  readonly processed: KeyValueTimestamp<K, V>[] = [];
+
+  get supplier(): ProcessorSupplier<K, V, never, never> {
+    return () => ({ process: (record) => void this.processed.push(kvt(record.key, record.value, record.timestamp)) });
+  }
+
+  /** Asserts what arrived since the last check, in order, then forgets it. */
+  checkAndClearProcessResult(...expected: KeyValueTimestamp<K, V>[]): void {
+    expect(this.processed.splice(0)).toEqual(expected);
+  }
+
+  /** The latest value and timestamp per key (keys compared as JSON). */
+  lastValueAndTimestampPerKey(): Map<string, { value: V; timestamp: number }> {
+    return new Map(this.processed.map((r) => [JSON.stringify(r.key), { value: r.value, timestamp: r.timestamp }]));
+  }
+}
+
+/** Task 0_0's counters, where Kafka's tests read its metrics. */
+export function taskMetrics(driver: TopologyTestDriver, taskId = "0_0") {
+  const task = driver.tasks.get(taskId);
+  if (!task) throw new Error(`no task ${taskId}`);
+  return { ...task.metrics, ...task.eventMetrics };
+}
+
+/** Kafka's `dropped-records-total` of a task: skipped, invalid and late records. */
+export function droppedRecordsTotal(driver: TopologyTestDriver, taskId = "0_0"): number {
+  const m = taskMetrics(driver, taskId);
+  return m.skippedRecords + m.invalidRecordsDropped + m.lateRecordsDropped;
+}
+
+/**
+ * What a Kafka test with a caching store sees when the cache is flushed: per key, the last value
+ * written, in the order of the keys' last writes, leaving out keys whose last write deleted them
+ * (Kafka's cache forwards no tombstone without old values). Edge Streams forwards every update;
+ * this turns them into what Kafka's cached tests assert.
+ */
+export function cacheFlush<K, V>(processed: readonly KeyValueTimestamp<K, V | null>[]): KeyValueTimestamp<K, V>[] {
+  const last = new Map<string, KeyValueTimestamp<K, V | null>>();
+  for (const record of processed) {
+    const key = JSON.stringify(record.key);
+    last.delete(key);
+    last.set(key, record);
+  }
+  return [...last.values()].filter((r): r is KeyValueTimestamp<K, V> => r.value !== null);
+}
+
+/** Java's `String#compareTo` for the strings these tests sort by (UTF-16 code units, no locale). */
+export function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
