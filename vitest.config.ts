@@ -41,6 +41,8 @@ function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler
 
 export default defineConfig({
   test: {
+    // A green run prints its summary; a failing test still shows everything it logged.
+    silent: "passed-only",
     // Crash tests kill Durable Objects on purpose (`ctx.abort`); workerd reports the reset of the
     // dead object's pending work. Only those expected deaths are ignored.
     onUnhandledError: (error) => !isInjectedCrash(error),

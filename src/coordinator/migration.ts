@@ -9,8 +9,8 @@ export class MigrationRefused extends Error {
   override name = "MigrationRefused";
 }
 
+/** Its message starts with its name (it is its mark across RPC), so the name stays `Error`. */
 export class MigrationUnderWay extends Error {
-  override name = "MigrationUnderWay";
   constructor(message: string) {
     super(`MigrationUnderWay: ${message}`);
   }
