@@ -4,7 +4,9 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
-import { PartitionStore, Subscribers } from "../src/log/partition-store";
+import { PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
+import type { TopicConfig } from "../src/log/topic-config";
+import { logEvent } from "../src/util/log";
 import type { EncodedFetch } from "../src/log/record-batch";
 import type {
   AppendResult,
@@ -17,6 +19,9 @@ import type {
   TopicPartition,
 } from "../src/log/types";
 import type { Env } from "../workers/env";
+
+/** After a failed maintenance step, the next try waits this long. */
+const MAINTENANCE_RETRY_MS = 30_000;
 
 export class LogPartition extends DurableObject<Env> {
   private readonly store: PartitionStore;
@@ -40,17 +45,57 @@ export class LogPartition extends DurableObject<Env> {
     });
   }
 
-  append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId): Outcome<AppendResult> {
-    const result = this.call(() => this.store.append(tp, records, producer));
-    if (result.ok && !result.value.duplicate) this.wakeSubscribers(tp);
-    return result;
+  /** Appends; `config` is the topic's configuration as the producer's side knows it (kept for retention and compaction). */
+  async append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>> {
+    return this.afterAppend(tp, config, this.call(() => this.store.append(tp, records, producer)));
   }
 
   /** `append` of an encoded batch (src/log/record-batch.ts): one string instead of an object per record. */
-  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId): Outcome<AppendResult> {
-    const result = this.call(() => this.store.appendEncoded(tp, records, producer));
-    if (result.ok && !result.value.duplicate) this.wakeSubscribers(tp);
+  async appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>> {
+    return this.afterAppend(tp, config, this.call(() => this.store.appendEncoded(tp, records, producer)));
+  }
+
+  private async afterAppend(tp: TopicPartition, config: TopicConfig | undefined, result: Outcome<AppendResult>): Promise<Outcome<AppendResult>> {
+    if (!result.ok) return result;
+    if (config) this.store.configure(tp, config);
+    if (!result.value.duplicate) this.wakeSubscribers(tp);
+    await this.scheduleMaintenance();
     return result;
+  }
+
+  /** Arms the alarm for the partition's next retention or compaction, unless one is armed sooner. */
+  private async scheduleMaintenance(): Promise<void> {
+    const at = this.store.maintenanceDueAt(Date.now());
+    if (at === undefined) return;
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  /**
+   * Retention and compaction, a bounded amount per invocation (appends wait for at most one step
+   * of it); more work arms the alarm again at once. Never fails: an alarm that fails 6 times is
+   * dropped, so a failure is logged and retried later.
+   */
+  override async alarm(): Promise<void> {
+    let result: MaintenanceResult | undefined;
+    try {
+      result = this.store.maintain(this.store.boundPartition()!, Date.now());
+    } catch (error) {
+      logEvent("log.maintenance-failed", { error: String(error) }, "warn");
+      await this.ctx.storage.setAlarm(Date.now() + MAINTENANCE_RETRY_MS);
+      return;
+    }
+    if (result.nextAt !== undefined) await this.ctx.storage.setAlarm(Math.max(Date.now(), result.nextAt));
+  }
+
+  /** Runs retention and compaction now, within the usual budget (tests and operators; the alarm does the same). */
+  maintain(tp: TopicPartition): Outcome<MaintenanceResult> {
+    return outcome(() => this.store.maintain(tp, Date.now()));
+  }
+
+  /** What the partition keeps now (GET /topics/:topic). */
+  stats(tp: TopicPartition): Outcome<PartitionStats> {
+    return this.call(() => this.store.stats(tp));
   }
 
   /** Task instances that read this partition register here to be woken by appends. */

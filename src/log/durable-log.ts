@@ -5,6 +5,7 @@
 import type { LogPartition } from "../../durable-objects/log-partition";
 import { LogUnavailable, unwrap, type Outcome } from "./errors";
 import { decodeBatches, encodeRecords, type EncodedFetch } from "./record-batch";
+import type { PartitionStats } from "./partition-store";
 import { partitionName, type TopicCatalog } from "./topics";
 import type {
   AppendResult,
@@ -56,12 +57,17 @@ export class DurableLog implements Log {
    */
   append(tp: TopicPartition, records: readonly ProducerRecord[], producer?: ProducerId): Promise<AppendResult> {
     const encoded = encodeRecords(records);
-    if (encoded === undefined) return this.call(tp, (s, at) => s.append(at, [...records], producer) as Promise<Outcome<AppendResult>>);
+    if (encoded === undefined) return this.call(tp, (s, at) => s.append(at, [...records], producer, this.catalog.config(at.topic)) as Promise<Outcome<AppendResult>>);
     return this.appendEncoded(tp, encoded, producer);
   }
 
+  /** The topic's configuration goes along, so the partition applies its retention and compaction. */
   appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId): Promise<AppendResult> {
-    return this.call(tp, (s, at) => s.appendEncoded(at, records, producer) as Promise<Outcome<AppendResult>>);
+    return this.call(tp, (s, at) => s.appendEncoded(at, records, producer, this.catalog.config(at.topic)) as Promise<Outcome<AppendResult>>);
+  }
+
+  stats(tp: TopicPartition): Promise<PartitionStats> {
+    return this.call(tp, (s, at) => s.stats(at) as Promise<Outcome<PartitionStats>>);
   }
 
   /** Stored batches cross encoded, and are decoded here. */

@@ -5,7 +5,7 @@
  * the log's idempotent, fenced producer, so a crash at any point repeats no record and loses none.
  */
 import type { Application } from "../application";
-import { LogUnavailable, OffsetOutOfRange, ProducerFenced } from "../log/errors";
+import { LogUnavailable, OffsetOutOfRange, ProducerFenced, RecordTooLarge } from "../log/errors";
 import type { AppendResult, Log, LogRecord, ProducerId, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
 import { fetchSessions } from "../streams/state/session-store";
@@ -419,7 +419,9 @@ export class StreamTask {
 
   /** The topology's uncaught-error policy for an error that rolled a commit back. */
   private onUncaughtError(error: unknown): StepOutcome {
-    const policy = this.app.topology.uncaughtErrorPolicy(error);
+    // A record too large for the log fails the same way on every attempt: retrying cannot help.
+    const chosen = this.app.topology.uncaughtErrorPolicy(error);
+    const policy = chosen === "retry" && causedBy(error, RecordTooLarge) ? "fail" : chosen;
     this.counters.uncaughtError(policy);
     const reason = `processing failed: ${error instanceof Error ? error.message : String(error)}`;
     if (policy === "retry") {
@@ -803,4 +805,14 @@ export function mergeByTimestamp(partitions: readonly (readonly InputRecord[])[]
     if (pick < 0) return merged;
     merged.push(partitions[pick]![heads[pick]!++]!);
   }
+}
+
+/** Whether `error`, or an error it was caused by, is a `kind`. */
+function causedBy(error: unknown, kind: abstract new (...args: never[]) => Error): boolean {
+  let e: unknown = error;
+  for (let depth = 0; e instanceof Error && depth < 10; depth++) {
+    if (e instanceof kind) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
