@@ -208,6 +208,8 @@ export class StreamTask {
       if (assignment.role === "active") state = transition(state, "RESTORING");
       else if (assignment.role === "standby") state = transition(state, "UPDATING");
       this.outbox.clear();
+      // A new assignment starts a new restoration (or none): `replayed` counts from here.
+      this.storage.resetReplayed();
       this.storage.writeMeta({
         taskId: assignment.taskId,
         placement: assignment.placement,
@@ -315,6 +317,7 @@ export class StreamTask {
       });
       this.stores.keyValue(store.store).writeAll(writes);
       this.storage.writeCheckpoint(batch, batch.nextOffset);
+      this.storage.addReplayed(batch, batch.records.length);
       this.storage.writePositions(reached);
       return reply(true, batch.nextOffset);
     });
@@ -677,6 +680,10 @@ export class StreamTask {
 
   checkpoints(): Map<string, number> {
     return this.storage.checkpoints();
+  }
+
+  replayed(): Map<string, number> {
+    return this.storage.replayed();
   }
 
   positions(): InputPositions {
