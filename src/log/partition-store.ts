@@ -623,12 +623,15 @@ export class PartitionStore {
   /** Compaction, in steps within `budget`: index more of the cleanable records, then sweep the rows below the index. */
   private compact(tp: TopicPartition, config: TopicConfig, now: number, budget: { indexRecords: number; sweepRows: number }) {
     const meta = this.meta(tp);
-    // Never the newest row (Kafka never cleans the active segment), nor records younger than min.compaction.lag.ms.
-    const newest = this.db.one<{ base: number | null }>(sql`SELECT MAX(base_offset) AS base FROM record_batches`)?.base ?? meta.logEnd;
+    // Never records younger than min.compaction.lag.ms (rows whose records are all older are cleanable).
     const young = this.db.one<{ base: number | null }>(
       sql`SELECT MIN(base_offset) AS base FROM record_batches WHERE max_timestamp > ${now - config["min.compaction.lag.ms"]} AND base_offset + span > ${meta.logStart}`,
     )?.base;
-    const cleanable = Math.min(newest, young ?? Infinity);
+    const cleanable = Math.min(meta.logEnd, young ?? Infinity);
+    // Nor the partition's last record, even a tombstone past its time: a restored task resumes
+    // from the input position the newest changelog record carries (I5). (Kafka keeps its whole
+    // active segment out of compaction; keeping only the last record restores less.)
+    const last = meta.logEnd - 1;
     let indexed = 0;
     let compacted = 0;
     // Index: each key's latest offset, a row at a time, in transactions of up to a budget's worth.
@@ -689,7 +692,10 @@ export class PartitionStore {
           return found && { offset: found.offset, tombstone: found.tombstone === 1 };
         };
         const deleteRetention = config["delete.retention.ms"];
-        const { keep, forgotten } = survivors(entries, (i) => entryOffset(row, i), row.appendTime, latest, now, deleteRetention);
+        const chosen = survivors(entries, (i) => entryOffset(row, i), row.appendTime, latest, now, deleteRetention);
+        const lastIndex = row.base + row.span > last ? entries.findIndex((_, i) => entryOffset(row, i) === last) : -1;
+        const keep = lastIndex >= 0 && !chosen.keep.includes(lastIndex) ? [...chosen.keep, lastIndex].sort((a, b) => a - b) : chosen.keep;
+        const forgotten = lastIndex >= 0 ? chosen.forgotten.filter((key) => key !== entries[lastIndex]![0]) : chosen.forgotten;
         for (const key of forgotten) this.db.run(sql`DELETE FROM latest_keys WHERE key = ${key}`);
         // A tombstone kept for now calls for another sweep once its time is up.
         let due = state.tombstonesDue;

@@ -63,7 +63,7 @@ function maintainUntilDone(store: PartitionStore, now: number, budget = { indexR
 describe("compaction", () => {
   const compacted = topicConfig("changelog");
 
-  it("keeps each key's latest record below the newest row; offsets keep their meaning and fetches skip the rest", () =>
+  it("keeps each key's latest record; offsets keep their meaning and fetches skip the rest", () =>
     withStore(compacted, (store, clock) => {
       for (let round = 0; round < 40; round++) store.append(tp, Array.from({ length: 30 }, (_, k) => put(`k${k}`, `v${round}`)));
       store.append(tp, [put("k0", "last"), put("k1", "last")]);
@@ -74,15 +74,15 @@ describe("compaction", () => {
       maintainUntilDone(store, clock.now);
       const after = readAll(store);
       expect(latest(after)).toEqual(latest(before));
-      // Each key's latest record, plus the newest row (never compacted), at their original offsets.
-      expect(after.length).toBe(30 + 2);
+      // Each key's latest record, at its original offset.
+      expect(after.length).toBe(30);
       for (const r of after) expect(before.find((b) => b.offset === r.offset)).toEqual(r);
       expect(store.offsets(tp)).toEqual({ earliest, latest: end });
       // A fetch from an offset compaction removed starts at the next record kept.
       const page = store.fetch(tp, 5, { maxRecords: 3, maxBytes: 1 << 20 });
       expect(page.records[0]!.offset).toBeGreaterThan(5);
       expect(page.records.map((r) => r.offset)).toEqual(after.filter((r) => r.offset > 5).slice(0, 3).map((r) => r.offset));
-      expect(store.stats(tp)).toMatchObject({ records: 32 });
+      expect(store.stats(tp)).toMatchObject({ records: 30 });
     }));
 
   it("keeps a tombstone for delete.retention.ms, then drops it and its key", () =>
@@ -121,6 +121,18 @@ describe("compaction", () => {
       }
       expect(latest(readAll(store))).toEqual(expected);
       expect(readAll(new PartitionStore(storage, () => clock.now))).toHaveLength(11);
+    }));
+
+  it("never removes the partition's last record, even a tombstone past delete.retention.ms", () =>
+    withStore(compacted, (store, clock) => {
+      store.append(tp, Array.from({ length: 1_200 }, (_, i) => put(`k${i % 10}`, `v${i}`)));
+      store.append(tp, [tombstone("k0")]);
+      clock.now += 2 * DAY;
+      maintainUntilDone(store, clock.now);
+      const kept = readAll(store);
+      expect(kept.at(-1)).toMatchObject({ offset: 1_200, key: "k0" });
+      expect(kept.filter((r) => r.key === "k0")).toHaveLength(1);
+      expect(kept).toHaveLength(10);
     }));
 });
 
