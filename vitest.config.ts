@@ -32,7 +32,7 @@ function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler
         // Small restore batches, so restoration takes many batches in tests.
         RESTORE_BATCH_RECORDS: "25",
         // Topics no task reads, for tests of the log and ingest alone.
-        TOPICS: "ingest-test=4",
+        TOPICS: "ingest-test=4,retention-test=1(cleanup.policy=compact,delete retention.ms=60000 retention.bytes=1000000)",
         ...bindings,
       },
     },

@@ -121,6 +121,10 @@ export class TaskObject extends DurableObject<Env> {
       log: openLog(env, config),
       storage: ctx.storage,
       retryBackoff: { initialMs: config.RETRY_BACKOFF_MS, maxMs: Math.max(config.RETRY_BACKOFF_MS, MAX_RETRY_BACKOFF_MS) },
+      onInputReset: (tp, from, to) => {
+        const meta = this.task.meta();
+        if (meta) this.lifecycle.record("input-reset", meta, `${tp.topic}/${tp.partition}: records ${from}…${to - 1} were gone (retention); resumed at ${to}`);
+      },
       onCommitStep: async (step) => {
         if (this.draining) await this.crashes.reachAfterWrites(step);
       },

@@ -84,6 +84,11 @@ export interface TaskOptions {
   /** The back-off of the `"retry"` uncaught-error policy (default 1 s doubling up to 60 s). */
   readonly retryBackoff?: BackoffSettings;
   /**
+   * Told when input was gone below the task's position (retention deleted it) and the task
+   * resumed at the earliest offset kept (Kafka's auto.offset.reset=earliest): records were lost.
+   */
+  readonly onInputReset?: (tp: TopicPartition, from: number, to: number) => void;
+  /**
    * Called at each commit step, once what the steps before wrote is durable when it returns a
    * promise; a test hook that may crash the instance there.
    */
@@ -466,6 +471,7 @@ export class StreamTask {
         return { records: [], waiting: 0 };
       }
       this.storage.transaction(() => this.storage.writePositions({ [positionKey(tp)]: earliest }));
+      this.options.onInputReset?.(tp, offset, earliest);
       return read(earliest);
     }
   }
