@@ -22,12 +22,23 @@ import type { Env } from "../workers/env";
 
 /** After a failed maintenance step, the next try waits this long. */
 const MAINTENANCE_RETRY_MS = 30_000;
+/** After appends, subscribers are woken again this much later (a wake-up may be lost), then backing off while readers stay behind. */
+const ECHO_MS = 5_000;
+const MAX_ECHO_MS = 5 * 60_000;
+/** Echoes after appends for readers that commit no offset here (standbys): not endless. */
+const UNSEEN_READER_ECHOES = 2;
+/** A failed wake-up is tried again this many times, after these delays. */
+const WAKE_RETRY_MS = [100, 1_000];
 
 export class LogPartition extends DurableObject<Env> {
   private readonly store: PartitionStore;
   private readonly subscribers: Subscribers;
   /** Calls still to fail, set by the fault-injection route; kept in memory like a flaky link. */
   private failuresToInject = 0;
+  /** Until when wake-ups are dropped (the fault route `POST /admin/wakes/drop`). */
+  private dropWakesUntil = 0;
+  /** Echo wake-ups made since the last append (for their back-off); unknown after a restart. */
+  private echoes: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -58,34 +69,50 @@ export class LogPartition extends DurableObject<Env> {
   private async afterAppend(tp: TopicPartition, config: TopicConfig | undefined, result: Outcome<AppendResult>): Promise<Outcome<AppendResult>> {
     if (!result.ok) return result;
     if (config) this.store.configure(tp, config);
-    if (!result.value.duplicate) this.wakeSubscribers(tp);
-    await this.scheduleMaintenance();
+    if (!result.value.duplicate) {
+      this.wakeSubscribers(tp);
+      // A wake-up can be lost: the alarm wakes the subscribers again a little later (see `alarm`).
+      this.echoes = 0;
+      if (this.subscribers.list().length > 0) await this.armAlarm(Date.now() + ECHO_MS);
+    }
+    const due = this.store.maintenanceDueAt(Date.now());
+    if (due !== undefined) await this.armAlarm(due);
     return result;
   }
 
-  /** Arms the alarm for the partition's next retention or compaction, unless one is armed sooner. */
-  private async scheduleMaintenance(): Promise<void> {
-    const at = this.store.maintenanceDueAt(Date.now());
-    if (at === undefined) return;
+  /** Arms the alarm at `at`, unless one is armed sooner. */
+  private async armAlarm(at: number): Promise<void> {
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }
 
   /**
-   * Retention and compaction, a bounded amount per invocation (appends wait for at most one step
-   * of it); more work arms the alarm again at once. Never fails: an alarm that fails 6 times is
-   * dropped, so a failure is logged and retried later.
+   * The partition's one alarm. It wakes the subscribers again after appends — a wake-up lost on
+   * the way must not strand input: it goes on, backing off, while the readers' committed offset
+   * stays behind the end — and applies retention and compaction, a bounded amount per invocation
+   * (more work arms it again at once). Never fails: an alarm that fails 6 times is dropped, so a
+   * failure is logged and retried later.
    */
   override async alarm(): Promise<void> {
-    let result: MaintenanceResult | undefined;
-    try {
-      result = this.store.maintain(this.store.boundPartition()!, Date.now());
-    } catch (error) {
-      logEvent("log.maintenance-failed", { error: String(error) }, "warn");
-      await this.ctx.storage.setAlarm(Date.now() + MAINTENANCE_RETRY_MS);
-      return;
+    const tp = this.store.boundPartition();
+    if (!tp) return;
+    const now = Date.now();
+    let next: number | undefined;
+    const sooner = (at: number | undefined) => (next = at === undefined ? next : next === undefined ? at : Math.min(next, at));
+    const readers = this.subscribers.list().length > 0 ? this.store.readers(tp) : "caught-up";
+    // Readers whose progress the partition cannot see (standbys' restore workers) get a few echoes.
+    if (readers === "behind" || (readers === "unknown" && (this.echoes ?? 0) < UNSEEN_READER_ECHOES)) {
+      this.wakeSubscribers(tp);
+      this.echoes = (this.echoes ?? 0) + 1;
+      sooner(now + Math.min(MAX_ECHO_MS, ECHO_MS * 2 ** Math.min(this.echoes, 16)));
     }
-    if (result.nextAt !== undefined) await this.ctx.storage.setAlarm(Math.max(Date.now(), result.nextAt));
+    try {
+      sooner(this.store.maintain(tp, now).nextAt);
+    } catch (error) {
+      logEvent("log.maintenance-failed", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
+      sooner(now + MAINTENANCE_RETRY_MS);
+    }
+    if (next !== undefined) await this.ctx.storage.setAlarm(Math.max(Date.now(), next));
   }
 
   /** Runs retention and compaction now, within the usual budget (tests and operators; the alarm does the same). */
@@ -114,11 +141,25 @@ export class LogPartition extends DurableObject<Env> {
    */
   private wakeSubscribers(tp: TopicPartition): void {
     const names = this.subscribers.list();
-    if (names.length === 0) return;
+    if (names.length === 0 || Date.now() < this.dropWakesUntil) return;
     const { TASK_OBJECT: tasks, RESTORE_WORKER: restorers } = this.env;
-    this.ctx.waitUntil(
-      Promise.allSettled(names.map((name) => (name.startsWith("restore@") ? restorers.getByName(name).wake(tp) : tasks.getByName(name).wake()))),
-    );
+    const wake = async (name: string) => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await (name.startsWith("restore@") ? restorers.getByName(name).wake(tp) : tasks.getByName(name).wake());
+        } catch (error) {
+          const delay = WAKE_RETRY_MS[attempt];
+          if (delay === undefined) throw error;
+          await new Promise((resolve) => setTimeout(resolve, delay));
+        }
+      }
+    };
+    this.ctx.waitUntil(Promise.allSettled(names.map(wake)));
+  }
+
+  /** Fault injection: for `ms`, wake-ups after appends are dropped (as if lost on the way). */
+  dropWakes(ms: number): void {
+    this.dropWakesUntil = Date.now() + Math.max(0, ms);
   }
 
   read(tp: TopicPartition, offset: number, bounds: FetchBounds): Outcome<FetchResult> {

@@ -503,6 +503,19 @@ export class PartitionStore {
     return { earliest: logStart, latest: logEnd, records: this.keptRecords(logStart), bytes };
   }
 
+  /**
+   * Whether the partition's task readers are behind its end (their lag is what a lost wake-up
+   * would leave): "behind" when the committer with an epoch (a task instance) has not committed
+   * the end offset, "unknown" when no such committer has committed at all (a changelog, or input
+   * not yet read), else "caught-up".
+   */
+  readers(tp: TopicPartition): "behind" | "unknown" | "caught-up" {
+    const { logEnd } = this.meta(tp);
+    const committed = this.db.one<{ offset: number | null }>(sql`SELECT MAX(offset) AS offset FROM committed_offsets WHERE epoch IS NOT NULL`)?.offset;
+    if (committed === null || committed === undefined) return "unknown";
+    return committed < logEnd ? "behind" : "caught-up";
+  }
+
   // ---- the topic's configuration, retention and compaction ----
 
   private cachedConfig: TopicConfig | null | undefined;

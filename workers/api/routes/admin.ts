@@ -13,6 +13,7 @@ import { LIFECYCLE_STEPS, type LifecycleStep } from "../../../src/task/stream-ta
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { invalidInput } from "../validation";
+import { partitionName } from "../../../src/log/topics";
 
 const migrateBody = z.object({ to: z.string().min(1).max(64) }).strict();
 const resumeBody = z.object({ maxBatches: z.number().int().min(1).max(1_000_000).optional() }).strict();
@@ -58,7 +59,7 @@ admin.post("/admin/restore/resume", zValidator("json", resumeBody, invalidInput)
 
 // Fault injection: invisible (404) unless FAULT_INJECTION=on.
 const faults = new Hono<ApiEnv>();
-for (const path of ["/admin/tasks/:id/corrupt", "/admin/tasks/:id/crash", "/admin/log/fail"]) {
+for (const path of ["/admin/tasks/:id/corrupt", "/admin/tasks/:id/crash", "/admin/log/fail", "/admin/wakes/drop"]) {
   faults.use(path, async (c, next) => {
     if (c.get("config").FAULT_INJECTION !== "on") throw new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`);
     await next();
@@ -121,6 +122,20 @@ faults.post("/admin/log/fail", zValidator("json", logFailBody, invalidInput), as
   if (partition >= partitions) throw new ApiError(400, "invalid_input", `topic ${topic} has partitions 0 to ${partitions - 1}`);
   await c.env.LOG_PARTITION.getByName(`${topic}/${partition}`).injectFailures(times);
   return c.json({ topic, partition, failing: times });
+});
+
+const wakesDropBody = z.object({ seconds: z.number().int().min(0).max(3_600) }).strict();
+
+/**
+ * For `seconds`, wake-ups that log partitions send after appends are dropped, as if lost on the
+ * way: processing must still complete (the partitions wake their readers again later).
+ */
+faults.post("/admin/wakes/drop", zValidator("json", wakesDropBody, invalidInput), async (c) => {
+  const { seconds } = c.req.valid("json");
+  const topics = await c.get("log").topics();
+  const names = [...topics].flatMap(([topic, count]) => Array.from({ length: count }, (_, partition) => partitionName({ topic, partition })));
+  await Promise.all(names.map((name) => c.env.LOG_PARTITION.getByName(name).dropWakes(seconds * 1000)));
+  return c.json({ dropping: seconds, partitions: names.length });
 });
 
 admin.route("/", faults);
