@@ -107,7 +107,7 @@ export class LogPartition extends DurableObject<Env> {
       sooner(now + Math.min(MAX_ECHO_MS, ECHO_MS * 2 ** Math.min(this.echoes, 16)));
     }
     try {
-      sooner(this.store.maintain(tp, now).nextAt);
+      sooner(this.store.maintain(tp, now, undefined, false).nextAt);
     } catch (error) {
       logEvent("log.maintenance-failed", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
       sooner(now + MAINTENANCE_RETRY_MS);

@@ -117,19 +117,33 @@ const migrations: Migration[] = [
         CREATE TABLE compaction (
           only INTEGER PRIMARY KEY CHECK (only = 1),
           indexed_to INTEGER NOT NULL, sweep_cursor INTEGER, sweep_to INTEGER NOT NULL,
-          tombstones_due INTEGER, last_retention INTEGER NOT NULL);
+          tombstones_due INTEGER, last_retention INTEGER NOT NULL, clean_records INTEGER NOT NULL DEFAULT 0);
         CREATE TABLE latest_keys (key TEXT PRIMARY KEY, offset INTEGER NOT NULL, tombstone INTEGER NOT NULL) WITHOUT ROWID;
       `),
   },
 ];
 
+/**
+ * A compacted partition that took no append for this long is compacted whatever its dirty ratio:
+ * a quiet changelog ends up holding one record per key, so a restore after a quiet period replays
+ * the state, not its recent history.
+ */
+export const QUIET_COMPACTION_MS = 10_000;
 /** How often time and size retention are checked at most (Kafka's log.retention.check.interval.ms). */
 export const RETENTION_CHECK_MS = 5 * 60 * 1000;
 /** Work one maintenance call does at most: records read into compaction's index, and rows rewritten. */
 export const MAINTENANCE_BUDGET = { indexRecords: 20_000, sweepRows: 200 } as const;
 
 /** Compaction's progress: the index covers offsets below `indexedTo`; a sweep of rows below `sweepTo` stands at `sweepCursor`. */
-type CompactionState = { indexedTo: number; sweepCursor: number | null; sweepTo: number; tombstonesDue: number | null; lastRetention: number };
+type CompactionState = {
+  indexedTo: number;
+  sweepCursor: number | null;
+  sweepTo: number;
+  tombstonesDue: number | null;
+  lastRetention: number;
+  /** Records kept below `sweepTo` after the last sweep: the compacted size the dirty section is weighed against. */
+  cleanRecords: number;
+};
 
 /** What a partition keeps now. */
 export interface PartitionStats extends OffsetRange {
@@ -286,6 +300,7 @@ export class PartitionStore {
                         WHERE producer_id = ${producer.producerId} AND sequence <= ${producer.sequence - REMEMBERED_BATCHES}`);
       }
       this.maybePruneProducers(now);
+      this.lastAppendAt = now;
       return { baseOffset: logEnd, count: entries.length, duplicate: false };
     });
   }
@@ -541,24 +556,34 @@ export class PartitionStore {
   }
 
   private cachedCompaction: CompactionState | undefined;
+  /** When this object last appended (in memory: after a restart, unknown). */
+  private lastAppendAt: number | undefined;
 
   private compactionState(logStart: number): CompactionState {
     if (!this.cachedCompaction) {
-      const row = this.db.one<{ indexed_to: number; sweep_cursor: number | null; sweep_to: number; tombstones_due: number | null; last_retention: number }>(
-        sql`SELECT indexed_to, sweep_cursor, sweep_to, tombstones_due, last_retention FROM compaction WHERE only = 1`,
+      const row = this.db.one<{ indexed_to: number; sweep_cursor: number | null; sweep_to: number; tombstones_due: number | null; last_retention: number; clean_records: number }>(
+        sql`SELECT indexed_to, sweep_cursor, sweep_to, tombstones_due, last_retention, clean_records FROM compaction WHERE only = 1`,
       );
       this.cachedCompaction = row
-        ? { indexedTo: row.indexed_to, sweepCursor: row.sweep_cursor, sweepTo: row.sweep_to, tombstonesDue: row.tombstones_due, lastRetention: row.last_retention }
-        : { indexedTo: logStart, sweepCursor: null, sweepTo: logStart, tombstonesDue: null, lastRetention: 0 };
+        ? {
+            indexedTo: row.indexed_to,
+            sweepCursor: row.sweep_cursor,
+            sweepTo: row.sweep_to,
+            tombstonesDue: row.tombstones_due,
+            lastRetention: row.last_retention,
+            cleanRecords: row.clean_records,
+          }
+        : { indexedTo: logStart, sweepCursor: null, sweepTo: logStart, tombstonesDue: null, lastRetention: 0, cleanRecords: 0 };
     }
     return this.cachedCompaction;
   }
 
   private writeCompactionState(state: CompactionState): void {
-    this.db.run(sql`INSERT INTO compaction (only, indexed_to, sweep_cursor, sweep_to, tombstones_due, last_retention)
-                    VALUES (1, ${state.indexedTo}, ${state.sweepCursor}, ${state.sweepTo}, ${state.tombstonesDue}, ${state.lastRetention})
+    this.db.run(sql`INSERT INTO compaction (only, indexed_to, sweep_cursor, sweep_to, tombstones_due, last_retention, clean_records)
+                    VALUES (1, ${state.indexedTo}, ${state.sweepCursor}, ${state.sweepTo}, ${state.tombstonesDue}, ${state.lastRetention}, ${state.cleanRecords})
                     ON CONFLICT (only) DO UPDATE SET indexed_to = excluded.indexed_to, sweep_cursor = excluded.sweep_cursor,
-                      sweep_to = excluded.sweep_to, tombstones_due = excluded.tombstones_due, last_retention = excluded.last_retention`);
+                      sweep_to = excluded.sweep_to, tombstones_due = excluded.tombstones_due, last_retention = excluded.last_retention,
+                      clean_records = excluded.clean_records`);
     this.cachedCompaction = { ...state };
   }
 
@@ -572,15 +597,26 @@ export class PartitionStore {
     if (!config || !meta || meta.logEnd === meta.logStart) return undefined;
     const state = this.compactionState(meta.logStart);
     let due: number | undefined;
-    const sooner = (at: number) => (due = due === undefined ? at : Math.min(due, at));
+    const sooner = (at: number | undefined) => (due = at === undefined ? due : due === undefined ? at : Math.min(due, at));
     if (deletes(config) && (config["retention.ms"] >= 0 || config["retention.bytes"] >= 0)) sooner(state.lastRetention + RETENTION_CHECK_MS);
-    if (compacts(config)) {
-      if (state.sweepCursor !== null) sooner(now);
-      if (state.tombstonesDue !== null) sooner(state.tombstonesDue);
-      const dirty = meta.logEnd - state.indexedTo;
-      const clean = state.indexedTo - meta.logStart;
-      if (compactionDue(dirty, clean, undefined, -1)) sooner(now);
-      else if (config["max.compaction.lag.ms"] >= 0 && dirty > 0) sooner(now + config["max.compaction.lag.ms"]);
+    if (compacts(config)) sooner(this.compactionDueAt(config, meta, state, now));
+    return due;
+  }
+
+  /**
+   * When compaction is next due: at once while a sweep is under way, or when Kafka's dirty ratio
+   * is reached; when a tombstone's time is up; once the partition has been quiet for
+   * QUIET_COMPACTION_MS with records not yet compacted; within max.compaction.lag.ms of them.
+   */
+  private compactionDueAt(config: TopicConfig, meta: Meta, state: CompactionState, now: number): number | undefined {
+    if (state.sweepCursor !== null) return now;
+    const dirty = meta.logEnd - state.indexedTo;
+    if (compactionDue(dirty, state.cleanRecords, undefined, -1)) return now;
+    let due = state.tombstonesDue ?? undefined;
+    if (dirty > 0) {
+      const quiet = (this.lastAppendAt ?? now) + QUIET_COMPACTION_MS;
+      due = due === undefined ? quiet : Math.min(due, quiet);
+      if (config["max.compaction.lag.ms"] >= 0) due = Math.min(due, now + config["max.compaction.lag.ms"]);
     }
     return due;
   }
@@ -589,9 +625,10 @@ export class PartitionStore {
    * Applies the topic's retention and compaction, within `budget`: records past `retention.ms`
    * or beyond `retention.bytes` go (whole rows, oldest first), and compaction reads more records
    * into its index and thins the rows below it. Every step is a transaction of its own, so a
-   * crash anywhere loses nothing and leaves a readable partition; the next call goes on.
+   * crash anywhere loses nothing and leaves a readable partition; the next call goes on. Without
+   * `force` (the partition's alarm), compaction runs only when due (see `compactionDueAt`).
    */
-  maintain(tp: TopicPartition, now: number, budget: { indexRecords: number; sweepRows: number } = MAINTENANCE_BUDGET): MaintenanceResult {
+  maintain(tp: TopicPartition, now: number, budget: { indexRecords: number; sweepRows: number } = MAINTENANCE_BUDGET, force = true): MaintenanceResult {
     const config = this.config();
     if (!config) return { deleted: 0, compacted: 0, indexed: 0, more: false, nextAt: undefined };
     let deleted = 0;
@@ -599,7 +636,9 @@ export class PartitionStore {
     let indexed = 0;
     let compacted = 0;
     let more = false;
-    if (compacts(config)) ({ indexed, compacted, more } = this.compact(tp, config, now, budget));
+    const meta = this.meta(tp);
+    const due = compacts(config) && (force || (this.compactionDueAt(config, meta, this.compactionState(meta.logStart), now) ?? Infinity) <= now);
+    if (due) ({ indexed, compacted, more } = this.compact(tp, config, now, budget));
     return { deleted, compacted, indexed, more, nextAt: more ? now : this.maintenanceDueAt(now) };
   }
 
@@ -694,7 +733,9 @@ export class PartitionStore {
               WHERE base_offset >= ${Math.max(state.sweepCursor, meta.logStart)} AND base_offset < ${state.sweepTo} ORDER BY base_offset LIMIT 1`,
         );
         if (!batch) {
-          this.writeCompactionState({ ...state, sweepCursor: null });
+          // The sweep is done: what it left is the clean section new records are weighed against.
+          const cleanRecords = this.db.one<{ n: number | null }>(sql`SELECT SUM(count) AS n FROM record_batches WHERE base_offset < ${state.sweepTo}`)?.n ?? 0;
+          this.writeCompactionState({ ...state, sweepCursor: null, cleanRecords });
           return true;
         }
         rows++;
