@@ -18,6 +18,17 @@ function isInjectedCrash(error: unknown): boolean {
 }
 
 /** The Worker in workerd, with test bindings on top of the wrangler config's. */
+/**
+ * The example app's changelog never compacted (records younger than a day are left alone): tests
+ * that check a changelog's whole history — exactly once, crash points, the model — see every
+ * record. Compaction itself is tested in the `compaction` project, with the defaults.
+ */
+const NO_COMPACTION = {
+  TOPICS:
+    "ingest-test=4,retention-test=1(cleanup.policy=compact,delete retention.ms=60000 retention.bytes=1000000)," +
+    "edge-streams-totals-changelog=4(cleanup.policy=compact min.compaction.lag.ms=86400000)",
+};
+
 function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler.toml") {
   return cloudflareTest({
     wrangler: { configPath },
@@ -48,11 +59,20 @@ export default defineConfig({
     onUnhandledError: (error) => !isInjectedCrash(error),
     projects: [
       {
-        plugins: [workerd()],
-        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**"] },
+        plugins: [workerd(NO_COMPACTION)],
+        test: {
+          name: "workers",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**", "test/compaction/**"],
+        },
       },
       {
-        plugins: [workerd({ NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
+        // Retention and compaction with the topics' defaults: a changelog compacts when due.
+        plugins: [workerd()],
+        test: { name: "compaction", include: ["test/compaction/**/*.test.ts"] },
+      },
+      {
+        plugins: [workerd({ ...NO_COMPACTION, NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
         test: { name: "standby", include: ["test/standby/**/*.test.ts"] },
       },
       {

@@ -7,12 +7,12 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { COORDINATOR_NAME, type InstanceAssignment } from "../src/coordinator/coordinator-store";
-import type { TaskDescription } from "../src/task/describe";
-import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../workers/application";
-import { call, json } from "./support/api";
-import { keysOn } from "./support/keys";
+import { COORDINATOR_NAME, type InstanceAssignment } from "../../src/coordinator/coordinator-store";
+import type { TaskDescription } from "../../src/task/describe";
+import { TestDriver } from "../../src/testing/test-driver";
+import { application } from "../../workers/application";
+import { call, json } from "../support/api";
+import { keysOn } from "../support/keys";
 
 const driver = new TestDriver(env, application);
 const KEYS = 500;

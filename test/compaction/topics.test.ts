@@ -7,15 +7,15 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { readConfig } from "../src/config";
-import { COORDINATOR_NAME, type InstanceAssignment } from "../src/coordinator/coordinator-store";
-import { KAFKA_DEFAULTS } from "../src/log/topic-config";
-import type { InstanceMetrics } from "../durable-objects/task-object";
-import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../workers/application";
-import { call, json } from "./support/api";
-import { keyOn } from "./support/keys";
-import { until } from "./support/until";
+import { readConfig } from "../../src/config";
+import { COORDINATOR_NAME, type InstanceAssignment } from "../../src/coordinator/coordinator-store";
+import { KAFKA_DEFAULTS } from "../../src/log/topic-config";
+import type { InstanceMetrics } from "../../durable-objects/task-object";
+import { TestDriver } from "../../src/testing/test-driver";
+import { application } from "../../workers/application";
+import { call, json } from "../support/api";
+import { keyOn } from "../support/keys";
+import { until } from "../support/until";
 
 const driver = new TestDriver(env, application);
 const DAY = 24 * 60 * 60 * 1000;
