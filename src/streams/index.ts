@@ -13,6 +13,8 @@ export { KStream, type Predicate } from "./dsl/kstream";
 export { BranchedKStream, type Branches } from "./dsl/branched-kstream";
 export { KGroupedStream } from "./dsl/kgrouped-stream";
 export { KTable } from "./dsl/ktable";
+export { KGroupedTable } from "./dsl/kgrouped-table";
+export type { Change } from "./dsl/change";
 export { Materialized, type MaterializedOptions } from "./dsl/materialized";
 export type { Consumed, Grouped, Joined, Produced, StreamJoined, StreamPartitioner } from "./dsl/options";
 export { JoinWindows, SessionWindows, SlidingWindows, TimeWindows } from "./dsl/windows";

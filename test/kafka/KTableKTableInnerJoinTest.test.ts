@@ -1,12 +1,12 @@
 /**
  * Ported from Kafka Streams' KTableKTableInnerJoinTest: results carry the later of the two rows'
  * timestamps; a record without a key is no row (dropped, counted, joins nothing). Kafka's
- * `Change(new, null)` updates are the new values here. Not ported: testSendingOldValues (Edge
- * Streams' table updates carry no old values).
+ * `Change(new, null)` updates are the new values here; testSendingOldValues reads the join's
+ * changes (new and old result) right after its node, as Kafka's does.
  */
 import { describe, expect, it } from "vitest";
-import { Materialized, StreamsBuilder, TopologyTestDriver } from "../../src/streams";
-import { build, droppedRecordsTotal, INTEGER, kvt, MockApiProcessorSupplier, STRING, TestInputTopic, TOSTRING_JOINER } from "./support";
+import { Materialized, StreamsBuilder, TopologyTestDriver, type Change } from "../../src/streams";
+import { addTableProcessor, build, chg, droppedRecordsTotal, INTEGER, kvt, MockApiProcessorSupplier, STRING, TestInputTopic, TOSTRING_JOINER } from "./support";
 import { checkOutputAfterEachStep, checkProcessedAfterEachStep, type Expected } from "./table-join-scenario";
 
 const consumed = { key: INTEGER, value: STRING };
@@ -78,5 +78,28 @@ describe("KTableKTableInnerJoinTest", () => {
     // Kafka logs "Skipping record due to null key" and counts it as dropped.
     expect(droppedRecordsTotal(driver)).toBe(1);
     expect(supplier.processed).toEqual([]);
+  });
+
+  it("testSendingOldValues", () => {
+    const builder = new StreamsBuilder();
+    const table1 = builder.table("topic1", consumed);
+    const table2 = builder.table("topic2", consumed);
+    const joined = table1.join(table2, TOSTRING_JOINER);
+    joined.enableSendingOldValues(true);
+    expect(table1.oldValues.sending).toBe(true);
+    expect(table2.oldValues.sending).toBe(true);
+    expect(joined.oldValues.sending).toBe(true);
+    const proc = new MockApiProcessorSupplier<number, Change<string>>();
+    addTableProcessor(joined, proc);
+    checkProcessedAfterEachStep(build(builder, "topic1", "topic2"), proc, {
+      1: [],
+      2: [kvt(0, chg("X0+Y0", null), 5), kvt(1, chg("X1+Y1", null), 10)],
+      3: [kvt(0, chg("XX0+Y0", "X0+Y0"), 7), kvt(1, chg("XX1+Y1", "X1+Y1"), 10)],
+      4: [kvt(0, chg("XX0+YY0", "XX0+Y0"), 7), kvt(1, chg("XX1+YY1", "XX1+Y1"), 7), kvt(2, chg("XX2+YY2", null), 10), kvt(3, chg("XX3+YY3", null), 15)],
+      5: [kvt(0, chg("XXX0+YY0", "XX0+YY0"), 6), kvt(1, chg("XXX1+YY1", "XX1+YY1"), 6), kvt(2, chg("XXX2+YY2", "XX2+YY2"), 10), kvt(3, chg("XXX3+YY3", "XX3+YY3"), 15)],
+      6: [kvt(0, chg(null, "XXX0+YY0"), 6), kvt(1, chg(null, "XXX1+YY1"), 7)],
+      7: [kvt(2, chg("XXXX2+YY2", "XXX2+YY2"), 13), kvt(3, chg("XXXX3+YY3", "XXX3+YY3"), 15)],
+      8: [kvt(2, chg(null, "XXXX2+YY2"), 10), kvt(3, chg(null, "XXXX3+YY3"), 20)],
+    });
   });
 });

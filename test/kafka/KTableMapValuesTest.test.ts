@@ -1,11 +1,12 @@
 /**
  * Ported from Kafka Streams' KTableMapValuesTest: mapValues keeps each row's timestamp, and a
- * materialized mapValues stores its rows with it. Kafka's `Change(new, null)` updates are the new
- * values here. Not ported: the tests of sending old values (Edge Streams' table updates carry none).
+ * materialized mapValues stores its rows with it. The old-value tests read the changes (new and
+ * old value) right after the mapValues node, as Kafka's do: an unmaterialized mapValues asks its
+ * parent for old values, a materialized one reads them from its own store.
  */
 import { describe, expect, it } from "vitest";
-import { Materialized, StreamsBuilder, TopologyTestDriver } from "../../src/streams";
-import { build, INTEGER, kvt, MockApiProcessorSupplier, STRING, TestInputTopic } from "./support";
+import { Materialized, StreamsBuilder, TopologyTestDriver, type Change, type KTable } from "../../src/streams";
+import { addTableProcessor, build, chg, INTEGER, kvt, MockApiProcessorSupplier, STRING, TestInputTopic } from "./support";
 
 const consumed = { key: STRING, value: STRING };
 
@@ -94,24 +95,68 @@ describe("KTableMapValuesTest", () => {
     const builder = new StreamsBuilder();
     const table1 = builder.table("topic1", consumed);
     const table2 = table1.mapValues((s) => Number.parseInt(s, 10));
-    const proc = new MockApiProcessorSupplier<string, number | null>();
-    table2.toStream().process(proc.supplier);
+    const proc = new MockApiProcessorSupplier<string, Change<number>>();
+    addTableProcessor(table2, proc);
     const driver = new TopologyTestDriver(build(builder, "topic1"));
     const inputTopic1 = new TestInputTopic(driver, "topic1", STRING, STRING, 0, 0);
+    expect(table1.oldValues.sending).toBe(false);
+    expect(table2.oldValues.sending).toBe(false);
 
     inputTopic1.pipeInput("A", "01", 5);
     inputTopic1.pipeInput("B", "01", 10);
     inputTopic1.pipeInput("C", "01", 15);
-    proc.checkAndClearProcessResult(kvt("A", 1, 5), kvt("B", 1, 10), kvt("C", 1, 15));
+    proc.checkAndClearProcessResult(kvt("A", chg(1, null), 5), kvt("B", chg(1, null), 10), kvt("C", chg(1, null), 15));
 
     inputTopic1.pipeInput("A", "02", 10);
     inputTopic1.pipeInput("B", "02", 8);
-    proc.checkAndClearProcessResult(kvt("A", 2, 10), kvt("B", 2, 8));
+    proc.checkAndClearProcessResult(kvt("A", chg(2, null), 10), kvt("B", chg(2, null), 8));
 
     inputTopic1.pipeInput("A", "03", 20);
-    proc.checkAndClearProcessResult(kvt("A", 3, 20));
+    proc.checkAndClearProcessResult(kvt("A", chg(3, null), 20));
 
     inputTopic1.pipeInput("A", null, 30);
-    proc.checkAndClearProcessResult(kvt("A", null, 30));
+    proc.checkAndClearProcessResult(kvt("A", chg<number>(null, null), 30));
+  });
+
+  it("shouldEnableSendingOldValuesOnParentIfMapValuesNotMaterialized", () => {
+    const builder = new StreamsBuilder();
+    const table1 = builder.table("topic1", consumed);
+    const table2 = table1.mapValues((s) => Number.parseInt(s, 10));
+    table2.enableSendingOldValues(true);
+    expect(table1.oldValues.sending).toBe(true);
+    expect(table2.oldValues.sending).toBe(true);
+    testSendingOldValues(builder, "topic1", table2);
+  });
+
+  it("shouldNotEnableSendingOldValuesOnParentIfMapValuesMaterialized", () => {
+    const builder = new StreamsBuilder();
+    const table1 = builder.table("topic1", consumed);
+    const table2 = table1.mapValues((s) => Number.parseInt(s, 10), Materialized.as("bob", { value: INTEGER }));
+    table2.enableSendingOldValues(true);
+    expect(table1.oldValues.sending).toBe(false);
+    expect(table2.oldValues.sending).toBe(true);
+    testSendingOldValues(builder, "topic1", table2);
   });
 });
+
+function testSendingOldValues(builder: StreamsBuilder, topic1: string, table2: KTable<string, number>) {
+  const proc = new MockApiProcessorSupplier<string, Change<number>>();
+  addTableProcessor(table2, proc);
+  const driver = new TopologyTestDriver(build(builder, topic1));
+  const inputTopic1 = new TestInputTopic(driver, topic1, STRING, STRING, 0, 0);
+
+  inputTopic1.pipeInput("A", "01", 5);
+  inputTopic1.pipeInput("B", "01", 10);
+  inputTopic1.pipeInput("C", "01", 15);
+  proc.checkAndClearProcessResult(kvt("A", chg(1, null), 5), kvt("B", chg(1, null), 10), kvt("C", chg(1, null), 15));
+
+  inputTopic1.pipeInput("A", "02", 10);
+  inputTopic1.pipeInput("B", "02", 8);
+  proc.checkAndClearProcessResult(kvt("A", chg(2, 1), 10), kvt("B", chg(2, 1), 8));
+
+  inputTopic1.pipeInput("A", "03", 20);
+  proc.checkAndClearProcessResult(kvt("A", chg(3, 2), 20));
+
+  inputTopic1.pipeInput("A", null, 30);
+  proc.checkAndClearProcessResult(kvt("A", chg(null, 3), 30));
+}

@@ -1,13 +1,13 @@
 /**
  * Ported from Kafka Streams' KTableSourceTest (streams/src/test/java/org/apache/kafka/streams/
  * kstream/internals): inputs and expected outputs as Kafka states them, through TopologyTestDriver.
- * Not ported: testKTableSourceEmitOnChange (disabled in Kafka), testSendingOldValue (Edge Streams'
- * tables carry no old values), kTableShouldLogOnOutOfOrder (a log line; the row's timestamp is
- * checked in testValueGetter instead).
+ * testSendingOldValue reads the source's changes (new and old value) right after it, as Kafka's
+ * does. Not ported: testKTableSourceEmitOnChange (disabled in Kafka), kTableShouldLogOnOutOfOrder
+ * (a log line; the row's timestamp is checked in testValueGetter instead).
  */
 import { describe, expect, it } from "vitest";
-import { Materialized, StreamsBuilder, TopologyTestDriver } from "../../src/streams";
-import { build, droppedRecordsTotal, INTEGER, kvt, MockApiProcessorSupplier, STRING, TestInputTopic } from "./support";
+import { Materialized, StreamsBuilder, TopologyTestDriver, type Change } from "../../src/streams";
+import { addTableProcessor, build, chg, droppedRecordsTotal, INTEGER, kvt, MockApiProcessorSupplier, STRING, TestInputTopic } from "./support";
 
 describe("KTableSourceTest", () => {
   it("testKTable", () => {
@@ -99,5 +99,32 @@ describe("KTableSourceTest", () => {
     inputTopic1.pipeInput("A", null, 15);
     inputTopic1.pipeInput("B", null, 20);
     proc1.checkAndClearProcessResult(kvt("A", null, 15), kvt("B", null, 20));
+  });
+
+  it("testSendingOldValue", () => {
+    const builder = new StreamsBuilder();
+    const table1 = builder.table("topic1", { key: STRING, value: STRING });
+    table1.enableSendingOldValues(true);
+    expect(table1.oldValues.sending).toBe(true);
+    const proc1 = new MockApiProcessorSupplier<string, Change<string>>();
+    addTableProcessor(table1, proc1);
+    const driver = new TopologyTestDriver(build(builder, "topic1"));
+    const inputTopic1 = new TestInputTopic(driver, "topic1", STRING, STRING, 0, 0);
+
+    inputTopic1.pipeInput("A", "01", 10);
+    inputTopic1.pipeInput("B", "01", 20);
+    inputTopic1.pipeInput("C", "01", 15);
+    proc1.checkAndClearProcessResult(kvt("A", chg("01", null), 10), kvt("B", chg("01", null), 20), kvt("C", chg("01", null), 15));
+
+    inputTopic1.pipeInput("A", "02", 8);
+    inputTopic1.pipeInput("B", "02", 22);
+    proc1.checkAndClearProcessResult(kvt("A", chg("02", "01"), 8), kvt("B", chg("02", "01"), 22));
+
+    inputTopic1.pipeInput("A", "03", 12);
+    proc1.checkAndClearProcessResult(kvt("A", chg("03", "02"), 12));
+
+    inputTopic1.pipeInput("A", null, 15);
+    inputTopic1.pipeInput("B", null, 20);
+    proc1.checkAndClearProcessResult(kvt("A", chg(null, "03"), 15), kvt("B", chg(null, "02"), 20));
   });
 });

@@ -6,7 +6,7 @@
  * Everything runs on `TopologyTestDriver`; every topic has one partition, as in Kafka's driver.
  */
 import { expect } from "vitest";
-import { Serdes, TopologyTestDriver, type ProcessorSupplier, type Serde, type Topology, type Windowed } from "../../src/streams";
+import { Serdes, TopologyTestDriver, type Change, type KTable, type ProcessorSupplier, type Serde, type Topology, type Windowed } from "../../src/streams";
 
 export interface KeyValueTimestamp<K, V> {
   readonly key: K;
@@ -90,6 +90,13 @@ export class TestOutputTopic<K, V> {
     return kvt(record.key === null ? null : this.keySerde.deserialize(record.key), record.value === null ? null : this.valueSerde.deserialize(record.value), record.timestamp);
   }
 
+  /** Kafka's `readKeyValuesToMap`: the latest value per key (keys compared as JSON), in the order keys first appear. */
+  readKeyValuesToMap(): Map<K | null, V | null> {
+    const latest = new Map<string, KeyValueTimestamp<K | null, V | null>>();
+    for (const record of this.readRecordsToList()) latest.set(JSON.stringify(record.key), record);
+    return new Map([...latest.values()].map((r) => [r.key, r.value]));
+  }
+
   isEmpty(): boolean {
     return this.driver.records(this.topic).length === this.read;
   }
@@ -117,6 +124,21 @@ export class MockApiProcessorSupplier<K, V> {
   lastValueAndTimestampPerKey(): Map<string, { value: V; timestamp: number }> {
     return new Map(this.processed.map((r) => [JSON.stringify(r.key), { value: r.value, timestamp: r.timestamp }]));
   }
+}
+
+/** Kafka's `new Change<>(newValue, oldValue)`, as a table's processors pass updates. */
+export function chg<V>(newValue: V | null, oldValue: V | null): Change<V> {
+  return { newValue, oldValue };
+}
+
+/**
+ * Kafka's `topology.addProcessor(name, supplier, table.name)`: a processor right after the
+ * table's node, so it sees the table's updates as changes (new and old value), not `toStream()`'s
+ * new values.
+ */
+export function addTableProcessor<K, V>(table: KTable<K, V, null> | KTable<K, V>, supplier: MockApiProcessorSupplier<K, Change<V>>): void {
+  const node = (table as KTable<K, V, null>).node;
+  (table as KTable<K, V, null>).graph.addProcessor("PROC", { parents: [node], supplier: supplier.supplier as ProcessorSupplier<unknown, unknown, unknown, unknown>, stores: [] });
 }
 
 /** Task 0_0's counters, where Kafka's tests read its metrics. */

@@ -8,6 +8,7 @@
 import type { GraphNode, TopologyGraph } from "../topology/graph";
 import { Serdes, serdeOrDefault, type Serde } from "../serdes";
 import type { KStream } from "./kstream";
+import { OldValues } from "./change";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
 import { aggregateProcessor } from "./processors";
@@ -82,7 +83,8 @@ export class KGroupedStream<K, V> {
     const valueSerde = materialized.valueSerde ?? defaultValueSerde;
     graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown> });
     const parent = this.aggregationParent(storeName, keySerde);
-    const node = graph.addProcessor(prefix, { parents: [parent], supplier: aggregateProcessor(storeName, step), stores: [storeName] });
-    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName);
+    const oldValues = new OldValues();
+    const node = graph.addProcessor(prefix, { parents: [parent], supplier: aggregateProcessor(storeName, step, oldValues), stores: [storeName] });
+    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, { oldValues });
   }
 }

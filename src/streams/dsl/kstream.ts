@@ -12,11 +12,14 @@ import { serdeOrDefault, type Serde } from "../serdes";
 import type { GraphNode, StreamPartitioner, TopologyGraph } from "../topology/graph";
 import { BranchedKStream } from "./branched-kstream";
 import { KGroupedStream } from "./kgrouped-stream";
-import type { KTable } from "./ktable";
+import { KTable } from "./ktable";
+import type { Materialized } from "./materialized";
 import type { Grouped, Joined, Produced, StreamJoined } from "./options";
 import { erase, passThrough, processorOf, type RecordHandler } from "./processors";
+import { repartitionThrough } from "./repartition";
 import { streamStreamJoin } from "./stream-stream-join";
 import { streamTableJoin } from "./stream-table-join";
+import { addTableSource } from "./table-source";
 import { JoinWindows } from "./windows";
 
 export type Predicate<K, V> = (key: K, value: V) => boolean;
@@ -141,6 +144,30 @@ export class KStream<K, V> {
   /** Like `leftJoin`, for the records of both streams. */
   outerJoin<VO, VR>(other: KStream<K, VO>, joiner: (value: V | null, otherValue: VO | null) => VR, windows: JoinWindows, joined?: StreamJoined<K, V, VO>): KStream<K, VR> {
     return streamStreamJoin("outer", this, other, joiner, windows, joined ?? {});
+  }
+
+  /**
+   * The stream read as a table: each record is its key's new value, a null value deletes the key
+   * (Kafka's `toTable`). A stream whose key may have changed goes through a repartition topic named
+   * after the operator first. With `Materialized.as(name)` the table is kept in that store and can
+   * be queried; otherwise it gets a store only if a later operator needs one.
+   */
+  toTable(materialized: Materialized<K, V> = {}): KTable<K, V> {
+    const { graph } = this;
+    const name = graph.newName("KSTREAM-TOTABLE");
+    const laterStoreName = graph.newName("KSTREAM-TOTABLE-STATE-STORE");
+    const keySerde = materialized.keySerde ?? this.keySerde;
+    const valueSerde = materialized.valueSerde ?? this.valueSerde;
+    const parent = this.repartitionRequired ? repartitionThrough(this, name, serdeOrDefault(keySerde), serdeOrDefault(valueSerde)) : this.node;
+    const source = addTableSource(graph, parent, {
+      prefix: "KSTREAM-TOTABLE",
+      name,
+      storeName: materialized.storeName,
+      laterStoreName: () => laterStoreName,
+      keySerde: serdeOrDefault(keySerde) as Serde<unknown>,
+      valueSerde: serdeOrDefault(valueSerde) as Serde<unknown>,
+    });
+    return new KTable<K, V>(graph, source.node, keySerde, valueSerde, materialized.storeName, { oldValues: source.oldValues, source });
   }
 
   /** Groups by the current key, for an aggregation. */

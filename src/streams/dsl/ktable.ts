@@ -1,22 +1,30 @@
 /**
- * `KTable`: a changelog stream read as a table, the latest value per key. Its records are updates;
- * a null value is a tombstone (the key was deleted). Tables from aggregations and topics hold no
- * tombstones; `filter` makes them (a row that no longer passes is deleted downstream), which the
- * `Tombstone` type parameter records so that `toStream()` is typed `V | null` only then.
- * A windowed table (from a windowed aggregation) also knows when each window is final, which is
- * what `suppress(Suppressed.untilWindowCloses())` needs.
+ * `KTable`: a changelog stream read as a table, the latest value per key. Its records are updates,
+ * passed between table operators as `Change`s (new value, and old value once an operator further
+ * down asks for it); a null new value is a tombstone (the key was deleted). Tables from
+ * aggregations and topics hold no tombstones; `filter` makes them (a row that no longer passes is
+ * deleted downstream), which the `Tombstone` type parameter records so that `toStream()` is typed
+ * `V | null` only then. A windowed table (from a windowed aggregation) also knows when each window
+ * is final, which is what `suppress(Suppressed.untilWindowCloses())` needs.
  */
 import { TopologyError } from "../errors";
+import type { KeyValue } from "../record";
 import { serdeOrDefault, type Serde } from "../serdes";
 import type { GraphNode, TopologyGraph } from "../topology/graph";
 import type { Window } from "../windowed";
+import { change, OldValues, type Change } from "./change";
+import { KGroupedTable } from "./kgrouped-table";
 import { KStream, type Predicate } from "./kstream";
 import type { Materialized } from "./materialized";
-import { erase, keyValueStoreOf, passThrough, processorOf, type RecordHandler } from "./processors";
+import type { Grouped } from "./options";
+import { erase, keyValueStoreOf, processorOf } from "./processors";
 import { suppressProcessor, type Suppressed } from "./suppress";
 import { tableLookup, type TableLookup } from "./table-lookup";
 import { writeRow } from "./table-row";
+import type { TableSource } from "./table-source";
 import { tableTableJoin, type TableJoinKind } from "./table-table-join";
+import { tableValueOp } from "./table-value-ops";
+import { tableRepartitionMap } from "./table-repartition-map";
 
 /** A table as joins read it: the node after which its store is up to date, the store, and how to read a row. */
 export interface MaterializedTable {
@@ -31,7 +39,21 @@ export interface Windowing {
   readonly innerKeySerde: Serde<unknown>;
 }
 
+/** How a table's node was made, besides its graph node: what later operators need to ask of it. */
+export interface TableParts {
+  /** Whether and how its node sends old values (read by its processor). */
+  readonly oldValues: OldValues;
+  /** Set for tables keyed by `Windowed<…>` from windowed aggregations. */
+  readonly windowing?: Windowing;
+  /** Set for tables read from a topic or a stream: they can be materialized in place. */
+  readonly source?: TableSource;
+}
+
 export class KTable<K, V, Tombstone extends null = never> {
+  readonly oldValues: OldValues;
+  readonly windowing: Windowing | undefined;
+  private readonly source: TableSource | undefined;
+
   /** Made by `StreamsBuilder.table` and aggregations; not meant to be called directly. */
   constructor(
     readonly graph: TopologyGraph,
@@ -40,30 +62,28 @@ export class KTable<K, V, Tombstone extends null = never> {
     readonly valueSerde: Serde<V> | undefined,
     /** The store holding this table, when it is materialized (aggregations always are). */
     readonly queryableStoreName: string | undefined,
-    /** Set for tables keyed by `Windowed<…>` from windowed aggregations. */
-    readonly windowing?: Windowing,
-  ) {}
+    parts: TableParts,
+  ) {
+    this.oldValues = parts.oldValues;
+    this.windowing = parts.windowing;
+    this.source = parts.source;
+  }
 
   /**
    * A new value for every row, with the row's timestamp; tombstones stay tombstones. With
    * `materialized`, the result is kept in that store too (and can be queried).
    */
   mapValues<VOut>(mapper: (value: V, key: K) => VOut, materialized?: Materialized<K, VOut>): KTable<K, VOut, Tombstone> {
-    const mapped = this.derive<VOut, Tombstone>("KTABLE-MAPVALUES", materialized?.valueSerde, (r, c) =>
-      c.forward(r.value === null ? { ...r, value: null as Tombstone } : { ...r, value: mapper(r.value as V, r.key) }),
-    );
-    return materialized ? mapped.materialized(materialized) : mapped;
+    return this.valueOp<VOut, Tombstone>("KTABLE-MAPVALUES", (key, value) => mapper(value, key), false, materialized);
   }
 
   /**
    * Keeps the rows that satisfy the predicate, with their timestamps; a row that does not is
-   * forwarded as a tombstone. With `materialized`, the result is kept in that store too.
+   * forwarded as a tombstone (unless old values show it was not in the table either). With
+   * `materialized`, the result is kept in that store too.
    */
   filter(predicate: Predicate<K, V>, materialized?: Materialized<K, V>): KTable<K, V, null> {
-    const filtered = this.derive<V, null>("KTABLE-FILTER", materialized?.valueSerde ?? this.valueSerde, (r, c) =>
-      c.forward(r.value !== null && predicate(r.key, r.value as V) ? r : { ...r, value: null }),
-    );
-    return materialized ? filtered.materialized(materialized) : filtered;
+    return this.valueOp<V, null>("KTABLE-FILTER", (key, value) => (predicate(key, value) ? value : null), true, materialized);
   }
 
   /** Keeps the rows that do not satisfy the predicate; the others become tombstones. */
@@ -71,10 +91,26 @@ export class KTable<K, V, Tombstone extends null = never> {
     return this.filter((key, value) => !predicate(key, value), materialized);
   }
 
-  /** The table's updates as a stream: one record per update, tombstones as null values. */
+  /** The table's updates as a stream: one record per update (its new value), tombstones as null values. */
   toStream(): KStream<K, V | Tombstone> {
-    const node = this.graph.addProcessor("KTABLE-TOSTREAM", { parents: [this.node], supplier: passThrough, stores: [] });
+    const toValue = processorOf<K, Change<V>, K, V | null>((record, context) => context.forward({ ...record, value: record.value.newValue }));
+    const node = this.graph.addProcessor("KTABLE-TOSTREAM", { parents: [this.node], supplier: erase(toValue), stores: [] });
     return new KStream<K, V | Tombstone>(this.graph, node, this.keySerde, serdeOrDefault(this.valueSerde) as Serde<V | Tombstone>, false);
+  }
+
+  /**
+   * Regroups the rows by a new key (and value) for an aggregation of the table: each update
+   * subtracts the row's old value from its old group and adds the new value to its new group,
+   * through a repartition topic (Kafka's `KTable.groupBy`). A row the selector maps to no key
+   * (a null pair or key) belongs to no group.
+   */
+  groupBy<KR, VR>(selector: (key: K, value: V) => KeyValue<KR | null, VR> | null, grouped: Grouped<KR, VR> = {}): KGroupedTable<KR, VR> {
+    // Subtracting needs the old value of every update.
+    this.oldValues.enable(true);
+    const keySerde = serdeOrDefault(grouped.key);
+    const supplier = tableRepartitionMap(selector, keySerde);
+    const node = this.graph.addProcessor("KTABLE-SELECT", { parents: [this.node], supplier, stores: [] });
+    return new KGroupedTable<KR, VR>(this.graph, node, keySerde, serdeOrDefault(grouped.value), grouped.name);
   }
 
   /**
@@ -86,9 +122,10 @@ export class KTable<K, V, Tombstone extends null = never> {
     const storeName = suppressed.name ?? this.graph.newName("KTABLE-SUPPRESS-STATE-STORE");
     const valueSerde = serdeOrDefault(this.valueSerde) as Serde<unknown>;
     this.graph.addStore({ name: storeName, kind: "buffer", keySerde: this.windowing.innerKeySerde, valueSerde });
-    const supplier = suppressProcessor(storeName, this.windowing.closeTime);
+    const oldValues = new OldValues((force) => this.oldValues.enable(force));
+    const supplier = suppressProcessor(storeName, this.windowing.closeTime, oldValues);
     const node = this.graph.addProcessor("KTABLE-SUPPRESS", { parents: [this.node], supplier, stores: [storeName] });
-    return new KTable<K, V, Tombstone>(this.graph, node, this.keySerde, this.valueSerde, undefined, this.windowing);
+    return new KTable<K, V, Tombstone>(this.graph, node, this.keySerde, this.valueSerde, undefined, { oldValues, windowing: this.windowing });
   }
 
   /** Rows of both tables with the same key, joined; a row missing on either side has no result. */
@@ -108,44 +145,83 @@ export class KTable<K, V, Tombstone extends null = never> {
 
   /**
    * The node whose output reflects a store holding this table, the store, and how to read a row
-   * from it: the table's own store, or else a new one written by a node added after this one
-   * (joins read tables from stores).
+   * from it: the table's own store; for a table read from a topic or stream, its source
+   * materialized in place; else a new store written by a node added after this one (joins read
+   * tables from stores).
    */
-  materialize(storeName?: string, keySerde?: Serde<K>, valueSerde?: Serde<V>): MaterializedTable {
+  materialize(): MaterializedTable {
     const own = this.queryableStoreName;
-    if (own !== undefined && storeName === undefined) return { node: this.node, storeName: own, lookup: tableLookup(this.graph.storeKind(own) ?? "key-value", own) };
-    const name = storeName ?? this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE");
-    this.graph.addStore({ name, keySerde: serdeOrDefault(keySerde ?? this.keySerde) as Serde<unknown>, valueSerde: serdeOrDefault(valueSerde ?? this.valueSerde) as Serde<unknown> });
-    const supplier = processorOf<K, V | null, K, V | null>((record, context) => {
-      writeRow(keyValueStoreOf<K, V>(context, name), record);
+    if (own !== undefined) return { node: this.node, storeName: own, lookup: tableLookup(this.graph.storeKind(own) ?? "key-value", own) };
+    if (this.source) {
+      const name = this.source.store();
+      return { node: this.node, storeName: name, lookup: tableLookup("key-value", name) };
+    }
+    const name = this.declareStore(this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"), this.keySerde, this.valueSerde);
+    // Writes the rows and passes each change on as it is: old values come from upstream.
+    const supplier = processorOf<K, Change<V>, K, Change<V>>((record, context) => {
+      writeRow(keyValueStoreOf<K, V>(context, name), { ...record, value: record.value.newValue });
       context.forward(record);
     });
     const node = this.graph.addProcessor("KTABLE-MATERIALIZE", { parents: [this.node], supplier: erase(supplier), stores: [name] });
     return { node, storeName: name, lookup: tableLookup("key-value", name) };
   }
 
+  /** Asks this table's node to send old values (Kafka's `enableSendingOldValues`); see `OldValues`. */
+  enableSendingOldValues(forceMaterialization: boolean): boolean {
+    return this.oldValues.enable(forceMaterialization);
+  }
+
   private tableJoin<VO, VR, T extends null>(kind: TableJoinKind, other: KTable<K, VO, T>, joiner: (value: V | null, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null> {
     if (other.graph !== this.graph) throw new TopologyError("cannot join tables of different StreamsBuilders");
-    const node = tableTableJoin(kind, this.graph, this.materialize(), other.materialize(), joiner);
-    const joined = new KTable<K, VR, null>(this.graph, node, this.keySerde, materialized?.valueSerde, undefined, this.windowing);
-    return materialized ? joined.materialized({ ...materialized, storeName: materialized.storeName ?? this.graph.newName("KTABLE-JOIN-STATE-STORE") }) : joined;
+    // Outer sides need their old values, to drop deletes of rows that were not there (as Kafka).
+    if (kind !== "inner") this.oldValues.enable(true);
+    if (kind === "outer") other.oldValues.enable(true);
+    const oldValues = new OldValues(() => {
+      this.oldValues.enable(true);
+      other.oldValues.enable(true);
+      return true;
+    });
+    const node = tableTableJoin(kind, this.graph, this.materialize(), other.materialize(), joiner as (left: unknown, right: unknown) => unknown, oldValues);
+    const joined = new KTable<K, VR, null>(this.graph, node, this.keySerde, materialized?.valueSerde, undefined, { oldValues, windowing: this.windowing });
+    return materialized ? joined.materializedAs({ ...materialized, storeName: materialized.storeName ?? this.graph.newName("KTABLE-JOIN-STATE-STORE") }) : joined;
   }
 
-  /** This table, also kept in the store `materialized` names (generated when it names none). */
-  private materialized(materialized: Materialized<K, V>): KTable<K, V, Tombstone> {
-    const name = materialized.storeName ?? this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE");
+  /** This table, also kept in the store `materialized` names: a node after this one writes it. */
+  private materializedAs(materialized: Materialized<K, V>): KTable<K, V, Tombstone> {
     const keySerde = materialized.keySerde ?? this.keySerde;
     const valueSerde = materialized.valueSerde ?? this.valueSerde;
-    const { node, storeName } = this.materialize(name, keySerde, valueSerde);
-    return new KTable<K, V, Tombstone>(this.graph, node, keySerde, valueSerde, storeName, this.windowing);
+    const name = this.declareStore(materialized.storeName ?? this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"), keySerde, valueSerde);
+    // With its own store, the node has its old values at hand.
+    const oldValues = new OldValues();
+    const supplier = processorOf<K, Change<V>, K, Change<V>>((record, context) => {
+      const rows = keyValueStoreOf<K, V>(context, name);
+      const old = oldValues.sending ? (rows.get(record.key) ?? null) : null;
+      writeRow(rows, { ...record, value: record.value.newValue });
+      context.forward({ ...record, value: change(record.value.newValue, old, record.value.isLatest) });
+    });
+    const node = this.graph.addProcessor("KTABLE-MATERIALIZE", { parents: [this.node], supplier: erase(supplier), stores: [name] });
+    return new KTable<K, V, Tombstone>(this.graph, node, keySerde, valueSerde, name, { oldValues, windowing: this.windowing });
   }
 
-  private derive<VOut, TOut extends null>(
+  private valueOp<VOut, TOut extends null>(
     prefix: string,
-    valueSerde: Serde<VOut> | undefined,
-    body: RecordHandler<K, V | Tombstone, K, VOut | TOut>,
+    compute: (key: K, value: V) => VOut | null,
+    dropEmpty: boolean,
+    materialized: Materialized<K, VOut> | undefined,
   ): KTable<K, VOut, TOut> {
-    const node = this.graph.addProcessor(prefix, { parents: [this.node], supplier: erase(processorOf(body)), stores: [] });
-    return new KTable<K, VOut, TOut>(this.graph, node, this.keySerde, valueSerde, undefined, this.windowing);
+    const valueSerde = materialized?.valueSerde ?? (dropEmpty ? (this.valueSerde as Serde<unknown> as Serde<VOut>) : undefined);
+    const keySerde = materialized?.keySerde ?? this.keySerde;
+    const storeName = materialized ? this.declareStore(materialized.storeName ?? this.graph.newName(`${prefix}-STATE-STORE`), keySerde, valueSerde) : undefined;
+    // Kafka's filter asks its parent for old values, without forcing it to materialize.
+    const initially = dropEmpty && this.oldValues.enable(false);
+    const oldValues = new OldValues((force) => storeName !== undefined || this.oldValues.enable(force), initially);
+    const supplier = tableValueOp<K, V, VOut>({ compute, dropEmpty, storeName, oldValues });
+    const node = this.graph.addProcessor(prefix, { parents: [this.node], supplier, stores: storeName === undefined ? [] : [storeName] });
+    return new KTable<K, VOut, TOut>(this.graph, node, keySerde, valueSerde, storeName, { oldValues, windowing: this.windowing });
+  }
+
+  private declareStore<KS, VS>(name: string, keySerde: Serde<KS> | undefined, valueSerde: Serde<VS> | undefined): string {
+    this.graph.addStore({ name, keySerde: serdeOrDefault(keySerde) as Serde<unknown>, valueSerde: serdeOrDefault(valueSerde) as Serde<unknown> });
+    return name;
   }
 }

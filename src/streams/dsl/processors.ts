@@ -9,6 +9,7 @@ import { SessionStoreView } from "../state/session-store";
 import { TypedKeyValueStore } from "../state/typed-store";
 import { WindowStoreView } from "../state/window-store";
 import type { AnySupplier } from "../topology/graph";
+import { change, type Change, type OldValues } from "./change";
 
 /** One step of an aggregation: the new aggregate of a key from its current one (undefined at first) and a value. */
 export type Aggregation<K, V, VA> = (key: K, value: V, current: VA | undefined) => VA;
@@ -44,18 +45,19 @@ export function erase<KIn, VIn, KOut, VOut>(supplier: ProcessorSupplier<KIn, VIn
  * Folds each record into the stored aggregate of its key and forwards the new aggregate.
  * Records with a null key or value are dropped, as Kafka Streams drops them: they belong to no group.
  * The aggregate's timestamp is the largest of its records' (Kafka's `KStreamAggregate`), so an
- * out-of-order record does not take the result's event time back.
+ * out-of-order record does not take the result's event time back. The result is a table update:
+ * the new aggregate, with the previous one as old value when old values are sent.
  */
-export function aggregateProcessor<K, V, VA>(storeName: string, step: Aggregation<K, V, VA>): AnySupplier {
+export function aggregateProcessor<K, V, VA>(storeName: string, step: Aggregation<K, V, VA>, oldValues: OldValues): AnySupplier {
   return erase(
-    processorOf<K, V, K, VA>((record, context) => {
+    processorOf<K, V, K, Change<VA>>((record, context) => {
       if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in an aggregation`);
       const store = keyValueStoreOf<K, VA>(context, storeName);
       const current = store.getWithTimestamp(record.key);
       const next = step(record.key, record.value, current?.value);
       const timestamp = current === undefined ? record.timestamp : Math.max(record.timestamp, current.timestamp);
       store.put(record.key, next, timestamp);
-      context.forward({ ...record, value: next, timestamp });
+      context.forward({ ...record, value: change(next, oldValues.sending ? (current?.value ?? null) : null), timestamp });
     }),
   );
 }

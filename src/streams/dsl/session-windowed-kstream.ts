@@ -50,8 +50,8 @@ export class SessionWindowedKStream<K, V> {
     merger: (key: K, left: VA, right: VA) => VA,
   ): KTable<Windowed<K>, VA, null> {
     const { windows } = this;
-    return windowedFold<K, V, VA, null>(this.grouped, windows, "session", "KSTREAM-SESSION-AGGREGATE", materialized, defaultValueSerde, (storeName, retentionMs) =>
-      sessionAggregate(storeName, windows, retentionMs, initializer, aggregator, merger),
+    return windowedFold<K, V, VA, null>(this.grouped, windows, "session", "KSTREAM-SESSION-AGGREGATE", materialized, defaultValueSerde, (storeName, retentionMs, oldValues) =>
+      sessionAggregate(storeName, windows, retentionMs, initializer, aggregator, merger, oldValues),
     );
   }
 }

@@ -15,6 +15,7 @@
 import { internal } from "../processor";
 import type { AnySupplier } from "../topology/graph";
 import type { Window, Windowed } from "../windowed";
+import { change, type Change, type OldValues } from "./change";
 import { erase, processorOf, windowStoreOf, type Aggregation } from "./processors";
 import type { SlidingWindows } from "./windows";
 
@@ -24,10 +25,10 @@ interface Seed<VA> {
   readonly timestamp: number;
 }
 
-export function slidingWindowAggregate<K, V, VA>(storeName: string, windows: SlidingWindows, retentionMs: number, step: Aggregation<K, V, VA>): AnySupplier {
+export function slidingWindowAggregate<K, V, VA>(storeName: string, windows: SlidingWindows, retentionMs: number, step: Aggregation<K, V, VA>, oldValues: OldValues): AnySupplier {
   const difference = windows.timeDifferenceMs;
   return erase(
-    processorOf<K, V, Windowed<K>, VA>((record, context) => {
+    processorOf<K, V, Windowed<K>, Change<VA>>((record, context) => {
       if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in an aggregation`);
       const store = windowStoreOf<K, VA>(context, storeName);
       const t = record.timestamp;
@@ -44,12 +45,13 @@ export function slidingWindowAggregate<K, V, VA>(storeName: string, windows: Sli
         if (window.end < closeTime) return internal(context).dropLateRecord();
         const next = step(key, record.value, seed.value);
         const timestamp = seed.value === undefined ? t : Math.max(t, seed.timestamp);
-        put(window, next, timestamp);
+        // As Kafka's, the old value sent is the aggregate the window was computed from.
+        put(window, next, timestamp, seed.value ?? null);
       };
-      const put = (window: Window, value: VA, timestamp: number): void => {
+      const put = (window: Window, value: VA, timestamp: number, old: VA | null = null): void => {
         store.put(key, window, value, timestamp);
         observed = Math.max(observed, window.start);
-        context.forward({ ...record, key: { key, window }, value, timestamp });
+        context.forward({ ...record, key: { key, window }, value: change(value, oldValues.sending ? old : null), timestamp });
       };
       const windowAt = (start: number): Window => ({ start, end: start + difference });
       const fetch = (from: number, to: number) => store.fetchWithTimestamps(key, Math.max(from, visibleFrom()), to);

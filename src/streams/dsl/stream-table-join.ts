@@ -36,7 +36,8 @@ export function streamTableJoin<K, V, VT, VR, T extends null>(
   if (table.graph !== graph) throw new TopologyError("cannot join a stream and a table of different StreamsBuilders");
   const { storeName, lookup } = table.materialize();
   const prefix = kind === "inner" ? "KSTREAM-JOIN" : "KSTREAM-LEFTJOIN";
-  const parent = joinInput(stream, joined, joined.name ?? graph.newName(prefix), kind === "left");
+  const name = graph.newName(prefix);
+  const parent = joinInput(stream, joined, joined.name ?? name, kind === "left");
   const supplier = processorOf<K, V, K, VR>((record, context) => {
     if (kind === "left" && record.key === null && record.value !== null) return context.forward({ ...record, value: joiner(record.value, null) });
     if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in a stream-table join`);
@@ -44,6 +45,6 @@ export function streamTableJoin<K, V, VT, VR, T extends null>(
     if (row === undefined && kind === "inner") return;
     context.forward({ ...record, value: joiner(record.value, row ?? null) });
   });
-  const node = graph.addProcessor(prefix, { parents: [parent], supplier: erase(supplier), stores: [storeName] });
+  const node = graph.addProcessor(prefix, { parents: [parent], supplier: erase(supplier), stores: [storeName] }, name);
   return new KStream<K, VR>(graph, node, joined.key ?? stream.keySerde, undefined, false);
 }

@@ -10,8 +10,7 @@ import { KStream } from "./kstream";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
 import type { Consumed } from "./options";
-import { erase, keyValueStoreOf, processorOf } from "./processors";
-import { writeRow } from "./table-row";
+import { addTableSource } from "./table-source";
 
 export class StreamsBuilder {
   private readonly graph = new TopologyGraph();
@@ -39,17 +38,17 @@ export class StreamsBuilder {
    */
   table<K, V>(topic: string, consumed: Consumed<K, V> = {}, materialized?: Materialized<K, V>): KTable<K, V> {
     const source = this.stream(topic, consumed);
-    const storeName = materialized ? (materialized.storeName ?? this.graph.newName("KTABLE-SOURCE-STATE-STORE")) : undefined;
     const keySerde = materialized?.keySerde ?? source.keySerde!;
     const valueSerde = materialized?.valueSerde ?? source.valueSerde!;
-    if (storeName !== undefined) this.addStateStore(storeName, { key: keySerde, value: valueSerde });
-    const supplier = processorOf<K, V | null, K, V | null>((record, context) => {
-      if (record.key === null) return context.dropRecord("null key in a table");
-      if (storeName !== undefined) writeRow(keyValueStoreOf<K, V>(context, storeName), record);
-      context.forward(record);
+    const storeName = materialized ? (materialized.storeName ?? this.graph.newName("KTABLE-SOURCE-STATE-STORE")) : undefined;
+    const table = addTableSource(this.graph, source.node, {
+      prefix: "KTABLE-SOURCE",
+      storeName,
+      laterStoreName: () => this.graph.newName("KTABLE-SOURCE-STATE-STORE"),
+      keySerde: keySerde as Serde<unknown>,
+      valueSerde: valueSerde as Serde<unknown>,
     });
-    const node = this.graph.addProcessor("KTABLE-SOURCE", { parents: [source.node], supplier: erase(supplier), stores: storeName === undefined ? [] : [storeName] });
-    return new KTable<K, V>(this.graph, node, keySerde, valueSerde, storeName);
+    return new KTable<K, V>(this.graph, table.node, keySerde, valueSerde, storeName, { oldValues: table.oldValues, source: table });
   }
 
   /** Declares a key-value store for processors of the Processor API (`KStream.process`). */

@@ -13,6 +13,7 @@ import { TimeKeyedStore } from "../state/time-keyed-store";
 import { decodeStored } from "../state/typed-store";
 import type { AnySupplier } from "../topology/graph";
 import type { Window, Windowed } from "../windowed";
+import { change, type Change, type OldValues } from "./change";
 import { erase, processorOf } from "./processors";
 
 export interface Suppressed {
@@ -27,17 +28,21 @@ export const Suppressed = {
   },
 };
 
-/** A buffered update: window end, timestamp, headers and serialized value. */
+/**
+ * A buffered update: window end, timestamp, headers and serialized value, and the window's value
+ * before the first update buffered (what downstream last saw: the emitted change's old value).
+ */
 interface Buffered {
   readonly end: number;
   readonly timestamp: number;
   readonly headers: readonly Header[];
   readonly value: string;
+  readonly prior?: string;
 }
 
-export function suppressProcessor(storeName: string, closeTime: (window: Window) => number): AnySupplier {
+export function suppressProcessor(storeName: string, closeTime: (window: Window) => number, oldValues: OldValues): AnySupplier {
   return erase(
-    processorOf<Windowed<unknown>, unknown, Windowed<unknown>, unknown>((record, context) => {
+    processorOf<Windowed<unknown>, Change<unknown>, Windowed<unknown>, Change<unknown>>((record, context) => {
       const handle = internal(context).storeHandle(storeName);
       const keySerde: Serde<unknown> = handle.keySerde;
       const valueSerde: Serde<unknown> = handle.valueSerde;
@@ -45,18 +50,22 @@ export function suppressProcessor(storeName: string, closeTime: (window: Window)
       const { streamTime } = buffer.advance(record.timestamp);
       const { key, window } = record.key;
       const serializedKey = keySerde.serialize(key);
-      if (record.value === null) {
+      const { newValue, oldValue } = record.value;
+      if (newValue === null) {
         // A tombstone for a window not yet emitted (a merged-away session, a filtered row): it is simply never final.
         buffer.delete(serializedKey, closeTime(window), window.start);
       } else {
-        const entry: Buffered = { end: window.end, timestamp: record.timestamp, headers: record.headers, value: valueSerde.serialize(record.value) };
+        const held = buffer.get(serializedKey, closeTime(window), window.start);
+        const prior = held === undefined ? (oldValue === null ? undefined : valueSerde.serialize(oldValue)) : (JSON.parse(held) as Buffered).prior;
+        const entry: Buffered = { end: window.end, timestamp: record.timestamp, headers: record.headers, value: valueSerde.serialize(newValue), ...(prior === undefined ? {} : { prior }) };
         buffer.put(serializedKey, closeTime(window), window.start, JSON.stringify(entry));
       }
       for (const due of buffer.takeBefore(streamTime + 1)) {
         const entry = JSON.parse(due.value) as Buffered;
+        const prior = oldValues.sending && entry.prior !== undefined ? decodeStored(storeName, valueSerde, entry.prior, "value") : null;
         context.forward({
           key: { key: decodeStored(storeName, keySerde, due.key, "key"), window: { start: due.seq, end: entry.end } },
-          value: decodeStored(storeName, valueSerde, entry.value, "value"),
+          value: change(decodeStored(storeName, valueSerde, entry.value, "value"), prior),
           timestamp: entry.timestamp,
           headers: entry.headers,
         });

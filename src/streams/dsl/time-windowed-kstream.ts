@@ -9,6 +9,7 @@ import { Serdes, serdeOrDefault, type Serde } from "../serdes";
 import type { AnySupplier } from "../topology/graph";
 import type { Windowed } from "../windowed";
 import type { KGroupedStream } from "./kgrouped-stream";
+import { OldValues } from "./change";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
 import type { Aggregation } from "./processors";
@@ -24,7 +25,7 @@ export function windowedFold<K, V, VA, T extends null>(
   prefix: string,
   materialized: Materialized<K, VA>,
   defaultValueSerde: Serde<VA>,
-  supplier: (storeName: string, retentionMs: number) => AnySupplier,
+  supplier: (storeName: string, retentionMs: number, oldValues: OldValues) => AnySupplier,
 ): KTable<Windowed<K>, VA, T> {
   const { graph } = grouped;
   const retentionMs = materialized.retentionMs ?? windows.minRetentionMs;
@@ -36,9 +37,10 @@ export function windowedFold<K, V, VA, T extends null>(
   const valueSerde = materialized.valueSerde ?? defaultValueSerde;
   graph.addStore({ name: storeName, kind, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown> });
   const parent = grouped.aggregationParent(storeName, keySerde);
-  const node = graph.addProcessor(prefix, { parents: [parent], supplier: supplier(storeName, retentionMs), stores: [storeName] });
+  const oldValues = new OldValues();
+  const node = graph.addProcessor(prefix, { parents: [parent], supplier: supplier(storeName, retentionMs, oldValues), stores: [storeName] });
   const windowing = { closeTime: windows.closeTime.bind(windows), innerKeySerde: keySerde as Serde<unknown> };
-  return new KTable<Windowed<K>, VA, T>(graph, node, Serdes.windowed(keySerde), valueSerde, storeName, windowing);
+  return new KTable<Windowed<K>, VA, T>(graph, node, Serdes.windowed(keySerde), valueSerde, storeName, { oldValues, windowing });
 }
 
 export class TimeWindowedKStream<K, V> {
@@ -65,8 +67,8 @@ export class TimeWindowedKStream<K, V> {
 
   private fold<VA>(materialized: Materialized<K, VA>, defaultValueSerde: Serde<VA>, step: Aggregation<K, V, VA>): KTable<Windowed<K>, VA> {
     const { windows } = this;
-    return windowedFold<K, V, VA, never>(this.grouped, windows, "window", "KSTREAM-WINDOWED-AGGREGATE", materialized, defaultValueSerde, (storeName, retentionMs) =>
-      windows instanceof TimeWindows ? timeWindowAggregate(storeName, windows, retentionMs, step) : slidingWindowAggregate(storeName, windows, retentionMs, step),
+    return windowedFold<K, V, VA, never>(this.grouped, windows, "window", "KSTREAM-WINDOWED-AGGREGATE", materialized, defaultValueSerde, (storeName, retentionMs, oldValues) =>
+      windows instanceof TimeWindows ? timeWindowAggregate(storeName, windows, retentionMs, step, oldValues) : slidingWindowAggregate(storeName, windows, retentionMs, step, oldValues),
     );
   }
 }

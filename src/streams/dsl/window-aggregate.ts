@@ -9,6 +9,7 @@
 import { internal } from "../processor";
 import type { AnySupplier } from "../topology/graph";
 import type { Windowed } from "../windowed";
+import { change, type Change, type OldValues } from "./change";
 import { erase, processorOf, sessionStoreOf, windowStoreOf, type Aggregation } from "./processors";
 import type { SessionWindows, TimeWindows } from "./windows";
 
@@ -17,9 +18,9 @@ import type { SessionWindows, TimeWindows } from "./windows";
  * stamped with the largest timestamp of the window's records (Kafka's timestamped window store).
  * Each window the record is too late for counts as a dropped record, as Kafka counts them.
  */
-export function timeWindowAggregate<K, V, VA>(storeName: string, windows: TimeWindows, retentionMs: number, step: Aggregation<K, V, VA>): AnySupplier {
+export function timeWindowAggregate<K, V, VA>(storeName: string, windows: TimeWindows, retentionMs: number, step: Aggregation<K, V, VA>, oldValues: OldValues): AnySupplier {
   return erase(
-    processorOf<K, V, Windowed<K>, VA>((record, context) => {
+    processorOf<K, V, Windowed<K>, Change<VA>>((record, context) => {
       // As Kafka's, a windowed aggregation drops only records without a key: a null value is aggregated.
       if (record.key === null) return context.dropRecord("null key in an aggregation");
       const store = windowStoreOf<K, VA>(context, storeName);
@@ -33,7 +34,7 @@ export function timeWindowAggregate<K, V, VA>(storeName: string, windows: TimeWi
         const next = step(record.key, record.value, current?.value);
         const timestamp = current === undefined ? record.timestamp : Math.max(record.timestamp, current.timestamp);
         store.put(record.key, window, next, timestamp);
-        context.forward({ ...record, key: { key: record.key, window }, value: next, timestamp });
+        context.forward({ ...record, key: { key: record.key, window }, value: change(next, oldValues.sending ? (current?.value ?? null) : null), timestamp });
       }
       // Retention counts from the latest window kept (Kafka's window stores count from their own time).
       store.expireStartingBefore(windows.latestStart(streamTime) - retentionMs + 1);
@@ -57,9 +58,10 @@ export function sessionAggregate<K, V, VA>(
   initializer: () => VA,
   step: (key: K, value: V, aggregate: VA) => VA,
   merger: (key: K, left: VA, right: VA) => VA,
+  oldValues: OldValues,
 ): AnySupplier {
   return erase(
-    processorOf<K, V, Windowed<K>, VA | null>((record, context) => {
+    processorOf<K, V, Windowed<K>, Change<VA>>((record, context) => {
       if (record.key === null) return context.dropRecord("null key in an aggregation");
       const { key, timestamp } = record;
       const store = sessionStoreOf<K, VA>(context, storeName);
@@ -76,14 +78,14 @@ export function sessionAggregate<K, V, VA>(
         internal(context).dropLateRecord();
       } else {
         if (merged.start !== timestamp || merged.end !== timestamp) {
-          for (const { window } of found) {
+          for (const { window, value } of found) {
             store.remove(key, window);
-            context.forward({ ...record, key: { key, window }, value: null, timestamp: window.end });
+            context.forward({ ...record, key: { key, window }, value: change<VA>(null, oldValues.sending ? value : null), timestamp: window.end });
           }
         }
         const next = step(key, record.value, aggregate);
         store.put(key, merged, next);
-        context.forward({ ...record, key: { key, window: merged }, value: next, timestamp: merged.end });
+        context.forward({ ...record, key: { key, window: merged }, value: change(next), timestamp: merged.end });
       }
       // The latest session ends at stream time: retention counts from there, as in Kafka's session stores.
       store.expireEndingBefore(streamTime - retentionMs + 1);

@@ -80,8 +80,9 @@ export class TopologyGraph {
     return this.add<SourceNode>({ kind: "source", name: this.newName(prefix), parents: [], ...source });
   }
 
-  addProcessor(prefix: string, processor: Without<ProcessorNode, never>): ProcessorNode {
-    return this.add<ProcessorNode>({ kind: "processor", name: this.newName(prefix), ...processor });
+  /** `name`: one taken earlier with `newName` (an operator whose topics are named after its processor). */
+  addProcessor(prefix: string, processor: Without<ProcessorNode, never>, name = this.newName(prefix)): ProcessorNode {
+    return this.add<ProcessorNode>({ kind: "processor", name, ...processor });
   }
 
   addSink(prefix: string, sink: Without<SinkNode, never>): SinkNode {
@@ -90,6 +91,15 @@ export class TopologyGraph {
 
   addStore(store: StoreSpec): void {
     this.stores.push(store);
+  }
+
+  /**
+   * Connects a store to a processor added earlier: a table is materialized in place once an
+   * operator added after it needs its rows or old values (its processor finds the store by name
+   * when records flow, after the build).
+   */
+  connectStore(node: ProcessorNode, storeName: string): void {
+    if (!node.stores.includes(storeName)) (node.stores as string[]).push(storeName);
   }
 
   /** The kind of a declared store (the first declared under that name). */
