@@ -114,13 +114,23 @@ describe("build-time checks", () => {
     expect(ok.subtopologies.map((s) => s.sourceTopics)).toEqual([["orders", "refunds"]]);
   });
 
-  it("refuses a subtopology reading a repartition topic and a topic of another partition count", () => {
+  it("gives a repartition topic read with a topic of another partition count that topic's count (Kafka's rule)", () => {
     const builder = new StreamsBuilder();
     const rekeyed = builder.stream("a").selectKey((k) => k).groupByKey().count(Materialized.as("x")).toStream();
     // A store shared with a stream of "b" pulls "b" into the subtopology of the repartition topic.
     builder.stream("b").process(() => ({ process: () => {} }), "x");
     rekeyed.to("out");
-    expect(() => builder.build({ ...app, topics: { a: 2, b: 3, out: 1 } })).toThrow(/app-x-repartition \(2 partitions\), b \(3 partitions\)/);
+    const topology = builder.build({ ...app, topics: { a: 2, b: 3, out: 1 } });
+    expect(topology.topics()["app-x-repartition"]).toBe(3);
+    expect(topology.subtopologies.map((s) => s.partitions)).toEqual([2, 3]);
+  });
+
+  it("refuses a subtopology reading a repartition topic of a chosen count and a topic of another count", () => {
+    const builder = new StreamsBuilder();
+    const rekeyed = builder.stream("a").selectKey((k) => k).repartition({ name: "x", numberOfPartitions: 2 });
+    rekeyed.groupByKey().count(Materialized.as("y"));
+    builder.stream("b").process(() => ({ process: () => {} }), "y");
+    expect(() => builder.build({ ...app, topics: { a: 2, b: 3 } })).toThrow(/app-x-repartition \(2 partitions\), b \(3 partitions\)/);
   });
 
   it.each([

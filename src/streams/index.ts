@@ -16,7 +16,7 @@ export { KTable } from "./dsl/ktable";
 export { KGroupedTable } from "./dsl/kgrouped-table";
 export type { Change } from "./dsl/change";
 export { Materialized, type MaterializedOptions } from "./dsl/materialized";
-export type { Consumed, Grouped, Joined, Produced, StreamJoined, StreamPartitioner } from "./dsl/options";
+export type { Consumed, Grouped, Joined, Produced, Repartitioned, StreamJoined, StreamPartitioner } from "./dsl/options";
 export { JoinWindows, SessionWindows, SlidingWindows, TimeWindows } from "./dsl/windows";
 export { TimeWindowedKStream } from "./dsl/time-windowed-kstream";
 export { SessionWindowedKStream } from "./dsl/session-windowed-kstream";

@@ -14,7 +14,7 @@ import { BranchedKStream } from "./branched-kstream";
 import { KGroupedStream } from "./kgrouped-stream";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
-import type { Grouped, Joined, Produced, StreamJoined } from "./options";
+import type { Grouped, Joined, Produced, Repartitioned, StreamJoined } from "./options";
 import { erase, passThrough, processorOf, type RecordHandler } from "./processors";
 import { repartitionThrough } from "./repartition";
 import { streamStreamJoin } from "./stream-stream-join";
@@ -168,6 +168,25 @@ export class KStream<K, V> {
       valueSerde: serdeOrDefault(valueSerde) as Serde<unknown>,
     });
     return new KTable<K, V>(graph, source.node, keySerde, valueSerde, materialized.storeName, { oldValues: source.oldValues, source });
+  }
+
+  /**
+   * Writes the stream to a repartition topic and reads it back (Kafka's `repartition`), which starts
+   * a new subtopology: with a chosen partition count (its tasks scale apart from the input's) and
+   * partitioner, or Kafka's defaults. Records without a key go through too. Grouping the result
+   * by key needs no further repartition.
+   */
+  repartition(repartitioned: Repartitioned<K, V> = {}): KStream<K, V> {
+    const { graph } = this;
+    const { numberOfPartitions: partitions, partitioner } = repartitioned;
+    if (partitions !== undefined && !(Number.isSafeInteger(partitions) && partitions >= 1)) {
+      throw new TopologyError(`numberOfPartitions must be a positive integer, got ${partitions}`);
+    }
+    const name = repartitioned.name ?? graph.newName("KSTREAM-REPARTITION");
+    const keySerde = repartitioned.key ?? this.keySerde;
+    const valueSerde = repartitioned.value ?? this.valueSerde;
+    const source = repartitionThrough(this, name, serdeOrDefault(keySerde), serdeOrDefault(valueSerde), true, { ...(partitions === undefined ? {} : { partitions }), ...(partitioner ? { partitioner } : {}) });
+    return new KStream<K, V>(graph, source, keySerde, valueSerde, false);
   }
 
   /** Groups by the current key, for an aggregation. */

@@ -1,7 +1,7 @@
 /**
  * Options of DSL operators, named as in Kafka Streams: how a source reads (`Consumed`), how a sink
- * writes (`Produced`), how a grouping repartitions (`Grouped`) and how a join names its topics
- * and stores (`Joined`). Serdes left out default to the
+ * writes (`Produced`), how a grouping repartitions (`Grouped`), how `repartition()` does
+ * (`Repartitioned`) and how a join names its topics and stores (`Joined`). Serdes left out default to the
  * serde the stream already knows for that key or value, else JSON.
  */
 import type { Serde } from "../serdes";
@@ -48,4 +48,19 @@ export interface Grouped<K, V> {
 /** Options of stream-stream joins: `Joined`, plus the serde of the other stream's values. */
 export interface StreamJoined<K, V, VO> extends Joined<K, V> {
   readonly otherValue?: Serde<VO>;
+}
+
+/** Options of `KStream.repartition()`. */
+export interface Repartitioned<K, V> {
+  readonly key?: Serde<K>;
+  readonly value?: Serde<V>;
+  /** Base name of the repartition topic (`<applicationId>-<name>-repartition`); default generated. */
+  readonly name?: string;
+  /**
+   * The repartition topic's partition count, hence that of the subtopology reading it; default:
+   * that of the subtopology writing it (or of the topics it is joined with).
+   */
+  readonly numberOfPartitions?: number;
+  /** Picks each record's partition(s); default Kafka's default partitioner on the serialized key. */
+  readonly partitioner?: StreamPartitioner<K, V>;
 }

@@ -45,7 +45,7 @@ export function wireSubtopology(
     if (node.kind === "sink") {
       receivers.set(node.name, (record) => {
         const out = errors.production(node.name, () => outgoing(node, record));
-        if (out) collector.send(out);
+        for (const each of out ?? []) collector.send(each);
       });
     } else if (node.kind === "processor") {
       const connected = new Map(node.stores.map((name) => [name, stores.get(name)!]));
@@ -62,21 +62,21 @@ export function wireSubtopology(
   return { sources, processors };
 }
 
-/** The serialized record a sink sends; null keys and values stay null (a null value is a tombstone). */
-function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>): OutgoingRecord {
-  const partition = sink.partitioner?.(record.key, record.value, sink.partitions);
-  if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0 && partition < sink.partitions)) {
-    throw new RangeError(`${sink.name}: partitioner chose partition ${partition}, but ${sink.topic} has ${sink.partitions}`);
+/**
+ * The serialized records a sink sends: one, or one per partition a multicasting partitioner picks
+ * (none if it picks none). Null keys and values stay null (a null value is a tombstone).
+ */
+function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>): OutgoingRecord[] {
+  const chosen = sink.partitioner?.(record.key, record.value, sink.partitions);
+  const partitions = chosen === undefined ? [undefined] : typeof chosen === "number" ? [chosen] : [...new Set(chosen)];
+  for (const partition of partitions) {
+    if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0 && partition < sink.partitions)) {
+      throw new RangeError(`${sink.name}: partitioner chose partition ${partition}, but ${sink.topic} has ${sink.partitions}`);
+    }
   }
-  const out = {
-    topic: sink.topic,
-    partition,
-    key: record.key === null ? null : sink.keySerde.serialize(record.key),
-    value: record.value === null ? null : sink.valueSerde.serialize(record.value),
-    timestamp: record.timestamp,
-    headers: record.headers,
-  };
+  const key = record.key === null ? null : sink.keySerde.serialize(record.key);
+  const value = record.value === null ? null : sink.valueSerde.serialize(record.value);
   // The log refuses it: better said here, where the production error handler decides.
-  checkRecordSize(`${sink.name}: the record for ${sink.topic}`, out.key, out.value, out.headers);
-  return out;
+  checkRecordSize(`${sink.name}: the record for ${sink.topic}`, key, value, record.headers);
+  return partitions.map((partition) => ({ topic: sink.topic, partition, key, value, timestamp: record.timestamp, headers: record.headers }));
 }

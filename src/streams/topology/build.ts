@@ -66,11 +66,11 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
   const partitions = partitionCounts(groups, topics, realName);
   const allTopics: Record<string, number> = { ...topics };
   const subtopologies = groups.map((nodes, id): Subtopology => {
-    const count = partitions[id]!;
+    const count = partitions.subtopologies[id]!;
     const sources = nodes.filter((n): n is SourceNode => n.kind === "source");
     const sinks = nodes.filter((n): n is SinkNode => n.kind === "sink");
     const stores = storeDefinitions(graph, nodes, applicationId);
-    for (const sink of sinks) if (sink.repartition) allTopics[realName(sink.topic, true)] = count;
+    for (const sink of sinks) if (sink.repartition) allTopics[realName(sink.topic, true)] = partitions.repartitionTopics.get(sink.topic)!;
     for (const store of stores) allTopics[store.changelogTopic] = count;
     return {
       id,
@@ -79,7 +79,7 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
       repartitionSourceTopics: sources.filter((s) => s.repartition).flatMap((s) => s.topics.map((t) => realName(t, true))),
       sinkTopics: unique(sinks.map((s) => realName(s.topic, s.repartition))),
       stores,
-      nodes: resolveNodes(nodes, realName, (sink) => (sink.repartition ? count : topics[sink.topic]!)),
+      nodes: resolveNodes(nodes, realName, (sink) => (sink.repartition ? partitions.repartitionTopics.get(sink.topic)! : topics[sink.topic]!)),
     };
   });
   const unknownConfig = Object.keys(options.topicConfigs ?? {}).find((t) => allTopics[t] === undefined);
@@ -95,17 +95,21 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
 }
 
 /**
- * The partition count of each subtopology: that of its source topics, which must all agree
- * (co-partitioning). A repartition topic gets the count of the subtopology that writes it.
+ * The partition count of each subtopology and of each repartition topic (by base name). A
+ * subtopology has the count of its source topics, which must agree (co-partitioning). Topics with a
+ * fixed count — external topics and repartition topics given one (`Repartitioned`) — decide it; a
+ * repartition topic without one takes it, or, when a subtopology reads only such topics, the
+ * largest of the counts of the subtopologies writing them (Kafka's rules for co-partitioned
+ * repartition topics).
  */
 function partitionCounts(
   groups: readonly GraphNode[][],
   topics: Readonly<Record<string, number>>,
   realName: (topic: string, repartition: boolean) => string,
-): number[] {
-  const writerOf = new Map<string, number>();
+): { readonly subtopologies: number[]; readonly repartitionTopics: ReadonlyMap<string, number> } {
+  const writerOf = new Map<string, { id: number; sink: SinkNode }>();
   groups.forEach((nodes, id) => {
-    for (const node of nodes) if (node.kind === "sink" && node.repartition) writerOf.set(node.topic, id);
+    for (const node of nodes) if (node.kind === "sink" && node.repartition) writerOf.set(node.topic, { id, sink: node });
   });
   const counts = new Map<number, number>();
   const resolving = new Set<number>();
@@ -115,28 +119,30 @@ function partitionCounts(
     if (known !== undefined) return known;
     if (resolving.has(id)) throw new TopologyError(`subtopology ${id} feeds itself through repartition topics`);
     resolving.add(id);
-    const sourceCounts = groups[id]!.flatMap((node) =>
-      node.kind !== "source"
-        ? []
-        : node.topics.map((topic) => ({
-            topic: realName(topic, node.repartition),
-            count: node.repartition ? countOf(writerOf.get(topic)!) : topics[topic]!,
-          })),
+    const sources = groups[id]!.flatMap((node) =>
+      node.kind !== "source" ? [] : node.topics.map((topic) => ({ topic: realName(topic, node.repartition), fixed: node.repartition ? writerOf.get(topic)!.sink.partitions : topics[topic]!, base: topic })),
     );
-    const first = sourceCounts[0];
-    if (!first) throw new TopologyError(`subtopology ${id} has no source topic`);
-    if (sourceCounts.some((s) => s.count !== first.count)) {
-      const listed = sourceCounts.map((s) => `${s.topic} (${s.count} partitions)`).join(", ");
+    if (sources.length === 0) throw new TopologyError(`subtopology ${id} has no source topic`);
+    const fixed = sources.filter((s) => s.fixed !== undefined);
+    if (fixed.some((s) => s.fixed !== fixed[0]!.fixed)) {
+      const listed = fixed.map((s) => `${s.topic} (${s.fixed} partitions)`).join(", ");
       throw new TopologyError(
         `subtopology ${id} reads topics that are not co-partitioned: ${listed}; ` +
           `topics merged or joined into one subtopology must have the same partition count`,
       );
     }
+    const count = fixed[0]?.fixed ?? Math.max(...sources.map((s) => countOf(writerOf.get(s.base)!.id)));
     resolving.delete(id);
-    counts.set(id, first.count);
-    return first.count;
+    counts.set(id, count);
+    return count;
   };
-  return groups.map((_, id) => countOf(id));
+  const subtopologies = groups.map((_, id) => countOf(id));
+  // A repartition topic has its reader's count (equal to its own when it was fixed).
+  const repartitionTopics = new Map<string, number>();
+  groups.forEach((nodes, id) => {
+    for (const node of nodes) if (node.kind === "source" && node.repartition) for (const topic of node.topics) repartitionTopics.set(topic, subtopologies[id]!);
+  });
+  return { subtopologies, repartitionTopics };
 }
 
 function storeDefinitions(graph: TopologyGraph, nodes: readonly GraphNode[], applicationId: string): StoreDefinition[] {

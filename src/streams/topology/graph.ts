@@ -7,8 +7,11 @@ import type { ProcessorSupplier } from "../processor";
 import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
 
-/** Picks the partition of an output record; undefined leaves it to Kafka's default partitioner. */
-export type StreamPartitioner<K, V> = (key: K, value: V, partitions: number) => number | undefined;
+/**
+ * Picks the partition of an output record; undefined leaves it to Kafka's default partitioner.
+ * Several partitions send the record to each of them (Kafka's multicast, KIP-837); none drops it.
+ */
+export type StreamPartitioner<K, V> = (key: K, value: V, partitions: number) => number | readonly number[] | undefined;
 
 /** A processor supplier with its types erased, as the graph keeps it. */
 export type AnySupplier = ProcessorSupplier<unknown, unknown, unknown, unknown>;
@@ -43,6 +46,8 @@ export interface SinkNode extends NodeBase {
   readonly keySerde: Serde<unknown>;
   readonly valueSerde: Serde<unknown>;
   readonly partitioner?: StreamPartitioner<unknown, unknown>;
+  /** A repartition topic's partition count when chosen (`KStream.repartition`); else it follows its readers and writer. */
+  readonly partitions?: number;
 }
 
 export type GraphNode = SourceNode | ProcessorNode | SinkNode;
