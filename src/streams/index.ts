@@ -12,6 +12,7 @@ export { StreamsBuilder } from "./dsl/streams-builder";
 export { KStream, type Predicate } from "./dsl/kstream";
 export { BranchedKStream, type Branches } from "./dsl/branched-kstream";
 export { KGroupedStream } from "./dsl/kgrouped-stream";
+export { CogroupedKStream, SessionWindowedCogroupedKStream, TimeWindowedCogroupedKStream } from "./dsl/cogrouped-kstream";
 export { KTable } from "./dsl/ktable";
 export { KGroupedTable } from "./dsl/kgrouped-table";
 export type { Change } from "./dsl/change";

@@ -174,3 +174,8 @@ export function cacheFlush<K, V>(processed: readonly KeyValueTimestamp<K, V | nu
 export function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** Each subtopology's topics and stores, as Kafka's topology descriptions show them (sorted). */
+export function subtopologySummary(topology: Topology) {
+  return topology.subtopologies.map((s) => ({ sources: [...s.sourceTopics].sort(), sinks: [...s.sinkTopics].sort(), stores: s.stores.map((store) => store.name).sort() }));
+}

@@ -9,6 +9,7 @@ import type { GraphNode, TopologyGraph } from "../topology/graph";
 import { Serdes, serdeOrDefault, type Serde } from "../serdes";
 import type { KStream } from "./kstream";
 import { OldValues } from "./change";
+import { CogroupedKStream } from "./cogrouped-kstream";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
 import { aggregateProcessor } from "./processors";
@@ -18,6 +19,9 @@ import { TimeWindowedKStream } from "./time-windowed-kstream";
 import { SessionWindows, type SlidingWindows, type TimeWindows } from "./windows";
 
 export class KGroupedStream<K, V> {
+  /** The source of the repartition topic `Grouped.name` names, once made. */
+  private namedRepartition: GraphNode | undefined;
+
   /** Made by `KStream.groupByKey` and `groupBy`. */
   constructor(
     private readonly stream: KStream<K, V>,
@@ -73,7 +77,17 @@ export class KGroupedStream<K, V> {
    */
   aggregationParent(storeName: string, keySerde: Serde<K>): GraphNode {
     if (!this.stream.repartitionRequired) return this.stream.node;
-    return repartitionThrough(this.stream, this.repartitionName ?? storeName, keySerde, serdeOrDefault(this.valueSerde));
+    // A repartition topic named by `Grouped.name` is shared by every aggregation of this grouping (as in Kafka).
+    if (this.repartitionName !== undefined) return (this.namedRepartition ??= repartitionThrough(this.stream, this.repartitionName, keySerde, serdeOrDefault(this.valueSerde)));
+    return repartitionThrough(this.stream, storeName, keySerde, serdeOrDefault(this.valueSerde));
+  }
+
+  /**
+   * Aggregates this grouping together with others into one table (Kafka's `cogroup`): each
+   * grouped stream folds its values into the shared aggregate with its own aggregator.
+   */
+  cogroup<VA>(aggregator: (key: K, value: V, aggregate: VA) => VA): CogroupedKStream<K, VA> {
+    return new CogroupedKStream<K, VA>(this as unknown as KGroupedStream<K, unknown>, aggregator as (key: K, value: unknown, aggregate: VA) => VA);
   }
 
   private fold<VA>(prefix: string, materialized: Materialized<K, VA>, defaultValueSerde: Serde<VA>, step: (key: K, value: V, current: VA | undefined) => VA): KTable<K, VA> {

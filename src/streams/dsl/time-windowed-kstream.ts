@@ -17,6 +17,15 @@ import { slidingWindowAggregate } from "./sliding-window-aggregate";
 import { timeWindowAggregate } from "./window-aggregate";
 import { TimeWindows, type SessionWindows, type SlidingWindows } from "./windows";
 
+/** How long a windowed store keeps windows: `Materialized.retentionMs`, at least as long as they stay open. */
+export function windowRetention(windows: TimeWindows | SlidingWindows | SessionWindows, materialized: { readonly retentionMs?: number }): number {
+  const retentionMs = materialized.retentionMs ?? windows.minRetentionMs;
+  if (!Number.isSafeInteger(retentionMs) || retentionMs < windows.minRetentionMs) {
+    throw new TopologyError(`retention ${retentionMs} ms is shorter than the windows stay open (${windows.minRetentionMs} ms)`);
+  }
+  return retentionMs;
+}
+
 /** What every windowed fold shares: the store, the repartition if needed, the node, the windowed table. */
 export function windowedFold<K, V, VA, T extends null>(
   grouped: KGroupedStream<K, V>,
@@ -28,10 +37,7 @@ export function windowedFold<K, V, VA, T extends null>(
   supplier: (storeName: string, retentionMs: number, oldValues: OldValues) => AnySupplier,
 ): KTable<Windowed<K>, VA, T> {
   const { graph } = grouped;
-  const retentionMs = materialized.retentionMs ?? windows.minRetentionMs;
-  if (!Number.isSafeInteger(retentionMs) || retentionMs < windows.minRetentionMs) {
-    throw new TopologyError(`retention ${retentionMs} ms is shorter than the windows stay open (${windows.minRetentionMs} ms)`);
-  }
+  const retentionMs = windowRetention(windows, materialized);
   const storeName = materialized.storeName ?? graph.newName(`${prefix}-STATE-STORE`);
   const keySerde = grouped.storeKeySerde(materialized);
   const valueSerde = materialized.valueSerde ?? defaultValueSerde;
