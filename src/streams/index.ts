@@ -22,6 +22,7 @@ export { JoinWindows, SessionWindows, SlidingWindows, TimeWindows } from "./dsl/
 export { TimeWindowedKStream } from "./dsl/time-windowed-kstream";
 export { SessionWindowedKStream } from "./dsl/session-windowed-kstream";
 export { Suppressed } from "./dsl/suppress";
+export { EmitStrategy } from "./dsl/emit-strategy";
 
 export { Topology } from "./topology/topology";
 export type {

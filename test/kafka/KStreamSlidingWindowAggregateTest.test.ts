@@ -1,13 +1,15 @@
 /**
  * Ported from Kafka Streams' KStreamSlidingWindowAggregateTest, ON_WINDOW_UPDATE variants (the
- * in-order and reverse iterator variants expect the same). Records are folded into the windows in
+ * in-order and reverse iterator variants expect the same), and the ON_WINDOW_CLOSE variants of
+ * the small-input tests (each window once, when it closes, with its final value). Records are folded into the windows in
  * arrival order, as Kafka's incremental algorithm does; each window carries its latest record's
  * timestamp; only windows whose contents change are written and forwarded. Kafka's window store
  * suppliers (in-memory, retention 50 000 or 500 ms) are the store's retention here. Not ported:
- * the ON_WINDOW_CLOSE variants (Edge Streams has no emit strategy) and the lateness metrics.
+ * the ON_WINDOW_CLOSE variants of the large and random inputs, testJoin and the grace test
+ * (the small-input ones cover the strategy's bounds), and the lateness metrics.
  */
 import { describe, expect, it } from "vitest";
-import { Materialized, SlidingWindows, StreamsBuilder, TopologyTestDriver, type KTable, type TimeWindowedKStream, type Windowed } from "../../src/streams";
+import { EmitStrategy, Materialized, SlidingWindows, StreamsBuilder, TopologyTestDriver, type KTable, type TimeWindowedKStream, type Windowed } from "../../src/streams";
 import { build, droppedRecordsTotal, kvt, MockApiProcessorSupplier, STRING, STRING_ADDER, STRING_INIT, TestInputTopic, TestOutputTopic, toStringAdder, windowedString, type KeyValueTimestamp, compareStrings } from "./support";
 
 const TOSTRING_ADDER = toStringAdder("+");
@@ -827,5 +829,127 @@ describe("KStreamSlidingWindowAggregateTest", () => {
       for (const entry of supplier.processed) results.set(entry.key.window.start, vat(entry.value, entry.timestamp));
       expect({ seed, results }).toEqual({ seed, results: expected });
     }
+  });
+});
+
+describe("KStreamSlidingWindowAggregateTest ON_WINDOW_CLOSE", () => {
+  const onClose = (grouped: TimeWindowedKStream<string, string>) => grouped.emitStrategy(EmitStrategy.onWindowClose());
+
+  it("testAggregateSmallInput", () => {
+    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(10, 5), (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store-name", { value: STRING })), "topic");
+    inputTopic.pipeInput("A", "1", 10);
+    inputTopic.pipeInput("A", "2", 10);
+    inputTopic.pipeInput("A", "3", 14);
+    inputTopic.pipeInput("A", "4", 15);
+    inputTopic.pipeInput("A", "5", 20);
+    inputTopic.pipeInput("A", "6", 22);
+    inputTopic.pipeInput("A", "7", 30);
+    expect(gatherOutput(supplier)).toEqual(
+      new Map([
+        [0, vats(vat("0+1+2", 10))],
+        [4, vats(vat("0+1+2+3", 14))],
+        [5, vats(vat("0+1+2+3+4", 15))],
+        [10, vats(vat("0+1+2+3+4+5", 20))],
+        [11, vats(vat("0+3+4+5", 20))],
+        [12, vats(vat("0+3+4+5+6", 22))],
+      ]),
+    );
+  });
+
+  it("testReduceSmallInput", () => {
+    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(10, 5), (grouped) => onClose(grouped).reduce(STRING_ADDER, Materialized.as("store-name")), "topic");
+    inputTopic.pipeInput("A", "1", 10);
+    inputTopic.pipeInput("A", "2", 14);
+    inputTopic.pipeInput("A", "3", 15);
+    inputTopic.pipeInput("A", "4", 22);
+    inputTopic.pipeInput("A", "5", 26);
+    inputTopic.pipeInput("A", "6", 30);
+    expect(gatherOutput(supplier)).toEqual(
+      new Map([
+        [0, vats(vat("1", 10))],
+        [4, vats(vat("1+2", 14))],
+        [5, vats(vat("1+2+3", 15))],
+        [11, vats(vat("2+3", 15))],
+        [12, vats(vat("2+3+4", 22))],
+      ]),
+    );
+  });
+
+  it("testEarlyRecordsSmallInput", () => {
+    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(50, 0), (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })), "topic");
+    inputTopic.pipeInput("A", "1", 0);
+    inputTopic.pipeInput("A", "2", 5);
+    inputTopic.pipeInput("A", "3", 6);
+    inputTopic.pipeInput("A", "4", 3);
+    inputTopic.pipeInput("A", "5", 13);
+    inputTopic.pipeInput("A", "6", 10);
+    inputTopic.pipeInput("A", "7", 70);
+    expect(gatherOutput(supplier)).toEqual(
+      new Map([
+        [0, vats(vat("0+1+2+3+4+5+6", 13))],
+        [1, vats(vat("0+2+3+4+5+6", 13))],
+        [4, vats(vat("0+2+3+5+6", 13))],
+        [6, vats(vat("0+3+5+6", 13))],
+        [7, vats(vat("0+5+6", 13))],
+        [11, vats(vat("0+5", 13))],
+      ]),
+    );
+  });
+
+  it("testEarlyRecordsRepeatedInput", () => {
+    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(5, 0), (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })), "topic");
+    inputTopic.pipeInput("A", "1", 0);
+    inputTopic.pipeInput("A", "2", 2);
+    inputTopic.pipeInput("A", "3", 4);
+    inputTopic.pipeInput("A", "4", 0);
+    inputTopic.pipeInput("A", "5", 2);
+    inputTopic.pipeInput("A", "6", 2);
+    inputTopic.pipeInput("A", "7", 0);
+    inputTopic.pipeInput("A", "8", 7);
+    expect(gatherOutput(supplier)).toEqual(
+      new Map([
+        [0, vats(vat("0+1+2+3+4+5+6+7", 4))],
+        [1, vats(vat("0+2+3+5+6", 4))],
+      ]),
+    );
+  });
+
+  it("testEarlyNoGracePeriodSmallInput", () => {
+    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceWithNoGrace(50), (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })), "topic");
+    // all events are considered as early events since record timestamp is less than time difference of the window
+    inputTopic.pipeInput("A", "1", 0);
+    inputTopic.pipeInput("A", "2", 5);
+    inputTopic.pipeInput("A", "3", 6);
+    inputTopic.pipeInput("A", "4", 3);
+    inputTopic.pipeInput("A", "5", 13);
+    inputTopic.pipeInput("A", "6", 10);
+    inputTopic.pipeInput("A", "6", 70);
+    expect(gatherOutput(supplier)).toEqual(
+      new Map([
+        [0, vats(vat("0+1+2+3+4+5+6", 13))],
+        [1, vats(vat("0+2+3+4+5+6", 13))],
+        [4, vats(vat("0+2+3+5+6", 13))],
+        [6, vats(vat("0+3+5+6", 13))],
+        [7, vats(vat("0+5+6", 13))],
+        [11, vats(vat("0+5", 13))],
+      ]),
+    );
+  });
+
+  it("testNoGracePeriodSmallInput", () => {
+    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceWithNoGrace(50), (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })), "topic");
+    inputTopic.pipeInput("A", "1", 100);
+    inputTopic.pipeInput("A", "2", 105);
+    inputTopic.pipeInput("A", "3", 106);
+    inputTopic.pipeInput("A", "4", 103);
+    inputTopic.pipeInput("A", "5", 113);
+    inputTopic.pipeInput("A", "6", 110);
+    expect(gatherOutput(supplier)).toEqual(
+      new Map([
+        [50, vats(vat("0+1", 100))],
+        [55, vats(vat("0+1+2", 105))],
+        [56, vats(vat("0+1+2+3+4", 106))],
+      ]),
+    );
   });
 });

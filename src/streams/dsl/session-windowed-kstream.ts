@@ -1,7 +1,8 @@
 /**
  * `SessionWindowedKStream`: a grouped stream windowed by `SessionWindows`, ready to be aggregated
  * into a table keyed by `Windowed<K>` (the session). When sessions merge, the merged-away ones are
- * deleted from the table (tombstones), so the table's type admits null values.
+ * deleted from the table (tombstones), so the table's type admits null values. With
+ * `emitStrategy(EmitStrategy.onWindowClose())` each session is forwarded once, when it closes.
  */
 import { Serdes, serdeOrDefault, type Serde } from "../serdes";
 import type { Windowed } from "../windowed";
@@ -10,6 +11,7 @@ import type { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
 import { windowedFold } from "./time-windowed-kstream";
 import { sessionAggregate } from "./window-aggregate";
+import { EmitStrategy } from "./emit-strategy";
 import type { SessionWindows } from "./windows";
 
 export class SessionWindowedKStream<K, V> {
@@ -17,7 +19,13 @@ export class SessionWindowedKStream<K, V> {
   constructor(
     private readonly grouped: KGroupedStream<K, V>,
     private readonly windows: SessionWindows,
+    private readonly emit: EmitStrategy = EmitStrategy.onWindowUpdate(),
   ) {}
+
+  /** When results are forwarded: on every update (default), or once per session when it closes (`EmitStrategy.onWindowClose()`). */
+  emitStrategy(emit: EmitStrategy): SessionWindowedKStream<K, V> {
+    return new SessionWindowedKStream(this.grouped, this.windows, emit);
+  }
 
   /** The number of records per key and session. */
   count(materialized: Materialized<K, number> = {}): KTable<Windowed<K>, number, null> {
@@ -49,9 +57,9 @@ export class SessionWindowedKStream<K, V> {
     aggregator: (key: K, value: V, aggregate: VA) => VA,
     merger: (key: K, left: VA, right: VA) => VA,
   ): KTable<Windowed<K>, VA, null> {
-    const { windows } = this;
+    const { windows, emit } = this;
     return windowedFold<K, V, VA, null>(this.grouped, windows, "session", "KSTREAM-SESSION-AGGREGATE", materialized, defaultValueSerde, (storeName, retentionMs, oldValues) =>
-      sessionAggregate(storeName, windows, retentionMs, initializer, aggregator, merger, oldValues),
+      sessionAggregate(storeName, windows, retentionMs, initializer, aggregator, merger, oldValues, emit),
     );
   }
 }

@@ -16,6 +16,7 @@ import { internal } from "../processor";
 import type { AnySupplier } from "../topology/graph";
 import type { Window, Windowed } from "../windowed";
 import { change, type Change, type OldValues } from "./change";
+import { emitClosed, EmitStrategy, type EmitRange } from "./emit-strategy";
 import { erase, processorOf, windowStoreOf, type Aggregation } from "./processors";
 import type { SlidingWindows } from "./windows";
 
@@ -25,8 +26,20 @@ interface Seed<VA> {
   readonly timestamp: number;
 }
 
-export function slidingWindowAggregate<K, V, VA>(storeName: string, windows: SlidingWindows, retentionMs: number, step: Aggregation<K, V, VA>, oldValues: OldValues): AnySupplier {
+export function slidingWindowAggregate<K, V, VA>(
+  storeName: string,
+  windows: SlidingWindows,
+  retentionMs: number,
+  step: Aggregation<K, V, VA>,
+  oldValues: OldValues,
+  emit: EmitStrategy = EmitStrategy.onWindowUpdate(),
+): AnySupplier {
   const difference = windows.timeDifferenceMs;
+  // Kafka's bounds: windows starting after the last emission's and ending (inclusive) before the close time.
+  const range: EmitRange = (closeTime, emitted) => {
+    const to = closeTime - difference - 1;
+    return to < 0 ? undefined : { from: emitted === undefined ? 0 : Math.max(0, emitted - difference), to };
+  };
   return erase(
     processorOf<K, V, Windowed<K>, Change<VA>>((record, context) => {
       if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in an aggregation`);
@@ -51,7 +64,7 @@ export function slidingWindowAggregate<K, V, VA>(storeName: string, windows: Sli
       const put = (window: Window, value: VA, timestamp: number, old: VA | null = null): void => {
         store.put(key, window, value, timestamp);
         observed = Math.max(observed, window.start);
-        context.forward({ ...record, key: { key, window }, value: change(value, oldValues.sending ? old : null), timestamp });
+        if (!emit.onClose) context.forward({ ...record, key: { key, window }, value: change(value, oldValues.sending ? old : null), timestamp });
       };
       const windowAt = (start: number): Window => ({ start, end: start + difference });
       const fetch = (from: number, to: number) => store.fetchWithTimestamps(key, Math.max(from, visibleFrom()), to);
@@ -64,6 +77,13 @@ export function slidingWindowAggregate<K, V, VA>(storeName: string, windows: Sli
         latest();
       }
       store.entries.advance(t, false, observed);
+      // As Kafka's, only a record that is neither late nor early looks for closed windows.
+      if (emit.onClose && t + difference >= closeTime && t >= difference) {
+        emitClosed(store.entries, closeTime, range, record.headers, (entry, headers) => {
+          const { key: inner, window, value, timestamp } = store.decode(entry);
+          context.forward({ key: { key: inner, window }, value: change(value), timestamp, headers });
+        });
+      }
       store.expireStartingBefore(observed - retentionMs + 1);
 
       /** A record at `t >= difference`: its windows, from the latest back (Kafka's reverse iteration). */

@@ -3,6 +3,7 @@
  * `SlidingWindows`, ready to be aggregated into a table keyed by `Windowed<K>`. The results live
  * in a window store (change-logged like every store) that interactive queries read by key and
  * time range; windows older than the retention are deleted from it as stream time advances.
+ * Results are forwarded on every update, or once per window when it closes (`emitStrategy`).
  */
 import { TopologyError } from "../errors";
 import { Serdes, serdeOrDefault, type Serde } from "../serdes";
@@ -10,6 +11,7 @@ import type { AnySupplier } from "../topology/graph";
 import type { Windowed } from "../windowed";
 import type { KGroupedStream } from "./kgrouped-stream";
 import { OldValues } from "./change";
+import { EmitStrategy } from "./emit-strategy";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
 import type { Aggregation } from "./processors";
@@ -54,7 +56,13 @@ export class TimeWindowedKStream<K, V> {
   constructor(
     private readonly grouped: KGroupedStream<K, V>,
     private readonly windows: TimeWindows | SlidingWindows,
+    private readonly emit: EmitStrategy = EmitStrategy.onWindowUpdate(),
   ) {}
+
+  /** When results are forwarded: on every update (default), or once per window when it closes (`EmitStrategy.onWindowClose()`). */
+  emitStrategy(emit: EmitStrategy): TimeWindowedKStream<K, V> {
+    return new TimeWindowedKStream(this.grouped, this.windows, emit);
+  }
 
   /** The number of records per key and window. */
   count(materialized: Materialized<K, number> = {}): KTable<Windowed<K>, number> {
@@ -72,9 +80,9 @@ export class TimeWindowedKStream<K, V> {
   }
 
   private fold<VA>(materialized: Materialized<K, VA>, defaultValueSerde: Serde<VA>, step: Aggregation<K, V, VA>): KTable<Windowed<K>, VA> {
-    const { windows } = this;
+    const { windows, emit } = this;
     return windowedFold<K, V, VA, never>(this.grouped, windows, "window", "KSTREAM-WINDOWED-AGGREGATE", materialized, defaultValueSerde, (storeName, retentionMs, oldValues) =>
-      windows instanceof TimeWindows ? timeWindowAggregate(storeName, windows, retentionMs, step, oldValues) : slidingWindowAggregate(storeName, windows, retentionMs, step, oldValues),
+      windows instanceof TimeWindows ? timeWindowAggregate(storeName, windows, retentionMs, step, oldValues, emit) : slidingWindowAggregate(storeName, windows, retentionMs, step, oldValues, emit),
     );
   }
 }

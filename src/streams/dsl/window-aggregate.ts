@@ -10,6 +10,7 @@ import { internal } from "../processor";
 import type { AnySupplier } from "../topology/graph";
 import type { Windowed } from "../windowed";
 import { change, type Change, type OldValues } from "./change";
+import { emitClosed, EmitStrategy, type EmitRange } from "./emit-strategy";
 import { erase, processorOf, sessionStoreOf, windowStoreOf, type Aggregation } from "./processors";
 import type { SessionWindows, TimeWindows } from "./windows";
 
@@ -18,7 +19,23 @@ import type { SessionWindows, TimeWindows } from "./windows";
  * stamped with the largest timestamp of the window's records (Kafka's timestamped window store).
  * Each window the record is too late for counts as a dropped record, as Kafka counts them.
  */
-export function timeWindowAggregate<K, V, VA>(storeName: string, windows: TimeWindows, retentionMs: number, step: Aggregation<K, V, VA>, oldValues: OldValues): AnySupplier {
+export function timeWindowAggregate<K, V, VA>(
+  storeName: string,
+  windows: TimeWindows,
+  retentionMs: number,
+  step: Aggregation<K, V, VA>,
+  oldValues: OldValues,
+  emit: EmitStrategy = EmitStrategy.onWindowUpdate(),
+): AnySupplier {
+  // Kafka's bounds: windows starting after the last emission's and ending by the close time.
+  const range: EmitRange = (closeTime, emitted) => {
+    const to = closeTime - windows.sizeMs;
+    if (to < 0) return undefined;
+    const from = emitted === undefined ? 0 : Math.max(0, emitted - windows.sizeMs) + 1;
+    // No window starts between the two bounds: nothing closed since.
+    if (emitted !== undefined && sameStarts(windows.windowsFor(to), windows.windowsFor(from - 1))) return undefined;
+    return { from, to };
+  };
   return erase(
     processorOf<K, V, Windowed<K>, Change<VA>>((record, context) => {
       // As Kafka's, a windowed aggregation drops only records without a key: a null value is aggregated.
@@ -34,7 +51,13 @@ export function timeWindowAggregate<K, V, VA>(storeName: string, windows: TimeWi
         const next = step(record.key, record.value, current?.value);
         const timestamp = current === undefined ? record.timestamp : Math.max(record.timestamp, current.timestamp);
         store.put(record.key, window, next, timestamp);
-        context.forward({ ...record, key: { key: record.key, window }, value: change(next, oldValues.sending ? (current?.value ?? null) : null), timestamp });
+        if (!emit.onClose) context.forward({ ...record, key: { key: record.key, window }, value: change(next, oldValues.sending ? (current?.value ?? null) : null), timestamp });
+      }
+      if (emit.onClose) {
+        emitClosed(store.entries, streamTime - windows.graceMs, range, record.headers, (entry, headers) => {
+          const { key, window, value, timestamp } = store.decode(entry);
+          context.forward({ key: { key, window }, value: change(value), timestamp, headers });
+        });
       }
       // Retention counts from the latest window kept (Kafka's window stores count from their own time).
       store.expireStartingBefore(windows.latestStart(streamTime) - retentionMs + 1);
@@ -59,7 +82,14 @@ export function sessionAggregate<K, V, VA>(
   step: (key: K, value: V, aggregate: VA) => VA,
   merger: (key: K, left: VA, right: VA) => VA,
   oldValues: OldValues,
+  emit: EmitStrategy = EmitStrategy.onWindowUpdate(),
 ): AnySupplier {
+  // Kafka's bounds: sessions ending from the last close time emitted to before the new one.
+  const range: EmitRange = (closeTime, emitted) => {
+    const to = closeTime - 1;
+    const from = Math.max(0, emitted ?? 0);
+    return to >= 0 && to >= from ? { from, to } : undefined;
+  };
   return erase(
     processorOf<K, V, Windowed<K>, Change<VA>>((record, context) => {
       if (record.key === null) return context.dropRecord("null key in an aggregation");
@@ -80,15 +110,30 @@ export function sessionAggregate<K, V, VA>(
         if (merged.start !== timestamp || merged.end !== timestamp) {
           for (const { window, value } of found) {
             store.remove(key, window);
-            context.forward({ ...record, key: { key, window }, value: change<VA>(null, oldValues.sending ? value : null), timestamp: window.end });
+            if (!emit.onClose) context.forward({ ...record, key: { key, window }, value: change<VA>(null, oldValues.sending ? value : null), timestamp: window.end });
           }
         }
         const next = step(key, record.value, aggregate);
         store.put(key, merged, next);
-        context.forward({ ...record, key: { key, window: merged }, value: change(next), timestamp: merged.end });
+        if (!emit.onClose) context.forward({ ...record, key: { key, window: merged }, value: change(next), timestamp: merged.end });
       }
-      // The latest session ends at stream time: retention counts from there, as in Kafka's session stores.
-      store.expireEndingBefore(streamTime - retentionMs + 1);
+      // Sessions close once stream time passes end + gap + grace.
+      const closeTime = streamTime - windows.graceMs - gap;
+      if (emit.onClose) {
+        emitClosed(store.entries, closeTime, range, record.headers, (entry, headers) => {
+          const { key: inner, window, value } = store.decode(entry);
+          context.forward({ key: { key: inner, window }, value: change(value), timestamp: window.end, headers });
+        });
+      }
+      // The latest session ends at stream time: retention counts from there, as in Kafka's session
+      // stores; a session waiting to be emitted is kept until it is.
+      const expiry = streamTime - retentionMs + 1;
+      store.expireEndingBefore(emit.onClose ? Math.min(expiry, closeTime) : expiry);
     }),
   );
+}
+
+/** Whether two lists of windows start at the same times. */
+function sameStarts(a: readonly { start: number }[], b: readonly { start: number }[]): boolean {
+  return a.length === b.length && a.every((w, i) => w.start === b[i]!.start);
 }

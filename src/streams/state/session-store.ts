@@ -8,7 +8,7 @@ import type { RawKeyValueStore } from "./key-value-store";
 import type { Serde } from "../serdes";
 import type { Window, WindowedValue } from "../windowed";
 import { MAX_TIME } from "./key-codec";
-import { TimeKeyedStore } from "./time-keyed-store";
+import { TimeKeyedStore, type TimedEntry } from "./time-keyed-store";
 import { decodeStored } from "./typed-store";
 
 export interface SessionStore<K, V> {
@@ -65,6 +65,15 @@ export class SessionStoreView<K, V> implements SessionStore<K, V> {
 
   remove(key: K, session: Window): void {
     this.entries.delete(this.keySerde.serialize(key), session.end, session.start);
+  }
+
+  /** An entry read from `entries` (time: session end, seq: session start), typed. */
+  decode(entry: TimedEntry): { readonly key: K; readonly window: Window; readonly value: V } {
+    return {
+      key: decodeStored(this.name, this.keySerde, entry.key, "key"),
+      window: { start: entry.seq, end: entry.time },
+      value: decodeStored(this.name, this.valueSerde, entry.value, "value"),
+    };
   }
 
   /** Deletes every session (of any key) that ended before `end`: retention. */

@@ -8,8 +8,9 @@
  * Layout, under an optional namespace (one raw store can hold several of these):
  * - `d` + encodeKey(key) + time + seq → value: a key's entries by time, then seq (per-key reads)
  * - `i` + time + seq + encodeKey(key) → "": the same entries by time (expiry, time-ordered reads)
- * - `m` → JSON `{ streamTime, seq }`: the largest timestamp the owning operator has seen and the
- *   next sequence number. Kept in the store so that it is restored with the entries: an operator
+ * - `m` → JSON `{ streamTime, seq, observed?, emitted? }`: the largest timestamp the owning operator
+ *   has seen, the next sequence number (and what windowed stores add: the latest window kept, the
+ *   close time final results were emitted up to). Kept in the store so that it is restored with the entries: an operator
  *   recreated after a crash or a wipe closes windows exactly where its predecessor did.
  *
  * What time and seq mean is the caller's: window start and end, session end and start, a record's
@@ -34,6 +35,8 @@ interface Meta {
   readonly seq: number;
   /** The largest entry time the owner reported keeping (a window store's own stream time, as Kafka's stores track it). */
   readonly observed?: number;
+  /** The close time up to which the owner emitted final results (`EmitStrategy.onWindowClose`). */
+  readonly emitted?: number;
 }
 
 const NO_META: Meta = { streamTime: -1, seq: 0 };
@@ -98,6 +101,33 @@ export class TimeKeyedStore {
     });
   }
 
+  /** Entries of every key with `fromTime <= time <= toTime`, by time, then seq, then key. */
+  between(fromTime: number, toTime: number): TimedEntry[] {
+    const from = Math.max(0, fromTime);
+    if (from > toTime) return [];
+    const prefix = `${this.namespace}i`;
+    const rows = this.raw.range(prefix + encodeTime(from), prefix + encodeTime(Math.min(toTime + 1, MAX_TIME)));
+    return rows.flatMap(({ key: indexKey }) => {
+      const time = decodeTime(indexKey, prefix.length);
+      if (time > toTime) return [];
+      const seq = decodeTime(indexKey, prefix.length + TIME_WIDTH);
+      const { key } = decodeKey(indexKey, prefix.length + 2 * TIME_WIDTH);
+      const entry = this.raw.getWithTimestamp(this.dataKey(key, time, seq));
+      if (entry === undefined) throw new Error(`corrupt store: index row without its entry (time ${time}, seq ${seq})`);
+      return [{ key, time, seq, value: entry.value, timestamp: entry.timestamp }];
+    });
+  }
+
+  /** The close time up to which final results were emitted; undefined before the first emission. */
+  emittedCloseTime(): number | undefined {
+    return this.meta().emitted;
+  }
+
+  /** Records that final results were emitted up to `closeTime` (kept with the entries, so restored with them). */
+  markEmitted(closeTime: number): void {
+    this.raw.put(`${this.namespace}m`, JSON.stringify({ ...this.meta(), emitted: closeTime }));
+  }
+
   /** Deletes the entries with `time < before` and returns them, in the order of `before`. */
   takeBefore(before: number, limit?: number): TimedEntry[] {
     const taken = this.before(before, limit);
@@ -125,7 +155,12 @@ export class TimeKeyedStore {
     const streamTime = Math.max(meta.streamTime, timestamp);
     const seen = observed === undefined ? meta.observed : Math.max(meta.observed ?? -1, observed);
     if (streamTime !== meta.streamTime || reserveSeq || seen !== meta.observed) {
-      const next: Meta = { streamTime, seq: reserveSeq ? meta.seq + 1 : meta.seq, ...(seen === undefined ? {} : { observed: seen }) };
+      const next: Meta = {
+        streamTime,
+        seq: reserveSeq ? meta.seq + 1 : meta.seq,
+        ...(seen === undefined ? {} : { observed: seen }),
+        ...(meta.emitted === undefined ? {} : { emitted: meta.emitted }),
+      };
       this.raw.put(`${this.namespace}m`, JSON.stringify(next));
     }
     return { streamTime, seq: meta.seq };

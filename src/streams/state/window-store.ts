@@ -7,7 +7,7 @@
 import type { RawKeyValueStore, ValueAndTimestamp } from "./key-value-store";
 import type { Serde } from "../serdes";
 import type { TimestampedWindowedValue, Window, WindowedValue } from "../windowed";
-import { TimeKeyedStore } from "./time-keyed-store";
+import { TimeKeyedStore, type TimedEntry } from "./time-keyed-store";
 import { decodeStored } from "./typed-store";
 
 export interface WindowStore<K, V> {
@@ -70,6 +70,16 @@ export class WindowStoreView<K, V> implements WindowStore<K, V> {
 
   delete(key: K, window: Window): void {
     this.entries.delete(this.keySerde.serialize(key), window.start, window.end);
+  }
+
+  /** An entry read from `entries` (time: window start, seq: window end), typed. */
+  decode(entry: TimedEntry): { readonly key: K; readonly window: Window; readonly value: V; readonly timestamp: number } {
+    return {
+      key: decodeStored(this.name, this.keySerde, entry.key, "key"),
+      window: { start: entry.time, end: entry.seq },
+      value: decodeStored(this.name, this.valueSerde, entry.value, "value"),
+      timestamp: entry.timestamp,
+    };
   }
 
   /** Deletes every window (of any key) that starts before `start`: retention. */
