@@ -60,10 +60,26 @@ export class Application {
     return { subtopology, partition: coordinates.partition };
   }
 
-  /** The input partitions a task reads. */
+  /**
+   * The input partitions a task reads: its partition of its source topics, and every partition of
+   * the topics of the global tables it joins (each task keeps a whole copy of those).
+   */
   inputPartitions(taskId: string): TopicPartition[] {
     const task = this.requireTask(taskId);
-    return task.subtopology.sourceTopics.map((topic) => ({ topic, partition: task.partition }));
+    const counts = this.topology.topics();
+    return [
+      ...task.subtopology.sourceTopics.map((topic) => ({ topic, partition: task.partition })),
+      ...task.subtopology.globalSourceTopics.flatMap((topic) => Array.from({ length: counts[topic] ?? 0 }, (_, partition) => ({ topic, partition }))),
+    ];
+  }
+
+  /**
+   * Whether a task reads this topic as a global table's: its position there is carried by the
+   * table's changelog alone (every write names it), never committed to the application's group,
+   * where the tasks sharing the topic would overwrite each other's offsets.
+   */
+  isGlobalInput(taskId: string, topic: string): boolean {
+    return this.requireTask(taskId).subtopology.globalSourceTopics.includes(topic);
   }
 
   /** The changelog partition of each of the task's stores. */

@@ -15,6 +15,7 @@ export { KGroupedStream } from "./dsl/kgrouped-stream";
 export { CogroupedKStream, SessionWindowedCogroupedKStream, TimeWindowedCogroupedKStream } from "./dsl/cogrouped-kstream";
 export { KTable } from "./dsl/ktable";
 export { KGroupedTable } from "./dsl/kgrouped-table";
+export { GlobalKTable } from "./dsl/global-ktable";
 export type { Change } from "./dsl/change";
 export { Materialized, type MaterializedOptions } from "./dsl/materialized";
 export type { Consumed, Grouped, Joined, Produced, Repartitioned, StreamJoined, StreamPartitioner } from "./dsl/options";

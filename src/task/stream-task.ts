@@ -250,7 +250,7 @@ export class StreamTask {
     const changelogs = this.app.changelogPartitions(meta.taskId);
     const ends = await Promise.all(changelogs.map(async (tp) => (await this.options.log.offsets(tp)).latest));
     const inputs = this.app.inputPartitions(meta.taskId);
-    const starts = await Promise.all(inputs.map((tp) => this.startingPosition(tp)));
+    const starts = await Promise.all(inputs.map((tp) => this.startingPosition(tp, this.app.isGlobalInput(meta.taskId, tp.topic))));
     return this.storage.transaction(() => {
       const now = this.storage.meta();
       if (!now || now.state !== "RESTORING" || now.incarnation !== meta.incarnation) return false;
@@ -277,7 +277,9 @@ export class StreamTask {
    * restored store reflects it; only task instances can commit for the group, under their epoch),
    * else the earliest kept offset.
    */
-  private async startingPosition(tp: TopicPartition): Promise<{ position: number; committed?: number }> {
+  private async startingPosition(tp: TopicPartition, global: boolean): Promise<{ position: number; committed?: number }> {
+    // A global table's input resumes where its restored copy says (the positions its changelog carries), else from the start.
+    if (global) return { position: (await this.options.log.offsets(tp)).earliest };
     const committed = await this.options.log.committedOffset(this.app.groupId, tp);
     if (committed) return { position: committed.offset, committed: committed.offset };
     return { position: (await this.options.log.offsets(tp)).earliest };
@@ -384,7 +386,9 @@ export class StreamTask {
       loaded: results.reduce((n, r) => n + r.waiting, 0) >= base,
       backlog: results.some((r) => r.waiting > r.records.length),
     };
-    return mergeByTimestamp(results.map((r) => r.records));
+    // Global tables' updates first, as Kafka keeps its global tables current apart from (and ahead of) stream time.
+    const global = inputs.map((tp) => this.app.isGlobalInput(meta.taskId, tp.topic));
+    return [...results.filter((_, i) => global[i]).flatMap((r) => r.records), ...mergeByTimestamp(results.filter((_, i) => !global[i]).map((r) => r.records))];
   }
 
   /**
@@ -552,7 +556,8 @@ export class StreamTask {
     await Promise.all(
       this.app
         .inputPartitions(meta.taskId)
-        .filter((tp) => pending[positionKey(tp)] !== undefined)
+        // A global table's position is kept by its changelog alone (see Application.isGlobalInput).
+        .filter((tp) => pending[positionKey(tp)] !== undefined && !this.app.isGlobalInput(meta.taskId, tp.topic))
         .map((tp) => this.options.log.commitOffset(this.app.groupId, tp, { offset: pending[positionKey(tp)]!, metadata: `epoch=${meta.epoch}`, epoch })),
     );
     this.storage.transaction(() => {

@@ -11,12 +11,14 @@ import type { KeyValue } from "../record";
 import { serdeOrDefault, type Serde } from "../serdes";
 import type { GraphNode, StreamPartitioner, TopologyGraph } from "../topology/graph";
 import { BranchedKStream } from "./branched-kstream";
+import { GlobalKTable } from "./global-ktable";
 import { KGroupedStream } from "./kgrouped-stream";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
 import type { Grouped, Joined, Produced, Repartitioned, StreamJoined } from "./options";
 import { erase, passThrough, processorOf, type RecordHandler } from "./processors";
 import { repartitionThrough } from "./repartition";
+import { streamGlobalTableJoin } from "./stream-global-join";
 import { streamStreamJoin } from "./stream-stream-join";
 import { streamTableJoin } from "./stream-table-join";
 import { addTableSource } from "./table-source";
@@ -25,8 +27,9 @@ import { JoinWindows } from "./windows";
 export type Predicate<K, V> = (key: K, value: V) => boolean;
 
 /** What the implementations of `join` and `leftJoin` accept; their overloads give the real types. */
-type JoinTarget<K> = KTable<K, unknown, null> | KTable<K, unknown> | KStream<K, unknown>;
+type JoinTarget<K> = KTable<K, unknown, null> | KTable<K, unknown> | KStream<K, unknown> | GlobalKTable<unknown, unknown>;
 type LooseJoiner = (value: never, other: never) => unknown;
+type JoinThird<K, V> = JoinWindows | Joined<K, V> | LooseJoiner;
 
 export class KStream<K, V> {
   /** Made by `StreamsBuilder` and by operators; not meant to be called directly. */
@@ -129,7 +132,9 @@ export class KStream<K, V> {
   join<VT, VR, T extends null>(table: KTable<K, VT, T>, joiner: (value: V, row: VT) => VR, joined?: Joined<K, V>): KStream<K, VR>;
   /** Joins records of both streams with the same key whose timestamps differ by at most the windows' time difference. */
   join<VO, VR>(other: KStream<K, VO>, joiner: (value: V, otherValue: VO) => VR, windows: JoinWindows, joined?: StreamJoined<K, V, VO>): KStream<K, VR>;
-  join(other: JoinTarget<K>, joiner: LooseJoiner, third?: JoinWindows | Joined<K, V>, joined?: StreamJoined<K, V, unknown>): KStream<K, unknown> {
+  /** Joins each record with the global table's row of the key `keySelector` computes from it; records without a row produce nothing. */
+  join<KG, VG, VR>(table: GlobalKTable<KG, VG>, keySelector: (key: K, value: V) => KG | null, joiner: (value: V, row: VG) => VR): KStream<K, VR>;
+  join(other: JoinTarget<K>, joiner: LooseJoiner, third?: JoinThird<K, V>, joined?: StreamJoined<K, V, unknown>): KStream<K, unknown> {
     return this.joinWith("inner", other, joiner, third, joined);
   }
 
@@ -137,7 +142,9 @@ export class KStream<K, V> {
   leftJoin<VT, VR, T extends null>(table: KTable<K, VT, T>, joiner: (value: V, row: VT | null) => VR, joined?: Joined<K, V>): KStream<K, VR>;
   /** Like `join`, and each record that found no partner in time is joined with null once it no longer can. */
   leftJoin<VO, VR>(other: KStream<K, VO>, joiner: (value: V, otherValue: VO | null) => VR, windows: JoinWindows, joined?: StreamJoined<K, V, VO>): KStream<K, VR>;
-  leftJoin(other: JoinTarget<K>, joiner: LooseJoiner, third?: JoinWindows | Joined<K, V>, joined?: StreamJoined<K, V, unknown>): KStream<K, unknown> {
+  /** Joins each record with the global table's row of the key `keySelector` computes from it, or null. */
+  leftJoin<KG, VG, VR>(table: GlobalKTable<KG, VG>, keySelector: (key: K, value: V) => KG | null, joiner: (value: V, row: VG | null) => VR): KStream<K, VR>;
+  leftJoin(other: JoinTarget<K>, joiner: LooseJoiner, third?: JoinThird<K, V>, joined?: StreamJoined<K, V, unknown>): KStream<K, unknown> {
     return this.joinWith("left", other, joiner, third, joined);
   }
 
@@ -199,7 +206,12 @@ export class KStream<K, V> {
     return this.selectKey(selector).groupByKey(grouped);
   }
 
-  private joinWith(kind: "inner" | "left", other: JoinTarget<K>, joiner: LooseJoiner, third?: JoinWindows | Joined<K, V>, joined?: StreamJoined<K, V, unknown>): KStream<K, unknown> {
+  private joinWith(kind: "inner" | "left", other: JoinTarget<K>, joiner: LooseJoiner, third?: JoinThird<K, V>, joined?: StreamJoined<K, V, unknown>): KStream<K, unknown> {
+    if (other instanceof GlobalKTable) {
+      if (typeof third !== "function") throw new TopologyError("a stream-global table join needs a key selector and a joiner");
+      return streamGlobalTableJoin<K, V, unknown, unknown, unknown>(kind, this, other, joiner as (key: K, value: V) => unknown, third as (value: V, row: unknown) => unknown);
+    }
+    if (typeof third === "function") throw new TopologyError("a key selector is for joins with a global table");
     if (other instanceof KStream) {
       if (!(third instanceof JoinWindows)) throw new TopologyError("a stream-stream join needs JoinWindows");
       return streamStreamJoin<K, V, unknown, unknown>(kind, this, other, joiner as (value: V | null, other: unknown) => unknown, third, joined ?? {});

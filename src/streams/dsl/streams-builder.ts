@@ -10,6 +10,9 @@ import { KStream } from "./kstream";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
 import type { Consumed } from "./options";
+import { GlobalKTable } from "./global-ktable";
+import { erase, keyValueStoreOf, processorOf } from "./processors";
+import { writeRow } from "./table-row";
 import { addTableSource } from "./table-source";
 
 export class StreamsBuilder {
@@ -49,6 +52,31 @@ export class StreamsBuilder {
       valueSerde: valueSerde as Serde<unknown>,
     });
     return new KTable<K, V>(this.graph, table.node, keySerde, valueSerde, storeName, { oldValues: table.oldValues, source: table });
+  }
+
+  /**
+   * A global table of a topic (Kafka's `globalTable`): every task that joins it reads all of the
+   * topic's partitions into its own copy, kept in the store `materialized` names (default
+   * generated), which can be queried by key. Join it with `KStream.join(table, keySelector, joiner)`.
+   */
+  globalTable<K, V>(topic: string, consumed: Consumed<K, V> = {}, materialized: Materialized<K, V> = {}): GlobalKTable<K, V> {
+    const keySerde = materialized.keySerde ?? serdeOrDefault(consumed.key);
+    const valueSerde = materialized.valueSerde ?? serdeOrDefault(consumed.value);
+    const source = this.graph.addSource("KSTREAM-SOURCE", {
+      topics: [topic],
+      repartition: false,
+      keySerde: serdeOrDefault(consumed.key) as Serde<unknown>,
+      valueSerde: serdeOrDefault(consumed.value) as Serde<unknown>,
+      global: true,
+    });
+    const storeName = materialized.storeName ?? this.graph.newName(`${topic}-STATE-STORE`);
+    this.graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, global: true });
+    const supplier = processorOf<K, V | null, never, never>((record, context) => {
+      if (record.key === null) return context.dropRecord("null key in a global table");
+      writeRow(keyValueStoreOf<K, V>(context, storeName), record);
+    });
+    const node = this.graph.addProcessor("KTABLE-SOURCE", { parents: [source], supplier: erase(supplier), stores: [storeName] });
+    return new GlobalKTable<K, V>(this.graph, node, keySerde, valueSerde, storeName);
   }
 
   /** Declares a key-value store for processors of the Processor API (`KStream.process`). */

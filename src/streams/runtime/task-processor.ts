@@ -72,7 +72,11 @@ class SubtopologyTask implements TaskProcessor {
   }
 
   get sourceTopics(): readonly string[] {
-    return [...this.wired.sources.keys()];
+    return [...this.wired.sources.entries()].filter(([, s]) => !s.node.global).map(([topic]) => topic);
+  }
+
+  get globalSourceTopics(): readonly string[] {
+    return [...this.wired.sources.entries()].filter(([, s]) => s.node.global).map(([topic]) => topic);
   }
 
   get metrics(): TaskMetrics {
@@ -94,7 +98,8 @@ class SubtopologyTask implements TaskProcessor {
   process(input: InputRecord): void {
     this.checkOpen();
     const source = this.wired.sources.get(input.topic);
-    if (!source || input.partition !== this.partition) {
+    const global = source?.node.global === true;
+    if (!source || (!global && input.partition !== this.partition)) {
       throw new Error(`task ${this.taskId} reads partition ${this.partition} of ${this.sourceTopics.join(", ")}, not ${input.topic}/${input.partition}`);
     }
     let record;
@@ -107,6 +112,16 @@ class SubtopologyTask implements TaskProcessor {
     }
     const position = { topic: input.topic, partition: input.partition, offset: input.offset };
     this.task.current = { position, input, timestamp: input.timestamp };
+    if (global) {
+      // A global table's update only writes the task's copy: no stream time, no punctuation.
+      try {
+        source.receive(record);
+      } finally {
+        this.task.current = undefined;
+      }
+      this.task.metrics.processedRecords++;
+      return;
+    }
     try {
       const partitionTime = this.task.partitionTime(input.topic);
       const timestamp = this.errors.processing(source.node.name, () => extractTimestamp(source.node, record, partitionTime));

@@ -108,6 +108,8 @@ export interface TaskProcessor {
   readonly partition: number;
   /** The topics whose partition `partition` this task reads. */
   readonly sourceTopics: readonly string[];
+  /** Global tables' topics: the task reads every partition of them. */
+  readonly globalSourceTopics: readonly string[];
   readonly metrics: TaskMetrics;
   readonly eventMetrics: TaskEventMetrics;
   /** The largest timestamp of the input records processed; -1 before the first. */

@@ -19,7 +19,6 @@ import { SessionStoreView } from "../state/session-store";
 import { TypedKeyValueStore } from "../state/typed-store";
 import { WindowStoreView } from "../state/window-store";
 import type { Serde } from "../serdes";
-import { parseTaskId } from "../topology/task-id";
 import type { StoreDefinition, StoreKind, Topology } from "../topology/topology";
 import type { TimestampedWindowedValue, WindowedValue } from "../windowed";
 import { createTaskProcessor } from "../runtime/task-processor";
@@ -39,7 +38,7 @@ export interface PipeOptions {
 export class TopologyTestDriver {
   /** Every record appended, per topic and partition, in append order. */
   private readonly log = new Map<string, DriverRecord[][]>();
-  /** Next offset to process, per task and source topic. */
+  /** Next offset to process, per task and input partition (`topic/partition`). */
   private readonly positions = new Map<string, Map<string, number>>();
   readonly tasks = new Map<string, TaskProcessor>();
   readonly backends = new Map<string, InMemoryStoreBackend>();
@@ -51,7 +50,12 @@ export class TopologyTestDriver {
     this.partitionCounts = topology.topics();
     for (const taskId of topology.taskIds()) {
       const task = this.startTask(taskId, new InMemoryStoreBackend());
-      this.positions.set(taskId, new Map(task.sourceTopics.map((t) => [t, 0])));
+      // A task reads its partition of its topics, and every partition of its global tables' topics.
+      const inputs = [
+        ...task.sourceTopics.map((topic) => `${topic}/${task.partition}`),
+        ...task.globalSourceTopics.flatMap((topic) => Array.from({ length: this.partitions(topic) }, (_, p) => `${topic}/${p}`)),
+      ];
+      this.positions.set(taskId, new Map(inputs.map((input) => [input, 0])));
     }
   }
 
@@ -185,11 +189,11 @@ export class TopologyTestDriver {
       progress = false;
       for (const [taskId, task] of this.tasks) {
         const positions = this.positions.get(taskId)!;
-        const { partition } = parseTaskId(taskId)!;
-        for (const [topic, next] of positions) {
-          const pending = this.records(topic, partition).slice(next);
+        for (const [input, next] of positions) {
+          const slash = input.lastIndexOf("/");
+          const pending = this.records(input.slice(0, slash), Number(input.slice(slash + 1))).slice(next);
           for (const record of pending) task.process(record);
-          positions.set(topic, next + pending.length);
+          positions.set(input, next + pending.length);
           progress ||= pending.length > 0;
         }
       }

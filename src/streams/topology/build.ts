@@ -50,6 +50,8 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
     ...repartitionBases.map((base) => repartitionTopicName(applicationId, base)),
     ...graph.stores.map((s) => changelogTopicName(applicationId, s.name)),
   ]);
+  const unusedGlobal = graph.stores.find((s) => s.global && !graph.nodes.some((n) => n.kind === "processor" && n.stores.includes(s.name) && !isGlobalWriter(graph, n)));
+  if (unusedGlobal) throw new TopologyError(`global table ${JSON.stringify(unusedGlobal.name)} is not joined by any stream: a global table lives in the tasks that join it`);
   checkTopics(graph, topics, internal, realName);
   const errorHandlers: ErrorHandlers = {
     processing: options.onProcessingError ?? "fail",
@@ -64,12 +66,20 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
 
   const groups = groupNodes(graph);
   const partitions = partitionCounts(groups, topics, realName);
+  // How many subtopologies hold a copy of each global store (each copy needs its own changelog).
+  const globalUsers = new Map<string, number>();
+  for (const nodes of groups) {
+    for (const store of new Set(nodes.flatMap((n) => (n.kind === "processor" ? n.stores : [])))) {
+      if (graph.stores.find((s) => s.name === store)?.global) globalUsers.set(store, (globalUsers.get(store) ?? 0) + 1);
+    }
+  }
   const allTopics: Record<string, number> = { ...topics };
   const subtopologies = groups.map((nodes, id): Subtopology => {
     const count = partitions.subtopologies[id]!;
-    const sources = nodes.filter((n): n is SourceNode => n.kind === "source");
+    const allSources = nodes.filter((n): n is SourceNode => n.kind === "source");
+    const sources = allSources.filter((n) => !n.global);
     const sinks = nodes.filter((n): n is SinkNode => n.kind === "sink");
-    const stores = storeDefinitions(graph, nodes, applicationId);
+    const stores = storeDefinitions(graph, nodes, applicationId, id, globalUsers);
     for (const sink of sinks) if (sink.repartition) allTopics[realName(sink.topic, true)] = partitions.repartitionTopics.get(sink.topic)!;
     for (const store of stores) allTopics[store.changelogTopic] = count;
     return {
@@ -77,6 +87,7 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
       partitions: count,
       sourceTopics: sources.flatMap((s) => s.topics.map((t) => realName(t, s.repartition))),
       repartitionSourceTopics: sources.filter((s) => s.repartition).flatMap((s) => s.topics.map((t) => realName(t, true))),
+      globalSourceTopics: allSources.filter((s) => s.global).flatMap((s) => s.topics),
       sinkTopics: unique(sinks.map((s) => realName(s.topic, s.repartition))),
       stores,
       nodes: resolveNodes(nodes, realName, (sink) => (sink.repartition ? partitions.repartitionTopics.get(sink.topic)! : topics[sink.topic]!)),
@@ -120,7 +131,7 @@ function partitionCounts(
     if (resolving.has(id)) throw new TopologyError(`subtopology ${id} feeds itself through repartition topics`);
     resolving.add(id);
     const sources = groups[id]!.flatMap((node) =>
-      node.kind !== "source" ? [] : node.topics.map((topic) => ({ topic: realName(topic, node.repartition), fixed: node.repartition ? writerOf.get(topic)!.sink.partitions : topics[topic]!, base: topic })),
+      node.kind !== "source" || node.global ? [] : node.topics.map((topic) => ({ topic: realName(topic, node.repartition), fixed: node.repartition ? writerOf.get(topic)!.sink.partitions : topics[topic]!, base: topic })),
     );
     if (sources.length === 0) throw new TopologyError(`subtopology ${id} has no source topic`);
     const fixed = sources.filter((s) => s.fixed !== undefined);
@@ -145,11 +156,19 @@ function partitionCounts(
   return { subtopologies, repartitionTopics };
 }
 
-function storeDefinitions(graph: TopologyGraph, nodes: readonly GraphNode[], applicationId: string): StoreDefinition[] {
+/**
+ * The stores a subtopology's nodes use. A global store's copy in a subtopology is change-logged
+ * like any store; when several subtopologies hold a copy, each copy's changelog is named after
+ * its subtopology too (`<applicationId>-<store>-<subtopology>-changelog`).
+ */
+function storeDefinitions(graph: TopologyGraph, nodes: readonly GraphNode[], applicationId: string, subtopology: number, globalUsers: ReadonlyMap<string, number>): StoreDefinition[] {
   const used = unique(nodes.flatMap((n) => (n.kind === "processor" ? n.stores : [])));
   return used.map((name) => {
     const spec = graph.stores.find((s) => s.name === name)!;
-    return { name, kind: spec.kind ?? "key-value", changelogTopic: changelogTopicName(applicationId, name), keySerde: spec.keySerde, valueSerde: spec.valueSerde };
+    const shared = (globalUsers.get(name) ?? 0) > 1;
+    const changelogTopic = changelogTopicName(applicationId, shared ? `${name}-${subtopology}` : name);
+    const definition = { name, kind: spec.kind ?? "key-value", changelogTopic, keySerde: spec.keySerde, valueSerde: spec.valueSerde } as const;
+    return spec.global ? { ...definition, global: true } : definition;
   });
 }
 
@@ -165,7 +184,7 @@ function resolveNodes(
     switch (node.kind) {
       case "source": {
         const { keySerde, valueSerde, timestampExtractor } = node;
-        const source = { kind: "source", name: node.name, topics: node.topics.map((t) => realName(t, node.repartition)), keySerde, valueSerde, ...links } as const;
+        const source = { kind: "source", name: node.name, topics: node.topics.map((t) => realName(t, node.repartition)), keySerde, valueSerde, ...links, ...(node.global ? { global: true } : {}) } as const;
         return timestampExtractor ? { ...source, timestampExtractor } : source;
       }
       case "processor":
@@ -181,4 +200,9 @@ function resolveNodes(
 
 function unique<T>(items: readonly T[]): T[] {
   return [...new Set(items)];
+}
+
+/** Whether a processor is the one writing a global table (its parent is a global source). */
+function isGlobalWriter(graph: TopologyGraph, node: GraphNode): boolean {
+  return node.parents.some((p) => p.kind === "source" && p.global);
 }

@@ -30,6 +30,11 @@ export interface SourceNode extends NodeBase {
   readonly keySerde: Serde<unknown>;
   readonly valueSerde: Serde<unknown>;
   readonly timestampExtractor?: (record: StreamRecord<unknown, unknown>, partitionTime: number) => number;
+  /**
+   * The source of a global table: every task that joins the table reads all of the topic's
+   * partitions into its own copy of the table (see `StreamsBuilder.globalTable`).
+   */
+  readonly global?: boolean;
 }
 
 export interface ProcessorNode extends NodeBase {
@@ -65,6 +70,8 @@ export interface StoreSpec {
   readonly kind?: StoreKind;
   readonly keySerde: Serde<unknown>;
   readonly valueSerde: Serde<unknown>;
+  /** A global table's store: every subtopology that uses it holds a whole copy. */
+  readonly global?: boolean;
 }
 
 type Without<T, Omitted extends keyof T> = Omit<T, Omitted | "kind" | "name">;

@@ -78,6 +78,8 @@ export interface StoreDefinition {
   readonly changelogTopic: string;
   readonly keySerde: Serde<unknown>;
   readonly valueSerde: Serde<unknown>;
+  /** A global table's store: every task of the subtopology holds the whole table. */
+  readonly global?: boolean;
 }
 
 export interface TopologySource {
@@ -89,6 +91,8 @@ export interface TopologySource {
   readonly valueSerde: Serde<unknown>;
   /** The record's time; without one, the input record's timestamp. */
   readonly timestampExtractor?: TimestampExtractor<unknown, unknown>;
+  /** A global table's source: the task reads every partition of its topic. */
+  readonly global?: boolean;
   readonly parents: readonly string[];
   readonly children: readonly string[];
 }
@@ -125,6 +129,11 @@ export interface Subtopology {
   readonly sourceTopics: readonly string[];
   /** The repartition topics among `sourceTopics`. */
   readonly repartitionSourceTopics: readonly string[];
+  /**
+   * Topics of global tables its tasks join: each task reads every partition of them (into its own
+   * copy of the table). Not in `sourceTopics`, and not co-partitioned with them.
+   */
+  readonly globalSourceTopics: readonly string[];
   /** Every topic its sinks write, repartition topics included. */
   readonly sinkTopics: readonly string[];
   readonly stores: readonly StoreDefinition[];

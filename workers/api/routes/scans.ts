@@ -101,7 +101,9 @@ export const scans = new Hono<ApiEnv>().get("/stores/:store/keys", zValidator("q
   const found = queryableStore(name, "keys");
   const { prefix, from, to, limit = DEFAULT_SCAN_LIMIT, cursor, stale } = c.req.valid("query");
   const bounds: ScanBounds = { prefix, from, to, after: cursor, limit: limit + 1 };
-  const taskIds = Array.from({ length: found.subtopology.partitions }, (_, p) => application.taskForStorePartition(found.subtopology, p));
+  // Every task holds a whole global table: one of them answers for all.
+  const owners = found.store.global ? 1 : found.subtopology.partitions;
+  const taskIds = Array.from({ length: owners }, (_, p) => application.taskForStorePartition(found.subtopology, p));
   const answers = await Promise.all(taskIds.map((taskId) => scanTask(c.env, taskId, name, bounds, stale === "true")));
 
   const restoring = answers.findIndex((a) => a.status === "restoring");
