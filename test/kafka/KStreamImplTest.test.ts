@@ -1,7 +1,8 @@
 /**
  * Ported from Kafka Streams' KStreamImplTest: the `toTable` cases — a stream read as a table
  * (materialized or not, after a key change through a repartition topic named after the
- * operator), joined with a stream or a table, and regrouped with `KTable.groupBy`. The
+ * operator), joined with a stream or a table (by key, or by foreign key), and regrouped with
+ * `KTable.groupBy`. The
  * topology's shape is checked by its subtopologies, node names and stores (Edge Streams'
  * description is laid out differently). Not ported: the rest of KStreamImplTest, which checks
  * null arguments (TypeScript's types rule them out), topology descriptions of operators tested in
@@ -75,6 +76,46 @@ describe("KStreamImplTest", () => {
     inputTopic.pipeInput("A", "05", 10);
     inputTopic.pipeInput("A", "06", 8);
     expect(outputTopic.readRecordsToList()).toEqual([kvt(0, "01", 5), kvt(1, "02", 100), kvt(2, "03", 0), kvt(3, "04", 0), kvt(0, "05", 10), kvt(0, "06", 8)]);
+  });
+
+  it("shouldSupportForeignKeyTableTableJoinWithKTableFromKStream", () => {
+    const builder = new StreamsBuilder();
+    const leftTable = builder.stream("input1", consumed).toTable();
+    const rightTable = builder.stream("input2", consumed).toTable();
+    const extractor = (value: string) => value.split("|")[1]!;
+    const joiner = (value1: string, value2: string) => `(${value1},${value2})`;
+    leftTable.join(rightTable, extractor, joiner).toStream().to("output", { key: STRING, value: STRING });
+    const topology = build(builder, "input1", "input2", "output");
+    // Kafka's two subtopologies: the left table with the registration sink and the response
+    // resolver; the right table with the subscription store and the response sink.
+    const subscription = "kafka-test-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-subscription-registration-repartition";
+    const response = "kafka-test-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000013-subscription-response-repartition";
+    expect(topology.subtopologies.map((s) => ({ sources: [...s.sourceTopics].sort(), sinks: [...s.sinkTopics].sort() }))).toEqual([
+      { sources: ["input1", response], sinks: [subscription, "output"] },
+      { sources: ["input2", subscription], sinks: [response] },
+    ]);
+    const driver = new TopologyTestDriver(topology);
+    const left = new TestInputTopic(driver, "input1", STRING, STRING);
+    const right = new TestInputTopic(driver, "input2", STRING, STRING);
+    const outputTopic = new TestOutputTopic(driver, "output", STRING, STRING);
+    // Pre-populate the RHS records. This test is all about what happens when we add/remove LHS records
+    right.pipeInput("rhs1", "rhsValue1");
+    right.pipeInput("rhs2", "rhsValue2");
+    right.pipeInput("rhs3", "rhsValue3"); // this unreferenced FK won't show up in any results
+    expect(outputTopic.readKeyValuesToMap()).toEqual(new Map());
+    left.pipeInput("lhs1", "lhsValue1|rhs1");
+    left.pipeInput("lhs2", "lhsValue2|rhs2");
+    expect(outputTopic.readKeyValuesToMap()).toEqual(
+      new Map([
+        ["lhs1", "(lhsValue1|rhs1,rhsValue1)"],
+        ["lhs2", "(lhsValue2|rhs2,rhsValue2)"],
+      ]),
+    );
+    // Add another reference to an existing FK
+    left.pipeInput("lhs3", "lhsValue3|rhs1");
+    expect(outputTopic.readKeyValuesToMap()).toEqual(new Map([["lhs3", "(lhsValue3|rhs1,rhsValue1)"]]));
+    left.pipeInput("lhs1", null);
+    expect(outputTopic.readKeyValuesToMap()).toEqual(new Map([["lhs1", null]]));
   });
 
   it("shouldSupportTableTableJoinWithKStreamToKTable", () => {

@@ -24,7 +24,11 @@ import { writeRow } from "./table-row";
 import type { TableSource } from "./table-source";
 import { tableTableJoin, type TableJoinKind } from "./table-table-join";
 import { tableValueOp } from "./table-value-ops";
+import { foreignKeyJoin } from "./foreign-key-join/join";
 import { tableRepartitionMap } from "./table-repartition-map";
+
+/** What the implementations of the overloaded joins accept; their overloads give the real types. */
+type LooseFunction = (...args: never[]) => unknown;
 
 /** A table as joins read it: the node after which its store is up to date, the store, and how to read a row. */
 export interface MaterializedTable {
@@ -129,13 +133,24 @@ export class KTable<K, V, Tombstone extends null = never> {
   }
 
   /** Rows of both tables with the same key, joined; a row missing on either side has no result. */
-  join<VO, VR, T extends null>(other: KTable<K, VO, T>, joiner: (value: V, other: VO) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null> {
-    return this.tableJoin("inner", other, joiner as (value: V | null, other: VO | null) => VR, materialized);
+  join<VO, VR, T extends null>(other: KTable<K, VO, T>, joiner: (value: V, other: VO) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null>;
+  /**
+   * Each row joined with the other table's row whose key `foreignKeyExtractor` takes from its
+   * value (a foreign-key join, KIP-213); a row without a match has no result.
+   */
+  join<KO, VO, VR, T extends null>(other: KTable<KO, VO, T>, foreignKeyExtractor: (value: V) => KO | null, joiner: (value: V, other: VO) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null>;
+  join(other: unknown, second: LooseFunction, third?: Materialized<K, unknown> | LooseFunction, fourth?: Materialized<K, unknown>): KTable<K, unknown, null> {
+    if (typeof third === "function") return this.foreignKeyJoin(false, other, second, third, fourth);
+    return this.tableJoin("inner", other as unknown as KTable<K, unknown, null>, second as unknown as (value: V | null, other: unknown) => unknown, third);
   }
 
   /** Every row of this table, joined with the other's row of the same key or null. */
-  leftJoin<VO, VR, T extends null>(other: KTable<K, VO, T>, joiner: (value: V, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null> {
-    return this.tableJoin("left", other, joiner as (value: V | null, other: VO | null) => VR, materialized);
+  leftJoin<VO, VR, T extends null>(other: KTable<K, VO, T>, joiner: (value: V, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null>;
+  /** Every row of this table, joined with the other table's row whose key its value names, or null (a foreign-key join). */
+  leftJoin<KO, VO, VR, T extends null>(other: KTable<KO, VO, T>, foreignKeyExtractor: (value: V) => KO | null, joiner: (value: V, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null>;
+  leftJoin(other: unknown, second: LooseFunction, third?: Materialized<K, unknown> | LooseFunction, fourth?: Materialized<K, unknown>): KTable<K, unknown, null> {
+    if (typeof third === "function") return this.foreignKeyJoin(true, other, second, third, fourth);
+    return this.tableJoin("left", other as unknown as KTable<K, unknown, null>, second as unknown as (value: V | null, other: unknown) => unknown, third);
   }
 
   /** Every row of either table, joined with the other's row of the same key or null. */
@@ -169,6 +184,17 @@ export class KTable<K, V, Tombstone extends null = never> {
   /** Asks this table's node to send old values (Kafka's `enableSendingOldValues`); see `OldValues`. */
   enableSendingOldValues(forceMaterialization: boolean): boolean {
     return this.oldValues.enable(forceMaterialization);
+  }
+
+  private foreignKeyJoin(leftJoin: boolean, other: unknown, extractor: LooseFunction, joiner: LooseFunction, materialized: Materialized<K, unknown> | undefined): KTable<K, unknown, null> {
+    return foreignKeyJoin<K, V, unknown, unknown, unknown>(
+      this as unknown as KTable<K, V, null>,
+      other as KTable<unknown, unknown, null>,
+      extractor as unknown as (value: V) => unknown,
+      joiner as unknown as (value: V, other: unknown) => unknown,
+      leftJoin,
+      materialized as Materialized<K, unknown> | undefined,
+    );
   }
 
   private tableJoin<VO, VR, T extends null>(kind: TableJoinKind, other: KTable<K, VO, T>, joiner: (value: V | null, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null> {
