@@ -1,8 +1,9 @@
 /**
  * Test projects: `workers` runs the real Worker and Durable Objects inside workerd
  * (@cloudflare/vitest-pool-workers); `standby` is the same with NUM_STANDBYS=1; `page-views` runs
- * the second example application; `policies` a test application with wall-clock punctuators and
- * every uncaught-error policy; `node` drives a real `wrangler dev` with real clients.
+ * the second example application and `shop` the third; `policies` a test application with
+ * wall-clock punctuators and every uncaught-error policy; `node` drives a real `wrangler dev` with
+ * real clients.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -63,7 +64,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**", "test/compaction/**"],
+          exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**", "test/compaction/**", "test/shop/**"],
         },
       },
       {
@@ -81,6 +82,13 @@ export default defineConfig({
         resolve: { alias: { "#application": `${process.cwd()}/examples/page-views/application.ts` } },
         // Each test runs the whole pipeline (three subtopologies): slow on a loaded 2-core machine.
         test: { name: "page-views", include: ["test/page-views/**/*.test.ts"], testTimeout: 30_000 },
+      },
+      {
+        // The third example application: a global table, a foreign-key join and KTable.groupBy.
+        plugins: [workerd({}, "./examples/shop/wrangler.toml")],
+        resolve: { alias: { "#application": `${process.cwd()}/examples/shop/application.ts` } },
+        // Three subtopologies of four tasks each, all wiped and restored: slow on a loaded 2-core machine.
+        test: { name: "shop", include: ["test/shop/**/*.test.ts"], testTimeout: 120_000 },
       },
       {
         // Wall-clock punctuation on the task's alarm and the uncaught-error policies, on the real runtime.

@@ -1,0 +1,96 @@
+/**
+ * The third example application: a shop. Order events (`orders`, keyed by order id: a customer, a
+ * product and a quantity, or a cancellation) are priced with the product catalog — a GlobalKTable
+ * of `products`, which every task holds whole — and kept as the table of current orders (store
+ * `orders`). Each order is enriched with its customer from the `customers` table by a foreign-key
+ * join (store `orders-enriched`, topic `orders-enriched`), and the revenue of each product category
+ * is maintained by regrouping the orders table by category: a changed or cancelled order takes its
+ * old amount out of its old category before adding the new one to the new (store
+ * `category-totals`, topic `category-totals`). Built from the public DSL only; `npm run start:shop`
+ * serves it with this directory's wrangler.toml, which points `#application` here.
+ */
+import { Application } from "../../src/application";
+import { Materialized, Serdes, StreamsBuilder } from "../../src/streams";
+
+export interface Product {
+  readonly name: string;
+  readonly category: string;
+  /** Price in cents. */
+  readonly price: number;
+}
+
+export interface Customer {
+  readonly name: string;
+  readonly city: string;
+}
+
+/** An order event: the order as it is now, or its cancellation. */
+export type OrderEvent = { readonly customerId: string; readonly productId: string; readonly quantity: number } | { readonly cancelled: true };
+
+export interface PricedOrder {
+  readonly customerId: string;
+  readonly productId: string;
+  readonly quantity: number;
+  readonly category: string;
+  /** quantity × price, in cents. */
+  readonly amount: number;
+}
+
+export interface EnrichedOrder extends PricedOrder {
+  readonly customer: string;
+  readonly city: string;
+}
+
+export interface CategoryTotal {
+  readonly orders: number;
+  readonly revenue: number;
+}
+
+export const SHOP_APPLICATION_ID = "shop";
+/** `orders` and the category totals are repartitioned; `customers` is joined by foreign key, `products` is global. */
+export const SHOP_TOPICS = { orders: 4, customers: 4, products: 2, "orders-enriched": 4, "category-totals": 4 } as const;
+
+const str = Serdes.string();
+
+export function shopTopology() {
+  const builder = new StreamsBuilder();
+  const products = builder.globalTable("products", { key: str, value: Serdes.json<Product>() }, Materialized.as("products"));
+  const customers = builder.table("customers", { key: str, value: Serdes.json<Customer>() }, Materialized.as("customers"));
+
+  const orders = builder
+    .stream("orders", { key: str, value: Serdes.json<OrderEvent>() })
+    // A cancellation (or an order of an unknown product) is priced as null: it deletes the order.
+    // Its key selector names no product ("") rather than none: a left join drops a null join key.
+    .leftJoin(
+      products,
+      (_orderId, event) => ("cancelled" in event ? "" : event.productId),
+      (event, product): PricedOrder | null =>
+        "cancelled" in event || product === null ? null : { ...event, category: product.category, amount: event.quantity * product.price },
+    )
+    .toTable(Materialized.as("orders", { key: str, value: Serdes.json<PricedOrder | null>() }));
+
+  orders
+    .join(
+      customers,
+      (order) => order?.customerId ?? null,
+      (order, customer): EnrichedOrder => ({ ...order!, customer: customer.name, city: customer.city }),
+      Materialized.as("orders-enriched", { value: Serdes.json<EnrichedOrder>() }),
+    )
+    .toStream()
+    .to("orders-enriched", { key: str, value: Serdes.json<EnrichedOrder | null>() });
+
+  orders
+    .groupBy((_orderId, order) => (order === null ? null : { key: order.category, value: order.amount }), { key: str, value: Serdes.number(), name: "orders-by-category" })
+    .aggregate<CategoryTotal>(
+      () => ({ orders: 0, revenue: 0 }),
+      (_category, amount, total) => ({ orders: total.orders + 1, revenue: total.revenue + amount }),
+      (_category, amount, total) => ({ orders: total.orders - 1, revenue: total.revenue - amount }),
+      Materialized.as("category-totals", { key: str, value: Serdes.json<CategoryTotal>() }),
+    )
+    .toStream()
+    .to("category-totals", { key: str, value: Serdes.json<CategoryTotal>() });
+
+  return builder.build({ applicationId: SHOP_APPLICATION_ID, topics: SHOP_TOPICS });
+}
+
+export const application = new Application(shopTopology());

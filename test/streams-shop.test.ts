@@ -1,0 +1,66 @@
+/**
+ * The shop example (examples/shop) through TopologyTestDriver: orders priced from the global
+ * product catalog, enriched with their customer by a foreign-key join, and category revenue kept
+ * by regrouping the orders table — a changed order moves its amount between categories, a
+ * cancellation takes it out, a renamed customer re-enriches every order of theirs.
+ */
+import { describe, expect, it } from "vitest";
+import { TopologyTestDriver } from "../src/streams";
+import { shopTopology, type CategoryTotal, type EnrichedOrder } from "../examples/shop/application";
+
+const json = (value: unknown) => JSON.stringify(value);
+
+function shop() {
+  const topology = shopTopology();
+  const driver = new TopologyTestDriver(topology);
+  return {
+    topology,
+    driver,
+    product: (id: string, name: string, category: string, price: number) => driver.pipe("products", id, json({ name, category, price })),
+    customer: (id: string, name: string, city: string) => driver.pipe("customers", id, json({ name, city })),
+    order: (id: string, customerId: string, productId: string, quantity: number) => driver.pipe("orders", id, json({ customerId, productId, quantity })),
+    cancel: (id: string) => driver.pipe("orders", id, json({ cancelled: true })),
+    total: (category: string) => driver.get<string, CategoryTotal>("category-totals", category),
+    enriched: (id: string) => driver.get<string, EnrichedOrder>("orders-enriched", id),
+  };
+}
+
+describe("shop example", () => {
+  it("has the subtopologies of its operators: customers, orders (with the global catalog), category totals", () => {
+    const { topology } = shop();
+    expect(topology.subtopologies.map((s) => [s.sourceTopics.filter((t) => !t.endsWith("-repartition")), s.globalSourceTopics])).toEqual([
+      [["customers"], []],
+      [["orders"], ["products"]],
+      [[], []],
+    ]);
+  });
+
+  it("prices, enriches and totals orders, and moves amounts when orders change or are cancelled", () => {
+    const s = shop();
+    s.product("tea", "Green tea", "drinks", 450);
+    s.product("cake", "Lemon cake", "bakery", 300);
+    s.customer("c1", "Ada", "Paris");
+    s.customer("c2", "Bob", "Rome");
+    s.order("o1", "c1", "tea", 2);
+    s.order("o2", "c2", "cake", 1);
+    s.order("o3", "c1", "cake", 3);
+    expect(s.total("drinks")).toEqual({ orders: 1, revenue: 900 });
+    expect(s.total("bakery")).toEqual({ orders: 2, revenue: 1200 });
+    expect(s.enriched("o1")).toMatchObject({ customer: "Ada", city: "Paris", amount: 900, category: "drinks" });
+
+    // o3 changes product: its amount leaves bakery and joins drinks.
+    s.order("o3", "c1", "tea", 1);
+    expect(s.total("bakery")).toEqual({ orders: 1, revenue: 300 });
+    expect(s.total("drinks")).toEqual({ orders: 2, revenue: 1350 });
+    // o2 is cancelled: out of bakery, and its enriched row is deleted.
+    s.cancel("o2");
+    expect(s.total("bakery")).toEqual({ orders: 0, revenue: 0 });
+    expect(s.enriched("o2")).toBeUndefined();
+    // Ada moves: both her orders are enriched again.
+    s.customer("c1", "Ada", "Lyon");
+    expect(s.enriched("o1")).toMatchObject({ city: "Lyon" });
+    expect(s.enriched("o3")).toMatchObject({ city: "Lyon" });
+    const enrichedOutput = s.driver.records("orders-enriched").map((r) => [r.key, r.value === null ? null : (JSON.parse(r.value) as EnrichedOrder).city]);
+    expect(enrichedOutput.filter(([key]) => key === "o2")).toEqual([["o2", "Rome"], ["o2", null]]);
+  });
+});
