@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  BufferConfig,
   changelogTopicName,
   Materialized,
   Serdes,
@@ -100,3 +101,58 @@ describe("suppress(untilWindowCloses)", () => {
     expect(restored.backends.get("0_0")!.contents("final")).toEqual(reference.backends.get("0_0")!.contents("final"));
   });
 });
+
+describe("suppress(untilTimeLimit) and bounded buffers", () => {
+  /** Latest value per key of `in` (a table), suppressed to `out`. */
+  function limited(suppressed: Suppressed) {
+    const builder = new StreamsBuilder();
+    builder.table("in", str).suppress(suppressed.withName("held")).toStream().to("out");
+    return new TopologyTestDriver(builder.build({ applicationId: "sup", topics: { in: 1, out: 1 } }));
+  }
+  const put = (driver: TopologyTestDriver, records: [string, string | null, number][]) =>
+    records.forEach(([key, value, timestamp]) => driver.pipe("in", key, value, { timestamp }));
+  const emitted = (driver: TopologyTestDriver) => driver.records("out").map((r) => [r.key, r.value, r.timestamp]);
+
+  it("holds a key at its first update's time, emits its latest value (or tombstone) once the limit passed", () => {
+    const driver = limited(Suppressed.untilTimeLimit(10, BufferConfig.unbounded()));
+    put(driver, [["a", "1", 0], ["b", "1", 5], ["a", "2", 9], ["a", null, 10]]);
+    expect(emitted(driver)).toEqual([["a", null, 10]]);
+    put(driver, [["b", "2", 14], ["c", "1", 15]]);
+    expect(emitted(driver).slice(1)).toEqual([["b", "2", 14]]);
+  });
+
+  it("emits the oldest entries early when an eager buffer is over its record limit", () => {
+    const driver = limited(Suppressed.untilTimeLimit(1_000, BufferConfig.maxRecords(2)));
+    put(driver, [["a", "1", 0], ["b", "1", 1], ["a", "2", 2], ["c", "1", 3]]);
+    expect(emitted(driver)).toEqual([["a", "2", 2]]);
+  });
+
+  it("stops the task when a strict buffer is full: untilWindowCloses with a record limit", () => {
+    const builder = new StreamsBuilder();
+    tumblingCounts(builder.stream("in", str).groupByKey()).suppress(Suppressed.untilWindowCloses(BufferConfig.maxRecords(2).shutDownWhenFull())).toStream().to("out");
+    const driver = new TopologyTestDriver(builder.build({ applicationId: "sup", topics: { in: 1, out: 1 } }));
+    pipeAll(driver, [["a", 1], ["b", 2], ["a", 3]]);
+    expect(() => pipeAll(driver, [["c", 4]])).toThrow(/buffer exceeded its max capacity. Currently \[3\/2\] records/);
+  });
+
+  it("a bounded buffer replayed from its changelog counts what it holds and keeps first-arrival times", () => {
+    const run = (restore: boolean) => {
+      const driver = limited(Suppressed.untilTimeLimit(100, BufferConfig.maxRecords(2)));
+      put(driver, [["a", "1", 0], ["b", "1", 50], ["a", "2", 60]]);
+      if (restore) driver.restoreTask("0_0");
+      put(driver, [["a", "3", 90], ["c", "1", 95], ["d", "1", 110]]);
+      return driver;
+    };
+    const reference = run(false);
+    const restored = run(true);
+    // c makes three entries: a, held since 0, leaves early with its latest value; d makes three
+    // again and b leaves (by time, nothing is due before 100 ms after its first update).
+    expect(emitted(restored)).toEqual([
+      ["a", "3", 90],
+      ["b", "1", 50],
+    ]);
+    expect(emitted(restored)).toEqual(emitted(reference));
+    expect(restored.backends.get("0_0")!.contents("held")).toEqual(reference.backends.get("0_0")!.contents("held"));
+  });
+});
+

@@ -22,7 +22,7 @@ export type { Consumed, Grouped, Joined, Produced, Repartitioned, StreamJoined, 
 export { JoinWindows, SessionWindows, SlidingWindows, TimeWindows } from "./dsl/windows";
 export { TimeWindowedKStream } from "./dsl/time-windowed-kstream";
 export { SessionWindowedKStream } from "./dsl/session-windowed-kstream";
-export { Suppressed } from "./dsl/suppress";
+export { BufferConfig, EagerBufferConfig, StrictBufferConfig, Suppressed, type BufferFullStrategy } from "./dsl/suppressed";
 export { EmitStrategy } from "./dsl/emit-strategy";
 
 export { Topology } from "./topology/topology";

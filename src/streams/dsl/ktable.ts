@@ -18,7 +18,8 @@ import { KStream, type Predicate } from "./kstream";
 import type { Materialized } from "./materialized";
 import type { Grouped } from "./options";
 import { erase, keyValueStoreOf, processorOf } from "./processors";
-import { suppressProcessor, type Suppressed } from "./suppress";
+import { suppressProcessor } from "./suppress";
+import type { Suppressed } from "./suppressed";
 import { tableLookup, type TableLookup } from "./table-lookup";
 import { writeRow } from "./table-row";
 import type { TableSource } from "./table-source";
@@ -118,18 +119,22 @@ export class KTable<K, V, Tombstone extends null = never> {
   }
 
   /**
-   * Holds back a windowed table's updates and emits each window's final value once stream time
-   * passes its close time (end + grace), in a change-logged buffer store. Windowed tables only.
+   * Holds back the table's updates in a change-logged buffer store: a windowed table's until each
+   * window closes (`Suppressed.untilWindowCloses`, final results), any table's until a time limit
+   * passed since a key's first held update (`Suppressed.untilTimeLimit`); see ./suppress.ts. The
+   * result is read by joins as what it emitted (a store is added after it when one is needed).
    */
   suppress(suppressed: Suppressed): KTable<K, V, Tombstone> {
-    if (!this.windowing) throw new TopologyError("suppress(Suppressed.untilWindowCloses()) needs a windowed table, from windowedBy(...) and an aggregation");
+    const finalResults = suppressed.mode === "until-window-closes";
+    if (finalResults && !this.windowing) throw new TopologyError("suppress(Suppressed.untilWindowCloses()) needs a windowed table, from windowedBy(...) and an aggregation");
     const storeName = suppressed.name ?? this.graph.newName("KTABLE-SUPPRESS-STATE-STORE");
     const valueSerde = serdeOrDefault(this.valueSerde) as Serde<unknown>;
-    this.graph.addStore({ name: storeName, kind: "buffer", keySerde: this.windowing.innerKeySerde, valueSerde });
+    const keySerde = (finalResults ? this.windowing!.innerKeySerde : serdeOrDefault(this.keySerde)) as Serde<unknown>;
+    this.graph.addStore({ name: storeName, kind: "buffer", keySerde, valueSerde });
     const oldValues = new OldValues((force) => this.oldValues.enable(force));
-    const supplier = suppressProcessor(storeName, this.windowing.closeTime, oldValues);
+    const supplier = suppressProcessor(finalResults ? { storeName, suppressed, closeTime: this.windowing!.closeTime, oldValues } : { storeName, suppressed, oldValues });
     const node = this.graph.addProcessor("KTABLE-SUPPRESS", { parents: [this.node], supplier, stores: [storeName] });
-    return new KTable<K, V, Tombstone>(this.graph, node, this.keySerde, this.valueSerde, undefined, { oldValues, windowing: this.windowing });
+    return new KTable<K, V, Tombstone>(this.graph, node, this.keySerde, this.valueSerde, undefined, this.windowing ? { oldValues, windowing: this.windowing } : { oldValues });
   }
 
   /** Rows of both tables with the same key, joined; a row missing on either side has no result. */

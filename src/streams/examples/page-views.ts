@@ -8,7 +8,7 @@
  */
 import { Materialized } from "../dsl/materialized";
 import { StreamsBuilder } from "../dsl/streams-builder";
-import { Suppressed } from "../dsl/suppress";
+import { Suppressed } from "../dsl/suppressed";
 import { TimeWindows } from "../dsl/windows";
 import { Serdes } from "../serdes";
 import type { Topology } from "../topology/topology";
