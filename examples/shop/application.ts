@@ -6,11 +6,12 @@
  * join (store `orders-enriched`, topic `orders-enriched`), and the revenue of each product category
  * is maintained by regrouping the orders table by category: a changed or cancelled order takes its
  * old amount out of its old category before adding the new one to the new (store
- * `category-totals`, topic `category-totals`). Built from the public DSL only; `npm run start:shop`
+ * `category-totals`, topic `category-totals`); a dashboard gets each category's total at most once a
+ * minute (`suppress(untilTimeLimit)`, topic `category-dashboard`). Built from the public DSL only; `npm run start:shop`
  * serves it with this directory's wrangler.toml, which points `#application` here.
  */
 import { Application } from "../../src/application";
-import { Materialized, Serdes, StreamsBuilder } from "../../src/streams";
+import { BufferConfig, Materialized, Serdes, StreamsBuilder, Suppressed } from "../../src/streams";
 
 export interface Product {
   readonly name: string;
@@ -48,7 +49,9 @@ export interface CategoryTotal {
 
 export const SHOP_APPLICATION_ID = "shop";
 /** `orders` and the category totals are repartitioned; `customers` is joined by foreign key, `products` is global. */
-export const SHOP_TOPICS = { orders: 4, customers: 4, products: 2, "orders-enriched": 4, "category-totals": 4 } as const;
+export const SHOP_TOPICS = { orders: 4, customers: 4, products: 2, "orders-enriched": 4, "category-totals": 4, "category-dashboard": 4 } as const;
+/** A category's dashboard row waits this long (stream time) after its first change, then shows the latest total. */
+export const DASHBOARD_INTERVAL_MS = 60_000;
 
 const str = Serdes.string();
 
@@ -79,16 +82,20 @@ export function shopTopology() {
     .toStream()
     .to("orders-enriched", { key: str, value: Serdes.json<EnrichedOrder | null>() });
 
-  orders
+  const categoryTotals = orders
     .groupBy((_orderId, order) => (order === null ? null : { key: order.category, value: order.amount }), { key: str, value: Serdes.number(), name: "orders-by-category" })
     .aggregate<CategoryTotal>(
       () => ({ orders: 0, revenue: 0 }),
       (_category, amount, total) => ({ orders: total.orders + 1, revenue: total.revenue + amount }),
       (_category, amount, total) => ({ orders: total.orders - 1, revenue: total.revenue - amount }),
       Materialized.as("category-totals", { key: str, value: Serdes.json<CategoryTotal>() }),
-    )
+    );
+  categoryTotals.toStream().to("category-totals", { key: str, value: Serdes.json<CategoryTotal>() });
+  categoryTotals
+    // Bounded, so a burst of categories cannot grow it without limit: the oldest rows go out early.
+    .suppress(Suppressed.untilTimeLimit(DASHBOARD_INTERVAL_MS, BufferConfig.maxRecords(10_000).emitEarlyWhenFull()).withName("category-dashboard-buffer"))
     .toStream()
-    .to("category-totals", { key: str, value: Serdes.json<CategoryTotal>() });
+    .to("category-dashboard", { key: str, value: Serdes.json<CategoryTotal>() });
 
   return builder.build({ applicationId: SHOP_APPLICATION_ID, topics: SHOP_TOPICS });
 }

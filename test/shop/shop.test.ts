@@ -11,6 +11,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { application } from "#application";
+import { DASHBOARD_INTERVAL_MS } from "../../examples/shop/application";
 import { partitionForKey } from "../../src/log/partitioner";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import { TestDriver } from "../../src/testing/test-driver";
@@ -164,5 +165,42 @@ describe("shop example on the real runtime", () => {
     ]);
     expect(await historyOf("orders-enriched", "o3")).toEqual([enriched("Ada", "Paris", "c1", "coffee", 2, "drinks", 600)]);
     expect(await historyOf("orders-enriched", "o4")).toEqual([enriched("Bob", "Milan", "c2", "coffee", 1, "drinks", 300)]);
+  });
+
+  it("shows a category on the dashboard once a minute of stream time after its first change, with the latest total, through a wipe of its buffer", async () => {
+    // Ahead of every wall-clock timestamp the other tests' records carry.
+    const t0 = Date.now() + 3_600_000;
+    const booksTask = taskOf(2, "books");
+    await driver.pipe("products", [product("book", "Field guide", "books", 1000)]);
+    await driver.pipe("customers", [customer("c3", "Cy", "Oslo")]);
+    await driver.runUntilQuiet();
+    await driver.pipe("orders", [{ ...order("b1", "c3", "book", 1), timestamp: t0 }]);
+    await driver.runUntilQuiet();
+    await driver.pipe("orders", [{ ...order("b2", "c3", "book", 2), timestamp: t0 + 1_000 }]);
+    await driver.runUntilQuiet();
+    expect(await historyOf("category-totals", "books")).toEqual([
+      { orders: 1, revenue: 1000 },
+      { orders: 2, revenue: 3000 },
+    ]);
+    // Held: a minute has not passed since the first change.
+    expect(await historyOf("category-dashboard", "books")).toEqual([]);
+
+    // The task holding the buffer is wiped and restored through the restore worker.
+    expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
+    const owner = (await driver.instances()).find((i) => i.role === "active" && i.taskId === booksTask)!;
+    expect((await driver.task(owner).corrupt()).state).toBe("RESTORING");
+    expect((await call("/stores/category-totals/keys/books")).status).toBe(503);
+    expect((await call("/admin/restore/resume", { body: {} })).status).toBe(200);
+    await driver.runUntilQuiet();
+
+    // The restored buffer still holds books since t0: a change a minute later shows the latest total, once.
+    await driver.pipe("orders", [{ ...order("b3", "c3", "book", 3), timestamp: t0 + DASHBOARD_INTERVAL_MS }]);
+    await driver.runUntilQuiet();
+    await driver.pipe("orders", [{ ...order("b4", "c3", "book", 1), timestamp: t0 + DASHBOARD_INTERVAL_MS + 1_000 }]);
+    await driver.runUntilQuiet();
+    const dashboard = (await driver.read("category-dashboard")).filter((r) => r.key === "books");
+    expect(dashboard.map((r) => JSON.parse(r.value))).toEqual([{ orders: 3, revenue: 6000 }]);
+    expect(dashboard.map((r) => r.timestamp)).toEqual([t0 + DASHBOARD_INTERVAL_MS]);
+    expect(await valueAt("category-totals", "books")).toEqual({ orders: 4, revenue: 7000 });
   });
 });
