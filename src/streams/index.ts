@@ -18,6 +18,7 @@ export { KGroupedTable } from "./dsl/kgrouped-table";
 export { GlobalKTable } from "./dsl/global-ktable";
 export type { Change } from "./dsl/change";
 export { Materialized, type MaterializedOptions } from "./dsl/materialized";
+export { Stores, type VersionedStoreSupplier } from "./dsl/stores";
 export type { Consumed, Grouped, Joined, Produced, Repartitioned, StreamJoined, StreamPartitioner } from "./dsl/options";
 export { JoinWindows, SessionWindows, SlidingWindows, TimeWindows } from "./dsl/windows";
 export { TimeWindowedKStream } from "./dsl/time-windowed-kstream";
@@ -49,6 +50,7 @@ export { InMemoryKeyValueStore, InMemoryStoreBackend } from "./state/in-memory";
 export { TypedKeyValueStore } from "./state/typed-store";
 export { fetchWindows, type WindowStore } from "./state/window-store";
 export { fetchSessions, type SessionStore } from "./state/session-store";
+export { PUT_RETURN_CODE_NOT_PUT, PUT_RETURN_CODE_VALID_TO_UNDEFINED, VersionedKeyValueStore, type VersionedRecord } from "./state/versioned-store";
 
 export { createTaskProcessor } from "./runtime/task-processor";
 export type { InputRecord, OutgoingRecord, RecordSink, TaskEventMetrics, TaskMetrics, TaskProcessor, TaskProcessorDeps } from "./runtime/types";

@@ -3,8 +3,9 @@
  * row of the key computed from it, keeping its own key and timestamp; global table updates produce
  * nothing; a computed key of null matches nothing (but a record without a key of its own joins by
  * its computed key). shouldNotRequireCopartitioning builds with topics of different partition
- * counts (Kafka checks its copartition groups). Not ported here: the versioned-store variants
- * (ported with versioned stores).
+ * counts (Kafka checks its copartition groups). Kafka's versioned-store setup
+ * (`initWithVersionedStore`) is used by none of its tests: a global table cannot be versioned
+ * (InternalStreamsBuilderTest.shouldThrowOnVersionedStoreSupplierForGlobalTable).
  */
 import { describe, expect, it } from "vitest";
 import { kvt } from "./support";

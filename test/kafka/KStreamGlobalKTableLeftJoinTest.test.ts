@@ -1,8 +1,8 @@
 /**
  * Ported from Kafka Streams' KStreamGlobalKTableLeftJoinTest: every stream record joins the
  * global table's row of the key computed from it, or null; a computed key of null matches nothing
- * and is dropped (unless the record has no key of its own, KIP-962). Not ported here: the
- * versioned-store variants (ported with versioned stores).
+ * and is dropped (unless the record has no key of its own, KIP-962). Kafka's versioned-store setup
+ * (`initWithVersionedStore`) is used by none of its tests: a global table cannot be versioned.
  */
 import { describe, expect, it } from "vitest";
 import { kvt } from "./support";

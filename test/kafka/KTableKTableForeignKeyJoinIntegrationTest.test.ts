@@ -4,11 +4,12 @@
  * left table (a table-table join over the result), through adding, re-keying and deleting rows on
  * both sides. Each case runs once per combination (Edge Streams has no topology optimization to
  * toggle, and no record caches). Kafka's subscription-store key (`rhs1` then `lhs1`, length-
- * prefixed) is here the encoded foreign key then the primary key. Not ported here: the versioned
- * tables' cases (ported with versioned stores).
+ * prefixed) is here the encoded foreign key then the primary key. As Kafka's, the cases run with
+ * either table versioned too (Kafka's `versionedData`: no rejoin), and shouldIgnoreOutOfOrderRecordsIffVersioned
+ * checks that out-of-order updates of a versioned side join nothing.
  */
 import { describe, expect, it } from "vitest";
-import { Materialized, StreamsBuilder, TopologyTestDriver, type KTable, type Topology } from "../../src/streams";
+import { Materialized, StreamsBuilder, Stores, TopologyTestDriver, type KTable, type Topology } from "../../src/streams";
 import { encodeKey } from "../../src/streams/state/key-codec";
 import { STRING, TestInputTopic, TestOutputTopic } from "./support";
 
@@ -18,10 +19,23 @@ const OUTPUT = "output-topic";
 const REJOIN_OUTPUT = "rejoin-output-topic";
 const baseTimestamp = 1_700_000_000_000;
 
-function getTopology(queryableStoreName: string | null, leftJoin: boolean, rejoin: boolean, extractor: (value: string) => string | null = (value) => value.split("|")[1]!): Topology {
+interface Versioned {
+  readonly leftVersioned: boolean;
+  readonly rightVersioned: boolean;
+}
+const UNVERSIONED: Versioned = { leftVersioned: false, rightVersioned: false };
+
+function getTopology(
+  queryableStoreName: string | null,
+  leftJoin: boolean,
+  rejoin: boolean,
+  extractor: (value: string) => string | null = (value) => value.split("|")[1]!,
+  { leftVersioned, rightVersioned }: Versioned = UNVERSIONED,
+): Topology {
   const builder = new StreamsBuilder();
-  const left = builder.table(LEFT_TABLE, { key: STRING, value: STRING });
-  const right = builder.table(RIGHT_TABLE, { key: STRING, value: STRING });
+  const versioned = (name: string) => Materialized.as<string, string>(Stores.persistentVersionedKeyValueStore(name, 5 * 60_000));
+  const left = builder.table(LEFT_TABLE, { key: STRING, value: STRING }, leftVersioned ? versioned("left") : undefined);
+  const right = builder.table(RIGHT_TABLE, { key: STRING, value: STRING }, rightVersioned ? versioned("right") : undefined);
   const joiner = (value1: string, value2: string | null) => `(${value1},${value2})`;
   const rejoiner = (value1: string, value2: string | null) => `rejoin(${value1},${value2})`;
   const mainMaterialized = queryableStoreName === null ? Materialized.with<string, string>(undefined, STRING) : Materialized.as<string, string>(queryableStoreName, { value: STRING });
@@ -33,8 +47,8 @@ function getTopology(queryableStoreName: string | null, leftJoin: boolean, rejoi
   return builder.build({ applicationId: "fk", topics: { [LEFT_TABLE]: 1, [RIGHT_TABLE]: 1, [OUTPUT]: 1, [REJOIN_OUTPUT]: 1 } });
 }
 
-function setUp(materialized: boolean, leftJoin: boolean, rejoin: boolean, extractor?: (value: string) => string | null) {
-  const topology = getTopology(materialized ? "store" : null, leftJoin, rejoin, extractor);
+function setUp(materialized: boolean, leftJoin: boolean, rejoin: boolean, extractor?: (value: string) => string | null, versioned: Versioned = UNVERSIONED) {
+  const topology = getTopology(materialized ? "store" : null, leftJoin, rejoin, extractor, versioned);
   const driver = new TopologyTestDriver(topology);
   return {
     driver,
@@ -53,12 +67,21 @@ function setUp(materialized: boolean, leftJoin: boolean, rejoin: boolean, extrac
 }
 
 const map = (...entries: [string, string | null][]) => new Map(entries);
-const cases = [true, false].flatMap((leftJoin) => [true, false].flatMap((materialized) => [true, false].map((rejoin) => ({ leftJoin, materialized, rejoin }))));
-const name = (c: { leftJoin: boolean; materialized: boolean; rejoin: boolean }) => `leftJoin=${c.leftJoin} materialized=${c.materialized} rejoin=${c.rejoin}`;
+const flags = [true, false];
+/** Kafka's `data()`: unversioned tables, with and without rejoin. */
+const data = flags.flatMap((leftJoin) => flags.flatMap((materialized) => flags.map((rejoin) => ({ leftJoin, materialized, rejoin, ...UNVERSIONED }))));
+/** Kafka's `versionedData()`: either table versioned or not, without rejoin. */
+const versionedData = flags.flatMap((leftJoin) =>
+  flags.flatMap((materialized) => flags.flatMap((leftVersioned) => flags.map((rightVersioned) => ({ leftJoin, materialized, rejoin: false, leftVersioned, rightVersioned })))),
+);
+/** Kafka's `testCases()`: both, without duplicates. */
+const cases = [...data, ...versionedData.filter((c) => c.leftVersioned || c.rightVersioned)];
+type Case = (typeof cases)[number];
+const name = (c: Case) => `leftJoin=${c.leftJoin} materialized=${c.materialized} rejoin=${c.rejoin} leftVersioned=${c.leftVersioned} rightVersioned=${c.rightVersioned}`;
 
 describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
-  it.each(cases.map((c) => [name(c), c] as const))("doJoinFromLeftThenDeleteLeftEntity %s", (_name, { leftJoin, materialized, rejoin }) => {
-    const t = setUp(materialized, leftJoin, rejoin);
+  it.each(cases.map((c) => [name(c), c] as const))("doJoinFromLeftThenDeleteLeftEntity %s", (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
+    const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
     // Pre-populate the RHS records. This test is all about what happens when we add/remove LHS records
     t.right.pipeInput("rhs1", "rhsValue1", baseTimestamp);
     t.right.pipeInput("rhs2", "rhsValue2", baseTimestamp + 1);
@@ -89,8 +112,8 @@ describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
     if (materialized) expect(t.store()).toEqual(map(["lhs2", "(lhsValue2|rhs2,rhsValue2)"], ["lhs3", "(lhsValue3|rhs1,rhsValue1)"]));
   });
 
-  it.each(cases.map((c) => [name(c), c] as const))("doJoinFromRightThenDeleteRightEntity %s", (_name, { leftJoin, materialized, rejoin }) => {
-    const t = setUp(materialized, leftJoin, rejoin);
+  it.each(cases.map((c) => [name(c), c] as const))("doJoinFromRightThenDeleteRightEntity %s", (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
+    const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
     // Pre-populate the LHS records. This test is all about what happens when we add/remove RHS records
     t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp);
     t.left.pipeInput("lhs2", "lhsValue2|rhs2", baseTimestamp + 1);
@@ -128,8 +151,8 @@ describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
     }
   });
 
-  it.each(cases.map((c) => [name(c), c] as const))("shouldEmitTombstoneWhenDeletingNonJoiningRecords %s", (_name, { leftJoin, materialized, rejoin }) => {
-    const t = setUp(materialized, leftJoin, rejoin);
+  it.each(cases.map((c) => [name(c), c] as const))("shouldEmitTombstoneWhenDeletingNonJoiningRecords %s", (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
+    const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
     t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp);
     const expected = leftJoin ? map(["lhs1", "(lhsValue1|rhs1,null)"]) : map();
     expect(t.outputTopic.readKeyValuesToMap()).toEqual(expected);
@@ -146,16 +169,16 @@ describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
     if (materialized) expect(t.store()).toEqual(map());
   });
 
-  it.each(cases.map((c) => [name(c), c] as const))("shouldNotEmitTombstonesWhenDeletingNonExistingRecords %s", (_name, { leftJoin, materialized, rejoin }) => {
-    const t = setUp(materialized, leftJoin, rejoin);
+  it.each(cases.map((c) => [name(c), c] as const))("shouldNotEmitTombstonesWhenDeletingNonExistingRecords %s", (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
+    const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
     // Deleting a record that never existed doesn't need to emit tombstones.
     t.left.pipeInput("lhs1", null, baseTimestamp);
     expect(t.outputTopic.readKeyValuesToMap()).toEqual(map());
     if (materialized) expect(t.store()).toEqual(map());
   });
 
-  it.each(cases.map((c) => [name(c), c] as const))("joinShouldProduceNullsWhenValueHasNonMatchingForeignKey %s", (_name, { leftJoin, materialized, rejoin }) => {
-    const t = setUp(materialized, leftJoin, rejoin);
+  it.each(cases.map((c) => [name(c), c] as const))("joinShouldProduceNullsWhenValueHasNonMatchingForeignKey %s", (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
+    const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
     t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp);
     // no output for a new inner join on a non-existent FK
     // the left join of course emits the half-joined output
@@ -189,8 +212,8 @@ describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
     if (materialized) expect(t.store()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs2,null)"]) : map());
   });
 
-  it.each(cases.map((c) => [name(c), c] as const))("shouldUnsubscribeOldForeignKeyIfLeftSideIsUpdated %s", (_name, { leftJoin, materialized, rejoin }) => {
-    const t = setUp(materialized, leftJoin, rejoin);
+  it.each(cases.map((c) => [name(c), c] as const))("shouldUnsubscribeOldForeignKeyIfLeftSideIsUpdated %s", (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
+    const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
     // Pre-populate the RHS records. This test is all about what happens when we change LHS records foreign key reference
     // then populate update on RHS
     t.right.pipeInput("rhs1", "rhsValue1", baseTimestamp);
@@ -210,23 +233,26 @@ describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
     if (materialized) expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|rhs2,rhsValue2)"]));
   });
 
-  const leftJoinCases = [true, false].flatMap((materialized) => [true, false].map((rejoin) => [`materialized=${materialized} rejoin=${rejoin}`, { materialized, rejoin }] as const));
+  /** Kafka's `testCasesWithoutLeftJoinArg()`: the cases without their leftJoin flag, deduplicated. */
+  const leftJoinCases = cases
+    .filter((c) => c.leftJoin)
+    .map((c) => [`materialized=${c.materialized} rejoin=${c.rejoin} leftVersioned=${c.leftVersioned} rightVersioned=${c.rightVersioned}`, c] as const);
 
-  it.each(leftJoinCases)("shouldEmitRecordOnNullForeignKeyForLeftJoins %s", (_name, { materialized, rejoin }) => {
-    const t = setUp(materialized, true, rejoin, () => null);
+  it.each(leftJoinCases)("shouldEmitRecordOnNullForeignKeyForLeftJoins %s", (_name, { materialized, rejoin, ...versioned }) => {
+    const t = setUp(materialized, true, rejoin, () => null, versioned);
     t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp);
     const expected = map(["lhs1", "(lhsValue1|rhs1,null)"]);
     expect(t.outputTopic.readKeyValuesToMap()).toEqual(expected);
     if (materialized) expect(t.store()).toEqual(expected);
   });
 
-  it.each(leftJoinCases)("shouldEmitRecordWhenOldAndNewFkDiffer %s", (_name, { materialized, rejoin }) => {
+  it.each(leftJoinCases)("shouldEmitRecordWhenOldAndNewFkDiffer %s", (_name, { materialized, rejoin, ...versioned }) => {
     const foreignKeyExtractor = (value: string) => {
       const split = value.split("|")[1]!;
       //new fk : old fk
       return split === "returnNull" ? null : split;
     };
-    const t = setUp(materialized, true, rejoin, foreignKeyExtractor);
+    const t = setUp(materialized, true, rejoin, foreignKeyExtractor, versioned);
     const key = encodeKey("rhs1") + "lhs1";
     t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp);
     expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", "(lhsValue1|rhs1,null)"]));
@@ -236,5 +262,57 @@ describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
     expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", "(lhsValue1|returnNull,null)"]));
     if (materialized) expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|returnNull,null)"]));
     expect(t.subscriptionStore().get(key)).toBeUndefined();
+  });
+
+  it.each(versionedData.map((c) => [name(c), c] as const))("shouldIgnoreOutOfOrderRecordsIffVersioned %s", (_name, { leftJoin, materialized, rejoin, leftVersioned, rightVersioned }) => {
+    const t = setUp(materialized, leftJoin, rejoin, undefined, { leftVersioned, rightVersioned });
+    const check = (output: Map<string, string | null>, store?: Map<string, string | null>) => {
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(output);
+      if (materialized) expect(t.store()).toEqual(store ?? output);
+    };
+
+    // RHS record
+    t.right.pipeInput("rhs1", "rhsValue1", baseTimestamp + 4);
+    check(map());
+
+    // LHS records with match to existing RHS record
+    t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp + 3);
+    t.left.pipeInput("lhs2", "lhsValue2|rhs1", baseTimestamp + 5);
+    check(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2|rhs1,rhsValue1)"]));
+
+    // replace with tombstone, to validate behavior when latest record is null
+    t.left.pipeInput("lhs2", null, baseTimestamp + 6);
+    check(map(["lhs2", null]), map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
+
+    // out-of-order LHS record (for existing key) does not produce a new result iff LHS is versioned
+    t.left.pipeInput("lhs1", "lhsValue1_ooo|rhs1", baseTimestamp + 2);
+    t.left.pipeInput("lhs2", "lhsValue2_ooo|rhs1", baseTimestamp + 2);
+    if (leftVersioned) check(map(), map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
+    else check(map(["lhs1", "(lhsValue1_ooo|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_ooo|rhs1,rhsValue1)"]));
+
+    // out-of-order LHS tombstone (for existing key) is similarly ignored (iff LHS is versioned)
+    t.left.pipeInput("lhs1", null, baseTimestamp + 2);
+    if (leftVersioned) check(map(), map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
+    else check(map(["lhs1", null]), map(["lhs2", "(lhsValue2_ooo|rhs1,rhsValue1)"]));
+
+    // LHS record with larger timestamp always produces a new result
+    t.left.pipeInput("lhs1", "lhsValue1_new|rhs1", baseTimestamp + 8);
+    t.left.pipeInput("lhs2", "lhsValue2_new|rhs1", baseTimestamp + 8);
+    check(map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1)"]));
+
+    // out-of-order RHS record (for existing key) does not produce a new result iff RHS is versioned
+    t.right.pipeInput("rhs1", "rhsValue1_ooo", baseTimestamp + 1);
+    if (rightVersioned) check(map(), map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1)"]));
+    else check(map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1_ooo)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1_ooo)"]));
+
+    // out-of-order RHS tombstone (for existing key) is similarly ignored (iff RHS is versioned)
+    t.right.pipeInput("rhs1", null, baseTimestamp + 1);
+    if (rightVersioned) check(map(), map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1)"]));
+    else if (leftJoin) check(map(["lhs1", "(lhsValue1_new|rhs1,null)"], ["lhs2", "(lhsValue2_new|rhs1,null)"]));
+    else check(map(["lhs1", null], ["lhs2", null]), map());
+
+    // RHS record with larger timestamps always produces new results
+    t.right.pipeInput("rhs1", "rhsValue1_new", baseTimestamp + 6);
+    check(map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1_new)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1_new)"]));
   });
 });

@@ -14,7 +14,7 @@ import type { Windowed } from "../windowed";
 import { OldValues } from "./change";
 import type { KGroupedStream } from "./kgrouped-stream";
 import { KTable, type Windowing } from "./ktable";
-import type { Materialized } from "./materialized";
+import { type Materialized, refuseVersioned } from "./materialized";
 import { aggregateProcessor, passThrough, type Aggregation } from "./processors";
 import { slidingWindowAggregate } from "./sliding-window-aggregate";
 import { windowRetention } from "./time-windowed-kstream";
@@ -40,6 +40,7 @@ function cogroupFold<K, VA, KT, T extends null>(parts: readonly CogroupPart<K, V
   const { graph } = parts[0]!.grouped;
   if (parts.some((p) => p.grouped.graph !== graph)) throw new TopologyError("cannot cogroup grouped streams of different StreamsBuilders");
   const { materialized } = fold;
+  refuseVersioned(materialized as Materialized<unknown, unknown>, "cogroup");
   const storeName = materialized.storeName ?? graph.newName("COGROUPKSTREAM-AGGREGATE-STATE-STORE");
   const keySerde = parts[0]!.grouped.storeKeySerde(materialized);
   const valueSerde = materialized.valueSerde ?? Serdes.json<VA>();

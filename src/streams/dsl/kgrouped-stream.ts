@@ -95,10 +95,11 @@ export class KGroupedStream<K, V> {
     const storeName = materialized.storeName ?? graph.newName(`${prefix}-STATE-STORE`);
     const keySerde = this.storeKeySerde(materialized);
     const valueSerde = materialized.valueSerde ?? defaultValueSerde;
-    graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown> });
+    const retention = materialized.historyRetentionMs;
+    graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
     const parent = this.aggregationParent(storeName, keySerde);
     const oldValues = new OldValues();
-    const node = graph.addProcessor(prefix, { parents: [parent], supplier: aggregateProcessor(storeName, step, oldValues), stores: [storeName] });
-    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, { oldValues });
+    const node = graph.addProcessor(prefix, { parents: [parent], supplier: aggregateProcessor(storeName, step, oldValues, retention), stores: [storeName] });
+    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, { oldValues, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
   }
 }

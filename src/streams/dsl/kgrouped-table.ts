@@ -11,7 +11,7 @@ import type { GraphNode, TopologyGraph } from "../topology/graph";
 import { change, changeSerde, OldValues, type Change } from "./change";
 import { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
-import { erase, keyValueStoreOf, processorOf } from "./processors";
+import { erase, processorOf, rowStoreOf } from "./processors";
 
 /** How a group's aggregate changes: add a value to it, or subtract one; `undefined` aggregate: the group has none yet. */
 interface TableAggregation<K, V, VA> {
@@ -67,11 +67,12 @@ export class KGroupedTable<K, V> {
     const storeName = materialized.storeName ?? graph.newName("KTABLE-AGGREGATE-STATE-STORE");
     const keySerde = materialized.keySerde ?? this.keySerde;
     const valueSerde = materialized.valueSerde ?? defaultValueSerde;
-    graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown> });
+    const retention = materialized.historyRetentionMs;
+    graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
     const oldValues = new OldValues();
-    const supplier = tableAggregateProcessor(storeName, aggregation, oldValues);
+    const supplier = tableAggregateProcessor(storeName, aggregation, oldValues, retention);
     const node = graph.addProcessor(prefix, { parents: [this.repartition(storeName)], supplier, stores: [storeName] });
-    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, { oldValues });
+    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, { oldValues, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
   }
 
   /** The source reading the changes back from the repartition topic; one per aggregation unless `Grouped.name` names it. */
@@ -92,11 +93,11 @@ export class KGroupedTable<K, V> {
  * the result and forwards it with the previous aggregate as its old value. The result's timestamp
  * is the update's, or the aggregate's when that is later and the aggregate was used.
  */
-function tableAggregateProcessor<K, V, VA>(storeName: string, aggregation: TableAggregation<K, V, VA>, oldValues: OldValues) {
+function tableAggregateProcessor<K, V, VA>(storeName: string, aggregation: TableAggregation<K, V, VA>, oldValues: OldValues, historyRetentionMs: number | undefined) {
   return erase(
     processorOf<K, Change<V>, K, Change<VA>>((record, context) => {
       if (record.key === null) throw new Error(`Record key for KTable aggregate operator with state ${storeName} should not be null.`);
-      const store = keyValueStoreOf<K, VA>(context, storeName);
+      const store = rowStoreOf<K, VA>(context, storeName, historyRetentionMs);
       const current = store.getWithTimestamp(record.key);
       const { newValue, oldValue } = record.value;
       let aggregate = current?.value;
@@ -111,7 +112,7 @@ function tableAggregateProcessor<K, V, VA>(storeName: string, aggregation: Table
       }
       // No aggregate (a subtractor may answer null): the group's row is deleted, as Kafka's store deletes a null.
       const next = aggregate ?? null;
-      if (next === null) store.delete(record.key);
+      if (next === null) store.delete(record.key, timestamp);
       else store.put(record.key, next, timestamp);
       context.forward({ ...record, value: change(next, oldValues.sending ? (current?.value ?? null) : null), timestamp });
     }),

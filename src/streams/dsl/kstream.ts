@@ -170,11 +170,12 @@ export class KStream<K, V> {
       prefix: "KSTREAM-TOTABLE",
       name,
       storeName: materialized.storeName,
+      ...(materialized.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized.historyRetentionMs }),
       laterStoreName: () => laterStoreName,
       keySerde: serdeOrDefault(keySerde) as Serde<unknown>,
       valueSerde: serdeOrDefault(valueSerde) as Serde<unknown>,
     });
-    return new KTable<K, V>(graph, source.node, keySerde, valueSerde, materialized.storeName, { oldValues: source.oldValues, source });
+    return new KTable<K, V>(graph, source.node, keySerde, valueSerde, materialized.storeName, { oldValues: source.oldValues, source, ...(materialized.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized.historyRetentionMs }) });
   }
 
   /**

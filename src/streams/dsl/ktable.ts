@@ -17,10 +17,11 @@ import { KGroupedTable } from "./kgrouped-table";
 import { KStream, type Predicate } from "./kstream";
 import type { Materialized } from "./materialized";
 import type { Grouped } from "./options";
-import { erase, keyValueStoreOf, processorOf } from "./processors";
+import { isLatestOf, PUT_RETURN_CODE_NOT_PUT } from "../state/versioned-store";
+import { erase, keyValueStoreOf, processorOf, versionedStoreOf } from "./processors";
 import { suppressProcessor } from "./suppress";
 import type { Suppressed } from "./suppressed";
-import { tableLookup, type TableLookup } from "./table-lookup";
+import { tableLookup, versionedLookup, type TableLookup, type VersionedLookup } from "./table-lookup";
 import { writeRow } from "./table-row";
 import type { TableSource } from "./table-source";
 import { tableTableJoin, type TableJoinKind } from "./table-table-join";
@@ -36,6 +37,9 @@ export interface MaterializedTable {
   readonly node: GraphNode;
   readonly storeName: string;
   readonly lookup: TableLookup;
+  /** Set when the store is versioned: its rows can be read as of a time (`lookupAsOf`). */
+  readonly historyRetentionMs?: number;
+  readonly lookupAsOf?: VersionedLookup;
 }
 
 /** What a windowed table knows of its windows: when each is final, and the serde of the key inside `Windowed`. */
@@ -52,11 +56,19 @@ export interface TableParts {
   readonly windowing?: Windowing;
   /** Set for tables read from a topic or a stream: they can be materialized in place. */
   readonly source?: TableSource;
+  /**
+   * Set for a versioned table (KIP-914): one materialized in a versioned store, or computed from
+   * one without a store of its own between. Its updates may be out of order (`isLatest: false`);
+   * it is materialized for joins in a versioned store with this history retention.
+   */
+  readonly historyRetentionMs?: number;
 }
 
 export class KTable<K, V, Tombstone extends null = never> {
   readonly oldValues: OldValues;
   readonly windowing: Windowing | undefined;
+  /** Set for a versioned table; see `TableParts.historyRetentionMs`. */
+  readonly historyRetentionMs: number | undefined;
   private readonly source: TableSource | undefined;
 
   /** Made by `StreamsBuilder.table` and aggregations; not meant to be called directly. */
@@ -72,6 +84,7 @@ export class KTable<K, V, Tombstone extends null = never> {
     this.oldValues = parts.oldValues;
     this.windowing = parts.windowing;
     this.source = parts.source;
+    this.historyRetentionMs = parts.historyRetentionMs;
   }
 
   /**
@@ -126,6 +139,7 @@ export class KTable<K, V, Tombstone extends null = never> {
    */
   suppress(suppressed: Suppressed): KTable<K, V, Tombstone> {
     const finalResults = suppressed.mode === "until-window-closes";
+    if (this.historyRetentionMs !== undefined) throw new TopologyError("suppress is not supported for versioned tables: their out-of-order updates are not final");
     if (finalResults && !this.windowing) throw new TopologyError("suppress(Suppressed.untilWindowCloses()) needs a windowed table, from windowedBy(...) and an aggregation");
     const storeName = suppressed.name ?? this.graph.newName("KTABLE-SUPPRESS-STATE-STORE");
     const valueSerde = serdeOrDefault(this.valueSerde) as Serde<unknown>;
@@ -170,20 +184,28 @@ export class KTable<K, V, Tombstone extends null = never> {
    * tables from stores).
    */
   materialize(): MaterializedTable {
-    const own = this.queryableStoreName;
-    if (own !== undefined) return { node: this.node, storeName: own, lookup: tableLookup(this.graph.storeKind(own) ?? "key-value", own) };
-    if (this.source) {
-      const name = this.source.store();
-      return { node: this.node, storeName: name, lookup: tableLookup("key-value", name) };
-    }
-    const name = this.declareStore(this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"), this.keySerde, this.valueSerde);
+    const own = this.queryableStoreName ?? this.source?.store();
+    if (own !== undefined) return this.materializedTable(this.node, own);
+    const retention = this.historyRetentionMs;
+    const spec = { name: this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"), keySerde: serdeOrDefault(this.keySerde) as Serde<unknown>, valueSerde: serdeOrDefault(this.valueSerde) as Serde<unknown> };
+    // A versioned table's copy is versioned too, so that joins can read it as of a time.
+    this.graph.addStore(retention === undefined ? spec : { ...spec, historyRetentionMs: retention });
+    const name = spec.name;
     // Writes the rows and passes each change on as it is: old values come from upstream.
     const supplier = processorOf<K, Change<V>, K, Change<V>>((record, context) => {
-      writeRow(keyValueStoreOf<K, V>(context, name), { ...record, value: record.value.newValue });
+      if (retention === undefined) writeRow(keyValueStoreOf<K, V>(context, name), { ...record, value: record.value.newValue });
+      else versionedStoreOf<K, V>(context, name, retention).put(record.key, record.value.newValue, record.timestamp);
       context.forward(record);
     });
     const node = this.graph.addProcessor("KTABLE-MATERIALIZE", { parents: [this.node], supplier: erase(supplier), stores: [name] });
-    return { node, storeName: name, lookup: tableLookup("key-value", name) };
+    return this.materializedTable(node, name);
+  }
+
+  private materializedTable(node: GraphNode, storeName: string): MaterializedTable {
+    const lookup = tableLookup(this.graph.storeKind(storeName) ?? "key-value", storeName);
+    const retention = this.graph.historyRetentionOf(storeName);
+    if (retention === undefined) return { node, storeName, lookup };
+    return { node, storeName, lookup, historyRetentionMs: retention, lookupAsOf: versionedLookup(storeName, retention) };
   }
 
   /** Asks this table's node to send old values (Kafka's `enableSendingOldValues`); see `OldValues`. */
@@ -221,17 +243,30 @@ export class KTable<K, V, Tombstone extends null = never> {
   private materializedAs(materialized: Materialized<K, V>): KTable<K, V, Tombstone> {
     const keySerde = materialized.keySerde ?? this.keySerde;
     const valueSerde = materialized.valueSerde ?? this.valueSerde;
-    const name = this.declareStore(materialized.storeName ?? this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"), keySerde, valueSerde);
+    const retention = materialized.historyRetentionMs;
+    const name = this.declareStore(materialized.storeName ?? this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"), keySerde, valueSerde, retention);
     // With its own store, the node has its old values at hand.
     const oldValues = new OldValues();
     const supplier = processorOf<K, Change<V>, K, Change<V>>((record, context) => {
+      const { newValue } = record.value;
+      if (retention !== undefined) {
+        const versions = versionedStoreOf<K, V>(context, name, retention);
+        const old = oldValues.sending ? (versions.get(record.key)?.value ?? null) : null;
+        const code = versions.put(record.key, newValue, record.timestamp);
+        if (code !== PUT_RETURN_CODE_NOT_PUT) context.forward({ ...record, value: change(newValue, old, isLatestOf(code)) });
+        return;
+      }
       const rows = keyValueStoreOf<K, V>(context, name);
       const old = oldValues.sending ? (rows.get(record.key) ?? null) : null;
-      writeRow(rows, { ...record, value: record.value.newValue });
-      context.forward({ ...record, value: change(record.value.newValue, old, record.value.isLatest) });
+      writeRow(rows, { ...record, value: newValue });
+      context.forward({ ...record, value: change(newValue, old) });
     });
     const node = this.graph.addProcessor("KTABLE-MATERIALIZE", { parents: [this.node], supplier: erase(supplier), stores: [name] });
-    return new KTable<K, V, Tombstone>(this.graph, node, keySerde, valueSerde, name, { oldValues, windowing: this.windowing });
+    return new KTable<K, V, Tombstone>(this.graph, node, keySerde, valueSerde, name, {
+      oldValues,
+      windowing: this.windowing,
+      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
+    });
   }
 
   private valueOp<VOut, TOut extends null>(
@@ -242,17 +277,32 @@ export class KTable<K, V, Tombstone extends null = never> {
   ): KTable<K, VOut, TOut> {
     const valueSerde = materialized?.valueSerde ?? (dropEmpty ? (this.valueSerde as Serde<unknown> as Serde<VOut>) : undefined);
     const keySerde = materialized?.keySerde ?? this.keySerde;
-    const storeName = materialized ? this.declareStore(materialized.storeName ?? this.graph.newName(`${prefix}-STATE-STORE`), keySerde, valueSerde) : undefined;
+    const historyRetentionMs = materialized?.historyRetentionMs;
+    const storeName = materialized ? this.declareStore(materialized.storeName ?? this.graph.newName(`${prefix}-STATE-STORE`), keySerde, valueSerde, historyRetentionMs) : undefined;
     // Kafka's filter asks its parent for old values, without forcing it to materialize.
     const initially = dropEmpty && this.oldValues.enable(false);
     const oldValues = new OldValues((force) => storeName !== undefined || this.oldValues.enable(force), initially);
-    const supplier = tableValueOp<K, V, VOut>({ compute, dropEmpty, storeName, oldValues });
+    const supplier = tableValueOp<K, V, VOut>({
+      compute,
+      dropEmpty,
+      storeName,
+      oldValues,
+      versionedInput: this.historyRetentionMs !== undefined,
+      ...(historyRetentionMs === undefined ? {} : { historyRetentionMs }),
+    });
     const node = this.graph.addProcessor(prefix, { parents: [this.node], supplier, stores: storeName === undefined ? [] : [storeName] });
-    return new KTable<K, VOut, TOut>(this.graph, node, keySerde, valueSerde, storeName, { oldValues, windowing: this.windowing });
+    // Without a store of its own the result is as versioned as its input; with one, as its store.
+    const resultRetention = materialized ? historyRetentionMs : this.historyRetentionMs;
+    return new KTable<K, VOut, TOut>(this.graph, node, keySerde, valueSerde, storeName, {
+      oldValues,
+      windowing: this.windowing,
+      ...(resultRetention === undefined ? {} : { historyRetentionMs: resultRetention }),
+    });
   }
 
-  private declareStore<KS, VS>(name: string, keySerde: Serde<KS> | undefined, valueSerde: Serde<VS> | undefined): string {
-    this.graph.addStore({ name, keySerde: serdeOrDefault(keySerde) as Serde<unknown>, valueSerde: serdeOrDefault(valueSerde) as Serde<unknown> });
+  private declareStore<KS, VS>(name: string, keySerde: Serde<KS> | undefined, valueSerde: Serde<VS> | undefined, historyRetentionMs?: number): string {
+    const spec = { name, keySerde: serdeOrDefault(keySerde) as Serde<unknown>, valueSerde: serdeOrDefault(valueSerde) as Serde<unknown> };
+    this.graph.addStore(historyRetentionMs === undefined ? spec : { ...spec, historyRetentionMs });
     return name;
   }
 }

@@ -1,9 +1,12 @@
 /**
  * `Materialized`: the name and serdes of the store an aggregation or table keeps its state in,
- * and for windowed aggregations how long windows are kept. The store name is also the name
- * queries use and the middle of its changelog topic's name.
+ * for windowed aggregations how long windows are kept, and for tables whether the store is
+ * versioned (`Materialized.as(Stores.persistentVersionedKeyValueStore(name, retention))`). The
+ * store name is also the name queries use and the middle of its changelog topic's name.
  */
+import { TopologyError } from "../errors";
 import type { Serde } from "../serdes";
+import type { VersionedStoreSupplier } from "./stores";
 
 export interface Materialized<K, V> {
   /** Without a name, the store gets a generated one (and so does its changelog topic). */
@@ -16,6 +19,8 @@ export interface Materialized<K, V> {
    * sliding: difference + 1 + grace, sessions: gap + grace).
    */
   readonly retentionMs?: number;
+  /** A versioned table store: how long, in stream time, older versions are kept for joins by time. */
+  readonly historyRetentionMs?: number;
 }
 
 export interface MaterializedOptions<K, V> {
@@ -25,12 +30,20 @@ export interface MaterializedOptions<K, V> {
 }
 
 export const Materialized = {
-  /** A store of that name; its name must be unique in the topology. */
-  as<K, V>(storeName: string, options: MaterializedOptions<K, V> = {}): Materialized<K, V> {
-    return { storeName, keySerde: options.key, valueSerde: options.value, retentionMs: options.retentionMs };
+  /** A store of that name (its name must be unique in the topology), or the versioned store a supplier describes. */
+  as<K, V>(store: string | VersionedStoreSupplier, options: MaterializedOptions<K, V> = {}): Materialized<K, V> {
+    const base = { keySerde: options.key, valueSerde: options.value, retentionMs: options.retentionMs };
+    return typeof store === "string" ? { storeName: store, ...base } : { storeName: store.name, historyRetentionMs: store.historyRetentionMs, ...base };
   },
   /** A store with a generated name and these serdes. */
   with<K, V>(keySerde?: Serde<K>, valueSerde?: Serde<V>): Materialized<K, V> {
     return { keySerde, valueSerde };
   },
 };
+
+/** Aggregations keep their results in plain stores: a versioned `Materialized` is refused there. */
+export function refuseVersioned(materialized: Materialized<unknown, unknown>, operator: string): void {
+  if (materialized.historyRetentionMs !== undefined) {
+    throw new TopologyError(`${operator}: a versioned store (${materialized.storeName}) can materialize a table, not an aggregation`);
+  }
+}

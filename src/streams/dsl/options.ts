@@ -26,9 +26,16 @@ export interface Joined<K, V> {
   readonly value?: Serde<V>;
   /**
    * Base name of the repartition topic of a side whose key may have changed, and of the join's
-   * buffer stores (stream-stream); default the join node's generated name.
+   * buffer stores (stream-stream, and `<name>-Buffer` for a stream-table join with a grace period);
+   * default the join node's generated name.
    */
   readonly name?: string;
+  /**
+   * Stream-table joins with a versioned table only (KIP-923): each stream record waits this long
+   * in stream time before it is joined with the table's row as of its timestamp, so that table
+   * updates arriving a little late still join. At most the table's history retention.
+   */
+  readonly gracePeriodMs?: number;
 }
 
 export interface Produced<K, V> {

@@ -7,8 +7,9 @@ import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
 import { SessionStoreView } from "../state/session-store";
 import { TypedKeyValueStore } from "../state/typed-store";
+import { RawVersionedStore, VersionedKeyValueStore } from "../state/versioned-store";
 import { WindowStoreView } from "../state/window-store";
-import type { AnySupplier } from "../topology/graph";
+import { versionsStoreName, type AnySupplier } from "../topology/graph";
 import { change, type Change, type OldValues } from "./change";
 
 /** One step of an aggregation: the new aggregate of a key from its current one (undefined at first) and a value. */
@@ -48,11 +49,11 @@ export function erase<KIn, VIn, KOut, VOut>(supplier: ProcessorSupplier<KIn, VIn
  * out-of-order record does not take the result's event time back. The result is a table update:
  * the new aggregate, with the previous one as old value when old values are sent.
  */
-export function aggregateProcessor<K, V, VA>(storeName: string, step: Aggregation<K, V, VA>, oldValues: OldValues): AnySupplier {
+export function aggregateProcessor<K, V, VA>(storeName: string, step: Aggregation<K, V, VA>, oldValues: OldValues, historyRetentionMs?: number): AnySupplier {
   return erase(
     processorOf<K, V, K, Change<VA>>((record, context) => {
       if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in an aggregation`);
-      const store = keyValueStoreOf<K, VA>(context, storeName);
+      const store = rowStoreOf<K, VA>(context, storeName, historyRetentionMs);
       const current = store.getWithTimestamp(record.key);
       const next = step(record.key, record.value, current?.value);
       const timestamp = current === undefined ? record.timestamp : Math.max(record.timestamp, current.timestamp);
@@ -66,6 +67,34 @@ export function aggregateProcessor<K, V, VA>(storeName: string, step: Aggregatio
 export function keyValueStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string): TypedKeyValueStore<K, V> {
   const handle = internal(context).storeHandle(name);
   return new TypedKeyValueStore(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
+}
+
+/** The versioned store of that name (its latest rows and its companion history store), typed with its serdes. */
+export function versionedStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string, historyRetentionMs: number): VersionedKeyValueStore<K, V> {
+  const latest = internal(context).storeHandle(name);
+  const history = internal(context).storeHandle(versionsStoreName(name));
+  return new VersionedKeyValueStore(name, new RawVersionedStore(latest.raw, history.raw, historyRetentionMs), latest.keySerde as Serde<K>, latest.valueSerde as Serde<V>);
+}
+
+/** A table's rows as aggregations read and write them, in a plain or a versioned store. */
+export interface RowStore<K, V> {
+  getWithTimestamp(key: K): { readonly value: V; readonly timestamp: number } | undefined;
+  put(key: K, value: V, timestamp: number): void;
+  delete(key: K, timestamp: number): void;
+}
+
+/** The rows of the store of that name; a versioned store (with `historyRetentionMs`) keeps each change as a version. */
+export function rowStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string, historyRetentionMs: number | undefined): RowStore<K, V> {
+  if (historyRetentionMs === undefined) {
+    const rows = keyValueStoreOf<K, V>(context, name);
+    return { getWithTimestamp: (key) => rows.getWithTimestamp(key), put: (key, value, timestamp) => rows.put(key, value, timestamp), delete: (key) => rows.delete(key) };
+  }
+  const versions = versionedStoreOf<K, V>(context, name, historyRetentionMs);
+  return {
+    getWithTimestamp: (key) => versions.get(key),
+    put: (key, value, timestamp) => void versions.put(key, value, timestamp),
+    delete: (key, timestamp) => void versions.put(key, null, timestamp),
+  };
 }
 
 /** The window store of that name, typed with its definition's serdes. */

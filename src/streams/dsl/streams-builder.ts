@@ -2,6 +2,7 @@
  * `StreamsBuilder`: where a topology is written. Sources, tables and stores are declared here;
  * operators on the returned streams add the rest; `build` validates and returns the `Topology`.
  */
+import { TopologyError } from "../errors";
 import { serdeOrDefault, type Serde } from "../serdes";
 import { buildTopology, type BuildOptions } from "../topology/build";
 import { TopologyGraph } from "../topology/graph";
@@ -47,11 +48,12 @@ export class StreamsBuilder {
     const table = addTableSource(this.graph, source.node, {
       prefix: "KTABLE-SOURCE",
       storeName,
+      ...(materialized?.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized.historyRetentionMs }),
       laterStoreName: () => this.graph.newName("KTABLE-SOURCE-STATE-STORE"),
       keySerde: keySerde as Serde<unknown>,
       valueSerde: valueSerde as Serde<unknown>,
     });
-    return new KTable<K, V>(this.graph, table.node, keySerde, valueSerde, storeName, { oldValues: table.oldValues, source: table });
+    return new KTable<K, V>(this.graph, table.node, keySerde, valueSerde, storeName, { oldValues: table.oldValues, source: table, ...(materialized?.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized?.historyRetentionMs }) });
   }
 
   /**
@@ -60,6 +62,7 @@ export class StreamsBuilder {
    * generated), which can be queried by key. Join it with `KStream.join(table, keySelector, joiner)`.
    */
   globalTable<K, V>(topic: string, consumed: Consumed<K, V> = {}, materialized: Materialized<K, V> = {}): GlobalKTable<K, V> {
+    if (materialized.historyRetentionMs !== undefined) throw new TopologyError(`global table ${topic}: a global table's store cannot be versioned`);
     const keySerde = materialized.keySerde ?? serdeOrDefault(consumed.key);
     const valueSerde = materialized.valueSerde ?? serdeOrDefault(consumed.value);
     const source = this.graph.addSource("KSTREAM-SOURCE", {

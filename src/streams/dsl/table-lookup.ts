@@ -3,13 +3,15 @@
  * Kafka calls a table's value getter. Tables from windowed aggregations are keyed by `Windowed<K>`
  * and live in window or session stores: their row is the value of that exact window (a session's
  * timestamp is its end, as Kafka's session value getter says), so windowed tables join like any.
+ * A versioned table's row can also be read as of a time (`versionedLookup`): what a stream-table
+ * join reads for a stream record, at the record's timestamp (KIP-914).
  */
 import { TopologyError } from "../errors";
 import type { ProcessorContext } from "../processor";
 import type { ValueAndTimestamp } from "../state/key-value-store";
 import type { StoreKind } from "../topology/graph";
 import type { Windowed } from "../windowed";
-import { keyValueStoreOf, sessionStoreOf, windowStoreOf } from "./processors";
+import { keyValueStoreOf, sessionStoreOf, versionedStoreOf, windowStoreOf } from "./processors";
 
 export type TableLookup = (context: ProcessorContext<unknown, unknown>, key: unknown) => ValueAndTimestamp<unknown> | undefined;
 
@@ -31,4 +33,13 @@ export function tableLookup(kind: StoreKind, storeName: string): TableLookup {
     case "buffer":
       throw new TopologyError(`store ${JSON.stringify(storeName)} is a buffer, not a table`);
   }
+}
+
+export type VersionedLookup = (context: ProcessorContext<unknown, unknown>, key: unknown, asOf: number) => ValueAndTimestamp<unknown> | undefined;
+
+export function versionedLookup(storeName: string, historyRetentionMs: number): VersionedLookup {
+  return (context, key, asOf) => {
+    const record = versionedStoreOf<unknown, unknown>(context, storeName, historyRetentionMs).getAsOf(key, asOf);
+    return record && { value: record.value, timestamp: record.timestamp };
+  };
 }

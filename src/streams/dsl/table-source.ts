@@ -7,11 +7,16 @@
  * added later needs its rows (a join) or its old values (a grouped table, a left join); it is then
  * materialized in place, its store connected to this same processor. With a store, the old value
  * is the row the store held.
+ *
+ * With a versioned store (KIP-914) an update older than the key's latest row goes into its history
+ * and is forwarded marked not latest (`isLatest: false`: joins and aggregations skip it); one older
+ * than the history retention is not taken, and neither forwarded (counted as dropped).
  */
 import type { Serde } from "../serdes";
 import type { ProcessorNode, TopologyGraph, GraphNode } from "../topology/graph";
 import { change, OldValues } from "./change";
-import { erase, keyValueStoreOf, processorOf } from "./processors";
+import { isLatestOf, PUT_RETURN_CODE_NOT_PUT } from "../state/versioned-store";
+import { erase, keyValueStoreOf, processorOf, versionedStoreOf } from "./processors";
 import { writeRow } from "./table-row";
 
 export interface TableSource {
@@ -28,6 +33,8 @@ export interface TableSourceOptions {
   readonly name?: string;
   /** Set when the user materialized the table: its store exists from the start. */
   readonly storeName: string | undefined;
+  /** Set when the user's store is versioned: how long it keeps older versions. */
+  readonly historyRetentionMs?: number;
   /** The name to give the store if it is materialized later. */
   readonly laterStoreName: () => string;
   readonly keySerde: Serde<unknown>;
@@ -37,7 +44,8 @@ export interface TableSourceOptions {
 export function addTableSource(graph: TopologyGraph, parent: GraphNode, options: TableSourceOptions): TableSource {
   let storeName = options.storeName;
   const declare = (name: string) => graph.addStore({ name, keySerde: options.keySerde, valueSerde: options.valueSerde });
-  if (storeName !== undefined) declare(storeName);
+  const retention = options.historyRetentionMs;
+  if (storeName !== undefined) graph.addStore({ name: storeName, keySerde: options.keySerde, valueSerde: options.valueSerde, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
   const oldValues = new OldValues((force) => {
     if (storeName === undefined && !force) return false;
     store();
@@ -46,6 +54,13 @@ export function addTableSource(graph: TopologyGraph, parent: GraphNode, options:
   const supplier = processorOf<unknown, unknown, unknown, unknown>((record, context) => {
     if (record.key === null) return context.dropRecord("null key in a table");
     if (storeName === undefined) return context.forward({ ...record, value: change(record.value) });
+    if (retention !== undefined) {
+      const versions = versionedStoreOf<unknown, unknown>(context, storeName, retention);
+      const old = oldValues.sending ? (versions.get(record.key)?.value ?? null) : null;
+      const code = versions.put(record.key, record.value, record.timestamp);
+      if (code === PUT_RETURN_CODE_NOT_PUT) return context.dropRecord("update older than the versioned table's history retention");
+      return context.forward({ ...record, value: change(record.value, old, isLatestOf(code)) });
+    }
     const rows = keyValueStoreOf<unknown, unknown>(context, storeName);
     const old = oldValues.sending ? (rows.get(record.key) ?? null) : null;
     writeRow(rows, record);

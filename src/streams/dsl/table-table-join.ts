@@ -57,6 +57,8 @@ export function tableTableJoin(kind: TableJoinKind, graph: TopologyGraph, left: 
     erase(
       processorOf<unknown, Change<unknown>, unknown, Change<unknown>>((record: StreamRecord<unknown, Change<unknown>>, context) => {
         if (record.key === null) return context.dropRecord("null key in a table-table join");
+        // An out-of-order update of a versioned table changes its history, not its row (KIP-914).
+        if (record.value.isLatest === false) return context.dropRecord("out-of-order update of a versioned table");
         const row = other.lookup(context, record.key);
         const join = (mine: unknown, theirs: unknown) => (fromLeft ? joiner(mine, theirs) : joiner(theirs, mine));
         const result = outcome(kind, fromLeft, record.value, row?.value ?? null, oldValues.sending, join);

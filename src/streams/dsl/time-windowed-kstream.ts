@@ -13,7 +13,7 @@ import type { KGroupedStream } from "./kgrouped-stream";
 import { OldValues } from "./change";
 import { EmitStrategy } from "./emit-strategy";
 import { KTable } from "./ktable";
-import type { Materialized } from "./materialized";
+import { type Materialized, refuseVersioned } from "./materialized";
 import type { Aggregation } from "./processors";
 import { slidingWindowAggregate } from "./sliding-window-aggregate";
 import { timeWindowAggregate } from "./window-aggregate";
@@ -40,6 +40,7 @@ export function windowedFold<K, V, VA, T extends null>(
 ): KTable<Windowed<K>, VA, T> {
   const { graph } = grouped;
   const retentionMs = windowRetention(windows, materialized);
+  refuseVersioned(materialized as Materialized<unknown, unknown>, "windowed aggregation");
   const storeName = materialized.storeName ?? graph.newName(`${prefix}-STATE-STORE`);
   const keySerde = grouped.storeKeySerde(materialized);
   const valueSerde = materialized.valueSerde ?? defaultValueSerde;

@@ -33,6 +33,11 @@ export const PUT_RETURN_CODE_VALID_TO_UNDEFINED = -1;
 /** `put` did not take the record: it is older than the history retention allows. */
 export const PUT_RETURN_CODE_NOT_PUT = Number.MIN_SAFE_INTEGER;
 
+/** A `put` result as a change's `isLatest`: absent when the record is the latest (the default), false when it went into the history. */
+export function isLatestOf(putReturnCode: number): false | undefined {
+  return putReturnCode === PUT_RETURN_CODE_VALID_TO_UNDEFINED ? undefined : false;
+}
+
 /** A version of a key: its value, from `timestamp` until `validTo` (undefined for the latest). */
 export interface VersionedRecord<V> {
   readonly value: V;

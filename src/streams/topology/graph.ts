@@ -72,6 +72,17 @@ export interface StoreSpec {
   readonly valueSerde: Serde<unknown>;
   /** A global table's store: every subtopology that uses it holds a whole copy. */
   readonly global?: boolean;
+  /**
+   * A versioned table's store (`Stores.persistentVersionedKeyValueStore`): it holds the latest
+   * rows, and its history lives in a companion store (`versionsStoreName`) that every processor
+   * connected to it is connected to as well.
+   */
+  readonly historyRetentionMs?: number;
+}
+
+/** The companion store holding a versioned store's older versions. */
+export function versionsStoreName(storeName: string): string {
+  return `${storeName}-versions`;
 }
 
 type Without<T, Omitted extends keyof T> = Omit<T, Omitted | "kind" | "name">;
@@ -94,7 +105,7 @@ export class TopologyGraph {
 
   /** `name`: one taken earlier with `newName` (an operator whose topics are named after its processor). */
   addProcessor(prefix: string, processor: Without<ProcessorNode, never>, name = this.newName(prefix)): ProcessorNode {
-    return this.add<ProcessorNode>({ kind: "processor", name, ...processor });
+    return this.add<ProcessorNode>({ kind: "processor", name, ...processor, stores: processor.stores.flatMap((store) => this.withCompanion(store)) });
   }
 
   addSink(prefix: string, sink: Without<SinkNode, never>): SinkNode {
@@ -103,6 +114,24 @@ export class TopologyGraph {
 
   addStore(store: StoreSpec): void {
     this.stores.push(store);
+    if (store.historyRetentionMs !== undefined) {
+      this.stores.push({ name: versionsStoreName(store.name), kind: "buffer", keySerde: store.keySerde, valueSerde: store.valueSerde });
+    }
+  }
+
+  /** Whether a declared store is versioned. */
+  isVersioned(name: string): boolean {
+    return this.historyRetentionOf(name) !== undefined;
+  }
+
+  /** A versioned store's history retention; undefined for any other store. */
+  historyRetentionOf(name: string): number | undefined {
+    return this.stores.find((s) => s.name === name)?.historyRetentionMs;
+  }
+
+  /** A store's name, with its companion's when it is versioned. */
+  private withCompanion(name: string): string[] {
+    return this.isVersioned(name) ? [name, versionsStoreName(name)] : [name];
   }
 
   /**
@@ -111,7 +140,7 @@ export class TopologyGraph {
    * when records flow, after the build).
    */
   connectStore(node: ProcessorNode, storeName: string): void {
-    if (!node.stores.includes(storeName)) (node.stores as string[]).push(storeName);
+    for (const name of this.withCompanion(storeName)) if (!node.stores.includes(name)) (node.stores as string[]).push(name);
   }
 
   /** The kind of a declared store (the first declared under that name). */

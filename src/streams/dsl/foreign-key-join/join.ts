@@ -84,9 +84,11 @@ export function foreignKeyJoin<K, V, KO, VO, VR>(
   const output = addTableSource(graph, resolver, {
     prefix: "KTABLE-FK-JOIN-OUTPUT",
     storeName: materialized.storeName,
+    ...(materialized.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized.historyRetentionMs }),
     laterStoreName: () => laterStoreName,
     keySerde: serdeOrDefault(keySerde) as Serde<unknown>,
     valueSerde: serdeOrDefault(valueSerde) as Serde<unknown>,
   });
-  return new KTable<K, VR, null>(graph, output.node, keySerde, valueSerde, materialized.storeName, { oldValues: output.oldValues, source: output });
+  const retention = materialized.historyRetentionMs;
+  return new KTable<K, VR, null>(graph, output.node, keySerde, valueSerde, materialized.storeName, { oldValues: output.oldValues, source: output, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
 }

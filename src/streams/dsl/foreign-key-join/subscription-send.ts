@@ -18,7 +18,7 @@ export function subscriptionSend<K, V, KO>(foreignKeyExtractor: (value: V) => KO
   return erase(
     processorOf<K, Change<V>, KO | null, Subscription<K>>((record: StreamRecord<K, Change<V>>, context) => {
       const { newValue, oldValue, isLatest } = record.value;
-      if (isLatest === false) return;
+      if (isLatest === false) return context.dropRecord("out-of-order update of a versioned table");
       const hash = newValue === null ? null : valueHash(valueSerde.serialize(newValue));
       const send = (foreignKey: KO | null, instruction: Instruction) =>
         context.forward({ ...record, key: foreignKey, value: { hash, instruction, primaryKey: record.key, primaryPartition: context.partition } });
