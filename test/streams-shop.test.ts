@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { TopologyTestDriver } from "../src/streams";
-import { shopTopology, type CategoryTotal, type EnrichedOrder } from "../examples/shop/application";
+import { shopTopology, type CategoryTotal, type EnrichedOrder, type Shipment } from "../examples/shop/application";
 
 const json = (value: unknown) => JSON.stringify(value);
 
@@ -62,5 +62,27 @@ describe("shop example", () => {
     expect(s.enriched("o3")).toMatchObject({ city: "Lyon" });
     const enrichedOutput = s.driver.records("orders-enriched").map((r) => [r.key, r.value === null ? null : (JSON.parse(r.value) as EnrichedOrder).city]);
     expect(enrichedOutput.filter(([key]) => key === "o2")).toEqual([["o2", "Rome"], ["o2", null]]);
+  });
+
+  it("ships each order to the customer's city as of the order's time, after waiting for late address changes", () => {
+    const { driver } = shop();
+    const at = (topic: string, key: string, value: unknown, timestamp: number) => driver.pipe(topic, key, json(value), { timestamp });
+    const shipments = () => driver.records("shipments").map((r) => (JSON.parse(r.value!) as Shipment).orderId + "@" + (JSON.parse(r.value!) as Shipment).city);
+    at("customers", "c1", { name: "Ada", city: "Paris" }, 1_000);
+    at("orders", "o1", { customerId: "c1", productId: "tea", quantity: 1 }, 2_000);
+    // Ada moves after o1 was placed; o1 still waits (grace) and is shipped to Paris.
+    at("customers", "c1", { name: "Ada", city: "Lyon" }, 5_000);
+    expect(shipments()).toEqual([]);
+    at("orders", "o2", { customerId: "c1", productId: "tea", quantity: 1 }, 13_000);
+    expect(shipments()).toEqual(["o1@Paris"]);
+    // An order older than the grace period joins at once, as of its own time.
+    at("orders", "o3", { customerId: "c1", productId: "tea", quantity: 1 }, 1_500);
+    expect(shipments()).toEqual(["o1@Paris", "o3@Paris"]);
+    // A cancellation ships nothing; o2 leaves once stream time is 10 s past it.
+    at("orders", "o1", { cancelled: true }, 20_000);
+    at("orders", "o4", { customerId: "c1", productId: "tea", quantity: 1 }, 30_000);
+    expect(shipments()).toEqual(["o1@Paris", "o3@Paris", "o2@Lyon"]);
+    // The customers store answers with the latest row.
+    expect(driver.get("customers", "c1")).toEqual({ name: "Ada", city: "Lyon" });
   });
 });

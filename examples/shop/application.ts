@@ -7,11 +7,15 @@
  * is maintained by regrouping the orders table by category: a changed or cancelled order takes its
  * old amount out of its old category before adding the new one to the new (store
  * `category-totals`, topic `category-totals`); a dashboard gets each category's total at most once a
- * minute (`suppress(untilTimeLimit)`, topic `category-dashboard`). Built from the public DSL only; `npm run start:shop`
+ * minute (`suppress(untilTimeLimit)`, topic `category-dashboard`). Customers are a versioned table
+ * (their history kept for a day), so each order's shipment (topic `shipments`, keyed by customer)
+ * goes to the city the customer lived in when the order was placed — even when the order is
+ * processed after the customer moved — and waits 10 s for address changes that arrive late (a
+ * stream-table join with a grace period). Built from the public DSL only; `npm run start:shop`
  * serves it with this directory's wrangler.toml, which points `#application` here.
  */
 import { Application } from "../../src/application";
-import { BufferConfig, Materialized, Serdes, StreamsBuilder, Suppressed } from "../../src/streams";
+import { BufferConfig, Materialized, Serdes, Stores, StreamsBuilder, Suppressed } from "../../src/streams";
 
 export interface Product {
   readonly name: string;
@@ -42,6 +46,14 @@ export interface EnrichedOrder extends PricedOrder {
   readonly city: string;
 }
 
+/** Where an order goes: the customer's city as of the order's time. */
+export interface Shipment {
+  readonly orderId: string;
+  readonly productId: string;
+  readonly quantity: number;
+  readonly city: string;
+}
+
 export interface CategoryTotal {
   readonly orders: number;
   readonly revenue: number;
@@ -49,19 +61,35 @@ export interface CategoryTotal {
 
 export const SHOP_APPLICATION_ID = "shop";
 /** `orders` and the category totals are repartitioned; `customers` is joined by foreign key, `products` is global. */
-export const SHOP_TOPICS = { orders: 4, customers: 4, products: 2, "orders-enriched": 4, "category-totals": 4, "category-dashboard": 4 } as const;
+export const SHOP_TOPICS = { orders: 4, customers: 4, products: 2, "orders-enriched": 4, "category-totals": 4, "category-dashboard": 4, shipments: 4 } as const;
 /** A category's dashboard row waits this long (stream time) after its first change, then shows the latest total. */
 export const DASHBOARD_INTERVAL_MS = 60_000;
+/** How long customers' past addresses are kept, and how long an order waits for a late address change. */
+export const CUSTOMER_HISTORY_MS = 24 * 60 * 60_000;
+export const SHIPMENT_GRACE_MS = 10_000;
 
 const str = Serdes.string();
 
 export function shopTopology() {
   const builder = new StreamsBuilder();
   const products = builder.globalTable("products", { key: str, value: Serdes.json<Product>() }, Materialized.as("products"));
-  const customers = builder.table("customers", { key: str, value: Serdes.json<Customer>() }, Materialized.as("customers"));
+  const customers = builder.table(
+    "customers",
+    { key: str, value: Serdes.json<Customer>() },
+    Materialized.as(Stores.persistentVersionedKeyValueStore("customers", CUSTOMER_HISTORY_MS)),
+  );
 
-  const orders = builder
-    .stream("orders", { key: str, value: Serdes.json<OrderEvent>() })
+  const orderEvents = builder.stream("orders", { key: str, value: Serdes.json<OrderEvent>() });
+  orderEvents
+    .flatMap((orderId, event) => ("cancelled" in event ? [] : [{ key: event.customerId, value: { orderId, productId: event.productId, quantity: event.quantity } }]))
+    .join(
+      customers,
+      (order, customer): Shipment => ({ ...order, city: customer.city }),
+      { key: str, value: Serdes.json<Omit<Shipment, "city">>(), name: "shipments", gracePeriodMs: SHIPMENT_GRACE_MS },
+    )
+    .to("shipments", { key: str, value: Serdes.json<Shipment>() });
+
+  const orders = orderEvents
     // A cancellation (or an order of an unknown product) is priced as null: it deletes the order.
     // Its key selector names no product ("") rather than none: a left join drops a null join key.
     .leftJoin(

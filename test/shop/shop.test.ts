@@ -11,7 +11,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { application } from "#application";
-import { DASHBOARD_INTERVAL_MS } from "../../examples/shop/application";
+import { DASHBOARD_INTERVAL_MS, SHIPMENT_GRACE_MS, type Shipment } from "../../examples/shop/application";
 import { partitionForKey } from "../../src/log/partitioner";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import { TestDriver } from "../../src/testing/test-driver";
@@ -202,5 +202,49 @@ describe("shop example on the real runtime", () => {
     expect(dashboard.map((r) => JSON.parse(r.value))).toEqual([{ orders: 3, revenue: 6000 }]);
     expect(dashboard.map((r) => r.timestamp)).toEqual([t0 + DASHBOARD_INTERVAL_MS]);
     expect(await valueAt("category-totals", "books")).toEqual({ orders: 4, revenue: 7000 });
+  });
+
+  it("ships each order to the customer's city as of the order's time, through a wipe of the versioned table and the grace buffer", async () => {
+    // Ahead of every timestamp the other tests' records carry.
+    const t = Date.now() + 7_200_000;
+    const customerTask = taskOf(0, "c5");
+    const shipped = async () =>
+      (await driver.read("shipments"))
+        .filter((r) => r.key === "c5")
+        .map((r) => {
+          const shipment = JSON.parse(r.value) as Shipment;
+          return [shipment.orderId, shipment.city, r.timestamp];
+        });
+    await driver.pipe("customers", [{ ...customer("c5", "Eve", "Oslo"), timestamp: t }]);
+    await driver.runUntilQuiet();
+    await driver.pipe("orders", [{ ...order("s1", "c5", "tea", 1), timestamp: t + 1_000 }]);
+    await driver.runUntilQuiet();
+    // Eve moves after s1 was placed, while s1 still waits out the grace period.
+    await driver.pipe("customers", [{ ...customer("c5", "Eve", "Bergen"), timestamp: t + 5_000 }]);
+    await driver.runUntilQuiet();
+    await driver.pipe("orders", [{ ...order("s2", "c5", "tea", 2), timestamp: t + 12_000 }]);
+    await driver.runUntilQuiet();
+    expect(await shipped()).toEqual([["s1", "Oslo", t + 1_000]]);
+
+    // The task holding the versioned customers table and the join's buffer (s2 waits in it) is wiped.
+    expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
+    const owner = (await driver.instances()).find((i) => i.role === "active" && i.taskId === customerTask)!;
+    expect((await driver.task(owner).corrupt()).state).toBe("RESTORING");
+    expect((await call("/stores/customers/keys/c5")).status).toBe(503);
+    expect((await call("/admin/restore/resume", { body: {} })).status).toBe(200);
+    await driver.runUntilQuiet();
+    expect(await valueAt("customers", "c5")).toEqual({ name: "Eve", city: "Bergen" });
+
+    // An order older than the grace period joins at once with the restored history: Oslo then.
+    await driver.pipe("orders", [{ ...order("s3", "c5", "tea", 1), timestamp: t + 1_500 }]);
+    await driver.runUntilQuiet();
+    // The restored buffer still holds s2: it leaves once stream time is the grace period past it.
+    await driver.pipe("orders", [{ ...order("s4", "c5", "tea", 1), timestamp: t + 12_000 + SHIPMENT_GRACE_MS }]);
+    await driver.runUntilQuiet();
+    expect(await shipped()).toEqual([
+      ["s1", "Oslo", t + 1_000],
+      ["s3", "Oslo", t + 1_500],
+      ["s2", "Bergen", t + 12_000],
+    ]);
   });
 });
