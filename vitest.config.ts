@@ -17,9 +17,18 @@ function isInjectedCrash(error: unknown): boolean {
   return durableObjectReset === true && typeof message === "string" && message.startsWith("injected crash");
 }
 
-/** The Worker in workerd, with test bindings on top of the wrangler config's. */
-function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler.toml") {
+/** The examples and tests import the library by its package name: here, from its source. */
+const library = {
+  alias: [
+    { find: /^edge-streams$/, replacement: `${process.cwd()}/workers/index.ts` },
+    { find: /^edge-streams\/testing$/, replacement: `${process.cwd()}/workers/testing.ts` },
+  ],
+};
+
+/** A Worker in workerd (by default the root wrangler.toml's, the orders-totals example), with test bindings on top of its config's. */
+function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler.toml", main?: string) {
   return cloudflareTest({
+    ...(main ? { main } : {}),
     wrangler: { configPath },
     miniflare: {
       bindings: {
@@ -49,23 +58,26 @@ export default defineConfig({
     projects: [
       {
         plugins: [workerd()],
+        resolve: library,
         test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**"] },
       },
       {
         plugins: [workerd({ NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
+        resolve: library,
         test: { name: "standby", include: ["test/standby/**/*.test.ts"] },
       },
       {
-        // The second example application: the same Worker code with `#application` pointed at it.
+        // The second example application, its own Worker and wrangler.toml.
         plugins: [workerd({}, "./examples/page-views/wrangler.toml")],
-        resolve: { alias: { "#application": `${process.cwd()}/examples/page-views/application.ts` } },
+        resolve: library,
         // Each test runs the whole pipeline (three subtopologies): slow on a loaded 2-core machine.
         test: { name: "page-views", include: ["test/page-views/**/*.test.ts"], testTimeout: 30_000 },
       },
       {
         // Wall-clock punctuation on the task's alarm and the uncaught-error policies, on the real runtime.
-        plugins: [workerd({ RETRY_BACKOFF_MS: "50" })],
-        resolve: { alias: { "#application": `${process.cwd()}/test/policies/application.ts` } },
+        // Its own Worker (a test application) with the default example's bindings.
+        plugins: [workerd({ RETRY_BACKOFF_MS: "50" }, "./wrangler.toml", "./test/policies/worker.ts")],
+        resolve: library,
         test: { name: "policies", include: ["test/policies/**/*.test.ts"] },
       },
       {

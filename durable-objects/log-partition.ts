@@ -16,16 +16,22 @@ import type {
   ProducerRecord,
   TopicPartition,
 } from "../src/log/types";
-import type { Env } from "../workers/env";
+import { isRestoreWorkerName } from "../src/names";
+import type { ObjectDirectory, PartitionCalls } from "./calls";
 
-export class LogPartition extends DurableObject<Env> {
+/** A partition of the embedded log; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
+export class LogPartition extends DurableObject implements PartitionCalls {
   private readonly store: PartitionStore;
   private readonly subscribers: Subscribers;
   /** Calls still to fail, set by the fault-injection route; kept in memory like a flaky link. */
   private failuresToInject = 0;
 
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+  constructor(
+    ctx: DurableObjectState,
+    env: unknown,
+    private readonly objects: ObjectDirectory,
+  ) {
+    super(ctx, env as never);
     this.store = new PartitionStore(ctx.storage);
     this.subscribers = new Subscribers(ctx.storage);
   }
@@ -70,9 +76,8 @@ export class LogPartition extends DurableObject<Env> {
   private wakeSubscribers(tp: TopicPartition): void {
     const names = this.subscribers.list();
     if (names.length === 0) return;
-    const { TASK_OBJECT: tasks, RESTORE_WORKER: restorers } = this.env;
     this.ctx.waitUntil(
-      Promise.allSettled(names.map((name) => (name.startsWith("restore@") ? restorers.getByName(name).wake(tp) : tasks.getByName(name).wake()))),
+      Promise.allSettled(names.map((name) => (isRestoreWorkerName(name) ? this.objects.restoreWorker(name).wake(tp) : this.objects.taskObject(name).wake()))),
     );
   }
 

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { groupObjectName } from "../durable-objects/consumer-group";
+import { groupObjectName } from "../src/names";
 import { ConsumerGroupCoordinator } from "../src/consumer-group/group";
 import { DurableLog } from "../src/log/durable-log";
 import { partitionForKey } from "../src/log/partitioner";

@@ -7,7 +7,7 @@
  */
 import { LogUnavailable, OffsetOutOfRange } from "../log/errors";
 import type { Log, TopicPartition } from "../log/types";
-import type { RestoreBatch, RestoreReply } from "../task/stream-task";
+import type { RestoreBatch, RestoreReply } from "../task/protocol";
 import type { ChangelogWork, RestoreRegistry } from "./registry";
 import { logEvent } from "../util/log";
 import { registrationEnded, suspensionsOnEnd, type Suspension } from "./suspensions";

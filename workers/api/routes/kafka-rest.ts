@@ -54,7 +54,7 @@ const topicParam = z.object({ topic: z.string().min(1).max(249) });
 /** Appends the planned batches: partitions in parallel, one partition's batches in request order. */
 async function produce(c: Context<ApiEnv>, messages: readonly TopicMessage[]): Promise<ProduceMetadata[]> {
   // Before anything is appended: a request naming an internal topic anywhere changes nothing.
-  for (const message of messages) refuseInternalTopicWrite(message.topic);
+  for (const message of messages) refuseInternalTopicWrite(c.var.host.application, message.topic);
   const log = c.get("log");
   const counts = await log.topics();
   const now = Date.now();

@@ -127,6 +127,6 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
 }
 
 export const metrics = new Hono<ApiEnv>().get("/metrics", async (c) => {
-  const snapshot = await clusterSnapshot(c.env, c.get("config"));
+  const snapshot = await clusterSnapshot(c.var.host, c.get("config"));
   return c.body(exposition(metricFamilies(snapshot)), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE, "Cache-Control": "no-store" });
 });
