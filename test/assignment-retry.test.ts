@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { type InstanceAssignment } from "../src/coordinator/coordinator-store";
+import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME } from "../src/names";
 import type { TaskDescription } from "../src/task/describe";
 

@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { type CoordinatorStore, type InstanceAssignment } from "../src/coordinator/coordinator-store";
+import type { CoordinatorStore, InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME } from "../src/names";
 import { warmUpTargets } from "../src/coordinator/standbys";
 import { DurableLog } from "../src/log/durable-log";
@@ -18,7 +18,7 @@ import { RestoreRegistry, type Registration } from "../src/restore/registry";
 import { Restorer } from "../src/restore/restorer";
 import type { Suspension } from "../src/restore/suspensions";
 import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
-import { application } from "../examples/orders-totals/worker";
+import { application } from "../examples/orders-totals/app";
 
 let scratch = 0;
 

@@ -1,17 +1,9 @@
 /**
- * The default example as a Worker (the root wrangler.toml, `npm start`): orders → totals, with
- * unreadable orders sent to a dead-letter topic. A user's Worker module looks just like this.
+ * The default example as a Worker (the root wrangler.toml, `npm start`). A Worker module exports
+ * only its handler and its Durable Object classes (workerd refuses other exports); a user's
+ * Worker module looks just like this.
  */
-import { defineEdgeStreams } from "edge-streams";
-import { ordersTotalsTopology } from "./topology";
-
-/** Orders that cannot be read (say `{"amount": "ten"}`) go here instead of stopping their task. */
-export const DEAD_LETTER_TOPIC = "orders-dead-letters";
-
-const streams = defineEdgeStreams(ordersTotalsTopology({ deadLetterTopic: DEAD_LETTER_TOPIC }));
-
-/** The application this Worker runs (tests drive it with `TestDriver`). */
-export const application = streams.application;
+import { streams } from "./app";
 
 export class TaskObject extends streams.TaskObject {}
 export class Coordinator extends streams.Coordinator {}

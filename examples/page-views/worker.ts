@@ -1,14 +1,8 @@
 /**
- * The second example as a Worker (page views per region per minute, joined with a region table):
- * `npm run start:page-views` serves it with examples/page-views/wrangler.toml.
+ * The second example as a Worker: `npm run start:page-views` serves it with
+ * examples/page-views/wrangler.toml.
  */
-import { defineEdgeStreams } from "edge-streams";
-import { pageViewsTopology } from "./topology";
-
-const streams = defineEdgeStreams(pageViewsTopology());
-
-/** The application this Worker runs (tests drive it with `TestDriver`). */
-export const application = streams.application;
+import { streams } from "./app";
 
 export class TaskObject extends streams.TaskObject {}
 export class Coordinator extends streams.Coordinator {}

@@ -1,16 +1,5 @@
-/**
- * The Worker of the `policies` test project: the policies test application on topics
- * `policies-events` and `policies-flushed`, two partitions, flushing every 100 ms.
- */
-import { defineEdgeStreams } from "edge-streams";
-import { policiesApp } from "../support/policies-app";
-
-export const PUNCTUATE_EVERY_MS = 100;
-
-const streams = defineEdgeStreams(policiesApp("policies", PUNCTUATE_EVERY_MS, 2));
-
-/** The application this Worker runs (the tests drive it with `TestDriver`). */
-export const application = streams.application;
+/** The Worker of the `policies` test project (vitest's `main`), running test/policies/app.ts. */
+import { streams } from "./app";
 
 export class TaskObject extends streams.TaskObject {}
 export class Coordinator extends streams.Coordinator {}
