@@ -52,6 +52,9 @@ export default defineConfig({
   test: {
     // A green run prints its summary; a failing test still shows everything it logged.
     silent: "passed-only",
+    // Only tests slower than this are listed by name under their file's line (the model test's
+    // seeds and the Node tests take seconds each): a green run is one line per file.
+    slowTestThreshold: 10_000,
     // Crash tests kill Durable Objects on purpose (`ctx.abort`); workerd reports the reset of the
     // dead object's pending work. Only those expected deaths are ignored.
     onUnhandledError: (error) => !isInjectedCrash(error),
