@@ -13,7 +13,7 @@
  * that the same string is the durable copy and what is sent; records that encoding does not carry
  * exactly are stored as a JSON array of the records, and sent as records (for the log to refuse).
  */
-import { Sql, sql } from "../storage/sql";
+import { type Sql, sql } from "../storage/sql";
 import { decodeRecords, encodeRecords } from "../log/record-batch";
 import type { ProducerRecord, TopicPartition } from "../log/types";
 

@@ -97,13 +97,14 @@ class SubtopologyTask implements TaskProcessor {
     if (!source || input.partition !== this.partition) {
       throw new Error(`task ${this.taskId} reads partition ${this.partition} of ${this.sourceTopics.join(", ")}, not ${input.topic}/${input.partition}`);
     }
-    let record;
+    let record: ReturnType<typeof deserializeInput>;
     try {
       record = deserializeInput(source.node, input);
     } catch (error) {
       if (!(error instanceof DeserializationError)) throw error;
       // Undecodable records do not advance stream time: their timestamp is not trusted either.
-      return handleDeserializationError(this.topology.deserializationHandler, error, input, this.deps.collector, this.task);
+      handleDeserializationError(this.topology.deserializationHandler, error, input, this.deps.collector, this.task);
+      return;
     }
     const position = { topic: input.topic, partition: input.partition, offset: input.offset };
     this.task.current = { position, input, timestamp: input.timestamp };
