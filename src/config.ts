@@ -1,6 +1,6 @@
 /**
  * Configuration from Worker vars and secrets (`wrangler.toml [vars]`, `.dev.vars`,
- * `wrangler dev --var`), parsed once per request into typed settings with the defaults of API.md.
+ * `wrangler dev --var`), parsed once per request into typed settings with the defaults of docs/configuration.md.
  */
 import { z } from "zod";
 import { setLogLevel } from "./util/log";

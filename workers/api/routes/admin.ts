@@ -1,5 +1,5 @@
 /**
- * Admin routes of API.md: migrate, restore pause/resume, resuming tasks stopped by an uncaught
+ * Admin routes of docs/http-api.md: migrate, restore pause/resume, resuming tasks stopped by an uncaught
  * error (one task, or the whole application after `"shutdown-application"`), and — only with `FAULT_INJECTION=on` — the fault
  * routes (corrupt a task, crash it, make log calls fail).
  */
