@@ -6,6 +6,7 @@
 import type { LogRecord, TopicPartition } from "../log/types";
 import type { RestoredBatch } from "./checkpoint";
 import type { TaskRole, TaskState } from "./state";
+import type { TaskMeta } from "./task-storage";
 
 /** An assignment from the coordinator: which task, where, in which role and epoch. */
 export interface Assignment {
@@ -21,14 +22,7 @@ export interface Assignment {
  * What an instance answers an assignment or a revocation with: the state it took, from its own
  * storage alone (an answer that needed the log would fail, after the fact, with it).
  */
-export interface InstanceAck {
-  readonly taskId: string;
-  readonly placement: string;
-  readonly role: TaskRole;
-  readonly state: TaskState;
-  readonly epoch: number;
-  readonly incarnation: number;
-}
+export type InstanceAck = Pick<TaskMeta, "taskId" | "placement" | "role" | "state" | "epoch" | "incarnation">;
 
 /** Points of a commit where tests (and the crash fault route) can kill the instance. */
 export type CommitStep = "before-commit" | "after-commit" | "mid-send" | "after-send";
