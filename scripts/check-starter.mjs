@@ -1,7 +1,8 @@
 // `npm run test:starter` (and CI): proves the starter works as a user gets it. Packs the library
 // (`npm pack`, which builds dist/), copies examples/starter to a temporary folder, installs the
 // tarball there with the starter's other dependencies from the npm registry, and runs the
-// starter's own `npm test` and `wrangler deploy --dry-run`.
+// starter's own type check (the shipped .d.ts against its generated Env), `npm test` and
+// `wrangler deploy --dry-run`.
 import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +23,7 @@ try {
   const starter = join(work, "starter");
   cpSync(join(root, "examples/starter"), starter, { recursive: true, filter: (path) => !/node_modules|\.wrangler/.test(path) });
   run(starter, "npm", ["install", "--no-audit", "--no-fund", "--save", tarball]);
+  run(starter, "npm", ["run", "typecheck"]);
   run(starter, "npm", ["test"]);
   run(starter, "npx", ["wrangler", "deploy", "--dry-run", "--outdir", "dist"]);
   if (!existsSync(join(starter, "dist/index.js"))) throw new Error("the starter's dry run bundled nothing");
