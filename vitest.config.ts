@@ -17,12 +17,23 @@ function isInjectedCrash(error: unknown): boolean {
   return durableObjectReset === true && typeof message === "string" && message.startsWith("injected crash");
 }
 
+const TEST_TOPICS = "ingest-test=4,retention-test=1(cleanup.policy=compact,delete retention.ms=60000 retention.bytes=1000000)";
+
 /** The examples and tests import the library by its package name: here, from its source. */
 const library = {
   alias: [
     { find: /^edge-streams$/, replacement: `${process.cwd()}/workers/index.ts` },
     { find: /^edge-streams\/testing$/, replacement: `${process.cwd()}/workers/testing.ts` },
   ],
+};
+
+/**
+ * The example app's changelog never compacted (records younger than a day are left alone): tests
+ * that check a changelog's whole history — exactly once, crash points, the model — see every
+ * record. Compaction itself is tested in the `compaction` project, with the defaults.
+ */
+const NO_COMPACTION = {
+  TOPICS: `${TEST_TOPICS},edge-streams-totals-changelog=4(cleanup.policy=compact min.compaction.lag.ms=86400000)`,
 };
 
 /** A Worker in workerd (by default the root wrangler.toml's, the orders-totals example), with test bindings on top of its config's. */
@@ -41,7 +52,7 @@ function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler
         // Small restore batches, so restoration takes many batches in tests.
         RESTORE_BATCH_RECORDS: "25",
         // Topics no task reads, for tests of the log and ingest alone.
-        TOPICS: "ingest-test=4",
+        TOPICS: "ingest-test=4,retention-test=1(cleanup.policy=compact,delete retention.ms=60000 retention.bytes=1000000)",
         ...bindings,
       },
     },
@@ -60,12 +71,22 @@ export default defineConfig({
     onUnhandledError: (error) => !isInjectedCrash(error),
     projects: [
       {
-        plugins: [workerd()],
+        plugins: [workerd(NO_COMPACTION)],
         resolve: library,
-        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**"] },
+        test: {
+          name: "workers",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**", "test/compaction/**"],
+        },
       },
       {
-        plugins: [workerd({ NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
+        // Retention and compaction with the topics' defaults: a changelog compacts when due.
+        plugins: [workerd()],
+        resolve: library,
+        test: { name: "compaction", include: ["test/compaction/**/*.test.ts"] },
+      },
+      {
+        plugins: [workerd({ ...NO_COMPACTION, NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
         resolve: library,
         test: { name: "standby", include: ["test/standby/**/*.test.ts"] },
       },

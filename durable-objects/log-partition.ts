@@ -4,7 +4,9 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
-import { PartitionStore, Subscribers } from "../src/log/partition-store";
+import { PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
+import type { TopicConfig } from "../src/log/topic-config";
+import { logEvent } from "../src/util/log";
 import type { EncodedFetch } from "../src/log/record-batch";
 import type {
   AppendResult,
@@ -19,12 +21,26 @@ import type {
 import { isRestoreWorkerName } from "../src/names";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
 
+/** After a failed maintenance step, the next try waits this long. */
+const MAINTENANCE_RETRY_MS = 30_000;
+/** After appends, subscribers are woken again this much later (a wake-up may be lost), then backing off while readers stay behind. */
+const ECHO_MS = 5_000;
+const MAX_ECHO_MS = 5 * 60_000;
+/** Echoes after appends for readers that commit no offset here (standbys): not endless. */
+const UNSEEN_READER_ECHOES = 2;
+/** A failed wake-up is tried again this many times, after these delays. */
+const WAKE_RETRY_MS = [100, 1_000];
+
 /** A partition of the embedded log; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
 export class LogPartition extends DurableObject implements PartitionCalls {
   private readonly store: PartitionStore;
   private readonly subscribers: Subscribers;
   /** Calls still to fail, set by the fault-injection route; kept in memory like a flaky link. */
   private failuresToInject = 0;
+  /** Until when wake-ups are dropped (the fault route `POST /admin/wakes/drop`). */
+  private dropWakesUntil = 0;
+  /** Echo wake-ups made since the last append (for their back-off); unknown after a restart. */
+  private echoes: number | undefined;
 
   constructor(
     ctx: DurableObjectState,
@@ -46,17 +62,73 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     });
   }
 
-  append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId): Outcome<AppendResult> {
-    const result = this.call(() => this.store.append(tp, records, producer));
-    if (result.ok && !result.value.duplicate) this.wakeSubscribers(tp);
-    return result;
+  /** Appends; `config` is the topic's configuration as the producer's side knows it (kept for retention and compaction). */
+  async append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>> {
+    return this.afterAppend(tp, config, this.call(() => this.store.append(tp, records, producer)));
   }
 
   /** `append` of an encoded batch (src/log/record-batch.ts): one string instead of an object per record. */
-  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId): Outcome<AppendResult> {
-    const result = this.call(() => this.store.appendEncoded(tp, records, producer));
-    if (result.ok && !result.value.duplicate) this.wakeSubscribers(tp);
+  async appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>> {
+    return this.afterAppend(tp, config, this.call(() => this.store.appendEncoded(tp, records, producer)));
+  }
+
+  private async afterAppend(tp: TopicPartition, config: TopicConfig | undefined, result: Outcome<AppendResult>): Promise<Outcome<AppendResult>> {
+    if (!result.ok) return result;
+    if (config) this.store.configure(tp, config);
+    if (!result.value.duplicate) {
+      this.wakeSubscribers(tp);
+      // A wake-up can be lost: the alarm wakes the subscribers again a little later (see `alarm`).
+      this.echoes = 0;
+      if (this.subscribers.list().length > 0) await this.armAlarm(Date.now() + ECHO_MS);
+    }
+    const due = this.store.maintenanceDueAt(Date.now());
+    if (due !== undefined) await this.armAlarm(due);
     return result;
+  }
+
+  /** Arms the alarm at `at`, unless one is armed sooner. */
+  private async armAlarm(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  /**
+   * The partition's one alarm. It wakes the subscribers again after appends — a wake-up lost on
+   * the way must not strand input: it goes on, backing off, while the readers' committed offset
+   * stays behind the end — and applies retention and compaction, a bounded amount per invocation
+   * (more work arms it again at once). Never fails: an alarm that fails 6 times is dropped, so a
+   * failure is logged and retried later.
+   */
+  override async alarm(): Promise<void> {
+    const tp = this.store.boundPartition();
+    if (!tp) return;
+    const now = Date.now();
+    let next: number | undefined;
+    const sooner = (at: number | undefined) => (next = at === undefined ? next : next === undefined ? at : Math.min(next, at));
+    const readers = this.subscribers.list().length > 0 ? this.store.readers(tp) : "caught-up";
+    // Readers whose progress the partition cannot see (standbys' restore workers) get a few echoes.
+    if (readers === "behind" || (readers === "unknown" && (this.echoes ?? 0) < UNSEEN_READER_ECHOES)) {
+      this.wakeSubscribers(tp);
+      this.echoes = (this.echoes ?? 0) + 1;
+      sooner(now + Math.min(MAX_ECHO_MS, ECHO_MS * 2 ** Math.min(this.echoes, 16)));
+    }
+    try {
+      sooner(this.store.maintain(tp, now, undefined, false).nextAt);
+    } catch (error) {
+      logEvent("log.maintenance-failed", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
+      sooner(now + MAINTENANCE_RETRY_MS);
+    }
+    if (next !== undefined) await this.ctx.storage.setAlarm(Math.max(Date.now(), next));
+  }
+
+  /** Runs retention and compaction now, within the usual budget (tests and operators; the alarm does the same). */
+  maintain(tp: TopicPartition): Outcome<MaintenanceResult> {
+    return outcome(() => this.store.maintain(tp, Date.now()));
+  }
+
+  /** What the partition keeps now (GET /topics/:topic). */
+  stats(tp: TopicPartition): Outcome<PartitionStats> {
+    return this.call(() => this.store.stats(tp));
   }
 
   /** Task instances that read this partition register here to be woken by appends. */
@@ -75,10 +147,24 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    */
   private wakeSubscribers(tp: TopicPartition): void {
     const names = this.subscribers.list();
-    if (names.length === 0) return;
-    this.ctx.waitUntil(
-      Promise.allSettled(names.map((name) => (isRestoreWorkerName(name) ? this.objects.restoreWorker(name).wake(tp) : this.objects.taskObject(name).wake()))),
-    );
+    if (names.length === 0 || Date.now() < this.dropWakesUntil) return;
+    const wake = async (name: string) => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await (isRestoreWorkerName(name) ? this.objects.restoreWorker(name).wake(tp) : this.objects.taskObject(name).wake());
+        } catch (error) {
+          const delay = WAKE_RETRY_MS[attempt];
+          if (delay === undefined) throw error;
+          await new Promise((resolve) => setTimeout(resolve, delay));
+        }
+      }
+    };
+    this.ctx.waitUntil(Promise.allSettled(names.map(wake)));
+  }
+
+  /** Fault injection: for `ms`, wake-ups after appends are dropped (as if lost on the way). */
+  dropWakes(ms: number): void {
+    this.dropWakesUntil = Date.now() + Math.max(0, ms);
   }
 
   read(tp: TopicPartition, offset: number, bounds: FetchBounds): Outcome<FetchResult> {

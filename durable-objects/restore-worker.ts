@@ -35,6 +35,8 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   private readonly crashes: CrashPoints<RestoreStep>;
   /** Rounds in a row that applied nothing while work remained (for the back-off). */
   private idleRounds = 0;
+  /** The log sends no wake-ups (a remote one): standbys' changelogs are polled. */
+  private readonly polls: boolean;
 
   constructor(
     ctx: DurableObjectState,
@@ -47,6 +49,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       () => this.ctx.storage.sync(),
     );
     const { application, config } = host;
+    this.polls = config.LOG_BACKEND === "upstash";
     this.registry = new RestoreRegistry(ctx.storage);
     this.log = host.log;
     this.restorer = new Restorer({
@@ -152,7 +155,13 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       more = true;
     }
     this.idleRounds = progressed ? 0 : this.idleRounds + 1;
-    if (more) await this.schedule(progressed ? 0 : Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(this.idleRounds - 1, 16)));
+    const backoff = Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(this.idleRounds - 1, 16));
+    if (more) await this.schedule(progressed ? 0 : backoff);
+    // A remote log wakes no one: standbys caught up poll their changelogs, backing off while idle.
+    else if (this.polls && this.registry.all().length > 0) {
+      this.registry.transaction(() => this.registry.all().forEach((w) => this.registry.changelogGrew(w)));
+      await this.schedule(backoff);
+    }
   }
 
   /** Stops taking rounds; waits at most `timeoutMs` for the one in progress. True when it ended in time. */

@@ -54,6 +54,9 @@ const MAX_RETRY_DELAY_MS = 30_000;
 const RECOVERY_DELAY_MS = 1_000;
 /** A RESTORING instance makes sure its restore worker knows it, this often at first (doubling up to MAX_RETRY_DELAY_MS). */
 const RESTORING_CHECK_MS = 2_000;
+/** Polling a remote log that sends no wake-ups: the first wait after finding nothing, doubling up to MAX_POLL_MS. */
+const POLL_MS = 500;
+const MAX_POLL_MS = 15_000;
 /** Key in the object's KV storage: the state of the instance that the outside was last brought in line with. */
 const SYNCED_KEY = "synced";
 /**
@@ -86,6 +89,10 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   private failures = 0;
   /** Checks made in a row while restoring, for the fallback alarm's back-off. */
   private restoringChecks = 0;
+  /** The log sends no wake-ups (a remote one): the task polls its input (see `schedulePoll`). */
+  private readonly polls: boolean;
+  /** Polls in a row that found no input, for the back-off. */
+  private idlePolls = 0;
 
   constructor(
     ctx: DurableObjectState,
@@ -99,11 +106,16 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       () => this.ctx.storage.sync(),
     );
     const { application, config, log } = host;
+    this.polls = config.LOG_BACKEND === "upstash";
     this.task = new StreamTask({
       application,
       log,
       storage: ctx.storage,
       retryBackoff: { initialMs: config.RETRY_BACKOFF_MS, maxMs: Math.max(config.RETRY_BACKOFF_MS, MAX_RETRY_BACKOFF_MS) },
+      onInputReset: (tp, from, to) => {
+        const meta = this.task.meta();
+        if (meta) this.lifecycle.record("input-reset", meta, `${tp.topic}/${tp.partition}: records ${from}…${to - 1} were gone (retention); resumed at ${to}`);
+      },
       onCommitStep: async (step) => {
         if (this.draining) await this.crashes.reachAfterWrites(step);
       },
@@ -191,6 +203,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       if (lingering) await this.schedule(LINGER_MS);
       else if (outcome === "more") await this.schedule(0);
       await this.scheduleRestoringCheck();
+      await this.schedulePoll(outcome);
     } catch (error) {
       this.failures++;
       logEvent("task.alarm-failed", { ...this.identity(), error: String(error) }, "warn");
@@ -224,6 +237,17 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     // The next check repeats the registration: idempotent at the restore worker, cheap here.
     if (this.restoringChecks > 1) this.ctx.storage.kv.delete(SYNCED_KEY);
     await this.schedule(Math.min(MAX_RETRY_DELAY_MS, RESTORING_CHECK_MS * 2 ** Math.min(this.restoringChecks - 1, 16)));
+  }
+
+  /**
+   * A remote log (LOG_BACKEND=upstash) wakes no one: a running active instance polls its input,
+   * backing off while none comes (POLL_MS doubling to MAX_POLL_MS), at once again when some did.
+   */
+  private async schedulePoll(outcome: StepOutcome): Promise<void> {
+    const meta = this.task.meta();
+    if (!this.polls || meta?.role !== "active" || meta.state !== "RUNNING") return;
+    this.idlePolls = outcome === "idle" ? this.idlePolls + 1 : 0;
+    if (outcome === "idle") await this.schedule(Math.min(MAX_POLL_MS, POLL_MS * 2 ** Math.min(this.idlePolls - 1, 16)));
   }
 
   /** Arms the alarm for the task's next punctuation or retry, if it has one (and nothing sooner is set). */

@@ -3,15 +3,15 @@
  * (external, changelog and repartition topics, plus any declared separately). Everything that
  * runs the application — task objects, the API, the restore path — reads it from here.
  */
-import { TopicCatalog } from "./log/topics";
+import { TopicCatalog, type TopicDeclaration } from "./log/topics";
 import type { RestoreListener, StandbyUpdateListener } from "./restore/restorer";
 import type { TopicPartition } from "./log/types";
 import type { StoreDefinition, Subtopology, Topology } from "./streams/topology/topology";
 import { formatTaskId, parseTaskId } from "./streams/topology/task-id";
 
 export interface ApplicationOptions {
-  /** Topics to declare besides the topology's own. */
-  readonly extraTopics?: Readonly<Record<string, number>>;
+  /** Topics to declare besides the topology's own (a partition count: Kafka's default configuration). */
+  readonly extraTopics?: Readonly<Record<string, TopicDeclaration>>;
   /** Told about restoration, per changelog partition (runs in the restore worker). */
   readonly restoreListener?: RestoreListener;
   /** Told about standby updates (runs in the restore worker). */
@@ -32,7 +32,7 @@ export class Application {
     readonly topology: Topology,
     options: ApplicationOptions = {},
   ) {
-    this.catalog = new TopicCatalog({ ...topology.topics(), ...options.extraTopics });
+    this.catalog = new TopicCatalog({ ...topology.topicSpecs(), ...options.extraTopics });
     this.internalTopics = new Set(topology.subtopologies.flatMap((s) => [...s.stores.map((store) => store.changelogTopic), ...s.repartitionSourceTopics]));
     this.restoreListener = options.restoreListener;
     this.standbyListener = options.standbyListener;

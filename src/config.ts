@@ -3,6 +3,8 @@
  * `wrangler dev --var`), parsed once per request into typed settings with the defaults of docs/configuration.md.
  */
 import { z } from "zod";
+import { parseTopicConfig, topicConfig } from "./log/topic-config";
+import type { TopicSpec } from "./log/topics";
 import { setLogLevel } from "./util/log";
 
 const onOff = z.enum(["on", "off"]);
@@ -31,19 +33,37 @@ const schema = z.object({
   UPSTASH_KAFKA_REST_USERNAME: z.string().optional(),
   UPSTASH_KAFKA_REST_PASSWORD: z.string().optional(),
   UPSTASH_TIMEOUT_MS: count(10_000, 1),
-  /** Extra topics to declare, `name=partitions` separated by commas (e.g. `audit=3,clicks=8`). */
+  /**
+   * Extra topics to declare, separated by commas: `name=partitions`, optionally with Kafka topic
+   * settings in parentheses, separated by spaces (e.g. `audit=3,clicks=8(retention.ms=3600000)`,
+   * `users=4(cleanup.policy=compact)`). Without settings a topic has Kafka's defaults.
+   */
   TOPICS: z
     .string()
     .default("")
     .transform((s, ctx) => {
-      const topics: Record<string, number> = {};
-      for (const entry of s.split(",").map((e) => e.trim()).filter(Boolean)) {
-        const match = /^([A-Za-z0-9._-]{1,249})=([1-9][0-9]{0,4})$/.exec(entry);
+      const topics: Record<string, TopicSpec> = {};
+      for (const entry of splitTopLevel(s)) {
+        const match = /^([A-Za-z0-9._-]{1,249})=([1-9][0-9]{0,4})(?:\((.*)\))?$/s.exec(entry);
         if (!match) {
-          ctx.addIssue({ code: "custom", message: `"${entry}" is not name=partitions` });
+          ctx.addIssue({ code: "custom", message: `"${entry}" is not name=partitions or name=partitions(setting=value ...)` });
           return z.NEVER;
         }
-        topics[match[1]!] = Number(match[2]);
+        const settings: Record<string, string> = {};
+        for (const setting of (match[3] ?? "").split(/\s+/).filter(Boolean)) {
+          const eq = setting.indexOf("=");
+          if (eq <= 0) {
+            ctx.addIssue({ code: "custom", message: `topic ${match[1]}: "${setting}" is not setting=value` });
+            return z.NEVER;
+          }
+          settings[setting.slice(0, eq)] = setting.slice(eq + 1);
+        }
+        try {
+          topics[match[1]!] = { partitions: Number(match[2]), config: topicConfig("user", parseTopicConfig(settings)) };
+        } catch (error) {
+          ctx.addIssue({ code: "custom", message: `topic ${match[1]}: ${error instanceof Error ? error.message : String(error)}` });
+          return z.NEVER;
+        }
       }
       return topics;
     }),
@@ -82,4 +102,21 @@ export function readConfig(env: object): Config {
   setLogLevel(result.LOG_LEVEL);
   cache.set(env, result);
   return result;
+}
+
+/** Splits at commas outside parentheses (a setting's value may hold one: `cleanup.policy=compact,delete`). */
+function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = "";
+  for (const ch of text) {
+    if (ch === "(") depth++;
+    if (ch === ")") depth = Math.max(0, depth - 1);
+    if (ch === "," && depth === 0) {
+      parts.push(current);
+      current = "";
+    } else current += ch;
+  }
+  parts.push(current);
+  return parts.map((p) => p.trim()).filter(Boolean);
 }

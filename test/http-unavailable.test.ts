@@ -95,7 +95,7 @@ describe("a log failure behind a route", () => {
     expect(response.status, text).toBe(200);
     const { task } = JSON.parse(text) as { task: PartialTaskDescription };
     expect(task).toMatchObject({ id: "0_2", state: "RESTORING", incarnation: before.incarnation + 1, lag: null });
-    expect(task.changelogs).toEqual([{ topic: CHANGELOG, partition: 2, checkpoint: null, restored: 0, end: null }]);
+    expect(task.changelogs).toEqual([{ topic: CHANGELOG, partition: 2, replayed: 0, checkpoint: null, restored: 0, end: null }]);
 
     await healLog(CHANGELOG, 2);
     const after = (await stub.describe()) as TaskDescription;

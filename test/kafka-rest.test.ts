@@ -3,6 +3,7 @@
  * idempotence and fencing through the `edge-producer` header, and consumer groups.
  * Tests share the `orders` topic, so they compare offsets with what was there before.
  */
+import { MAX_RECORD_BYTES } from "../src/log/records";
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -472,7 +473,7 @@ describe("fetch bounds in bytes", () => {
     const { baseOffset } = await log.append({ topic: "orders", partition: 3 }, [1, 2, 3].map((i) => ({ key: null, value: `${i}${big}` })));
     const page = await ok<Msg[]>(kafka("/fetch", { body: { topic: "orders", partition: 3, offset: baseOffset } }));
     expect(page.map((m) => m.offset)).toEqual([baseOffset, baseOffset + 1]);
-    const huge = await log.append({ topic: "orders", partition: 3 }, [{ key: null, value: "y".repeat(1024 * 1024 - 10) }]);
+    const huge = await log.append({ topic: "orders", partition: 3 }, [{ key: null, value: "y".repeat(MAX_RECORD_BYTES - 10) }]);
     const alone = await ok<Msg[]>(kafka("/fetch", { body: { topic: "orders", partition: 3, offset: huge.baseOffset } }));
     expect(alone.map((m) => m.offset)).toEqual([huge.baseOffset]);
   });

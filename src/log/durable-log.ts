@@ -6,6 +6,8 @@
 import { partitionName } from "../names";
 import { LogUnavailable, unwrap, type Outcome } from "./errors";
 import { decodeBatches, encodeRecords, type EncodedFetch } from "./record-batch";
+import type { PartitionStats } from "./partition-store";
+import type { TopicConfig } from "./topic-config";
 import type { TopicCatalog } from "./topics";
 import type {
   AppendResult,
@@ -21,14 +23,16 @@ import type {
 
 /** What the embedded log calls of a partition's object (by RPC: errors come back as values). */
 export interface PartitionObject {
-  append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId): Promise<Outcome<AppendResult>>;
-  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId): Promise<Outcome<AppendResult>>;
+  /** `config` is the topic's configuration: the partition keeps it for its retention and compaction. */
+  append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>>;
+  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>>;
   readEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<Outcome<EncodedFetch>>;
   offsets(tp: TopicPartition): Promise<Outcome<OffsetRange>>;
   offsetForTimestamp(tp: TopicPartition, timestamp: number): Promise<Outcome<number>>;
   deleteRecordsBefore(tp: TopicPartition, offset: number): Promise<Outcome<OffsetRange>>;
   commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): Promise<Outcome<void>>;
   committedOffset(group: string, tp: TopicPartition): Promise<Outcome<CommittedOffset | null>>;
+  stats(tp: TopicPartition): Promise<Outcome<PartitionStats>>;
 }
 
 /**
@@ -73,12 +77,17 @@ export class DurableLog<P = PartitionObject> implements Log {
    */
   append(tp: TopicPartition, records: readonly ProducerRecord[], producer?: ProducerId): Promise<AppendResult> {
     const encoded = encodeRecords(records);
-    if (encoded === undefined) return this.call(tp, (s, at) => s.append(at, [...records], producer));
+    if (encoded === undefined) return this.call(tp, (s, at) => s.append(at, [...records], producer, this.catalog.config(at.topic)));
     return this.appendEncoded(tp, encoded, producer);
   }
 
+  /** The topic's configuration goes along, so the partition applies its retention and compaction. */
   appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId): Promise<AppendResult> {
-    return this.call(tp, (s, at) => s.appendEncoded(at, records, producer));
+    return this.call(tp, (s, at) => s.appendEncoded(at, records, producer, this.catalog.config(at.topic)));
+  }
+
+  stats(tp: TopicPartition): Promise<PartitionStats> {
+    return this.call(tp, (s, at) => s.stats(at));
   }
 
   /** Stored batches cross encoded, and are decoded here. */

@@ -20,8 +20,11 @@ import {
   ProducerFenced,
   UnknownTopicOrPartition,
 } from "./errors";
+import { compactionDue, survivors } from "./compaction";
 import { checkBatch } from "./records";
 import { decodeBatches, parseEntries, sameEntry, toEntry, type CheckedEntries, type EncodedBatch, type EncodedFetch, type Entry } from "./record-batch";
+import { entryOffset, firstEntryAt, isTombstone, splitIntoRows, type StoredRow } from "./stored-batch";
+import { compacts, deletes, type TopicConfig } from "./topic-config";
 import type {
   AppendResult,
   CommittedOffset,
@@ -102,14 +105,89 @@ const migrations: Migration[] = [
       db.script(`DROP TABLE records;`);
     },
   },
+  {
+    id: 5,
+    description: "rows that compaction thinned (span, offsets), the topic's configuration, compaction's index and progress",
+    up: (db) =>
+      db.script(`
+        ALTER TABLE record_batches ADD COLUMN span INTEGER;
+        UPDATE record_batches SET span = count;
+        ALTER TABLE record_batches ADD COLUMN offsets BLOB;
+        ALTER TABLE partition_meta ADD COLUMN config TEXT;
+        CREATE TABLE compaction (
+          only INTEGER PRIMARY KEY CHECK (only = 1),
+          indexed_to INTEGER NOT NULL, sweep_cursor INTEGER, sweep_to INTEGER NOT NULL,
+          tombstones_due INTEGER, last_retention INTEGER NOT NULL, clean_records INTEGER NOT NULL DEFAULT 0);
+        CREATE TABLE latest_keys (key TEXT PRIMARY KEY, offset INTEGER NOT NULL, tombstone INTEGER NOT NULL) WITHOUT ROWID;
+      `),
+  },
 ];
+
+/**
+ * A compacted partition that took no append for this long is compacted whatever its dirty ratio:
+ * a quiet changelog ends up holding one record per key, so a restore after a quiet period replays
+ * the state, not its recent history.
+ */
+export const QUIET_COMPACTION_MS = 10_000;
+/** How often time and size retention are checked at most (Kafka's log.retention.check.interval.ms). */
+export const RETENTION_CHECK_MS = 5 * 60 * 1000;
+/** Work one maintenance call does at most: records read into compaction's index, and rows rewritten. */
+export const MAINTENANCE_BUDGET = { indexRecords: 20_000, sweepRows: 200 } as const;
+
+/** Compaction's progress: the index covers offsets below `indexedTo`; a sweep of rows below `sweepTo` stands at `sweepCursor`. */
+type CompactionState = {
+  indexedTo: number;
+  sweepCursor: number | null;
+  sweepTo: number;
+  tombstonesDue: number | null;
+  lastRetention: number;
+  /** Records kept below `sweepTo` after the last sweep: the compacted size the dirty section is weighed against. */
+  cleanRecords: number;
+};
+
+/** What a partition keeps now. */
+export interface PartitionStats extends OffsetRange {
+  readonly records: number;
+  readonly bytes: number;
+}
+
+/** What a maintenance call did, and whether more is due at once or when. */
+export interface MaintenanceResult {
+  readonly deleted: number;
+  readonly compacted: number;
+  readonly indexed: number;
+  /** More work is waiting now (the budget ran out). */
+  readonly more: boolean;
+  /** When maintenance is next due, if ever. */
+  readonly nextAt: number | undefined;
+}
 
 /**
  * A stored batch: `records` as record-batch.ts encodes them, `sizes` each record's size (key, value
  * and headers in UTF-8 bytes) as a Uint32Array in the host's byte order, `append_time` the
  * timestamp of records stored without one, `max_timestamp` the largest timestamp in the batch.
  */
-type BatchRow = { base_offset: number; count: number; append_time: number; sizes: ArrayBuffer; records: string };
+type BatchRow = {
+  base_offset: number;
+  count: number;
+  span: number;
+  append_time: number;
+  max_timestamp: number;
+  sizes: ArrayBuffer;
+  offsets: ArrayBuffer | null;
+  records: string;
+};
+
+function storedRow(row: BatchRow): StoredRow {
+  return {
+    base: row.base_offset,
+    span: row.span,
+    count: row.count,
+    appendTime: row.append_time,
+    sizes: new Uint32Array(row.sizes),
+    offsets: row.offsets ? new Uint32Array(row.offsets) : undefined,
+  };
+}
 
 /** The partition an object holds and its kept range: the `partition_meta` row. */
 type Meta = { readonly topic: string; readonly partition: number; logStart: number; logEnd: number };
@@ -138,8 +216,17 @@ export class PartitionStore {
       return this.storage.transactionSync(fn);
     } catch (error) {
       this.cachedMeta = undefined;
+      this.cachedCompaction = undefined;
+      this.cachedConfig = undefined;
       throw error;
     }
+  }
+
+  /** The partition this object holds, once it holds one. */
+  boundPartition(): TopicPartition | undefined {
+    if (this.cachedMeta) return { topic: this.cachedMeta.topic, partition: this.cachedMeta.partition };
+    const row = this.db.one<{ topic: string; partition: number }>(sql`SELECT topic, partition FROM partition_meta WHERE only = 1`);
+    return row && { topic: row.topic, partition: row.partition };
   }
 
   /** Binds the object to its partition on first use and refuses any other afterwards. */
@@ -179,7 +266,7 @@ export class PartitionStore {
 
   private appendEntries(tp: TopicPartition, checked: CheckedEntries, encoded: string | undefined, producer: ProducerId | undefined, now: number): AppendResult {
     if (producer) checkProducerId(producer);
-    const { entries, sizes, bytes } = checked;
+    const { entries, sizes } = checked;
     return this.transaction(() => {
       const meta = this.meta(tp);
       const { logStart, logEnd } = meta;
@@ -187,11 +274,18 @@ export class PartitionStore {
         const retry = this.admitProducerBatch(producer, entries, logStart, now);
         if (retry) return retry;
       }
-      let maxTimestamp = 0;
-      for (const entry of entries) maxTimestamp = Math.max(maxTimestamp, entry[2] ?? now);
-      this.db.run(sql`INSERT INTO record_batches (base_offset, count, bytes, max_timestamp, append_time, sizes, records)
-                      VALUES (${logEnd}, ${entries.length}, ${bytes}, ${maxTimestamp}, ${now}, ${sizes.buffer as ArrayBuffer},
-                              ${encoded ?? JSON.stringify(entries)})`);
+      // A batch too big for one row becomes several: its offsets stay one contiguous range.
+      let base = logEnd;
+      for (const row of splitIntoRows(entries, sizes, encoded)) {
+        let maxTimestamp = 0;
+        let rowBytes = 0;
+        for (const entry of row.entries) maxTimestamp = Math.max(maxTimestamp, entry[2] ?? now);
+        for (const size of row.sizes) rowBytes += size;
+        this.db.run(sql`INSERT INTO record_batches (base_offset, count, span, bytes, max_timestamp, append_time, sizes, records)
+                        VALUES (${base}, ${row.entries.length}, ${row.entries.length}, ${rowBytes}, ${maxTimestamp}, ${now},
+                                ${row.sizes.slice().buffer as ArrayBuffer}, ${row.records})`);
+        base += row.entries.length;
+      }
       this.db.run(sql`UPDATE partition_meta SET log_end = ${logEnd + entries.length} WHERE only = 1`);
       meta.logEnd = logEnd + entries.length;
       if (producer) {
@@ -201,6 +295,7 @@ export class PartitionStore {
                         WHERE producer_id = ${producer.producerId} AND sequence <= ${producer.sequence - REMEMBERED_BATCHES}`);
       }
       this.maybePruneProducers(now);
+      this.lastAppendAt = now;
       return { baseOffset: logEnd, count: entries.length, duplicate: false };
     });
   }
@@ -256,15 +351,19 @@ export class PartitionStore {
    */
   private *storedEntries(from: number, to: number): Generator<{ offset: number; entry: Entry }> {
     if (from >= to) return;
-    const rows = this.db.cursor<{ base_offset: number; records: string }>(
-      sql`SELECT base_offset, records FROM record_batches
-          WHERE base_offset >= (SELECT MAX(base_offset) FROM record_batches WHERE base_offset <= ${from}) AND base_offset < ${to}
+    const rows = this.db.cursor<BatchRow>(
+      sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
+          WHERE base_offset >= COALESCE((SELECT MAX(base_offset) FROM record_batches WHERE base_offset <= ${from}), ${from}) AND base_offset < ${to}
           ORDER BY base_offset`,
     );
     for (const batch of rows) {
+      const row = storedRow(batch);
       const entries = JSON.parse(batch.records) as Entry[];
-      const end = Math.min(entries.length, to - batch.base_offset);
-      for (let i = Math.max(0, from - batch.base_offset); i < end; i++) yield { offset: batch.base_offset + i, entry: entries[i]! };
+      for (let i = firstEntryAt(row, from); i < row.count; i++) {
+        const offset = entryOffset(row, i);
+        if (offset >= to) return;
+        yield { offset, entry: entries[i]! };
+      }
     }
   }
 
@@ -300,29 +399,42 @@ export class PartitionStore {
     let bytes = 0;
     let nextOffset = offset;
     if (offset < logEnd) {
-      // The batch holding `offset`, then the next ones; none starting at `offset + maxRecords` or later can contribute.
+      // The row holding `offset` (or the last one before it), then the next ones, read lazily.
       const rows = this.db.cursor<BatchRow>(
-        sql`SELECT base_offset, count, append_time, sizes, records FROM record_batches
-            WHERE base_offset >= (SELECT MAX(base_offset) FROM record_batches WHERE base_offset <= ${offset})
-              AND base_offset < ${offset + maxRecords}
+        sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
+            WHERE base_offset >= COALESCE((SELECT MAX(base_offset) FROM record_batches WHERE base_offset <= ${offset}), ${offset})
             ORDER BY base_offset`,
       );
+      let stopped = false;
       for (const batch of rows) {
-        const sizes = new Uint32Array(batch.sizes);
-        const start = Math.max(0, offset - batch.base_offset);
+        const row = storedRow(batch);
+        const start = firstEntryAt(row, offset);
         let end = start;
-        while (end < batch.count && records < maxRecords && (records === 0 || bytes + sizes[end]! <= maxBytes)) {
-          bytes += sizes[end]!;
+        while (end < row.count && records < maxRecords && (records === 0 || bytes + row.sizes[end]! <= maxBytes)) {
+          bytes += row.sizes[end]!;
           records++;
           end++;
         }
-        if (end === start) break;
-        const whole = start === 0 && end === batch.count;
-        const text = whole ? batch.records : JSON.stringify((JSON.parse(batch.records) as Entry[]).slice(start, end));
-        batches.push({ base: batch.base_offset + start, appendTime: batch.append_time, records: text });
-        nextOffset = batch.base_offset + end;
-        if (end < batch.count) break;
+        if (end === start && start < row.count) {
+          stopped = true;
+          break;
+        }
+        if (end > start) {
+          const whole = start === 0 && end === row.count;
+          const text = whole ? batch.records : JSON.stringify((JSON.parse(batch.records) as Entry[]).slice(start, end));
+          const base = entryOffset(row, start);
+          const sparse = row.offsets !== undefined && entryOffset(row, end - 1) - base !== end - 1 - start;
+          const offsets = sparse ? Array.from({ length: end - start }, (_, i) => entryOffset(row, start + i)) : undefined;
+          batches.push({ base, appendTime: row.appendTime, records: text, ...(offsets ? { offsets } : {}) });
+        }
+        // Offsets compaction removed after the last record taken are skipped too.
+        nextOffset = end < row.count ? entryOffset(row, end) : row.base + row.span;
+        if (end < row.count || records >= maxRecords) {
+          stopped = true;
+          break;
+        }
       }
+      if (!stopped) nextOffset = logEnd;
     }
     return { batches, nextOffset, earliest: logStart, latest: logEnd };
   }
@@ -336,14 +448,15 @@ export class PartitionStore {
     if (!Number.isSafeInteger(timestamp)) throw new InvalidRecord("timestamp must be an integer");
     const { logStart, logEnd } = this.meta(tp);
     // Only batches holding a timestamp at or after it are parsed; the first such record wins.
-    const rows = this.db.cursor<{ base_offset: number; append_time: number; records: string }>(
-      sql`SELECT base_offset, append_time, records FROM record_batches
-          WHERE max_timestamp >= ${timestamp} AND base_offset + count > ${logStart} ORDER BY base_offset`,
+    const rows = this.db.cursor<BatchRow>(
+      sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
+          WHERE max_timestamp >= ${timestamp} AND base_offset + span > ${logStart} ORDER BY base_offset`,
     );
     for (const batch of rows) {
+      const row = storedRow(batch);
       const entries = JSON.parse(batch.records) as Entry[];
-      for (let i = Math.max(0, logStart - batch.base_offset); i < entries.length; i++) {
-        if ((entries[i]![2] ?? batch.append_time) >= timestamp) return batch.base_offset + i;
+      for (let i = firstEntryAt(row, logStart); i < row.count; i++) {
+        if ((entries[i]![2] ?? row.appendTime) >= timestamp) return entryOffset(row, i);
       }
     }
     return logEnd;
@@ -355,14 +468,310 @@ export class PartitionStore {
       const meta = this.meta(tp);
       const { logStart, logEnd } = meta;
       if (offset > logEnd) throw new OffsetOutOfRange(`cannot delete below ${offset}: the end offset is ${logEnd}`);
-      if (offset <= logStart) return { earliest: logStart, latest: logEnd };
-      // Whole batches below the new start go; one straddling it stays, and its records below the
-      // start are never served (reads begin at the start offset kept in the meta).
-      this.db.run(sql`DELETE FROM record_batches WHERE base_offset < ${offset} AND base_offset + count <= ${offset}`);
-      this.db.run(sql`UPDATE partition_meta SET log_start = ${offset} WHERE only = 1`);
-      meta.logStart = offset;
-      return { earliest: offset, latest: logEnd };
+      this.advanceStart(meta, offset);
+      return { earliest: meta.logStart, latest: logEnd };
     });
+  }
+
+  /**
+   * Moves the log start up to `offset` (never down): whole rows below it go; one straddling it
+   * stays, and its records below the start are never served (reads begin at the start offset).
+   * Returns the records that went. Call inside a transaction.
+   */
+  private advanceStart(meta: Meta, offset: number): number {
+    if (offset <= meta.logStart) return 0;
+    const before = this.keptRecords(meta.logStart);
+    this.db.run(sql`DELETE FROM record_batches WHERE base_offset < ${offset} AND base_offset + span <= ${offset}`);
+    this.db.run(sql`UPDATE partition_meta SET log_start = ${offset} WHERE only = 1`);
+    this.db.run(sql`DELETE FROM latest_keys WHERE offset < ${offset}`);
+    meta.logStart = offset;
+    return before - this.keptRecords(offset);
+  }
+
+  /** Records kept at or after `from` (rows are whole but for the one holding `from`). */
+  private keptRecords(from: number): number {
+    const total = this.db.one<{ n: number | null }>(sql`SELECT SUM(count) AS n FROM record_batches WHERE base_offset + span > ${from}`)?.n ?? 0;
+    const first = this.db.one<BatchRow>(
+      sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
+          WHERE base_offset <= ${from} AND base_offset + span > ${from} ORDER BY base_offset DESC LIMIT 1`,
+    );
+    return first ? total - firstEntryAt(storedRow(first), from) : total;
+  }
+
+  /** What the partition keeps now: its range, and the records and bytes in it. */
+  stats(tp: TopicPartition): PartitionStats {
+    const { logStart, logEnd } = this.meta(tp);
+    let bytes = this.db.one<{ n: number | null }>(sql`SELECT SUM(bytes) AS n FROM record_batches WHERE base_offset + span > ${logStart}`)?.n ?? 0;
+    const first = this.db.one<BatchRow>(
+      sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
+          WHERE base_offset <= ${logStart} AND base_offset + span > ${logStart} ORDER BY base_offset DESC LIMIT 1`,
+    );
+    if (first) {
+      const row = storedRow(first);
+      for (let i = 0; i < firstEntryAt(row, logStart); i++) bytes -= row.sizes[i]!;
+    }
+    return { earliest: logStart, latest: logEnd, records: this.keptRecords(logStart), bytes };
+  }
+
+  /**
+   * Whether the partition's task readers are behind its end (their lag is what a lost wake-up
+   * would leave): "behind" when the committer with an epoch (a task instance) has not committed
+   * the end offset, "unknown" when no such committer has committed at all (a changelog, or input
+   * not yet read), else "caught-up".
+   */
+  readers(tp: TopicPartition): "behind" | "unknown" | "caught-up" {
+    const { logEnd } = this.meta(tp);
+    const committed = this.db.one<{ offset: number | null }>(sql`SELECT MAX(offset) AS offset FROM committed_offsets WHERE epoch IS NOT NULL`)?.offset;
+    if (committed === null || committed === undefined) return "unknown";
+    return committed < logEnd ? "behind" : "caught-up";
+  }
+
+  // ---- the topic's configuration, retention and compaction ----
+
+  private cachedConfig: TopicConfig | null | undefined;
+
+  /** The topic's configuration as last given (by the producers' side: see `configure`); null before any. */
+  config(): TopicConfig | null {
+    if (this.cachedConfig === undefined) {
+      const text = this.db.one<{ config: string | null }>(sql`SELECT config FROM partition_meta WHERE only = 1`)?.config ?? null;
+      this.cachedConfig = text === null ? null : (JSON.parse(text) as TopicConfig);
+    }
+    return this.cachedConfig;
+  }
+
+  /** Records the topic's configuration (written only when it changed). */
+  configure(tp: TopicPartition, config: TopicConfig): void {
+    const text = JSON.stringify(config);
+    if (this.cachedConfig !== undefined && JSON.stringify(this.cachedConfig) === text) return;
+    this.transaction(() => {
+      this.meta(tp);
+      this.db.run(sql`UPDATE partition_meta SET config = ${text} WHERE only = 1`);
+    });
+    this.cachedConfig = config;
+  }
+
+  private cachedCompaction: CompactionState | undefined;
+  /** When this object last appended (in memory: after a restart, unknown). */
+  private lastAppendAt: number | undefined;
+
+  private compactionState(logStart: number): CompactionState {
+    if (!this.cachedCompaction) {
+      const row = this.db.one<{ indexed_to: number; sweep_cursor: number | null; sweep_to: number; tombstones_due: number | null; last_retention: number; clean_records: number }>(
+        sql`SELECT indexed_to, sweep_cursor, sweep_to, tombstones_due, last_retention, clean_records FROM compaction WHERE only = 1`,
+      );
+      this.cachedCompaction = row
+        ? {
+            indexedTo: row.indexed_to,
+            sweepCursor: row.sweep_cursor,
+            sweepTo: row.sweep_to,
+            tombstonesDue: row.tombstones_due,
+            lastRetention: row.last_retention,
+            cleanRecords: row.clean_records,
+          }
+        : { indexedTo: logStart, sweepCursor: null, sweepTo: logStart, tombstonesDue: null, lastRetention: 0, cleanRecords: 0 };
+    }
+    return this.cachedCompaction;
+  }
+
+  private writeCompactionState(state: CompactionState): void {
+    this.db.run(sql`INSERT INTO compaction (only, indexed_to, sweep_cursor, sweep_to, tombstones_due, last_retention, clean_records)
+                    VALUES (1, ${state.indexedTo}, ${state.sweepCursor}, ${state.sweepTo}, ${state.tombstonesDue}, ${state.lastRetention}, ${state.cleanRecords})
+                    ON CONFLICT (only) DO UPDATE SET indexed_to = excluded.indexed_to, sweep_cursor = excluded.sweep_cursor,
+                      sweep_to = excluded.sweep_to, tombstones_due = excluded.tombstones_due, last_retention = excluded.last_retention,
+                      clean_records = excluded.clean_records`);
+    this.cachedCompaction = { ...state };
+  }
+
+  /**
+   * When maintenance (retention, compaction) is next due for this partition, from what is in
+   * memory: cheap enough to ask after every append. Undefined: never, as things stand.
+   */
+  maintenanceDueAt(now: number): number | undefined {
+    const config = this.config();
+    const meta = this.cachedMeta;
+    if (!config || !meta || meta.logEnd === meta.logStart) return undefined;
+    const state = this.compactionState(meta.logStart);
+    let due: number | undefined;
+    const sooner = (at: number | undefined) => (due = at === undefined ? due : due === undefined ? at : Math.min(due, at));
+    if (deletes(config) && (config["retention.ms"] >= 0 || config["retention.bytes"] >= 0)) sooner(state.lastRetention + RETENTION_CHECK_MS);
+    if (compacts(config)) sooner(this.compactionDueAt(config, meta, state, now));
+    return due;
+  }
+
+  /**
+   * When compaction is next due: at once while a sweep is under way, or when Kafka's dirty ratio
+   * is reached; when a tombstone's time is up; once the partition has been quiet for
+   * QUIET_COMPACTION_MS with records not yet compacted; within max.compaction.lag.ms of them.
+   */
+  private compactionDueAt(config: TopicConfig, meta: Meta, state: CompactionState, now: number): number | undefined {
+    if (state.sweepCursor !== null) return now;
+    const dirty = meta.logEnd - state.indexedTo;
+    if (compactionDue(dirty, state.cleanRecords, undefined, -1)) return now;
+    let due = state.tombstonesDue ?? undefined;
+    if (dirty > 0) {
+      const quiet = (this.lastAppendAt ?? now) + QUIET_COMPACTION_MS;
+      due = due === undefined ? quiet : Math.min(due, quiet);
+      if (config["max.compaction.lag.ms"] >= 0) due = Math.min(due, now + config["max.compaction.lag.ms"]);
+    }
+    return due;
+  }
+
+  /**
+   * Applies the topic's retention and compaction, within `budget`: records past `retention.ms`
+   * or beyond `retention.bytes` go (whole rows, oldest first), and compaction reads more records
+   * into its index and thins the rows below it. Every step is a transaction of its own, so a
+   * crash anywhere loses nothing and leaves a readable partition; the next call goes on. Without
+   * `force` (the partition's alarm), compaction runs only when due (see `compactionDueAt`).
+   */
+  maintain(tp: TopicPartition, now: number, budget: { indexRecords: number; sweepRows: number } = MAINTENANCE_BUDGET, force = true): MaintenanceResult {
+    const config = this.config();
+    if (!config) return { deleted: 0, compacted: 0, indexed: 0, more: false, nextAt: undefined };
+    let deleted = 0;
+    if (deletes(config)) deleted = this.transaction(() => this.applyRetention(tp, config, now));
+    let indexed = 0;
+    let compacted = 0;
+    let more = false;
+    const meta = this.meta(tp);
+    const due = compacts(config) && (force || (this.compactionDueAt(config, meta, this.compactionState(meta.logStart), now) ?? Infinity) <= now);
+    if (due) ({ indexed, compacted, more } = this.compact(tp, config, now, budget));
+    return { deleted, compacted, indexed, more, nextAt: more ? now : this.maintenanceDueAt(now) };
+  }
+
+  private applyRetention(tp: TopicPartition, config: TopicConfig, now: number): number {
+    const meta = this.meta(tp);
+    const state = this.compactionState(meta.logStart);
+    this.writeCompactionState({ ...state, lastRetention: now });
+    // A compacted topic keeps its newest row whatever its age: it holds the newest record, whose
+    // input position a restored task resumes from (I5).
+    const newest = compacts(config) ? this.db.one<{ base: number | null }>(sql`SELECT MAX(base_offset) AS base FROM record_batches`)?.base ?? meta.logEnd : meta.logEnd;
+    let start = meta.logStart;
+    if (config["retention.ms"] >= 0) {
+      const cutoff = now - config["retention.ms"];
+      // A row goes once both its records' timestamps and its arrival are older than retention.ms:
+      // records appended just now with old timestamps stay a while (as in Kafka's active segment).
+      const kept = this.db.one<{ base: number | null }>(
+        sql`SELECT MIN(base_offset) AS base FROM record_batches WHERE (max_timestamp >= ${cutoff} OR append_time >= ${cutoff}) AND base_offset + span > ${meta.logStart}`,
+      )?.base;
+      start = Math.max(start, Math.min(kept ?? meta.logEnd, newest));
+    }
+    if (config["retention.bytes"] >= 0) {
+      let over = this.stats(tp).bytes - config["retention.bytes"];
+      for (const row of this.db.cursor<{ base_offset: number; span: number; bytes: number }>(
+        sql`SELECT base_offset, span, bytes FROM record_batches WHERE base_offset + span > ${start} ORDER BY base_offset`,
+      )) {
+        if (over <= 0 || row.base_offset >= newest) break;
+        over -= row.bytes;
+        start = Math.max(start, row.base_offset + row.span);
+      }
+    }
+    return this.advanceStart(meta, Math.min(start, meta.logEnd));
+  }
+
+  /** Compaction, in steps within `budget`: index more of the cleanable records, then sweep the rows below the index. */
+  private compact(tp: TopicPartition, config: TopicConfig, now: number, budget: { indexRecords: number; sweepRows: number }) {
+    const meta = this.meta(tp);
+    // Never records younger than min.compaction.lag.ms (rows whose records are all older are cleanable).
+    const young = this.db.one<{ base: number | null }>(
+      sql`SELECT MIN(base_offset) AS base FROM record_batches WHERE max_timestamp > ${now - config["min.compaction.lag.ms"]} AND base_offset + span > ${meta.logStart}`,
+    )?.base;
+    const cleanable = Math.min(meta.logEnd, young ?? Infinity);
+    // Nor the partition's last record, even a tombstone past its time: a restored task resumes
+    // from the input position the newest changelog record carries (I5). (Kafka keeps its whole
+    // active segment out of compaction; keeping only the last record restores less.)
+    const last = meta.logEnd - 1;
+    let indexed = 0;
+    let compacted = 0;
+    // Index: each key's latest offset, a row at a time, in transactions of up to a budget's worth.
+    this.transaction(() => {
+      const state = this.compactionState(meta.logStart);
+      let indexedTo = Math.max(state.indexedTo, meta.logStart);
+      let cut = false;
+      for (const batch of this.db.cursor<BatchRow>(
+        sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
+            WHERE base_offset >= ${indexedTo} AND base_offset < ${cleanable} ORDER BY base_offset`,
+      )) {
+        if (indexed >= budget.indexRecords) {
+          cut = true;
+          break;
+        }
+        const row = storedRow(batch);
+        (JSON.parse(batch.records) as Entry[]).forEach((entry, i) => {
+          if (entry[0] === null) return;
+          this.db.run(sql`INSERT INTO latest_keys (key, offset, tombstone) VALUES (${entry[0]}, ${entryOffset(row, i)}, ${isTombstone(entry) ? 1 : 0})
+                          ON CONFLICT (key) DO UPDATE SET offset = excluded.offset, tombstone = excluded.tombstone`);
+        });
+        indexed += row.count;
+        indexedTo = row.base + row.span;
+      }
+      // Read to the cleanable point (offsets between rows are ones compaction removed before).
+      if (!cut && cleanable !== Infinity) indexedTo = Math.max(indexedTo, cleanable);
+      let { sweepCursor, sweepTo, tombstonesDue } = state;
+      // A sweep starts once the index covers all that is cleanable (one sweep per pass, as Kafka
+      // cleans the dirty section it has mapped), when that is more than the last sweep covered or
+      // a tombstone's time is up.
+      const indexComplete = indexedTo >= cleanable;
+      if (sweepCursor === null && indexComplete && (indexedTo > sweepTo || (tombstonesDue !== null && tombstonesDue <= now))) {
+        sweepCursor = meta.logStart;
+        sweepTo = indexedTo;
+        tombstonesDue = null;
+      }
+      this.writeCompactionState({ ...state, indexedTo, sweepCursor, sweepTo, tombstonesDue });
+    });
+    // Sweep: rows below the index keep only their keys' latest records (and tombstones until due).
+    let rows = 0;
+    while (rows < budget.sweepRows) {
+      const done = this.transaction(() => {
+        const state = this.compactionState(meta.logStart);
+        if (state.sweepCursor === null) return true;
+        const batch = this.db.one<BatchRow>(
+          sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
+              WHERE base_offset >= ${Math.max(state.sweepCursor, meta.logStart)} AND base_offset < ${state.sweepTo} ORDER BY base_offset LIMIT 1`,
+        );
+        if (!batch) {
+          // The sweep is done: what it left is the clean section new records are weighed against.
+          const cleanRecords = this.db.one<{ n: number | null }>(sql`SELECT SUM(count) AS n FROM record_batches WHERE base_offset < ${state.sweepTo}`)?.n ?? 0;
+          this.writeCompactionState({ ...state, sweepCursor: null, cleanRecords });
+          return true;
+        }
+        rows++;
+        const row = storedRow(batch);
+        const entries = JSON.parse(batch.records) as Entry[];
+        const latest = (key: string) => {
+          const found = this.db.one<{ offset: number; tombstone: number }>(sql`SELECT offset, tombstone FROM latest_keys WHERE key = ${key}`);
+          return found && { offset: found.offset, tombstone: found.tombstone === 1 };
+        };
+        const deleteRetention = config["delete.retention.ms"];
+        const chosen = survivors(entries, (i) => entryOffset(row, i), row.appendTime, latest, now, deleteRetention);
+        const lastIndex = row.base + row.span > last ? entries.findIndex((_, i) => entryOffset(row, i) === last) : -1;
+        const keep = lastIndex >= 0 && !chosen.keep.includes(lastIndex) ? [...chosen.keep, lastIndex].sort((a, b) => a - b) : chosen.keep;
+        const forgotten = lastIndex >= 0 ? chosen.forgotten.filter((key) => key !== entries[lastIndex]![0]) : chosen.forgotten;
+        for (const key of forgotten) this.db.run(sql`DELETE FROM latest_keys WHERE key = ${key}`);
+        // A tombstone kept for now calls for another sweep once its time is up.
+        let due = state.tombstonesDue;
+        for (const i of keep) if (isTombstone(entries[i]!)) due = Math.min(due ?? Infinity, row.appendTime + deleteRetention + 1);
+        if (keep.length === 0) {
+          this.db.run(sql`DELETE FROM record_batches WHERE base_offset = ${row.base}`);
+        } else if (keep.length < row.count) {
+          const kept = keep.map((i) => entries[i]!);
+          const sizes = Uint32Array.from(keep, (i) => row.sizes[i]!);
+          const offsets = Uint32Array.from(keep, (i) => entryOffset(row, i) - row.base);
+          let bytes = 0;
+          let maxTimestamp = 0;
+          for (const size of sizes) bytes += size;
+          for (const entry of kept) maxTimestamp = Math.max(maxTimestamp, entry[2] ?? row.appendTime);
+          this.db.run(sql`UPDATE record_batches SET count = ${kept.length}, bytes = ${bytes}, max_timestamp = ${maxTimestamp},
+                            sizes = ${sizes.buffer as ArrayBuffer}, offsets = ${offsets.buffer as ArrayBuffer}, records = ${JSON.stringify(kept)}
+                          WHERE base_offset = ${row.base}`);
+        }
+        compacted += row.count - keep.length;
+        this.writeCompactionState({ ...state, sweepCursor: row.base + row.span, tombstonesDue: due === Infinity ? null : due });
+        return false;
+      });
+      if (done) break;
+    }
+    const state = this.compactionState(meta.logStart);
+    const more = state.sweepCursor !== null || state.indexedTo < cleanable;
+    return { indexed, compacted, more };
   }
 
   commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): void {
@@ -387,6 +796,8 @@ export class PartitionStore {
                       VALUES (${group}, ${committed.offset}, ${committed.metadata}, ${this.clock()}, ${kept})
                       ON CONFLICT (group_id) DO UPDATE SET offset = excluded.offset,
                         metadata = excluded.metadata, committed_at = excluded.committed_at, epoch = excluded.epoch`);
+      // Kafka Streams' repartition purge: what the reading task has committed past is not read again.
+      if (epoch !== null && this.config()?.["purge.on.commit"]) this.advanceStart(this.meta(tp), committed.offset);
     });
   }
 

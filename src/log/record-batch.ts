@@ -23,6 +23,8 @@ export interface EncodedBatch {
   readonly appendTime: number;
   /** The entries, as a JSON array. */
   readonly records: string;
+  /** Each entry's offset, when they are not `base`, `base + 1`, …: compaction removed some between them. */
+  readonly offsets?: readonly number[];
 }
 
 /** A fetch, encoded: `FetchResult` with batches in place of records. */
@@ -168,7 +170,7 @@ export function decodeBatches(batches: readonly EncodedBatch[]): LogRecord[] {
     const entries = JSON.parse(batch.records) as Entry[];
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
-      records.push({ offset: batch.base + i, key: entry[0], value: entry[1], headers: headersOf(entry), timestamp: entry[2] ?? batch.appendTime });
+      records.push({ offset: batch.offsets ? batch.offsets[i]! : batch.base + i, key: entry[0], value: entry[1], headers: headersOf(entry), timestamp: entry[2] ?? batch.appendTime });
     }
   }
   return records;

@@ -5,8 +5,12 @@
 import { InvalidRecord, RecordTooLarge } from "./errors";
 import type { Header, ProducerRecord } from "./types";
 
-/** Largest record (key + value + headers, UTF-8 bytes) the log accepts, as Kafka's default 1 MiB. */
-export const MAX_RECORD_BYTES = 1024 * 1024;
+/**
+ * Largest record (key + value + headers, UTF-8 bytes) the log accepts: about Kafka's default
+ * 1 MiB, less room for its encoding, so that every record fits in one stored row of at most 1 MiB
+ * (stored-batch.ts) — Durable Object SQLite refuses rows above 2 MB.
+ */
+export const MAX_RECORD_BYTES = 1_000_000;
 
 const ASCII = /^[\x00-\x7f]*$/;
 

@@ -109,4 +109,6 @@ export interface Log {
   commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): Promise<void>;
   /** The group's committed offset for the partition, or null when it never committed one. */
   committedOffset(group: string, tp: TopicPartition): Promise<CommittedOffset | null>;
+  /** Optional: what a partition keeps now, its records and bytes (after retention and compaction). */
+  stats?(tp: TopicPartition): Promise<OffsetRange & { readonly records: number; readonly bytes: number }>;
 }

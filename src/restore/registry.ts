@@ -111,7 +111,11 @@ export class RestoreRegistry {
     return this.transaction(() => {
       const held = this.all().filter((w) => w.instance === registration.instance);
       if (held.some((w) => w.incarnation > registration.incarnation)) return "refused";
-      if (sameRegistration(held, registration)) return "kept";
+      if (sameRegistration(held, registration)) {
+        // The instance asks again (a check, or a wake-up it may have missed): look again.
+        this.db.run(sql`UPDATE changelogs SET caught_up = 0 WHERE instance = ${registration.instance}`);
+        return "kept";
+      }
       this.db.run(sql`DELETE FROM changelogs WHERE instance = ${registration.instance}`);
       for (const c of registration.changelogs) {
         this.db.run(sql`INSERT INTO changelogs (instance, task_id, incarnation, epoch, role, topic, partition, store, position)

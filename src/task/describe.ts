@@ -19,6 +19,8 @@ export interface ChangelogDescription {
   readonly restored: number;
   /** The changelog's end offset. */
   readonly end: number;
+  /** Records applied by the instance's latest restoration (since its last wipe or assignment; kept once it runs). */
+  readonly replayed: number;
 }
 
 export interface TaskDescription {
@@ -57,6 +59,7 @@ export async function describeTask(task: StreamTask, app: Application, log: Log)
   const meta = task.meta();
   if (!meta) throw new NotAssigned();
   const checkpoints = task.checkpoints();
+  const replayed = task.replayed();
   // Processed input counts once the group knows of it (see StreamTask.commitInputOffsets).
   const positions = meta.state === "RUNNING" ? task.committedPositions() : task.positions();
   const changelogTps = app.changelogPartitions(meta.taskId);
@@ -67,7 +70,7 @@ export async function describeTask(task: StreamTask, app: Application, log: Log)
   ]);
   const changelogs = changelogTps.map((tp, i) => {
     const checkpoint = checkpoints.get(positionKey(tp)) ?? null;
-    return { topic: tp.topic, partition: tp.partition, checkpoint, restored: checkpoint ?? 0, end: changelogEnds[i]! };
+    return { topic: tp.topic, partition: tp.partition, checkpoint, restored: checkpoint ?? 0, end: changelogEnds[i]!, replayed: replayed.get(positionKey(tp)) ?? 0 };
   });
   const lag =
     meta.role === "active"
@@ -102,9 +105,10 @@ export function describeWithoutLog(task: StreamTask, app: Application): PartialT
   const meta = task.meta();
   if (!meta) throw new NotAssigned();
   const checkpoints = task.checkpoints();
+  const replayed = task.replayed();
   const changelogs = app.changelogPartitions(meta.taskId).map((tp) => {
     const checkpoint = checkpoints.get(positionKey(tp)) ?? null;
-    return { topic: tp.topic, partition: tp.partition, checkpoint, restored: checkpoint ?? 0, end: null };
+    return { topic: tp.topic, partition: tp.partition, checkpoint, restored: checkpoint ?? 0, end: null, replayed: replayed.get(positionKey(tp)) ?? 0 };
   });
   const { taskId: id, role, placement, state, epoch, incarnation, failure } = meta;
   return {

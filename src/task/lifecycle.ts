@@ -9,7 +9,7 @@ import { logEvent, type LogLevel } from "../util/log";
 import type { TaskRole, TaskState } from "./state";
 import type { TaskMeta } from "./task-storage";
 
-export type LifecycleEventName = "assign" | "revoke" | "migrated-away" | "wipe" | "running" | "failed" | "resumed";
+export type LifecycleEventName = "assign" | "revoke" | "migrated-away" | "wipe" | "running" | "failed" | "resumed" | "input-reset";
 
 export interface LifecycleEvent {
   readonly event: LifecycleEventName;
@@ -28,6 +28,8 @@ export interface LifecycleSnapshot {
   /** Times the active instance here was revoked to move elsewhere (only migrations do that). */
   readonly migrationsAway: number;
   readonly wipes: number;
+  /** Times input was found below its partition's earliest offset (retention deleted it) and resumed at the earliest: records lost. */
+  readonly inputResets: number;
 }
 
 /** The slice of `ctx.storage.kv` this needs. */
@@ -41,7 +43,16 @@ type Described = Pick<TaskMeta, "taskId" | "placement" | "role" | "state" | "epo
 
 const KEY = "lifecycle";
 const KEEP = 20;
-const LEVELS: Record<LifecycleEventName, LogLevel> = { assign: "info", revoke: "info", "migrated-away": "info", wipe: "warn", running: "info", failed: "error", resumed: "info" };
+const LEVELS: Record<LifecycleEventName, LogLevel> = {
+  assign: "info",
+  revoke: "info",
+  "migrated-away": "info",
+  wipe: "warn",
+  running: "info",
+  failed: "error",
+  resumed: "info",
+  "input-reset": "error",
+};
 
 export class LifecycleHistory {
   constructor(
@@ -50,7 +61,8 @@ export class LifecycleHistory {
   ) {}
 
   snapshot(): LifecycleSnapshot {
-    return this.kv.get<LifecycleSnapshot>(KEY) ?? { recent: [], migrationsAway: 0, wipes: 0 };
+    const held = this.kv.get<Partial<LifecycleSnapshot>>(KEY);
+    return { recent: held?.recent ?? [], migrationsAway: held?.migrationsAway ?? 0, wipes: held?.wipes ?? 0, inputResets: held?.inputResets ?? 0 };
   }
 
   /** Logs the event and keeps it. */
@@ -63,6 +75,7 @@ export class LifecycleHistory {
       recent: [...now.recent, entry].slice(-KEEP),
       migrationsAway: now.migrationsAway + (event === "migrated-away" ? 1 : 0),
       wipes: now.wipes + (event === "wipe" ? 1 : 0),
+      inputResets: now.inputResets + (event === "input-reset" ? 1 : 0),
     });
   }
 }

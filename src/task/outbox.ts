@@ -14,7 +14,9 @@
  * exactly are stored as a JSON array of the records, and sent as records (for the log to refuse).
  */
 import { type Sql, sql } from "../storage/sql";
-import { decodeRecords, encodeRecords } from "../log/record-batch";
+import { decodeRecords, encodeRecords, toEntry } from "../log/record-batch";
+import { recordBytes } from "../log/records";
+import { splitIntoRows } from "../log/stored-batch";
 import type { ProducerRecord, TopicPartition } from "../log/types";
 
 export const CHANGELOG_PHASE = 0;
@@ -39,12 +41,30 @@ export class Outbox {
 
   constructor(private readonly db: Sql) {}
 
-  /** Adds a batch with the partition's next producer sequence. Call inside the commit's transaction. */
+  /**
+   * Adds a batch with the partition's next producer sequence; a batch too big for one row (1 MiB,
+   * see stored-batch.ts) becomes several, each with its own sequence, sent in order. Call inside
+   * the commit's transaction.
+   */
   add(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[]): void {
+    const encoded = encodeRecords(records);
+    if (encoded === undefined) {
+      this.addRow(commitId, phase, tp, records, undefined);
+      return;
+    }
+    const entries = records.map(toEntry);
+    const sizes = Uint32Array.from(records, (r) => recordBytes(r.key, r.value, r.headers ?? []));
+    let at = 0;
+    for (const chunk of splitIntoRows(entries, sizes, encoded)) {
+      this.addRow(commitId, phase, tp, records.slice(at, at + chunk.entries.length), chunk.records);
+      at += chunk.entries.length;
+    }
+  }
+
+  private addRow(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], encoded: string | undefined): void {
     const next = this.db.one<{ next: number }>(sql`SELECT next FROM producer_sequences WHERE topic = ${tp.topic} AND partition = ${tp.partition}`)?.next ?? 0;
     this.db.run(sql`INSERT INTO producer_sequences (topic, partition, next) VALUES (${tp.topic}, ${tp.partition}, ${next + 1})
                     ON CONFLICT (topic, partition) DO UPDATE SET next = excluded.next`);
-    const encoded = encodeRecords(records);
     const [row] = this.db.all<{ id: number }>(sql`INSERT INTO outbox (commit_id, phase, topic, partition, sequence, records)
                     VALUES (${commitId}, ${phase}, ${tp.topic}, ${tp.partition}, ${next}, ${encoded ?? JSON.stringify(records)}) RETURNING id`);
     this.known?.push({ id: row!.id, commitId, phase, topic: tp.topic, partition: tp.partition, sequence: next, records: records as ProducerRecord[], encoded });

@@ -7,13 +7,14 @@
  * survive a close or a wipe — the KAFKA-16017 bug is impossible by construction.
  */
 import { partitionForKey } from "../log/partitioner";
+import { TOMBSTONE_HEADER } from "../log/stored-batch";
 import type { ProducerRecord, TopicPartition } from "../log/types";
 import type { OutgoingRecord, RecordSink } from "../streams/runtime/types";
 import type { Outbox } from "./outbox";
 import { CHANGELOG_PHASE, OUTPUT_PHASE } from "./outbox";
 
 /** Header marking a changelog or output record as a delete (the log keeps string values only). */
-export const TOMBSTONE_HEADER = "edge-streams.tombstone";
+export { TOMBSTONE_HEADER };
 
 /** Input positions by `<topic>/<partition>`: the next offset to process. */
 export type InputPositions = Record<string, number>;

@@ -121,6 +121,7 @@ export class Restoration {
       // Exactly the restored position (I1), by the rule every checkpoint follows.
       const restored = checkpointAfterRestore(progress, batch)!;
       this.deps.storage.writeCheckpoint(batch, restored);
+      this.deps.storage.addReplayed(batch, batch.records.length);
       this.deps.storage.writePositions(reached);
       return reply(true, restored);
     });

@@ -64,4 +64,9 @@ export const taskMigrations: Migration[] = [
         ALTER TABLE input_positions ADD COLUMN partition_time INTEGER NOT NULL DEFAULT -1;
       `),
   },
+  {
+    id: 5,
+    description: "per changelog, the records applied by the instance's latest restoration",
+    up: (db) => db.script(`ALTER TABLE checkpoints ADD COLUMN replayed INTEGER NOT NULL DEFAULT 0;`),
+  },
 ];

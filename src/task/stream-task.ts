@@ -7,7 +7,7 @@
  * store-queries.ts; the types that cross RPC are in protocol.ts.
  */
 import type { Application } from "../application";
-import { LogUnavailable, OffsetOutOfRange } from "../log/errors";
+import { LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "../log/errors";
 import type { Log, LogRecord, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
 import type { InputRecord, TaskEventMetrics, TaskProcessor } from "../streams/runtime/types";
@@ -39,6 +39,11 @@ export interface TaskOptions {
   readonly clock?: () => number;
   /** The back-off of the `"retry"` uncaught-error policy (default 1 s doubling up to 60 s). */
   readonly retryBackoff?: BackoffSettings;
+  /**
+   * Told when input was gone below the task's position (retention deleted it) and the task
+   * resumed at the earliest offset kept (Kafka's auto.offset.reset=earliest): records were lost.
+   */
+  readonly onInputReset?: (tp: TopicPartition, from: number, to: number) => void;
   /**
    * Called at each commit step, once what the steps before wrote is durable when it returns a
    * promise; a test hook that may crash the instance there.
@@ -143,6 +148,8 @@ export class StreamTask {
       if (assignment.role === "active") state = transition(state, "RESTORING");
       else if (assignment.role === "standby") state = transition(state, "UPDATING");
       this.outbox.clear();
+      // A new assignment starts a new restoration (or none): `replayed` counts from here.
+      this.storage.resetReplayed();
       this.storage.writeMeta({
         taskId: assignment.taskId,
         placement: assignment.placement,
@@ -292,7 +299,9 @@ export class StreamTask {
 
   /** The topology's uncaught-error policy for an error that rolled a commit back. */
   private onUncaughtError(error: unknown): StepOutcome {
-    const policy = this.app.topology.uncaughtErrorPolicy(error);
+    // A record too large for the log fails the same way on every attempt: retrying cannot help.
+    const chosen = this.app.topology.uncaughtErrorPolicy(error);
+    const policy = chosen === "retry" && causedBy(error, RecordTooLarge) ? "fail" : chosen;
     this.counters.uncaughtError(policy);
     const reason = `processing failed: ${error instanceof Error ? error.message : String(error)}`;
     if (policy === "retry") {
@@ -334,6 +343,7 @@ export class StreamTask {
         return { records: [], waiting: 0 };
       }
       this.storage.transaction(() => this.storage.writePositions({ [positionKey(tp)]: earliest }));
+      this.options.onInputReset?.(tp, offset, earliest);
       return read(earliest);
     }
   }
@@ -396,6 +406,10 @@ export class StreamTask {
 
   checkpoints(): Map<string, number> {
     return this.storage.checkpoints();
+  }
+
+  replayed(): Map<string, number> {
+    return this.storage.replayed();
   }
 
   positions(): InputPositions {
@@ -514,4 +528,14 @@ export function mergeByTimestamp(partitions: readonly (readonly InputRecord[])[]
     if (pick < 0) return merged;
     merged.push(partitions[pick]![heads[pick]!++]!);
   }
+}
+
+/** Whether `error`, or an error it was caused by, is a `kind`. */
+function causedBy(error: unknown, kind: abstract new (...args: never[]) => Error): boolean {
+  let e: unknown = error;
+  for (let depth = 0; e instanceof Error && depth < 10; depth++) {
+    if (e instanceof kind) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }

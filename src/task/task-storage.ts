@@ -150,6 +150,23 @@ export class TaskStorage {
     return this.db.one<{ offset: number }>(sql`SELECT offset FROM checkpoints WHERE topic = ${tp.topic} AND partition = ${tp.partition}`)?.offset ?? null;
   }
 
+  /**
+   * Per changelog, the records applied by the latest restoration (since the last wipe, which
+   * clears them with the checkpoints, or assignment, see `resetReplayed`).
+   */
+  replayed(): Map<string, number> {
+    const rows = this.db.all<{ topic: string; partition: number; replayed: number }>(sql`SELECT topic, partition, replayed FROM checkpoints`);
+    return new Map(rows.map((r) => [positionKey(r), r.replayed]));
+  }
+
+  addReplayed(tp: TopicPartition, records: number): void {
+    this.db.run(sql`UPDATE checkpoints SET replayed = replayed + ${records} WHERE topic = ${tp.topic} AND partition = ${tp.partition}`);
+  }
+
+  resetReplayed(): void {
+    this.db.run(sql`UPDATE checkpoints SET replayed = 0`);
+  }
+
   writeCheckpoint(tp: TopicPartition, offset: number): void {
     this.db.run(sql`INSERT INTO checkpoints (topic, partition, offset) VALUES (${tp.topic}, ${tp.partition}, ${offset})
                     ON CONFLICT (topic, partition) DO UPDATE SET offset = excluded.offset`);

@@ -124,7 +124,7 @@ describe("embedded log: record batches", () => {
     await runInDurableObject(stub, (_, state) => {
       const db = state.storage.sql;
       // The schema as migrations 1-3 left it, with two records and a remembered producer batch.
-      for (const table of ["partition_meta", "record_batches", "producers", "producer_batches", "committed_offsets", "subscribers", "_schema"]) {
+      for (const table of ["partition_meta", "record_batches", "producers", "producer_batches", "committed_offsets", "subscribers", "compaction", "latest_keys", "_schema"]) {
         db.exec(`DROP TABLE IF EXISTS ${table}`);
       }
       db.exec(`
@@ -147,7 +147,7 @@ describe("embedded log: record batches", () => {
       `);
       const store = new PartitionStore(state.storage);
       const tp = { topic: "migration-test", partition: 0 };
-      expect(db.exec<{ version: number }>("SELECT version FROM _schema").one().version).toBe(4);
+      expect(db.exec<{ version: number }>("SELECT version FROM _schema").one().version).toBe(5);
       expect(store.offsets(tp)).toEqual({ earliest: 1, latest: 4 });
       expect(store.fetch(tp, 1, all).records).toEqual([
         { offset: 1, key: "k1", value: "v1", headers: [{ key: "h", value: "x" }], timestamp: 100 },

@@ -7,7 +7,7 @@
 import { partitionForKey } from "../../src/log/partitioner";
 import type { RestoreStep } from "../../src/restore/restorer";
 import type { CoordinatorStep } from "../../durable-objects/coordinator";
-import type { CommitStep, LifecycleStep } from "../../src/task/protocol";
+import { COMMIT_STEPS, LIFECYCLE_STEPS, type CommitStep, type LifecycleStep } from "../../src/task/protocol";
 
 /** mulberry32: a tiny 32-bit PRNG, uniform in [0, 1). The same seed gives the same sequence. */
 export function mulberry32(seed: number): () => number {
@@ -23,16 +23,7 @@ export function mulberry32(seed: number): () => number {
 
 export const PARTITIONS = 4;
 export const KEYS_PER_PARTITION = 3;
-export const COMMIT_STEPS: readonly CommitStep[] = ["before-commit", "after-commit", "mid-send", "after-send"];
 export const RESTORE_STEPS: readonly RestoreStep[] = ["after-fetch", "after-apply", "after-report"];
-export const LIFECYCLE_STEPS: readonly LifecycleStep[] = [
-  "assign:after-meta",
-  "revoke:after-suspend",
-  "corrupt:after-deliver",
-  "corrupt:after-wipe",
-  "sync:after-subscriptions",
-  "restore:after-running",
-];
 export const COORDINATOR_STEPS: readonly CoordinatorStep[] = ["migrate:after-intent", "push:after-instance"];
 
 /** An order to produce: `key` indexes the seed's keys (key i lives on partition i % PARTITIONS). */

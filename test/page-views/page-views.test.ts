@@ -148,3 +148,18 @@ it("refuses writes from outside to its repartition and changelog topics (403, no
     expect(await driver.log.offsets({ topic, partition: 0 })).toEqual(before);
   }
 });
+
+it("purges its repartition topic below what the reading tasks committed (Kafka's repartition purge)", async () => {
+  const minute = 7 * MINUTE_MS;
+  await driver.pipe("regions", [{ key: "eu", value: { name: "Europe" } }]);
+  await driver.pipe("page-views", [1, 2, 3, 4].map((i) => ({ key: `purge-${i}`, value: { region: "eu", page: "/" }, timestamp: minute + i })));
+  await driver.runUntilQuiet();
+  const topic = application.topology.subtopologies.flatMap((s) => s.repartitionSourceTopics)[0]!;
+  const { config, partitions } = await json<{ config: Record<string, unknown>; partitions: { earliest: number; latest: number; records: number }[] }>(
+    await call(`/topics/${topic}`),
+  );
+  expect(config).toMatchObject({ "cleanup.policy": "delete", "retention.ms": -1, "purge.on.commit": true });
+  expect(partitions.reduce((n, p) => n + p.latest, 0)).toBeGreaterThanOrEqual(4);
+  // Everything the reading tasks processed and committed is gone; offsets keep counting.
+  for (const p of partitions) expect(p).toMatchObject({ earliest: p.latest, records: 0 });
+});

@@ -14,6 +14,7 @@ import { admin } from "./routes/admin";
 import { ingest } from "./routes/ingest";
 import { stores } from "./routes/stores";
 import { tasks } from "./routes/tasks";
+import { topics } from "./routes/topics";
 import { isKafkaPath, kafkaRest } from "./routes/kafka-rest";
 import { dialectErrorResponse } from "./routes/kafka-rest-support";
 import { metrics } from "./routes/metrics";
@@ -59,6 +60,7 @@ export function createApi(application: Application): Hono<ApiEnv> {
   app.use("*", bodyLimit<ApiEnv>((c) => c.get("config").MAX_BODY_BYTES));
 
   app.route("/", ingest);
+  app.route("/", topics);
   app.route("/", stores);
   app.route("/", scans);
   app.route("/", metrics);

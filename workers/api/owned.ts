@@ -9,9 +9,15 @@ import type { Application } from "../../src/application";
 import { epochFromInstanceId } from "../../src/kafka-rest/commit-epoch";
 import { ApiError } from "./http-error";
 
-/** Throws 403 when `topic` is one of the application's changelog or repartition topics. */
-export function refuseInternalTopicWrite(application: Application, topic: string): void {
+/**
+ * Throws 403 when `topic` is one of the application's changelog or repartition topics, unless
+ * the write comes from one of its task instances: a deployment whose log is this one's `/kafka`
+ * sends its tasks' batches with their idempotent producer (`producerId`, `<app>-<task>`, in the
+ * `edge-producer` header), which the log fences by epoch like any of theirs.
+ */
+export function refuseInternalTopicWrite(application: Application, topic: string, producerId?: string): void {
   if (!application.internalTopics.has(topic)) return;
+  if (producerId !== undefined && producerId.startsWith(`${application.applicationId}-`)) return;
   throw new ApiError(403, "forbidden", `topic ${JSON.stringify(topic)} is internal to application ${application.applicationId}: only its tasks write it (reading is allowed)`);
 }
 

@@ -5,6 +5,7 @@
  * runs under the processing error handler and every sink's serialization under the production
  * error handler (see `ErrorHandling`).
  */
+import { checkRecordSize } from "./record-size";
 import type { Processor, StoreHandle } from "../processor";
 import type { StreamRecord } from "../record";
 import type { Subtopology, TopologySink, TopologySource } from "../topology/topology";
@@ -67,7 +68,7 @@ function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>): O
   if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0 && partition < sink.partitions)) {
     throw new RangeError(`${sink.name}: partitioner chose partition ${partition}, but ${sink.topic} has ${sink.partitions}`);
   }
-  return {
+  const out = {
     topic: sink.topic,
     partition,
     key: record.key === null ? null : sink.keySerde.serialize(record.key),
@@ -75,4 +76,7 @@ function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>): O
     timestamp: record.timestamp,
     headers: record.headers,
   };
+  // The log refuses it: better said here, where the production error handler decides.
+  checkRecordSize(`${sink.name}: the record for ${sink.topic}`, out.key, out.value, out.headers);
+  return out;
 }

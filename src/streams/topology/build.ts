@@ -2,6 +2,8 @@
  * Turns the recorded graph into a `Topology`: validates it, splits it into subtopologies, names
  * the internal topics, works out every partition count and checks co-partitioning.
  */
+import { topicConfig, type TopicConfig } from "../../log/topic-config";
+import type { TopicSpec } from "../../log/topics";
 import { TopologyError } from "../errors";
 import type { GraphNode, SinkNode, SourceNode, TopologyGraph } from "./graph";
 import { groupNodes } from "./grouping";
@@ -21,6 +23,12 @@ export interface BuildOptions {
   readonly onProductionError?: ErrorHandler;
   /** What the task's Durable Object does with an error escaping processing; default `"fail"`. */
   readonly onUncaughtError?: UncaughtErrorHandler;
+  /**
+   * Settings of topics, with Kafka's names (`retention.ms`, `cleanup.policy`, …), over the
+   * defaults Kafka Streams uses: its own topics 7 days' retention, changelogs compacted,
+   * repartition topics purged once consumed.
+   */
+  readonly topicConfigs?: Readonly<Record<string, Partial<TopicConfig>>>;
 }
 
 export const changelogTopicName = (applicationId: string, store: string) => `${applicationId}-${store}-changelog`;
@@ -74,7 +82,16 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
       nodes: resolveNodes(nodes, realName, (sink) => (sink.repartition ? count : topics[sink.topic]!)),
     };
   });
-  return new Topology(applicationId, subtopologies, allTopics, handler, errorHandlers);
+  const unknownConfig = Object.keys(options.topicConfigs ?? {}).find((t) => allTopics[t] === undefined);
+  if (unknownConfig !== undefined) throw new TopologyError(`topicConfigs names ${JSON.stringify(unknownConfig)}, which the topology neither declares nor creates`);
+  const changelogs = new Set(subtopologies.flatMap((s) => s.stores.map((store) => store.changelogTopic)));
+  const repartitions = new Set(subtopologies.flatMap((s) => s.repartitionSourceTopics));
+  const specs: Record<string, TopicSpec> = {};
+  for (const [topic, count] of Object.entries(allTopics)) {
+    const kind = changelogs.has(topic) ? "changelog" : repartitions.has(topic) ? "repartition" : "user";
+    specs[topic] = { partitions: count, config: topicConfig(kind, options.topicConfigs?.[topic]) };
+  }
+  return new Topology(applicationId, subtopologies, specs, handler, errorHandlers);
 }
 
 /**

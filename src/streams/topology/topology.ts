@@ -2,6 +2,7 @@
  * A built topology: subtopologies with their topics, stores and processing nodes, every topic with
  * its partition count, and the task ids. Immutable; made by `StreamsBuilder.build`.
  */
+import type { TopicSpec } from "../../log/topics";
 import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
 import { describeTopology } from "./describe";
@@ -135,7 +136,7 @@ export class Topology {
   constructor(
     readonly applicationId: string,
     readonly subtopologies: readonly Subtopology[],
-    private readonly allTopics: Readonly<Record<string, number>>,
+    private readonly allTopics: Readonly<Record<string, TopicSpec>>,
     readonly deserializationHandler: DeserializationHandler,
     readonly errorHandlers: ErrorHandlers = { processing: "fail", production: "fail", uncaught: "fail" },
   ) {}
@@ -154,6 +155,11 @@ export class Topology {
 
   /** Every topic with its partition count: external, changelog and repartition topics. */
   topics(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.allTopics).map(([topic, spec]) => [topic, spec.partitions]));
+  }
+
+  /** Every topic with its partition count and configuration (see `BuildOptions.topicConfigs`). */
+  topicSpecs(): Record<string, TopicSpec> {
     return { ...this.allTopics };
   }
 

@@ -57,7 +57,7 @@ admin.post("/admin/restore/resume", zValidator("json", resumeBody, invalidInput)
 
 // Fault injection: invisible (404) unless FAULT_INJECTION=on.
 const faults = new Hono<ApiEnv>();
-for (const path of ["/admin/tasks/:id/corrupt", "/admin/tasks/:id/crash", "/admin/log/fail"]) {
+for (const path of ["/admin/tasks/:id/corrupt", "/admin/tasks/:id/crash", "/admin/log/fail", "/admin/wakes/drop"]) {
   faults.use(path, async (c, next) => {
     if (c.get("config").FAULT_INJECTION !== "on") throw new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`);
     await next();
@@ -120,6 +120,20 @@ faults.post("/admin/log/fail", zValidator("json", logFailBody, invalidInput), as
   if (partition >= partitions) throw new ApiError(400, "invalid_input", `topic ${topic} has partitions 0 to ${partitions - 1}`);
   await c.var.host.partition({ topic, partition }).injectFailures(times);
   return c.json({ topic, partition, failing: times });
+});
+
+const wakesDropBody = z.object({ seconds: z.number().int().min(0).max(3_600) }).strict();
+
+/**
+ * For `seconds`, wake-ups that log partitions send after appends are dropped, as if lost on the
+ * way: processing must still complete (the partitions wake their readers again later).
+ */
+faults.post("/admin/wakes/drop", zValidator("json", wakesDropBody, invalidInput), async (c) => {
+  const { seconds } = c.req.valid("json");
+  const topics = await c.get("log").topics();
+  const partitions = [...topics].flatMap(([topic, count]) => Array.from({ length: count }, (_, partition) => ({ topic, partition })));
+  await Promise.all(partitions.map((tp) => c.var.host.partition(tp).dropWakes(seconds * 1000)));
+  return c.json({ dropping: seconds, partitions: partitions.length });
 });
 
 admin.route("/", faults);

@@ -27,6 +27,7 @@ import { basicMatches, requiredToken } from "../auth";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { refuseInternalTopicWrite } from "../owned";
+import { EDGE_PRODUCER_HEADER, parseProducerHeader } from "../../../src/kafka-rest/producer-header";
 import { kafkaGroups } from "./kafka-rest-groups";
 import { bodyText, dialectErrorResponse, invalidDialectInput, validate } from "./kafka-rest-support";
 
@@ -54,7 +55,11 @@ const topicParam = z.object({ topic: z.string().min(1).max(249) });
 /** Appends the planned batches: partitions in parallel, one partition's batches in request order. */
 async function produce(c: Context<ApiEnv>, messages: readonly TopicMessage[]): Promise<ProduceMetadata[]> {
   // Before anything is appended: a request naming an internal topic anywhere changes nothing.
-  for (const message of messages) refuseInternalTopicWrite(c.var.host.application, message.topic);
+  for (const message of messages) {
+    const header = message.headers?.find((h) => h.key === EDGE_PRODUCER_HEADER);
+    const producer = header === undefined ? undefined : parseProducerHeader(String(header.value));
+    refuseInternalTopicWrite(c.var.host.application, message.topic, producer?.producerId);
+  }
   const log = c.get("log");
   const counts = await log.topics();
   const now = Date.now();

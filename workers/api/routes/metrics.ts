@@ -7,6 +7,8 @@
  * production errors, punctuations), uncaught errors by policy, and whether the instance is stopped. Counters kept in memory restart at zero with their object, as a process's do.
  */
 import { Hono } from "hono";
+import type { Log } from "../../../src/log/types";
+import type { TopicCatalog } from "../../../src/log/topics";
 import type { ApiEnv } from "../context";
 import { clusterSnapshot, remainingToRestore, type ClusterSnapshot } from "../status/snapshot";
 
@@ -65,6 +67,11 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   const pending = family("task_pending_batches", "gauge", "Outgoing batches committed locally and not yet acknowledged by the log.");
   const corruptions = family("task_corruptions_total", "counter", "Times the instance was found corrupted, closed dirty and wiped (its incarnation).");
   const migrations = family("task_migrations_total", "counter", "Times the active instance here was revoked to move to another placement.");
+  const inputResets = family(
+    "task_input_resets_total",
+    "counter",
+    "Times input was gone below the task's position (deleted by retention) and the task resumed at the earliest offset kept: records lost.",
+  );
   const late = family("task_late_records_dropped_total", "counter", "Records dropped because the window they belong to had closed (stream time past its end + grace).");
   const dropped = family("task_dropped_records_total", "counter", "Records dropped (Kafka's dropped-records), by reason: deserialization (skipped by the handler), invalid (a null key where one is needed), late (too late for their window).");
   const processingErrors = family("task_processing_errors_total", "counter", "Processing errors handled by the topology's handler, by outcome (continued or dead-lettered).");
@@ -98,6 +105,7 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     pending.samples.push({ labels, value: instance.pendingBatches });
     corruptions.samples.push({ labels, value: instance.incarnation });
     migrations.samples.push({ labels, value: instance.lifecycle.migrationsAway });
+    inputResets.samples.push({ labels, value: instance.lifecycle.inputResets });
     const { events, uncaughtErrors } = counters;
     late.samples.push({ labels, value: events.lateRecordsDropped });
     dropped.samples.push(
@@ -121,12 +129,40 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     if (placement.restorePaused !== null) paused.samples.push({ labels: { placement: placement.name }, value: placement.restorePaused ? 1 : 0 });
   }
   return [
-    ...[up, info, epoch, incarnation, processed, processedRate, latency, latencyLast, latencyMax, restored, restoreRate, standby, standbyRate, remaining, lag, pending, corruptions, migrations],
+    ...[up, info, epoch, incarnation, processed, processedRate, latency, latencyLast, latencyMax, restored, restoreRate, standby, standbyRate, remaining, lag, pending, corruptions, migrations, inputResets],
     ...[late, dropped, processingErrors, productionErrors, punctuations, uncaught, failed, paused, shutdown],
   ];
 }
 
+/**
+ * Per topic partition, what it keeps (after retention and compaction) and its configured
+ * retention; a partition that does not answer (or a log that cannot say) is left out.
+ */
+export async function topicFamilies(log: Log, catalog: TopicCatalog): Promise<Family[]> {
+  const family = (name: string, help: string): Family => ({ name: `edge_streams_${name}`, type: "gauge", help, samples: [] });
+  const records = family("topic_partition_records", "Records the partition keeps now (after retention and compaction).");
+  const bytes = family("topic_partition_bytes", "Bytes of keys, values and headers the partition keeps now.");
+  const earliest = family("topic_partition_earliest_offset", "The partition's earliest kept offset.");
+  const latest = family("topic_partition_latest_offset", "The partition's end offset.");
+  const retention = family("topic_retention_ms", "The topic's retention.ms (-1: kept forever); label policy is its cleanup.policy.");
+  const partitions = [...catalog.all].flatMap(([topic, count]) => Array.from({ length: count }, (_, partition) => ({ topic, partition })));
+  const stats = log.stats ? await Promise.allSettled(partitions.map((tp) => log.stats!(tp))) : [];
+  stats.forEach((result, i) => {
+    if (result.status !== "fulfilled") return;
+    const labels = { topic: partitions[i]!.topic, partition: String(partitions[i]!.partition) };
+    records.samples.push({ labels, value: result.value.records });
+    bytes.samples.push({ labels, value: result.value.bytes });
+    earliest.samples.push({ labels, value: result.value.earliest });
+    latest.samples.push({ labels, value: result.value.latest });
+  });
+  for (const [topic] of catalog.all) {
+    const config = catalog.config(topic);
+    retention.samples.push({ labels: { topic, policy: config["cleanup.policy"] }, value: config["retention.ms"] });
+  }
+  return [records, bytes, earliest, latest, retention];
+}
+
 export const metrics = new Hono<ApiEnv>().get("/metrics", async (c) => {
-  const snapshot = await clusterSnapshot(c.var.host, c.get("config"));
-  return c.body(exposition(metricFamilies(snapshot)), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE, "Cache-Control": "no-store" });
+  const [snapshot, topics] = await Promise.all([clusterSnapshot(c.var.host, c.get("config")), topicFamilies(c.get("log"), c.var.host.catalog)]);
+  return c.body(exposition([...metricFamilies(snapshot), ...topics]), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE, "Cache-Control": "no-store" });
 });

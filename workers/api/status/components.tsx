@@ -98,7 +98,9 @@ export function ProgressBar(props: { kind: "restore" | "standby"; instance: stri
   );
 }
 
-const NOTABLE = new Set<LifecycleEvent["event"]>(["wipe", "migrated-away", "running", "assign"]);
+/** Events the "recent" table lists: corruptions, migrations, and input lost to retention. */
+const RECENT = new Set<LifecycleEvent["event"]>(["wipe", "migrated-away", "input-reset"]);
+const NOTABLE = new Set<LifecycleEvent["event"]>(["wipe", "migrated-away", "running", "assign", "input-reset"]);
 
 function InstanceCard(props: { instance: InstanceView; now: number }) {
   const { instance, now } = props;
@@ -202,12 +204,12 @@ function PlacementColumn(props: { placement: PlacementView; instances: InstanceV
 
 function RecentTable(props: { snapshot: ClusterSnapshot }) {
   const rows = props.snapshot.instances
-    .flatMap((i) => (i.up ? i.lifecycle.recent.filter((e) => e.event === "wipe" || e.event === "migrated-away").map((e) => ({ ...e, task: i.id, placement: i.placement })) : []))
+    .flatMap((i) => (i.up ? i.lifecycle.recent.filter((e) => RECENT.has(e.event)).map((e) => ({ ...e, task: i.id, placement: i.placement })) : []))
     .sort((a, b) => b.at - a.at)
     .slice(0, 10);
   return (
     <section class="recent">
-      <h2>Recent corruptions and migrations</h2>
+      <h2>Recent corruptions, migrations and input lost to retention</h2>
       {rows.length === 0 ? (
         <p class="muted">None since these instances started keeping history.</p>
       ) : (

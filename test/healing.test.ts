@@ -1,0 +1,46 @@
+/**
+ * Progress that heals itself: wake-ups lost on the way (the fault route `POST /admin/wakes/drop`,
+ * API v1.1) never strand input — a partition wakes its readers again after appends, backing off
+ * while their committed offset stays behind — and a standby whose registration is checked again
+ * looks at its changelog again.
+ */
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { TestDriver } from "../src/testing/test-driver";
+import { application } from "../examples/orders-totals/app";
+import { call, json } from "./support/api";
+import { keysOn } from "./support/keys";
+import { until } from "./support/until";
+
+const driver = new TestDriver(env, application);
+
+describe("lost wake-ups", { timeout: 60_000 }, () => {
+  it("input appended while wake-ups are dropped is still processed, later, with nothing driving it", async () => {
+    const keys = keysOn(1, 3, "woken-late");
+    const active = (await driver.instances()).find((i) => i.taskId === "0_1" && i.role === "active")!;
+    await driver.runUntilQuiet();
+    // No alarm of the task is left from before: only a wake-up could start it.
+    await runDurableObjectAlarm(driver.task(active));
+    expect(await runInDurableObject(driver.task(active), (_o, state) => state.storage.getAlarm())).toBeNull();
+    const dropped = await call("/admin/wakes/drop", { body: { seconds: 2 } });
+    expect(dropped.status).toBe(200);
+    expect(await json(dropped)).toMatchObject({ dropping: 2 });
+    // Appended straight to the log: nothing but the partition's own alarm can tell the task.
+    await driver.log.append({ topic: "orders", partition: 1 }, keys.map((key) => ({ key, value: JSON.stringify({ amount: 6 }) })));
+    await until(
+      async () => {
+        const tasks = (await json<{ tasks: { id: string; role: string; lag: number }[] }>(await call("/tasks"))).tasks;
+        return tasks.find((t) => t.id === "0_1" && t.role === "active")?.lag === 0;
+      },
+      30_000,
+      "the orders to be processed",
+    );
+    for (const key of keys) expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 6 });
+  });
+
+  it("refuses a bad body with 400", async () => {
+    expect((await call("/admin/wakes/drop", { body: { seconds: -1 } })).status).toBe(400);
+    expect((await call("/admin/wakes/drop", { body: {} })).status).toBe(400);
+  });
+});
