@@ -18,20 +18,29 @@ function isInjectedCrash(error: unknown): boolean {
   return durableObjectReset === true && typeof message === "string" && message.startsWith("injected crash");
 }
 
-/** The Worker in workerd, with test bindings on top of the wrangler config's. */
+const TEST_TOPICS = "ingest-test=4,retention-test=1(cleanup.policy=compact,delete retention.ms=60000 retention.bytes=1000000)";
+
+/** The examples and tests import the library by its package name: here, from its source. */
+const library = {
+  alias: [
+    { find: /^edge-streams$/, replacement: `${process.cwd()}/workers/index.ts` },
+    { find: /^edge-streams\/testing$/, replacement: `${process.cwd()}/workers/testing.ts` },
+  ],
+};
+
 /**
  * The example app's changelog never compacted (records younger than a day are left alone): tests
  * that check a changelog's whole history — exactly once, crash points, the model — see every
  * record. Compaction itself is tested in the `compaction` project, with the defaults.
  */
 const NO_COMPACTION = {
-  TOPICS:
-    "ingest-test=4,retention-test=1(cleanup.policy=compact,delete retention.ms=60000 retention.bytes=1000000)," +
-    "edge-streams-totals-changelog=4(cleanup.policy=compact min.compaction.lag.ms=86400000)",
+  TOPICS: `${TEST_TOPICS},edge-streams-totals-changelog=4(cleanup.policy=compact min.compaction.lag.ms=86400000)`,
 };
 
-function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler.toml") {
+/** A Worker in workerd (by default the root wrangler.toml's, the orders-totals example), with test bindings on top of its config's. */
+function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler.toml", main?: string) {
   return cloudflareTest({
+    ...(main ? { main } : {}),
     wrangler: { configPath },
     miniflare: {
       bindings: {
@@ -55,12 +64,16 @@ export default defineConfig({
   test: {
     // A green run prints its summary; a failing test still shows everything it logged.
     silent: "passed-only",
+    // Only tests slower than this are listed by name under their file's line (the model test's
+    // seeds and the Node tests take seconds each): a green run is one line per file.
+    slowTestThreshold: 10_000,
     // Crash tests kill Durable Objects on purpose (`ctx.abort`); workerd reports the reset of the
     // dead object's pending work. Only those expected deaths are ignored.
     onUnhandledError: (error) => !isInjectedCrash(error),
     projects: [
       {
         plugins: [workerd(NO_COMPACTION)],
+        resolve: library,
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
@@ -70,16 +83,18 @@ export default defineConfig({
       {
         // Retention and compaction with the topics' defaults: a changelog compacts when due.
         plugins: [workerd()],
+        resolve: library,
         test: { name: "compaction", include: ["test/compaction/**/*.test.ts"] },
       },
       {
         plugins: [workerd({ ...NO_COMPACTION, NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
+        resolve: library,
         test: { name: "standby", include: ["test/standby/**/*.test.ts"] },
       },
       {
-        // The second example application: the same Worker code with `#application` pointed at it.
+        // The second example application, its own Worker and wrangler.toml.
         plugins: [workerd({}, "./examples/page-views/wrangler.toml")],
-        resolve: { alias: { "#application": `${process.cwd()}/examples/page-views/application.ts` } },
+        resolve: library,
         // Each test runs the whole pipeline (three subtopologies): slow on a loaded 2-core machine.
         test: { name: "page-views", include: ["test/page-views/**/*.test.ts"], testTimeout: 30_000 },
       },
@@ -92,8 +107,9 @@ export default defineConfig({
       },
       {
         // Wall-clock punctuation on the task's alarm and the uncaught-error policies, on the real runtime.
-        plugins: [workerd({ RETRY_BACKOFF_MS: "50" })],
-        resolve: { alias: { "#application": `${process.cwd()}/test/policies/application.ts` } },
+        // Its own Worker (a test application) with the default example's bindings.
+        plugins: [workerd({ RETRY_BACKOFF_MS: "50" }, "./wrangler.toml", "./test/policies/worker.ts")],
+        resolve: library,
         test: { name: "policies", include: ["test/policies/**/*.test.ts"] },
       },
       {

@@ -15,14 +15,27 @@
  * is timed from Node, like the app's ingest.
  */
 import { DurableObject } from "cloudflare:workers";
-import { LogPartition } from "../durable-objects/log-partition";
+import type { ObjectDirectory } from "../durable-objects/calls";
+import { LogPartition as FrameworkLogPartition } from "../durable-objects/log-partition";
 import { PartitionStore } from "../src/log/partition-store";
 import { topicConfig } from "../src/log/topic-config";
 import { DurableLog } from "../src/log/durable-log";
 import { partitionForKey } from "../src/log/partitioner";
 import { TopicCatalog } from "../src/log/topics";
 
-export { LogPartition };
+/** Nothing subscribes to the bench's partitions, so a partition never calls another object. */
+const noObjects: ObjectDirectory = new Proxy({} as ObjectDirectory, {
+  get: () => () => {
+    throw new Error("the bench Worker hosts no object but log partitions");
+  },
+});
+
+/** The framework's log partition, as a Worker made by `defineEdgeStreams` exports it, without an application. */
+export class LogPartition extends FrameworkLogPartition {
+  constructor(ctx: DurableObjectState, env: BenchEnv) {
+    super(ctx, env, noObjects);
+  }
+}
 
 interface BenchEnv {
   LOG_PARTITION: DurableObjectNamespace<LogPartition>;

@@ -4,27 +4,19 @@
  * only wires storage, the log and RPC to `ConsumerGroupCoordinator`; errors travel back as values.
  */
 import { DurableObject } from "cloudflare:workers";
-import { readConfig } from "../src/config";
 import { groupOutcome, type GroupOutcome } from "../src/consumer-group/errors";
 import { ConsumerGroupCoordinator, type ConsumeRequest } from "../src/consumer-group/group";
 import type { GroupAssignments, Message, TopicPartitionOffset } from "../src/kafka-rest/dialect";
-import { openLog } from "../workers/api/log";
-import type { Env } from "../workers/env";
+import type { GroupDirectoryCalls, ObjectHost } from "./calls";
 
-export const DIRECTORY_NAME = "directory";
-
-/** The object that runs a group (a prefix keeps group names apart from the directory's). */
-export function groupObjectName(group: string): string {
-  return `group:${group}`;
-}
-
-export class ConsumerGroup extends DurableObject<Env> {
+/** A consumer group (or the directory); a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
+export class ConsumerGroup extends DurableObject implements GroupDirectoryCalls {
   private readonly coordinator: ConsumerGroupCoordinator;
 
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
-    const directory = () => env.CONSUMER_GROUP.getByName(DIRECTORY_NAME);
-    this.coordinator = new ConsumerGroupCoordinator(ctx.storage, openLog(env, readConfig(env as unknown as Record<string, unknown>)), {
+  constructor(ctx: DurableObjectState, env: unknown, host: ObjectHost) {
+    super(ctx, env as never);
+    const directory = () => host.objects.groupDirectory();
+    this.coordinator = new ConsumerGroupCoordinator(ctx.storage, host.log, {
       directory: {
         add: async (group) => directory().addGroup(group),
         remove: async (group) => directory().removeGroup(group),

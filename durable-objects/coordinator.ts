@@ -13,22 +13,19 @@
  * instances report, repairing what they may have lost.
  */
 import { DurableObject } from "cloudflare:workers";
-import { readConfig, type Config } from "../src/config";
+import type { Config } from "../src/config";
 import { assignActives } from "../src/coordinator/assignor";
 import { MigrationRefused, MigrationUnderWay } from "../src/coordinator/migration";
 import { CoordinatorStore, type ApplicationShutdown, type InstanceAssignment } from "../src/coordinator/coordinator-store";
-import { APPLICATION_SHUT_DOWN } from "../src/task/stream-task";
 import { placeStandbys, warmUpTargets } from "../src/coordinator/standbys";
 import type { TaskDescription } from "../src/task/describe";
 import { holds } from "../src/coordinator/holds";
-import type { InstanceAck } from "./task-object";
-import type { Assignment } from "../src/task/stream-task";
+import { APPLICATION_SHUT_DOWN, type Assignment, type InstanceAck } from "../src/task/protocol";
 import { instanceName } from "../src/names";
 import { CrashPoints } from "../src/util/crash-points";
 import { logEvent } from "../src/util/log";
 import { Serial } from "../src/util/serial";
-import { application } from "#application";
-import type { Env } from "../workers/env";
+import type { CoordinatorCalls, ObjectHost, ShutdownRequest } from "./calls";
 
 /** How soon the alarm pushes again what could not be pushed, and re-checks pending automatic moves. */
 const REBALANCE_CHECK_MS = 1_000;
@@ -63,15 +60,20 @@ export type TaskResumeResult =
   | { readonly status: "resumed"; readonly task: TaskDescription }
   | { readonly status: "application-shut-down"; readonly shutdown: ApplicationShutdown };
 
-export class Coordinator extends DurableObject<Env> {
+/** The coordinator; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
+export class Coordinator extends DurableObject implements CoordinatorCalls {
   private readonly store: CoordinatorStore;
   private readonly serial = new Serial();
   private readonly crashes: CrashPoints<CoordinatorStep>;
   /** Alarm rounds in a row that left something unpushed (for the back-off). */
   private failures = 0;
 
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+  constructor(
+    ctx: DurableObjectState,
+    env: unknown,
+    private readonly host: ObjectHost,
+  ) {
+    super(ctx, env as never);
     this.store = new CoordinatorStore(ctx.storage);
     this.crashes = new CrashPoints(
       (reason) => this.ctx.abort(reason),
@@ -84,7 +86,7 @@ export class Coordinator extends DurableObject<Env> {
   }
 
   private get config(): Config {
-    return readConfig(this.env as unknown as Record<string, unknown>);
+    return this.host.config;
   }
 
   /**
@@ -121,7 +123,7 @@ export class Coordinator extends DurableObject<Env> {
    * active instance stops, and instances assigned later start stopped, until `resumeApplication`.
    * The first request's reason stays; the shutdown survives restarts of the coordinator.
    */
-  async shutdownApplication(request: { taskId: string; placement: string; reason: string }): Promise<ApplicationShutdown> {
+  async shutdownApplication(request: ShutdownRequest): Promise<ApplicationShutdown> {
     return this.serial.run(async () => {
       await this.armAlarm(REBALANCE_CHECK_MS);
       const shutdown = this.store.transaction(() => this.store.shutDown({ ...request, at: Date.now() }));
@@ -142,7 +144,7 @@ export class Coordinator extends DurableObject<Env> {
       this.store.transaction(() => this.store.clearShutdown());
       await this.crashes.reachAfterWrites("resume:after-clear");
       const actives = this.store.instances().filter((i) => i.role === "active");
-      return Promise.all(actives.map((active) => this.instance(active).resume() as Promise<TaskDescription>));
+      return Promise.all(actives.map((active) => this.instance(active).resume()));
     });
   }
 
@@ -154,7 +156,7 @@ export class Coordinator extends DurableObject<Env> {
       this.reconcile();
       await this.pushUnacknowledged();
       const active = this.store.instances().find((i) => i.taskId === taskId && i.role === "active")!;
-      return { status: "resumed" as const, task: (await this.instance(active).resume()) as TaskDescription };
+      return { status: "resumed" as const, task: await this.instance(active).resume() };
     });
   }
 
@@ -186,7 +188,7 @@ export class Coordinator extends DurableObject<Env> {
   }
 
   private async migrateNow(taskId: string, to: string): Promise<MigrationResult> {
-    if (!application.task(taskId)) throw new MigrationRefused(`unknown task ${JSON.stringify(taskId)}`);
+    if (!this.host.application.task(taskId)) throw new MigrationRefused(`unknown task ${JSON.stringify(taskId)}`);
     if (!this.config.PLACEMENTS.includes(to)) throw new MigrationRefused(`unknown placement ${JSON.stringify(to)}`);
     this.reconcile();
     const active = this.activeOf(taskId);
@@ -216,7 +218,7 @@ export class Coordinator extends DurableObject<Env> {
    * worker, which keeps the registrations until it got through.)
    */
   async reportCorruption(corrupted: readonly { instance: string; incarnation: number }[]): Promise<void> {
-    await Promise.all(corrupted.map(({ instance, incarnation }) => this.env.TASK_OBJECT.getByName(instance).corrupt(incarnation)));
+    await Promise.all(corrupted.map(({ instance, incarnation }) => this.host.objects.taskObject(instance).corrupt(incarnation)));
   }
 
   /**
@@ -263,7 +265,7 @@ export class Coordinator extends DurableObject<Env> {
     const from = this.ctx.storage.kv.get<number>(SWEEP_CURSOR_KEY) ?? 0;
     const chunk = all.slice(from, from + SWEEP_CHUNK).filter((i) => i.acknowledged);
     const shutdown = this.store.shutdown();
-    const results = await Promise.allSettled(chunk.map((instance) => this.instance(instance).check(this.assignmentOf(instance, shutdown)) as Promise<InstanceAck | undefined>));
+    const results = await Promise.allSettled(chunk.map((instance) => this.instance(instance).check(this.assignmentOf(instance, shutdown))));
     let repaired = 0;
     this.store.transaction(() => {
       results.forEach((result, i) => {
@@ -298,7 +300,7 @@ export class Coordinator extends DurableObject<Env> {
     this.store.transaction(() => {
       const instances = this.store.instances();
       const actives = instances.filter((i) => i.role === "active");
-      const taskIds = application.taskIds();
+      const taskIds = this.host.application.taskIds();
       const activeTasks = new Set(actives.map((a) => a.taskId));
       const missing = new Set(taskIds.filter((t) => !activeTasks.has(t)));
       if (missing.size > 0) {
@@ -372,8 +374,8 @@ export class Coordinator extends DurableObject<Env> {
    */
   private async push(instance: InstanceAssignment): Promise<InstanceAck | undefined> {
     const stub = this.instance(instance);
-    if (instance.role === "idle") return (await stub.revoke()) as InstanceAck | undefined;
-    return (await stub.assign(this.assignmentOf(instance, this.store.shutdown()))) as InstanceAck;
+    if (instance.role === "idle") return stub.revoke();
+    return stub.assign(this.assignmentOf(instance, this.store.shutdown()));
   }
 
   /** What an instance is told: its assignment, halted while the application is shut down. */
@@ -396,7 +398,7 @@ export class Coordinator extends DurableObject<Env> {
         waiting = true;
         continue;
       }
-      const description = (await this.instance(warm).describe()) as TaskDescription;
+      const description = await this.instance(warm).describe();
       if (description.lag <= this.config.ACCEPTABLE_RECOVERY_LAG) await this.migrateNow(taskId, to);
       else waiting = true;
     }
@@ -420,7 +422,7 @@ export class Coordinator extends DurableObject<Env> {
   }
 
   private instance(instance: { taskId: string; placement: string }) {
-    return this.env.TASK_OBJECT.getByName(instanceName(instance));
+    return this.host.objects.taskObject(instanceName(instance));
   }
 }
 

@@ -18,7 +18,8 @@ import type {
   ProducerRecord,
   TopicPartition,
 } from "../src/log/types";
-import type { Env } from "../workers/env";
+import { isRestoreWorkerName } from "../src/names";
+import type { ObjectDirectory, PartitionCalls } from "./calls";
 
 /** After a failed maintenance step, the next try waits this long. */
 const MAINTENANCE_RETRY_MS = 30_000;
@@ -30,7 +31,8 @@ const UNSEEN_READER_ECHOES = 2;
 /** A failed wake-up is tried again this many times, after these delays. */
 const WAKE_RETRY_MS = [100, 1_000];
 
-export class LogPartition extends DurableObject<Env> {
+/** A partition of the embedded log; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
+export class LogPartition extends DurableObject implements PartitionCalls {
   private readonly store: PartitionStore;
   private readonly subscribers: Subscribers;
   /** Calls still to fail, set by the fault-injection route; kept in memory like a flaky link. */
@@ -40,8 +42,12 @@ export class LogPartition extends DurableObject<Env> {
   /** Echo wake-ups made since the last append (for their back-off); unknown after a restart. */
   private echoes: number | undefined;
 
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+  constructor(
+    ctx: DurableObjectState,
+    env: unknown,
+    private readonly objects: ObjectDirectory,
+  ) {
+    super(ctx, env as never);
     this.store = new PartitionStore(ctx.storage);
     this.subscribers = new Subscribers(ctx.storage);
   }
@@ -142,11 +148,10 @@ export class LogPartition extends DurableObject<Env> {
   private wakeSubscribers(tp: TopicPartition): void {
     const names = this.subscribers.list();
     if (names.length === 0 || Date.now() < this.dropWakesUntil) return;
-    const { TASK_OBJECT: tasks, RESTORE_WORKER: restorers } = this.env;
     const wake = async (name: string) => {
       for (let attempt = 0; ; attempt++) {
         try {
-          return await (name.startsWith("restore@") ? restorers.getByName(name).wake(tp) : tasks.getByName(name).wake());
+          return await (isRestoreWorkerName(name) ? this.objects.restoreWorker(name).wake(tp) : this.objects.taskObject(name).wake());
         } catch (error) {
           const delay = WAKE_RETRY_MS[attempt];
           if (delay === undefined) throw error;

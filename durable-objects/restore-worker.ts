@@ -7,30 +7,25 @@
  * applied twice are no-ops at the instance (I4).
  */
 import { DurableObject } from "cloudflare:workers";
-import { readConfig } from "../src/config";
 import type { Log, TopicPartition } from "../src/log/types";
 import { RestoreRegistry, type ChangelogWork, type Registration } from "../src/restore/registry";
 import { Restorer, type CorruptedInstance, type RestoreStep } from "../src/restore/restorer";
 import { suspensionsOnEnd, suspensionsOnRegister, type RegistrationEnd, type Suspension } from "../src/restore/suspensions";
-import type { RestoreBatch, RestoreReply } from "../src/task/stream-task";
-import { COORDINATOR_NAME } from "../src/coordinator/coordinator-store";
+import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
 import { restoreWorkerName } from "../src/names";
 import { CrashPoints } from "../src/util/crash-points";
 import { logEvent } from "../src/util/log";
 import { Serial } from "../src/util/serial";
 import { withTimeout } from "../src/util/timeout";
-import { application } from "#application";
-import { openLog } from "../workers/api/log";
-import type { Env } from "../workers/env";
-
-export { restoreWorkerName };
+import type { ObjectHost, RestoreWorkerCalls } from "./calls";
 
 /** After a round that applied nothing though work remains (an instance or the log not answering), the next waits this long at first. */
 const RETRY_MS = 250;
 /** ... doubling per such round, up to this. Alarms are never left to fail: Cloudflare drops one after 6 failed retries. */
 const MAX_RETRY_MS = 30_000;
 
-export class RestoreWorker extends DurableObject<Env> {
+/** The restore worker; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
+export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   private readonly registry: RestoreRegistry;
   private readonly restorer: Restorer;
   private readonly log: Log;
@@ -43,16 +38,20 @@ export class RestoreWorker extends DurableObject<Env> {
   /** The log sends no wake-ups (a remote one): standbys' changelogs are polled. */
   private readonly polls: boolean;
 
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+  constructor(
+    ctx: DurableObjectState,
+    env: unknown,
+    private readonly host: ObjectHost,
+  ) {
+    super(ctx, env as never);
     this.crashes = new CrashPoints(
       (reason) => this.ctx.abort(reason),
       () => this.ctx.storage.sync(),
     );
-    const config = readConfig(env as unknown as Record<string, unknown>);
+    const { application, config } = host;
     this.polls = config.LOG_BACKEND === "upstash";
     this.registry = new RestoreRegistry(ctx.storage);
-    this.log = openLog(env, config);
+    this.log = host.log;
     this.restorer = new Restorer({
       registry: this.registry,
       log: this.log,
@@ -101,10 +100,10 @@ export class RestoreWorker extends DurableObject<Env> {
     for (const suspension of suspensions) {
       const { work } = suspension;
       if (suspension.listener === "restore") {
-        application.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
+        this.host.application.restoreListener?.onRestoreSuspended?.(work, work.store, work.restored);
         continue;
       }
-      const listener = application.standbyListener?.onUpdateSuspended;
+      const listener = this.host.application.standbyListener?.onUpdateSuspended;
       if (!listener) continue;
       // The end is a courtesy to the listener: a log that cannot say falls back to the position.
       const end = await this.log.offsets(work).then((o) => o.latest, () => work.position ?? 0);
@@ -183,15 +182,15 @@ export class RestoreWorker extends DurableObject<Env> {
   }
 
   private async apply(instance: string, batch: RestoreBatch): Promise<RestoreReply> {
-    return (await this.env.TASK_OBJECT.getByName(instance).applyRestoreBatch(batch)) as RestoreReply;
+    return this.host.objects.taskObject(instance).applyRestoreBatch(batch);
   }
 
   private async report(corrupted: CorruptedInstance[]): Promise<void> {
-    await this.env.COORDINATOR.getByName(COORDINATOR_NAME).reportCorruption(corrupted);
+    await this.host.objects.coordinator().reportCorruption(corrupted);
   }
 
   private partition(tp: TopicPartition) {
-    return this.env.LOG_PARTITION.getByName(`${tp.topic}/${tp.partition}`);
+    return this.host.objects.partition(tp);
   }
 
   /** Arms the alarm `delayMs` from now, unless one is armed sooner. */

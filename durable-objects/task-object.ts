@@ -9,19 +9,23 @@
  * `"retry"` uncaught-error policy (`StreamTask.wakeAt`).
  */
 import { DurableObject } from "cloudflare:workers";
-import { readConfig } from "../src/config";
 import { LogUnavailable } from "../src/log/errors";
 import {
   COMMIT_STEPS,
-  StreamTask,
   type Assignment,
   type CommitStep,
+  type InstanceAck,
   type LifecycleStep,
+  type QueryAnswer,
   type RestoreBatch,
+  type RestoreProgress,
   type RestoreReply,
+  type ScanAnswer,
   type ScanBounds,
   type StepOutcome,
-} from "../src/task/stream-task";
+  type WindowsAnswer,
+} from "../src/task/protocol";
+import { StreamTask } from "../src/task/stream-task";
 import { LifecycleHistory, type LifecycleSnapshot } from "../src/task/lifecycle";
 import type { TaskCountersSnapshot } from "../src/task/task-metrics";
 import type { TaskMeta } from "../src/task/task-storage";
@@ -33,11 +37,8 @@ import type { RegistrationEnd } from "../src/restore/suspensions";
 import { positionKey } from "../src/task/record-collector";
 import { describeTask, describeWithoutLog, type PartialTaskDescription, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
-import { application } from "#application";
-import { openLog } from "../workers/api/log";
-import type { Env } from "../workers/env";
 import { logEvent } from "../src/util/log";
-import { COORDINATOR_NAME } from "../src/coordinator/coordinator-store";
+import type { ObjectHost, TaskObjectCalls } from "./calls";
 
 /** Registering and unregistering with the restore worker wait at most this long (KAFKA-10199). */
 const RESTORE_CALL_TIMEOUT_MS = 5_000;
@@ -66,40 +67,18 @@ const LINGER_MS = 20;
 /** The longest back-off between attempts of the `"retry"` policy (it doubles from RETRY_BACKOFF_MS). */
 const MAX_RETRY_BACKOFF_MS = 60_000;
 
-export type WindowsAnswer =
-  | { readonly status: "ok"; readonly windows: { window: { start: number; end: number }; value: string }[] }
-  | { readonly status: "restoring"; readonly progress: { restored: number; total: number } }
-  | { readonly status: "not-owner" };
-
-/**
- * `ok` with `stale: true` comes from an instance holding part of the store's changelog, up to
- * `restored`; `not-owner`: this instance cannot answer (it is not the active one, or for a stale
- * read it holds none of the store's changelog).
- */
-export type QueryAnswer =
-  | { readonly status: "ok"; readonly value: string | undefined; readonly stale: boolean; readonly restored?: number }
-  | { readonly status: "restoring"; readonly progress: { restored: number; total: number } }
-  | { readonly status: "not-owner" };
-
-/** A page of a store from one task: like `QueryAnswer`, with entries in key order. */
-export type ScanAnswer =
-  | { readonly status: "ok"; readonly items: { key: string; value: string }[]; readonly stale?: boolean; readonly restored?: number }
-  | { readonly status: "restoring"; readonly progress: { restored: number; total: number } }
-  | { readonly status: "not-owner" };
-
-/**
- * What an instance answers an assignment or a revocation with: the state it took, from its own
- * storage alone (an answer that needed the log would fail, after the fact, with it).
- */
-export type InstanceAck = Pick<TaskMeta, "taskId" | "placement" | "role" | "state" | "epoch" | "incarnation">;
-
 /** What `GET /metrics` and the status page show of one instance. */
 export interface InstanceMetrics extends TaskDescription {
   readonly counters: TaskCountersSnapshot;
   readonly lifecycle: LifecycleSnapshot;
 }
 
-export class TaskObject extends DurableObject<Env> {
+/**
+ * The task object. A Worker does not export this class itself but the one `defineEdgeStreams`
+ * makes of it, which passes the host (the application, its log and configuration, the other
+ * objects) to this constructor.
+ */
+export class TaskObject extends DurableObject implements TaskObjectCalls {
   private readonly task: StreamTask;
   private readonly serial = new Serial();
   /** Crashes planned by the fault route and tests: at a commit step of the next commit `drain` runs, or at a lifecycle step. */
@@ -115,18 +94,22 @@ export class TaskObject extends DurableObject<Env> {
   /** Polls in a row that found no input, for the back-off. */
   private idlePolls = 0;
 
-  constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env);
+  constructor(
+    ctx: DurableObjectState,
+    env: unknown,
+    private readonly host: ObjectHost,
+  ) {
+    super(ctx, env as never);
     this.lifecycle = new LifecycleHistory(ctx.storage.kv);
     this.crashes = new CrashPoints(
       (reason) => this.ctx.abort(reason),
       () => this.ctx.storage.sync(),
     );
-    const config = readConfig(env as unknown as Record<string, unknown>);
+    const { application, config, log } = host;
     this.polls = config.LOG_BACKEND === "upstash";
     this.task = new StreamTask({
       application,
-      log: openLog(env, config),
+      log,
       storage: ctx.storage,
       retryBackoff: { initialMs: config.RETRY_BACKOFF_MS, maxMs: Math.max(config.RETRY_BACKOFF_MS, MAX_RETRY_BACKOFF_MS) },
       onInputReset: (tp, from, to) => {
@@ -288,7 +271,7 @@ export class TaskObject extends DurableObject<Env> {
     try {
       const name = instanceName(meta);
       await Promise.all(
-        application.inputPartitions(meta.taskId).map((tp) => (meta.role === "active" ? this.partition(tp).subscribe(name) : this.partition(tp).unsubscribe(name))),
+        this.host.application.inputPartitions(meta.taskId).map(async (tp) => (meta.role === "active" ? this.host.objects.partition(tp).subscribe(name) : this.host.objects.partition(tp).unsubscribe(name))),
       );
       await this.crashes.reachAfterWrites("sync:after-subscriptions");
       if (!(await this.syncRestoreRegistration(meta))) return false;
@@ -309,7 +292,7 @@ export class TaskObject extends DurableObject<Env> {
     const meta = this.task.meta();
     if (!meta?.shutdownRequested) return;
     try {
-      await this.env.COORDINATOR.getByName(COORDINATOR_NAME).shutdownApplication({ taskId: meta.taskId, placement: meta.placement, reason: meta.failure ?? "an uncaught error" });
+      await this.host.objects.coordinator().shutdownApplication({ taskId: meta.taskId, placement: meta.placement, reason: meta.failure ?? "an uncaught error" });
       this.task.shutdownReported();
     } catch (error) {
       logEvent("task.shutdown-report-failed", { task: meta.taskId, placement: meta.placement, error: String(error) }, "warn");
@@ -397,7 +380,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   private describeNow(): Promise<TaskDescription> {
-    return describeTask(this.task, application, openLog(this.env, readConfig(this.env as unknown as Record<string, unknown>)));
+    return describeTask(this.task, this.host.application, this.host.log);
   }
 
   /**
@@ -408,10 +391,10 @@ export class TaskObject extends DurableObject<Env> {
   async query(store: string, key: string, allowStale = false): Promise<QueryAnswer> {
     const meta = this.task.meta();
     if (!meta) return { status: "not-owner" };
-    if (meta.state === "RUNNING" && meta.role === "active") return { status: "ok", value: this.task.get(store, key), stale: false };
+    if (meta.state === "RUNNING" && meta.role === "active") return { status: "ok", value: this.task.queries.get(store, key), stale: false };
     if (allowStale) {
       const restored = this.restoredOf(store, meta);
-      return restored === null ? { status: "not-owner" } : { status: "ok", value: this.task.get(store, key), stale: true, restored };
+      return restored === null ? { status: "not-owner" } : { status: "ok", value: this.task.queries.get(store, key), stale: true, restored };
     }
     if (meta.role !== "active") return { status: "not-owner" };
     return { status: "restoring", progress: await this.restoreProgress() };
@@ -420,7 +403,7 @@ export class TaskObject extends DurableObject<Env> {
   /** How far a standby or active instance holds `store`'s changelog; null when it restored none of it (or is idle). */
   private restoredOf(store: string, meta: TaskMeta): number | null {
     if (meta.role === "idle") return null;
-    const changelog = application.changelogPartitions(meta.taskId).find((c) => c.store === store);
+    const changelog = this.host.application.changelogPartitions(meta.taskId).find((c) => c.store === store);
     return changelog ? (this.task.checkpoints().get(positionKey(changelog)) ?? null) : null;
   }
 
@@ -428,7 +411,7 @@ export class TaskObject extends DurableObject<Env> {
   async windows(store: string, key: string, from: number, to: number, kind: "window" | "session"): Promise<WindowsAnswer> {
     const meta = this.task.meta();
     if (!meta || meta.role !== "active") return { status: "not-owner" };
-    if (meta.state === "RUNNING") return { status: "ok", windows: this.task.windows(store, key, from, to, kind) };
+    if (meta.state === "RUNNING") return { status: "ok", windows: this.task.queries.windows(store, key, from, to, kind) };
     return { status: "restoring", progress: await this.restoreProgress() };
   }
 
@@ -436,10 +419,10 @@ export class TaskObject extends DurableObject<Env> {
   async scan(store: string, bounds: ScanBounds, allowStale = false): Promise<ScanAnswer> {
     const meta = this.task.meta();
     if (!meta) return { status: "not-owner" };
-    if (meta.state === "RUNNING" && meta.role === "active") return { status: "ok", items: this.task.scan(store, bounds) };
+    if (meta.state === "RUNNING" && meta.role === "active") return { status: "ok", items: this.task.queries.scan(store, bounds) };
     if (allowStale) {
       const restored = this.restoredOf(store, meta);
-      return restored === null ? { status: "not-owner" } : { status: "ok", items: this.task.scan(store, bounds), stale: true, restored };
+      return restored === null ? { status: "not-owner" } : { status: "ok", items: this.task.queries.scan(store, bounds), stale: true, restored };
     }
     if (meta.role !== "active") return { status: "not-owner" };
     return { status: "restoring", progress: await this.restoreProgress() };
@@ -450,7 +433,7 @@ export class TaskObject extends DurableObject<Env> {
     return this.serial.run(async () => ({ ...(await this.describeNow()), counters: this.task.counters.snapshot(), lifecycle: this.lifecycle.snapshot() }));
   }
 
-  private async restoreProgress(): Promise<{ restored: number; total: number }> {
+  private async restoreProgress(): Promise<RestoreProgress> {
     const description = await this.describe();
     const restored = description.changelogs.reduce((n, c) => n + c.restored, 0);
     const total = description.changelogs.reduce((n, c) => n + c.end, 0);
@@ -490,7 +473,7 @@ export class TaskObject extends DurableObject<Env> {
 
   private describeEvenWithoutLog(): Promise<TaskDescription | PartialTaskDescription> {
     return this.describeNow().catch((error: unknown) => {
-      if (error instanceof LogUnavailable) return describeWithoutLog(this.task, application);
+      if (error instanceof LogUnavailable) return describeWithoutLog(this.task, this.host.application);
       throw error;
     });
   }
@@ -540,7 +523,7 @@ export class TaskObject extends DurableObject<Env> {
   }
 
   private restoreWorker(placement: string) {
-    return this.env.RESTORE_WORKER.getByName(restoreWorkerName(placement));
+    return this.host.objects.restoreWorker(restoreWorkerName(placement));
   }
 
   /**
@@ -552,10 +535,6 @@ export class TaskObject extends DurableObject<Env> {
     if (!at) this.ctx.abort("injected crash");
     // After any operation already running, so the plan applies to the next one.
     await this.serial.run(() => this.crashes.plan(at));
-  }
-
-  private partition(tp: { topic: string; partition: number }) {
-    return this.env.LOG_PARTITION.getByName(`${tp.topic}/${tp.partition}`);
   }
 
   private async schedule(delayMs: number): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * Configuration from Worker vars and secrets (`wrangler.toml [vars]`, `.dev.vars`,
- * `wrangler dev --var`), parsed once per request into typed settings with the defaults of API.md.
+ * `wrangler dev --var`), parsed once per request into typed settings with the defaults of docs/configuration.md.
  */
 import { z } from "zod";
 import { parseTopicConfig, topicConfig } from "./log/topic-config";
@@ -69,6 +69,9 @@ const schema = z.object({
     }),
 });
 
+/** The vars a Worker may set (every one optional; the defaults are the schema's): strings, as Worker vars are. */
+export type ConfigVars = { readonly [K in keyof z.input<typeof schema>]?: string };
+
 export type Config = Readonly<z.infer<typeof schema>> & {
   /** True under `wrangler dev` / tests with `ENVIRONMENT=development`: an unset token is tolerated. */
   readonly localDevelopment: boolean;
@@ -80,8 +83,8 @@ export class ConfigError extends Error {
 
 const cache = new WeakMap<object, Config>();
 
-/** Parses the vars of `env`; throws `ConfigError` naming every bad variable. Cached per env object. */
-export function readConfig(env: Record<string, unknown>): Config {
+/** Parses the vars of `env` (bindings that are not strings are left out); throws `ConfigError` naming every bad variable. Cached per env object. */
+export function readConfig(env: object): Config {
   const cached = cache.get(env);
   if (cached) return cached;
   const vars = Object.fromEntries(Object.entries(env).filter(([, v]) => typeof v === "string" && v !== ""));

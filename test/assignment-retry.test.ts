@@ -6,7 +6,8 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { COORDINATOR_NAME, type InstanceAssignment } from "../src/coordinator/coordinator-store";
+import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
+import { COORDINATOR_NAME } from "../src/names";
 import type { TaskDescription } from "../src/task/describe";
 
 it("pushes a failed assignment again from its alarm, without any other call", async () => {

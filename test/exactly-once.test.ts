@@ -2,9 +2,9 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { partitionForKey } from "../src/log/partitioner";
-import type { CommitStep } from "../src/task/stream-task";
+import type { CommitStep } from "../src/task/protocol";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../workers/application";
+import { application } from "../examples/orders-totals/app";
 
 const driver = new TestDriver(env, application);
 

@@ -7,7 +7,7 @@ import { MAX_RECORD_BYTES } from "../src/log/records";
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { groupObjectName } from "../durable-objects/consumer-group";
+import { groupObjectName } from "../src/names";
 import { ConsumerGroupCoordinator } from "../src/consumer-group/group";
 import { DurableLog } from "../src/log/durable-log";
 import { partitionForKey } from "../src/log/partitioner";

@@ -11,11 +11,12 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { CoordinatorStep } from "../durable-objects/coordinator";
-import { COORDINATOR_NAME, type InstanceAssignment } from "../src/coordinator/coordinator-store";
+import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
+import { COORDINATOR_NAME } from "../src/names";
 import type { TaskDescription } from "../src/task/describe";
-import { APPLICATION_SHUT_DOWN, type LifecycleStep } from "../src/task/stream-task";
+import { APPLICATION_SHUT_DOWN, type LifecycleStep } from "../src/task/protocol";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../workers/application";
+import { application } from "../examples/orders-totals/app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";
 import { until } from "./support/until";
@@ -236,7 +237,7 @@ describe("the coordinator's sweep", { timeout: 90_000 }, () => {
     await runInDurableObject(driver.task(active), async (_object, state) => {
       await state.storage.deleteAll();
     });
-    await runInDurableObject(driver.task(active), (_object, state) => state.abort("storage lost")).catch(() => undefined);
+    await runInDurableObject(driver.task(active), (_object, state) => state.abort("injected crash: storage lost")).catch(() => undefined);
     // The sweep is due: the coordinator's alarm runs it.
     await runInDurableObject(coordinator(), (_object, state) => state.storage.kv.put("next-sweep-at", 0));
     expect(await runDurableObjectAlarm(coordinator())).toBe(true);
@@ -254,7 +255,7 @@ describe("the crash fault route", () => {
     expect(await planned.json()).toMatchObject({ at: "corrupt:after-wipe" });
     // Withdrawn, so no later test meets it: a plan lives in the object's memory only.
     const { placement } = await activeOf("0_2");
-    await runInDurableObject(driver.task({ taskId: "0_2", placement }), (_object, state) => state.abort("withdraw the plan")).catch(() => undefined);
+    await runInDurableObject(driver.task({ taskId: "0_2", placement }), (_object, state) => state.abort("injected crash: withdraw the plan")).catch(() => undefined);
     expect((await call("/admin/tasks/0_2/crash", { body: { at: "after-commit" } })).status).toBe(400);
     expect((await call("/admin/tasks/0_2/crash", { body: { at: "corrupt:after-wipe", placement: "nowhere" } })).status).toBe(400);
     expect((await call("/admin/tasks/0_2/crash", { rawBody: "{" })).status).toBe(400);

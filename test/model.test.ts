@@ -22,7 +22,8 @@
  * schedule is a function of the seed; the objects' own alarms still run in the background, so a
  * rerun takes the same steps but not always the same interleaving.
  */
-import { abortAllDurableObjects, listDurableObjectIds, reset, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, reset, runInDurableObject } from "cloudflare:test";
+import { COORDINATOR_NAME, GROUP_DIRECTORY_NAME, groupObjectName, instanceName, partitionName, restoreWorkerName } from "../src/names";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import type { PartitionStore } from "../src/log/partition-store";
@@ -34,7 +35,7 @@ import type { TaskDescription } from "../src/task/describe";
 import { TOMBSTONE_HEADER } from "../src/task/record-collector";
 import type { TaskRole, TaskState } from "../src/task/state";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../workers/application";
+import { application } from "../examples/orders-totals/app";
 import { call } from "./support/api";
 import { kafka } from "./kafka-rest/support";
 import { formatOp, generateSchedule, keysFor, lastValues, PARTITIONS, runningTotals, type Op, type PlannedOrder, type Totals } from "./model/schedule";
@@ -168,12 +169,22 @@ const parsed = (map: ReadonlyMap<string, string>) => new Map([...map].map(([k, v
 /** Per instance: the last incarnation and, within it, the highest checkpoint observed (-1: none). */
 let observed = new Map<string, { incarnation: number; checkpoint: number }>();
 
+/** Every object a schedule can touch: the application's log partitions, its task instances at every placement, the restore workers, the coordinator, and the Kafka REST endpoint's group objects. */
+function scheduleObjects(): DurableObjectStub<undefined>[] {
+  const partitions = [...application.catalog.all].flatMap(([topic, count]) => Array.from({ length: count }, (_, partition) => env.LOG_PARTITION.getByName(partitionName({ topic, partition }))));
+  const instances = TASKS.flatMap((taskId) => PLACEMENTS.map((placement) => env.TASK_OBJECT.getByName(instanceName({ taskId, placement }))));
+  const workers = PLACEMENTS.map((placement) => env.RESTORE_WORKER.getByName(restoreWorkerName(placement)));
+  const groups = [GROUP_DIRECTORY_NAME, groupObjectName(application.groupId)].map((name) => env.CONSUMER_GROUP.getByName(name));
+  return [...partitions, ...instances, ...workers, env.COORDINATOR.getByName(COORDINATOR_NAME), ...groups] as unknown as DurableObjectStub<undefined>[];
+}
+
 /** Every schedule starts from empty storage and an empty model, so it reproduces on its own. */
 async function fresh(): Promise<void> {
-  // reset() deletes the objects that are running: every object there is is woken first, so none
-  // left from the last schedule (one that crashed, say) keeps its storage or a planned fault.
-  const namespaces = [env.LOG_PARTITION, env.TASK_OBJECT, env.COORDINATOR, env.RESTORE_WORKER, env.CONSUMER_GROUP] as unknown as DurableObjectNamespace[];
-  for (const ns of namespaces) await Promise.all((await listDurableObjectIds(ns)).map((id) => runInDurableObject(ns.get(id), () => undefined)));
+  // reset() deletes the objects that are running: every object a schedule can touch is woken
+  // first, so none left from the last schedule (one that crashed, say) keeps its storage or a
+  // planned fault. (Named here rather than listed: listing objects needs a newer miniflare than
+  // Node 20's.)
+  await Promise.all(scheduleObjects().map((stub) => runInDurableObject(stub, () => undefined)));
   await reset();
   produced = TASKS.map(() => []);
   changelogs = TASKS.map((_, p) => new Mirror(CHANGELOG, p));

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../workers/application";
+import { application } from "../examples/orders-totals/app";
 import { call, json } from "./support/api";
 
 const driver = new TestDriver(env, application);

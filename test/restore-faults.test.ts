@@ -19,9 +19,10 @@ import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import type { RestoreStep } from "../src/restore/restorer";
 import type { TaskDescription } from "../src/task/describe";
 import { positionKey, TOMBSTONE_HEADER } from "../src/task/record-collector";
-import type { RestoreBatch, RestoreReply, StreamTask } from "../src/task/stream-task";
+import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
+import type { StreamTask } from "../src/task/stream-task";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../workers/application";
+import { application } from "../examples/orders-totals/app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";
 
@@ -91,7 +92,7 @@ async function storeOf(instance: InstanceAssignment): Promise<{ checkpoint: numb
   const tp = { topic: CHANGELOG, partition: partitionOf(instance.taskId) };
   return runInDurableObject(driver.task(instance), (object) => {
     const { task } = object as unknown as { task: StreamTask };
-    return { checkpoint: task.checkpoints().get(positionKey(tp)) ?? null, store: new Map(task.range("totals").map((r) => [r.key, r.value])) };
+    return { checkpoint: task.checkpoints().get(positionKey(tp)) ?? null, store: new Map(task.queries.range("totals").map((r) => [r.key, r.value])) };
   });
 }
 

@@ -6,7 +6,8 @@
  * touches at most `parallelism` instances; all of a round's corruption goes in one report.
  */
 import { env } from "cloudflare:workers";
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
+import { restartDurableObject } from "./support/restart";
 import { describe, expect, it } from "vitest";
 import { DurableLog } from "../src/log/durable-log";
 import { TopicCatalog } from "../src/log/topics";
@@ -14,10 +15,10 @@ import type { TopicPartition } from "../src/log/types";
 import { RestoreRegistry, type Registration } from "../src/restore/registry";
 import { Restorer, type CorruptedInstance, type RestorerOptions } from "../src/restore/restorer";
 import type { TaskRole } from "../src/task/state";
-import type { RestoreBatch, RestoreReply } from "../src/task/stream-task";
+import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
 import type { TaskDescription } from "../src/task/describe";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../workers/application";
+import { application } from "../examples/orders-totals/app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";
 
@@ -422,7 +423,7 @@ describe("restore listeners through the restore worker and a task object", () =>
     const app = application as { restoreListener?: unknown; standbyListener?: unknown };
     const restart = async () => {
       // (One not running starts afresh anyway.)
-      for (const placement of ["a", "b"]) await evictDurableObject(driver.restoreWorker(placement)).catch(() => undefined);
+      for (const placement of ["a", "b"]) await restartDurableObject(driver.restoreWorker(placement));
     };
     app.restoreListener = restoreListener;
     app.standbyListener = standbyListener;

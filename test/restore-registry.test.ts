@@ -8,7 +8,8 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { COORDINATOR_NAME, type CoordinatorStore, type InstanceAssignment } from "../src/coordinator/coordinator-store";
+import type { CoordinatorStore, InstanceAssignment } from "../src/coordinator/coordinator-store";
+import { COORDINATOR_NAME } from "../src/names";
 import { warmUpTargets } from "../src/coordinator/standbys";
 import { DurableLog } from "../src/log/durable-log";
 import { TopicCatalog } from "../src/log/topics";
@@ -16,8 +17,8 @@ import type { TopicPartition } from "../src/log/types";
 import { RestoreRegistry, type Registration } from "../src/restore/registry";
 import { Restorer } from "../src/restore/restorer";
 import type { Suspension } from "../src/restore/suspensions";
-import type { RestoreBatch, RestoreReply } from "../src/task/stream-task";
-import { application } from "../workers/application";
+import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
+import { application } from "../examples/orders-totals/app";
 
 let scratch = 0;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { partitionForKey } from "../src/log/partitioner";
 import { createTaskProcessor, DeserializationError, InMemoryStoreBackend, positionFromHeaders, TopologyTestDriver, type OutgoingRecord } from "../src/streams";
-import { ordersTotalsTopology, type Totals } from "../src/streams/examples/orders-totals";
+import { ordersTotalsTopology, type Totals } from "../examples/orders-totals/topology";
 
 const orders: [string, number][] = [
   ["alice", 10],

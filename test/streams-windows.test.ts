@@ -18,7 +18,7 @@ import {
 } from "../src/streams";
 import { encodeKey, encodeTime } from "../src/streams/state/key-codec";
 import { TimeKeyedStore } from "../src/streams/state/time-keyed-store";
-import { MINUTE_MS, pageViewsTopology, type RegionMinute } from "../src/streams/examples/page-views";
+import { MINUTE_MS, pageViewsTopology, type RegionMinute } from "../examples/page-views/topology";
 
 const str = { key: Serdes.string(), value: Serdes.string() };
 

@@ -11,7 +11,7 @@ import { partitionForKey } from "../src/log/partitioner";
 import { StreamTask } from "../src/task/stream-task";
 import { totalsApp } from "./support/totals-app";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../workers/application";
+import { application } from "../examples/orders-totals/app";
 
 
 const orders = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ key: `c${(from + i) % 7}`, value: JSON.stringify({ amount: 1 }) }));
@@ -51,7 +51,7 @@ describe("adaptive batching", () => {
       const changelog = app.changelogPartitions("0_0")[0]!;
       expect((await log.offsets(changelog)).latest).toBe(101);
       expect((await log.offsets({ topic: `${id}-out`, partition: 0 })).latest).toBe(101);
-      expect(JSON.parse(task.get(`${id}-totals`, "c0")!)).toEqual({ count: 15, sum: 15 });
+      expect(JSON.parse(task.queries.get(`${id}-totals`, "c0")!)).toEqual({ count: 15, sum: 15 });
     });
   });
 

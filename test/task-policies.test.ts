@@ -9,7 +9,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DurableLog } from "../src/log/durable-log";
 import type { Log, TopicPartition } from "../src/log/types";
-import { APPLICATION_SHUT_DOWN, StreamTask, type TaskOptions } from "../src/task/stream-task";
+import { APPLICATION_SHUT_DOWN } from "../src/task/protocol";
+import { StreamTask, type TaskOptions } from "../src/task/stream-task";
 import type { Application } from "../src/application";
 import { policiesApp, type PolicyEvent } from "./support/policies-app";
 
@@ -70,7 +71,7 @@ describe("wall-clock punctuation in the task", () => {
 
       await send(["a", {}], ["a", {}], ["b", {}], ["a", {}]);
       expect(await task.step()).toBe("more");
-      expect(task.get("wallclock-pending", "a")).toBe("3");
+      expect(task.queries.get("wallclock-pending", "a")).toBe("3");
       expect(await readAll(flushedTopic)).toEqual([]);
 
       // Not due yet: a step commits nothing at all.
@@ -88,8 +89,8 @@ describe("wall-clock punctuation in the task", () => {
         { key: "a", value: "3" },
         { key: "b", value: "1" },
       ]);
-      expect(task.get("wallclock-flushed", "a")).toBe("3");
-      expect(task.get("wallclock-pending", "a")).toBeUndefined();
+      expect(task.queries.get("wallclock-flushed", "a")).toBe("3");
+      expect(task.queries.get("wallclock-pending", "a")).toBeUndefined();
       expect(task.pendingOutboxBatches()).toBe(0);
       // The changelogs carry every write of the punctuation (two puts, two deletes), and the checkpoints follow.
       const after = await ends();
@@ -127,7 +128,7 @@ describe("wall-clock punctuation in the task", () => {
         { key: "a", value: "1" },
         { key: "b", value: "1" },
       ]);
-      expect(revived.get("wallclock-crash-flushed", "a")).toBe("1");
+      expect(revived.queries.get("wallclock-crash-flushed", "a")).toBe("1");
     });
   });
 });
@@ -140,7 +141,7 @@ describe("uncaught errors", () => {
       expect(await task.step()).toBe("waiting");
       // Nothing of the batch happened, not even the record before the failing one.
       expect(position(task, "retrying")).toBe(0);
-      expect(task.get("retrying-pending", "ok")).toBeUndefined();
+      expect(task.queries.get("retrying-pending", "ok")).toBeUndefined();
       expect(task.checkpoints().get(`${changelog.topic}/${changelog.partition}`)).toBeUndefined();
       expect(task.meta()?.failure).toBeNull();
       expect(task.wakeAt()).toBe(START + 50);
@@ -154,8 +155,8 @@ describe("uncaught errors", () => {
       clock.now = START + 150;
       expect(await task.step()).toBe("more");
       expect(position(task, "retrying")).toBe(3);
-      expect(task.get("retrying-pending", "ok")).toBe("2");
-      expect(task.get("retrying-pending", "flaky")).toBe("1");
+      expect(task.queries.get("retrying-pending", "ok")).toBe("2");
+      expect(task.queries.get("retrying-pending", "flaky")).toBe("1");
       expect(task.counters.snapshot().uncaughtErrors).toEqual({ fail: 0, retry: 2, "shutdown-application": 0 });
       // Success ends the back-off: the next wake-up is the punctuator's again, whose schedule
       // started with the processors rebuilt for the attempt that succeeded (as Kafka's restart with a task).

@@ -30,20 +30,20 @@ describe("in-memory copies of a task's tables", () => {
 
       await log.append(input, [order("alice", 1)]);
       expect(await task.step()).toBe("more");
-      expect(JSON.parse(task.get(store, "alice")!)).toEqual({ count: 1, sum: 1 });
-      expect(task.get(store, "bob")).toBeUndefined();
+      expect(JSON.parse(task.queries.get(store, "alice")!)).toEqual({ count: 1, sum: 1 });
+      expect(task.queries.get(store, "bob")).toBeUndefined();
 
       // alice and bob are written (and cached) before the bad order fails the commit: all rolled back.
       await log.append(input, [order("alice", 2), order("bob", 3), order("alice", "ten")]);
       expect(await task.step()).toBe("blocked");
       expect(task.meta()?.failure).toMatch(/processing failed/);
-      expect(JSON.parse(task.get(store, "alice")!)).toEqual({ count: 1, sum: 1 });
-      expect(task.get(store, "bob")).toBeUndefined();
+      expect(JSON.parse(task.queries.get(store, "alice")!)).toEqual({ count: 1, sum: 1 });
+      expect(task.queries.get(store, "bob")).toBeUndefined();
       expect(task.pendingOutboxBatches()).toBe(0);
 
       // A wipe empties the store: nothing cached survives it.
       task.wipe();
-      expect(task.get(store, "alice")).toBeUndefined();
+      expect(task.queries.get(store, "alice")).toBeUndefined();
       // Restoration writes the table: the absence just cached must not hide what it wrote.
       const meta = task.meta()!;
       const changelog = app.changelogPartitions("0_0")[0]!;
@@ -58,7 +58,7 @@ describe("in-memory copies of a task's tables", () => {
         records: fetched.records,
       });
       expect(reply.applied).toBe(true);
-      expect(JSON.parse(task.get(store, "alice")!)).toEqual({ count: 1, sum: 1 });
+      expect(JSON.parse(task.queries.get(store, "alice")!)).toEqual({ count: 1, sum: 1 });
     });
   });
 

@@ -31,7 +31,7 @@ import { envInt, median, note, waitFor } from "../lib/stats.mjs";
 export const name = "process";
 
 const TASK = "0_0";
-const PARTITIONS = 4; // of `orders` and `totals` (src/streams/examples/orders-totals.ts)
+const PARTITIONS = 4; // of `orders` and `totals` (examples/orders-totals/topology.ts)
 const WAIT_MS = 300_000;
 
 /** The ingest bodies of `records` orders over `keys`, `batch` per request, and the totals they add per key. */

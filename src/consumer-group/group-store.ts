@@ -7,7 +7,7 @@
 import type { AutoOffsetReset } from "../kafka-rest/dialect";
 import type { TopicPartition } from "../log/types";
 import { migrate, type Migration } from "../storage/migrations";
-import { Sql, sql } from "../storage/sql";
+import { Sql, sql, type StorageLike } from "../storage/sql";
 
 const migrations: Migration[] = [
   {
@@ -56,15 +56,10 @@ type MemberRow = {
 };
 type PositionRow = { topic: string; partition: number; owner: string; position: number; uncommitted: number };
 
-export interface GroupStorage {
-  readonly sql: SqlStorage;
-  transactionSync<T>(fn: () => T): T;
-}
-
 export class GroupStore {
   private readonly db: Sql;
 
-  constructor(private readonly storage: GroupStorage) {
+  constructor(private readonly storage: StorageLike) {
     this.db = new Sql(storage.sql);
     storage.transactionSync(() => migrate(this.db, migrations));
   }

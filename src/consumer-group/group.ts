@@ -11,7 +11,8 @@
  */
 import { GroupError } from "./errors";
 import { assignPartitions } from "./assignment";
-import { GroupStore, type GroupStorage, type Position } from "./group-store";
+import type { StorageLike } from "../storage/sql";
+import { GroupStore, type Position } from "./group-store";
 import type { AutoOffsetReset, GroupAssignments, Message, TopicPartitionOffset } from "../kafka-rest/dialect";
 import { epochFromInstanceId } from "../kafka-rest/commit-epoch";
 import { readBounded, tpKey } from "../kafka-rest/fetch";
@@ -50,7 +51,7 @@ export class ConsumerGroupCoordinator {
   private readonly rotation = new Map<string, number>();
 
   constructor(
-    storage: GroupStorage,
+    storage: StorageLike,
     private readonly log: Log,
     private readonly options: GroupOptions = {},
   ) {

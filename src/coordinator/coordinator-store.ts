@@ -6,10 +6,7 @@
 import { migrate } from "../storage/migrations";
 import { Sql, sql } from "../storage/sql";
 import type { TaskRole } from "../task/state";
-import type { StorageLike } from "../task/task-storage";
-
-/** The name of the application's one `Coordinator` object. */
-export const COORDINATOR_NAME = "coordinator";
+import type { StorageLike } from "../storage/sql";
 
 export interface InstanceAssignment {
   readonly taskId: string;

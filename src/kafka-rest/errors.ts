@@ -6,7 +6,7 @@
  */
 import {
   InvalidRecord,
-  LogError,
+  type LogError,
   LogUnavailable,
   OffsetOutOfRange,
   RecordTooLarge,

@@ -1,12 +1,14 @@
 /**
- * The embedded log: each topic-partition is a `LogPartition` Durable Object named
- * `<topic>/<partition>`. Errors come back from the objects as values and are rethrown here typed.
+ * The embedded log: each topic-partition is an object named `<topic>/<partition>` that answers the
+ * calls of `PartitionObject` (durable-objects/log-partition.ts hosts them; this module does not
+ * know that). Errors come back from the objects as values and are rethrown here typed.
  */
-import type { LogPartition } from "../../durable-objects/log-partition";
+import { partitionName } from "../names";
 import { LogUnavailable, unwrap, type Outcome } from "./errors";
 import { decodeBatches, encodeRecords, type EncodedFetch } from "./record-batch";
 import type { PartitionStats } from "./partition-store";
-import { partitionName, type TopicCatalog } from "./topics";
+import type { TopicConfig } from "./topic-config";
+import type { TopicCatalog } from "./topics";
 import type {
   AppendResult,
   CommittedOffset,
@@ -19,14 +21,32 @@ import type {
   TopicPartition,
 } from "./types";
 
-export class DurableLog implements Log {
+/** What the embedded log calls of a partition's object (by RPC: errors come back as values). */
+export interface PartitionObject {
+  /** `config` is the topic's configuration: the partition keeps it for its retention and compaction. */
+  append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>>;
+  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>>;
+  readEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<Outcome<EncodedFetch>>;
+  offsets(tp: TopicPartition): Promise<Outcome<OffsetRange>>;
+  offsetForTimestamp(tp: TopicPartition, timestamp: number): Promise<Outcome<number>>;
+  deleteRecordsBefore(tp: TopicPartition, offset: number): Promise<Outcome<OffsetRange>>;
+  commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): Promise<Outcome<void>>;
+  committedOffset(group: string, tp: TopicPartition): Promise<Outcome<CommittedOffset | null>>;
+  stats(tp: TopicPartition): Promise<Outcome<PartitionStats>>;
+}
+
+/**
+ * `P` is what the namespace hands out for a name (a Durable Object stub); it must answer the
+ * calls of `PartitionObject`, which RPC stubs' types do not spell the same way.
+ */
+export class DurableLog<P = PartitionObject> implements Log {
   constructor(
-    private readonly partitions: DurableObjectNamespace<LogPartition>,
+    private readonly partitions: { getByName(name: string): P },
     readonly catalog: TopicCatalog,
   ) {}
 
   /** The stub of a declared partition (throws `UnknownTopicOrPartition` for others). */
-  partition(tp: TopicPartition): DurableObjectStub<LogPartition> {
+  partition(tp: TopicPartition): P {
     this.catalog.check(tp);
     return this.partitions.getByName(partitionName(tp));
   }
@@ -36,8 +56,8 @@ export class DurableLog implements Log {
    * `LogUnavailable`. `fn` gets the topic and partition alone: RPC copies every property of what
    * it sends, and callers' objects may carry more (an outbox batch carries its records).
    */
-  private async call<T>(tp: TopicPartition, fn: (stub: DurableObjectStub<LogPartition>, tp: TopicPartition) => Promise<Outcome<T>>): Promise<T> {
-    const stub = this.partition(tp);
+  private async call<T>(tp: TopicPartition, fn: (stub: PartitionObject, tp: TopicPartition) => Promise<Outcome<T>>): Promise<T> {
+    const stub = this.partition(tp) as PartitionObject;
     let result: Outcome<T>;
     try {
       result = await fn(stub, { topic: tp.topic, partition: tp.partition });
@@ -57,42 +77,42 @@ export class DurableLog implements Log {
    */
   append(tp: TopicPartition, records: readonly ProducerRecord[], producer?: ProducerId): Promise<AppendResult> {
     const encoded = encodeRecords(records);
-    if (encoded === undefined) return this.call(tp, (s, at) => s.append(at, [...records], producer, this.catalog.config(at.topic)) as Promise<Outcome<AppendResult>>);
+    if (encoded === undefined) return this.call(tp, (s, at) => s.append(at, [...records], producer, this.catalog.config(at.topic)));
     return this.appendEncoded(tp, encoded, producer);
   }
 
   /** The topic's configuration goes along, so the partition applies its retention and compaction. */
   appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId): Promise<AppendResult> {
-    return this.call(tp, (s, at) => s.appendEncoded(at, records, producer, this.catalog.config(at.topic)) as Promise<Outcome<AppendResult>>);
+    return this.call(tp, (s, at) => s.appendEncoded(at, records, producer, this.catalog.config(at.topic)));
   }
 
   stats(tp: TopicPartition): Promise<PartitionStats> {
-    return this.call(tp, (s, at) => s.stats(at) as Promise<Outcome<PartitionStats>>);
+    return this.call(tp, (s, at) => s.stats(at));
   }
 
   /** Stored batches cross encoded, and are decoded here. */
   async fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult> {
-    const { batches, ...rest } = await this.call(tp, (s, at) => s.readEncoded(at, offset, bounds) as Promise<Outcome<EncodedFetch>>);
+    const { batches, ...rest } = await this.call(tp, (s, at) => s.readEncoded(at, offset, bounds));
     return { records: decodeBatches(batches), ...rest };
   }
 
   offsets(tp: TopicPartition): Promise<OffsetRange> {
-    return this.call(tp, (s, at) => s.offsets(at) as Promise<Outcome<OffsetRange>>);
+    return this.call(tp, (s, at) => s.offsets(at));
   }
 
   offsetForTimestamp(tp: TopicPartition, timestamp: number): Promise<number> {
-    return this.call(tp, (s, at) => s.offsetForTimestamp(at, timestamp) as Promise<Outcome<number>>);
+    return this.call(tp, (s, at) => s.offsetForTimestamp(at, timestamp));
   }
 
   deleteRecordsBefore(tp: TopicPartition, offset: number): Promise<OffsetRange> {
-    return this.call(tp, (s, at) => s.deleteRecordsBefore(at, offset) as Promise<Outcome<OffsetRange>>);
+    return this.call(tp, (s, at) => s.deleteRecordsBefore(at, offset));
   }
 
   commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): Promise<void> {
-    return this.call(tp, (s, at) => s.commitOffset(group, at, committed) as Promise<Outcome<void>>);
+    return this.call(tp, (s, at) => s.commitOffset(group, at, committed));
   }
 
   committedOffset(group: string, tp: TopicPartition): Promise<CommittedOffset | null> {
-    return this.call(tp, (s, at) => s.committedOffset(group, at) as Promise<Outcome<CommittedOffset | null>>);
+    return this.call(tp, (s, at) => s.committedOffset(group, at));
   }
 }

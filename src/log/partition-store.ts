@@ -11,7 +11,7 @@
  */
 import type { Migration } from "../storage/migrations";
 import { migrate } from "../storage/migrations";
-import { Sql, sql } from "../storage/sql";
+import { Sql, sql, type StorageLike } from "../storage/sql";
 import {
   DuplicateSequenceMismatch,
   InvalidRecord,
@@ -189,11 +189,6 @@ function storedRow(row: BatchRow): StoredRow {
   };
 }
 
-export interface PartitionStorage {
-  readonly sql: SqlStorage;
-  transactionSync<T>(fn: () => T): T;
-}
-
 /** The partition an object holds and its kept range: the `partition_meta` row. */
 type Meta = { readonly topic: string; readonly partition: number; logStart: number; logEnd: number };
 
@@ -208,7 +203,7 @@ export class PartitionStore {
   private cachedMeta: Meta | undefined;
 
   constructor(
-    private readonly storage: PartitionStorage,
+    private readonly storage: StorageLike,
     private readonly clock: () => number = Date.now,
   ) {
     this.db = new Sql(storage.sql);
@@ -825,7 +820,7 @@ export class Subscribers {
   private readonly db: Sql;
   private cached: string[] | undefined;
 
-  constructor(storage: PartitionStorage) {
+  constructor(storage: StorageLike) {
     this.db = new Sql(storage.sql);
   }
 

@@ -73,8 +73,3 @@ export class TopicCatalog {
     return new TopicCatalog(new Map<string, TopicDeclaration>([...this.specs, ...Object.entries(topics)]));
   }
 }
-
-/** The name of a partition's object: `<topic>/<partition>` (a `/` never occurs in a topic name). */
-export function partitionName(tp: TopicPartition): string {
-  return `${tp.topic}/${tp.partition}`;
-}

@@ -8,7 +8,7 @@ import { migrate } from "../storage/migrations";
 import { Sql, sql } from "../storage/sql";
 import type { TopicPartition } from "../log/types";
 import type { TaskRole } from "../task/state";
-import type { StorageLike } from "../task/task-storage";
+import type { StorageLike } from "../storage/sql";
 
 export interface Registration {
   /** The task object's name, `<task>@<placement>`. */

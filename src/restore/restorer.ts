@@ -6,8 +6,8 @@
  * all of a round's in one report.
  */
 import { LogUnavailable, OffsetOutOfRange } from "../log/errors";
-import type { Log, TopicPartition } from "../log/types";
-import type { RestoreBatch, RestoreReply } from "../task/stream-task";
+import type { FetchResult, Log, TopicPartition } from "../log/types";
+import type { RestoreBatch, RestoreReply } from "../task/protocol";
 import type { ChangelogWork, RestoreRegistry } from "./registry";
 import { logEvent } from "../util/log";
 import { registrationEnded, suspensionsOnEnd, type Suspension } from "./suspensions";
@@ -127,7 +127,7 @@ export class Restorer {
   private async restoreOne(work: ChangelogWork): Promise<"applied" | "skipped" | { reason: string }> {
     const { log, registry } = this.options;
     const tp = { topic: work.topic, partition: work.partition };
-    let fetched;
+    let fetched: FetchResult;
     let from = work.position;
     try {
       if (from === null) from = (await log.offsets(tp)).earliest;

@@ -17,6 +17,15 @@ export function sql(strings: TemplateStringsArray, ...values: SqlValue[]): SqlQu
   return { text: strings.join("?"), values };
 }
 
+/**
+ * What every store of the framework needs of a Durable Object's storage (task, log partition,
+ * consumer group, coordinator, restore worker): its SQLite and synchronous transactions.
+ */
+export interface StorageLike {
+  readonly sql: SqlStorage;
+  transactionSync<T>(fn: () => T): T;
+}
+
 /** Thin, typed access to one object's SQLite storage. */
 export class Sql {
   constructor(private readonly storage: SqlStorage) {}

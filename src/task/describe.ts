@@ -1,5 +1,5 @@
 /**
- * A task instance as `GET /tasks` shows it (API.md): role, placement, state, epoch, incarnation,
+ * A task instance as `GET /tasks` shows it (docs/http-api.md): role, placement, state, epoch, incarnation,
  * per changelog its checkpoint, restored position and end, and its lag.
  */
 import type { Application } from "../application";

@@ -13,7 +13,7 @@
  * that the same string is the durable copy and what is sent; records that encoding does not carry
  * exactly are stored as a JSON array of the records, and sent as records (for the log to refuse).
  */
-import { Sql, sql } from "../storage/sql";
+import { type Sql, sql } from "../storage/sql";
 import { decodeRecords, encodeRecords, toEntry } from "../log/record-batch";
 import { recordBytes } from "../log/records";
 import { splitIntoRows } from "../log/stored-batch";
@@ -48,7 +48,10 @@ export class Outbox {
    */
   add(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[]): void {
     const encoded = encodeRecords(records);
-    if (encoded === undefined) return this.addRow(commitId, phase, tp, records, undefined);
+    if (encoded === undefined) {
+      this.addRow(commitId, phase, tp, records, undefined);
+      return;
+    }
     const entries = records.map(toEntry);
     const sizes = Uint32Array.from(records, (r) => recordBytes(r.key, r.value, r.headers ?? []));
     let at = 0;

@@ -12,7 +12,7 @@
  * A transaction that rolls back, or a change of the table behind the stores' back (a wipe), must
  * drop both (`forget()`; `TaskStorage.onReset` does it).
  */
-import { Sql, sql } from "../storage/sql";
+import { type Sql, sql } from "../storage/sql";
 import type { KeyValue } from "../streams/record";
 import { NO_TIMESTAMP, type RawKeyValueStore, type StoreBackend, type TimestampedKeyValue, type ValueAndTimestamp } from "../streams/state/key-value-store";
 

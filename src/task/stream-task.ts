@@ -2,71 +2,27 @@
  * One stream task instance: its lifecycle, processing and commits. It owns the instance's storage
  * (stores, checkpoints, input positions, outbox) and is driven by its Durable Object: `step()`
  * does one unit of work. A commit is one storage transaction (I2); the outbox is then sent through
- * the log's idempotent, fenced producer, so a crash at any point repeats no record and loses none.
+ * the log's idempotent, fenced producer (outbox-sender.ts), so a crash at any point repeats no
+ * record and loses none. Restore batches are applied by restoration.ts, store reads answered by
+ * store-queries.ts; the types that cross RPC are in protocol.ts.
  */
 import type { Application } from "../application";
-import { LogUnavailable, OffsetOutOfRange, ProducerFenced, RecordTooLarge } from "../log/errors";
-import type { AppendResult, Log, LogRecord, ProducerId, TopicPartition } from "../log/types";
+import { LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "../log/errors";
+import type { Log, LogRecord, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
-import { fetchSessions } from "../streams/state/session-store";
-import { fetchWindows } from "../streams/state/window-store";
-import type { WindowedValue } from "../streams/windowed";
 import type { InputRecord, TaskEventMetrics, TaskProcessor } from "../streams/runtime/types";
-import { positionFromHeaders } from "../streams/runtime/position-header";
-import { NotAssigned } from "./not-assigned";
-import { canApplyRestoreBatch, checkpointAfterAck, type RestoredBatch } from "./checkpoint";
-import { CHANGELOG_PHASE, Outbox, type OutboxBatch } from "./outbox";
+import type { StorageLike } from "../storage/sql";
+import { OutboxSender } from "./outbox-sender";
+import { Outbox } from "./outbox";
+import { APPLICATION_SHUT_DOWN, type Assignment, type CommitStep, type RestoreBatch, type RestoreReply, type StepOutcome } from "./protocol";
 import { positionKey, RecordCollector, TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
+import { Restoration, type RestoreRegistration } from "./restoration";
 import { DEFAULT_CACHE_LIMITS, SqliteStoreBackend } from "./sqlite-stores";
-import { transition, type TaskRole, type TaskState } from "./state";
-import { TaskStorage, type StorageLike, type TaskMeta } from "./task-storage";
+import { transition, type TaskState } from "./state";
+import { StoreQueries } from "./store-queries";
+import { TaskStorage, type TaskMeta } from "./task-storage";
 import { TaskCounters } from "./task-metrics";
 import { RetryBackoff, type BackoffSettings } from "./retry-backoff";
-import { compareKeys } from "../streams/state/key-value-store";
-import type { KeyValue } from "../streams/record";
-
-/** An assignment from the coordinator: which task, where, in which role and epoch. */
-export interface Assignment {
-  readonly taskId: string;
-  readonly placement: string;
-  readonly role: TaskRole;
-  readonly epoch: number;
-  /** The application is shut down (an uncaught error's `"shutdown-application"`): the instance starts stopped, with this reason. */
-  readonly halted?: string;
-}
-
-/** Points of a commit where tests (and the crash fault route) can kill the instance. */
-export type CommitStep = "before-commit" | "after-commit" | "mid-send" | "after-send";
-
-export const COMMIT_STEPS: readonly CommitStep[] = ["before-commit", "after-commit", "mid-send", "after-send"];
-
-/**
- * Points between the awaits of the instance's lifecycle operations where tests can kill it: each
- * operation must converge from every one of them without outside help (the object's alarm
- * reconciles what the outside knows with its durable state).
- */
-export type LifecycleStep =
-  /** The assignment is durable; input subscriptions and the restore registration are not made yet. */
-  | "assign:after-meta"
-  /** Revoked (idle) durably; still subscribed to its input and registered for restoration. */
-  | "revoke:after-suspend"
-  /** The outbox is delivered before a wipe; nothing is wiped yet. */
-  | "corrupt:after-deliver"
-  /** Wiped and revived as a new incarnation; not yet registered with the restore worker. */
-  | "corrupt:after-wipe"
-  /** Subscriptions match the assignment; the restore registration does not yet. */
-  | "sync:after-subscriptions"
-  /** Restored and RUNNING durably; still registered with the restore worker, no processing scheduled. */
-  | "restore:after-running";
-
-export const LIFECYCLE_STEPS: readonly LifecycleStep[] = [
-  "assign:after-meta",
-  "revoke:after-suspend",
-  "corrupt:after-deliver",
-  "corrupt:after-wipe",
-  "sync:after-subscriptions",
-  "restore:after-running",
-];
 
 export interface TaskOptions {
   readonly application: Application;
@@ -95,49 +51,18 @@ export interface TaskOptions {
   readonly onCommitStep?: (step: CommitStep) => void | Promise<void>;
 }
 
-/**
- * What a step found: `more` input may be waiting; `idle` none; `blocked` the instance is stopped
- * by a failure; `waiting` it is backing off after an uncaught error it will retry (`wakeAt`).
- */
-export type StepOutcome = "more" | "idle" | "blocked" | "waiting";
-
-/** Changelog records read by the restore worker for one changelog partition of an instance. */
-export interface RestoreBatch extends RestoredBatch, TopicPartition {
-  /** The assignment epoch the batch was read for; a batch for another assignment is a no-op (I3). */
-  readonly epoch?: number;
-  readonly records: readonly LogRecord[];
-  /** The changelog's end offset when the batch was read. */
-  readonly end: number;
-}
-
-/** What the instance says after a restore batch: the restore worker's only source of positions. */
-export interface RestoreReply {
-  readonly applied: boolean;
-  readonly incarnation: number;
-  /** The instance's assignment epoch now: another than the batch's means its registration is over. */
-  readonly epoch: number;
-  readonly role: TaskRole;
-  readonly state: TaskState;
-  /** Where this changelog's restoration stands now (null: nothing restored since the last wipe). */
-  readonly checkpoint: number | null;
-  /** The batch brought this changelog to the end it was read against. */
-  readonly caughtUp: boolean;
-}
-
 export class StaleAssignment extends Error {
   override name = "StaleAssignment";
 }
-
-/** How the reason of an instance stopped by an application shutdown begins. */
-export const APPLICATION_SHUT_DOWN = "application shut down";
-
-/** Incarnations per epoch in the producer epoch: epoch * this + incarnation stays monotonic. */
-const INCARNATIONS_PER_EPOCH = 1_000_000;
 
 export class StreamTask {
   private readonly storage: TaskStorage;
   private readonly outbox: Outbox;
   private readonly stores: SqliteStoreBackend;
+  private readonly sender: OutboxSender;
+  private readonly restoration: Restoration;
+  /** Reads of the instance's stores for interactive queries. */
+  readonly queries: StoreQueries;
   private processor: ActiveProcessor | undefined;
   /** Between the attempts of the `"retry"` uncaught-error policy. */
   private readonly backoff: RetryBackoff;
@@ -154,6 +79,16 @@ export class StreamTask {
     this.storage = new TaskStorage(options.storage);
     this.outbox = new Outbox(this.storage.db);
     this.stores = new SqliteStoreBackend(this.storage.db, DEFAULT_CACHE_LIMITS, this.storage);
+    this.sender = new OutboxSender({
+      application: options.application,
+      log: options.log,
+      storage: this.storage,
+      outbox: this.outbox,
+      onCommitStep: options.onCommitStep,
+      fail: (reason) => this.fail(reason),
+    });
+    this.restoration = new Restoration({ application: options.application, log: options.log, storage: this.storage, stores: this.stores, counters: this.counters });
+    this.queries = new StoreQueries(this.stores);
     // Store writes held during a transaction reach SQLite before it commits; in-memory copies
     // must not outlive a rolled-back transaction or a wipe.
     this.storage.onFlush(() => this.stores.flushWrites());
@@ -240,106 +175,41 @@ export class StreamTask {
     return this.storage.meta()!;
   }
 
+
+
+
+
   /**
    * A restoring active task turns RUNNING once every changelog is restored to its end. (Restoring
    * itself is the restore worker's job; the task only checks whether it is done.)
    */
-  async tryCompleteRestoration(): Promise<boolean> {
-    const meta = this.storage.meta();
-    if (!meta || meta.state !== "RESTORING") return meta?.state === "RUNNING";
-    const changelogs = this.app.changelogPartitions(meta.taskId);
-    const ends = await Promise.all(changelogs.map(async (tp) => (await this.options.log.offsets(tp)).latest));
-    const inputs = this.app.inputPartitions(meta.taskId);
-    const starts = await Promise.all(inputs.map((tp) => this.startingPosition(tp, this.app.isGlobalInput(meta.taskId, tp.topic))));
-    return this.storage.transaction(() => {
-      const now = this.storage.meta();
-      if (!now || now.state !== "RESTORING" || now.incarnation !== meta.incarnation) return false;
-      const caughtUp = changelogs.every((tp, i) => (this.storage.checkpoint(tp) ?? 0) >= ends[i]!);
-      if (!caughtUp) return false;
-      const positions = this.storage.positions();
-      const resumed: InputPositions = {};
-      const committed: InputPositions = {};
-      inputs.forEach((tp, i) => {
-        const { position, committed: held } = starts[i]!;
-        resumed[positionKey(tp)] = Math.max(positions[positionKey(tp)] ?? 0, position);
-        if (held !== undefined) committed[positionKey(tp)] = held;
-      });
-      this.storage.writePositions(resumed);
-      this.storage.writeCommitted(committed);
-      this.storage.writeMeta({ ...now, state: transition(now.state, "RUNNING") });
-      return true;
-    });
+  tryCompleteRestoration(): Promise<boolean> {
+    return this.restoration.tryComplete();
   }
 
-  /**
-   * Where input resumes when the instance has no position of its own: the group's committed
-   * offset (committed only after everything before it reached the changelog and outputs, so the
-   * restored store reflects it; only task instances can commit for the group, under their epoch),
-   * else the earliest kept offset.
-   */
-  private async startingPosition(tp: TopicPartition, global: boolean): Promise<{ position: number; committed?: number }> {
-    // A global table's input resumes where its restored copy says (the positions its changelog carries), else from the start.
-    if (global) return { position: (await this.options.log.offsets(tp)).earliest };
-    const committed = await this.options.log.committedOffset(this.app.groupId, tp);
-    if (committed) return { position: committed.offset, committed: committed.offset };
-    return { position: (await this.options.log.offsets(tp)).earliest };
-  }
-
-  /**
-   * Applies a restore batch (active RESTORING or standby UPDATING): the store writes, the new
-   * checkpoint (= the restored position) and the input positions the records carry, in one
-   * transaction — and only at the current position of the current incarnation (I4).
-   */
+  /** Applies a restore batch at this instance's position and incarnation only (I4); see restoration.ts. */
   applyRestoreBatch(batch: RestoreBatch): RestoreReply {
-    const reply = this.applyRestoreBatchNow(batch);
-    if (reply.applied) (reply.state === "UPDATING" ? this.counters.standbyUpdated : this.counters.restored).add(batch.records.length);
-    return reply;
-  }
-
-  private applyRestoreBatchNow(batch: RestoreBatch): RestoreReply {
-    return this.storage.transaction(() => {
-      const meta = this.storage.meta();
-      if (!meta) throw new NotAssigned();
-      const checkpoint = this.storage.checkpoint(batch);
-      const reply = (applied: boolean, at: number | null): RestoreReply => ({
-        applied,
-        incarnation: meta.incarnation,
-        epoch: meta.epoch,
-        role: meta.role,
-        state: meta.state,
-        checkpoint: at,
-        caughtUp: at !== null && at >= batch.end,
-      });
-      const restoring = meta.state === "RESTORING" || meta.state === "UPDATING";
-      const store = this.app.changelogPartitions(meta.taskId).find((c) => c.topic === batch.topic && c.partition === batch.partition);
-      const staleEpoch = batch.epoch !== undefined && batch.epoch !== meta.epoch;
-      if (!restoring || !store || staleEpoch || !canApplyRestoreBatch({ incarnation: meta.incarnation, checkpoint }, batch)) return reply(false, checkpoint);
-      const reached: InputPositions = {};
-      const writes = batch.records.map((record) => {
-        const position = positionFromHeaders(record.headers);
-        if (position) reached[positionKey(position)] = Math.max(reached[positionKey(position)] ?? 0, position.offset + 1);
-        const tombstone = record.headers.some((h) => h.key === TOMBSTONE_HEADER);
-        // The record's timestamp is the value's (the changelog carries it as Kafka's does).
-        return { key: record.key ?? "", value: tombstone ? null : record.value, timestamp: record.timestamp };
-      });
-      this.stores.keyValue(store.store).writeAll(writes);
-      this.storage.writeCheckpoint(batch, batch.nextOffset);
-      this.storage.addReplayed(batch, batch.records.length);
-      this.storage.writePositions(reached);
-      return reply(true, batch.nextOffset);
-    });
+    return this.restoration.apply(batch);
   }
 
   /** The changelogs restoration must bring up to date, with where each stands. */
-  restoreRegistration(): { incarnation: number; epoch: number; role: TaskRole; changelogs: (TopicPartition & { store: string; checkpoint: number | null })[] } | undefined {
-    const meta = this.storage.meta();
-    if (!meta || (meta.state !== "RESTORING" && meta.state !== "UPDATING")) return undefined;
-    return {
-      incarnation: meta.incarnation,
-      epoch: meta.epoch,
-      role: meta.role,
-      changelogs: this.app.changelogPartitions(meta.taskId).map((tp) => ({ ...tp, checkpoint: this.storage.checkpoint(tp) })),
-    };
+  restoreRegistration(): RestoreRegistration | undefined {
+    return this.restoration.registration();
+  }
+
+  /** Sends the outbox and commits the input progress it implies; see outbox-sender.ts. */
+  flush(): Promise<void> {
+    return this.sender.flush();
+  }
+
+  /** Before a wipe: delivers what earlier commits left in the outbox; see outbox-sender.ts. */
+  deliverBeforeWipe(): Promise<void> {
+    return this.sender.deliverBeforeWipe();
+  }
+
+  /** Processed input the group does not know of yet. */
+  hasUncommittedInput(): boolean {
+    return this.sender.hasUncommittedInput();
   }
 
   /**
@@ -355,7 +225,7 @@ export class StreamTask {
     if (this.storage.meta()?.state !== "RUNNING") return "idle";
     if (this.backoff.waitingUntil(this.now()) !== undefined) return "waiting";
     if (!this.outbox.isEmpty()) await this.flush();
-    else await this.commitInputOffsets();
+    else await this.sender.commitInputOffsets();
     const records = await this.fetchBatch(meta);
     if (this.storage.meta()?.failure) return "blocked";
     const now = this.now();
@@ -480,134 +350,16 @@ export class StreamTask {
     }
   }
 
-  /**
-   * Sends the outbox, oldest commit first and each commit's changelog before its output, through
-   * the idempotent producer. The acknowledged batches leave the outbox together, in one
-   * transaction that also advances the checkpoints — only if the instance was not wiped or
-   * reassigned meanwhile. (Until then a crash resends them, and the log answers with the original
-   * offsets: recording each group's acknowledgement before sending the next would cost a storage
-   * commit per group and buy nothing.)
-   */
-  async flush(): Promise<void> {
-    const meta = this.storage.meta();
-    if (meta) {
-      const sent = new Set<number>();
-      const acked: { batch: OutboxBatch; result: AppendResult }[] = [];
-      let failure: PromiseRejectedResult | undefined;
-      for (;;) {
-        const group = this.outbox.nextGroup(sent);
-        if (group.length === 0) break;
-        const results = await Promise.allSettled(group.map((batch) => this.send(batch, this.producer(meta, batch.sequence))));
-        await this.options.onCommitStep?.("mid-send");
-        group.forEach((batch, i) => {
-          const result = results[i]!;
-          sent.add(batch.id);
-          if (result.status === "fulfilled") acked.push({ batch, result: result.value });
-        });
-        failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-        if (failure) break;
-      }
-      if (acked.length > 0) this.recordAcks(meta, acked);
-      if (failure) {
-        if (failure.reason instanceof ProducerFenced) this.fail(`fenced: ${failure.reason.message}`);
-        throw failure.reason;
-      }
-    }
-    await this.options.onCommitStep?.("after-send");
-    await this.commitInputOffsets();
-  }
 
-  /** Appends an outbox batch, as the string stored when the log takes batches encoded. */
-  private send(batch: OutboxBatch, producer: ProducerId): Promise<AppendResult> {
-    const log = this.options.log;
-    if (batch.encoded !== undefined && log.appendEncoded) return log.appendEncoded(batch, batch.encoded, producer);
-    return log.append(batch, batch.records, producer);
-  }
 
-  /** Removes acknowledged batches from the outbox and moves the checkpoints of acknowledged changelog batches. */
-  private recordAcks(meta: TaskMeta, acked: readonly { batch: OutboxBatch; result: AppendResult }[]): void {
-    this.storage.transaction(() => {
-      const now = this.storage.meta();
-      if (!now || now.incarnation !== meta.incarnation || now.epoch !== meta.epoch) return;
-      for (const { batch, result } of acked) {
-        this.outbox.remove(batch.id);
-        if (batch.phase !== CHANGELOG_PHASE) continue;
-        const checkpoint = checkpointAfterAck(
-          { incarnation: now.incarnation, checkpoint: this.storage.checkpoint(batch) },
-          { incarnation: meta.incarnation, endOffset: result.baseOffset + result.count },
-        );
-        if (checkpoint !== null) this.storage.writeCheckpoint(batch, checkpoint);
-      }
-    });
-  }
 
-  /**
-   * Records the input progress in the log as the group's committed offset, once everything it
-   * implies has been sent, and notes what the group holds. Only positions beyond what the group
-   * is known to hold are committed; the epoch fences commits of revoked and zombie instances.
-   */
-  private async commitInputOffsets(): Promise<void> {
-    const meta = this.storage.meta();
-    if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || !this.outbox.isEmpty()) return;
-    const pending = this.uncommittedPositions();
-    const partitions = Object.keys(pending);
-    if (partitions.length === 0) return;
-    const epoch = this.producer(meta, 0).epoch;
-    await Promise.all(
-      this.app
-        .inputPartitions(meta.taskId)
-        // A global table's position is kept by its changelog alone (see Application.isGlobalInput).
-        .filter((tp) => pending[positionKey(tp)] !== undefined && !this.app.isGlobalInput(meta.taskId, tp.topic))
-        .map((tp) => this.options.log.commitOffset(this.app.groupId, tp, { offset: pending[positionKey(tp)]!, metadata: `epoch=${meta.epoch}`, epoch })),
-    );
-    this.storage.transaction(() => {
-      const now = this.storage.meta();
-      if (now && now.incarnation === meta.incarnation && now.epoch === meta.epoch) this.storage.writeCommitted(pending);
-    });
-  }
 
-  /** Input positions processed and sent but not yet committed to the group. */
-  private uncommittedPositions(): InputPositions {
-    const positions = this.storage.positions();
-    const committed = this.storage.committedPositions();
-    return Object.fromEntries(Object.entries(positions).filter(([key, offset]) => offset > (committed[key] ?? -1)));
-  }
 
-  /** Processed input the group does not know of yet (see `commitInputOffsets`). */
-  hasUncommittedInput(): boolean {
-    return Object.keys(this.uncommittedPositions()).length > 0;
-  }
 
   private now(): number {
     return (this.options.clock ?? Date.now)();
   }
 
-  private producer(meta: TaskMeta, sequence: number): ProducerId {
-    return {
-      producerId: `${this.app.applicationId}-${meta.taskId}`,
-      epoch: meta.epoch * INCARNATIONS_PER_EPOCH + meta.incarnation,
-      sequence,
-    };
-  }
-
-  /**
-   * Before a wipe: delivers what earlier commits left in the outbox, and commits the input
-   * positions they imply. Part of a commit may already be in the log (its changelog is sent
-   * before its output, and a crash can come in between), and restoration brings that part back
-   * into the store, so the rest must follow, not be dropped. Records that wrote no store (dead
-   * letters, filtered records) are covered only by the group's committed offset: unless it is
-   * committed now, they would be processed, and their output sent, again after the wipe. A
-   * fenced (zombie) instance's outbox is dropped by the wipe instead: a newer instance owns the
-   * task. A log that cannot take them fails the wipe, which is tried again later.
-   */
-  async deliverBeforeWipe(): Promise<void> {
-    try {
-      if (!this.outbox.isEmpty()) await this.flush();
-      else await this.commitInputOffsets();
-    } catch (error) {
-      if (!(error instanceof ProducerFenced)) throw error;
-    }
-  }
 
   /**
    * Closes dirty and wipes (TaskCorrupted): stores, checkpoints, input positions, outbox and
@@ -651,43 +403,8 @@ export class StreamTask {
     return this.storage.meta();
   }
 
-  /** The windows (or sessions) of a key in a window or session store, values still serialized. */
-  windows(store: string, key: string, from: number, to: number, kind: "window" | "session"): WindowedValue<string>[] {
-    const raw = this.stores.keyValue(store);
-    return kind === "session" ? fetchSessions(raw, key, from, to) : fetchWindows(raw, key, from, to);
-  }
 
-  /** Reads a key of a store; only a RUNNING active instance answers with authority. */
-  get(store: string, key: string): string | undefined {
-    return this.stores.keyValue(store).get(key);
-  }
 
-  range(store: string, from?: string, to?: string, limit?: number) {
-    return this.stores.keyValue(store).range(from, to, limit);
-  }
-
-  prefix(store: string, prefix: string, limit?: number) {
-    return this.stores.keyValue(store).prefix(prefix, limit);
-  }
-
-  /**
-   * Entries of a store in key order (UTF-8 bytes) within every bound given: `from <= key <= to`,
-   * key starts with `prefix`, key strictly after `after` (a cursor); at most `limit`.
-   */
-  scan(store: string, bounds: ScanBounds): KeyValue<string, string>[] {
-    const prefix = bounds.prefix ?? "";
-    let lower = bounds.from ?? "";
-    if (compareKeys(prefix, lower) > 0) lower = prefix;
-    const after = bounds.after !== undefined && compareKeys(bounds.after, lower) >= 0 ? bounds.after : undefined;
-    if (after !== undefined) lower = after;
-    // Every key with the prefix sorts below the prefix followed by the largest code point twice.
-    let upper = bounds.to;
-    const prefixEnd = prefix === "" ? undefined : prefix + "\u{10FFFF}\u{10FFFF}";
-    if (prefixEnd !== undefined && (upper === undefined || compareKeys(prefixEnd, upper) < 0)) upper = prefixEnd;
-    if (upper !== undefined && compareKeys(lower, upper) > 0) return [];
-    const rows = this.stores.keyValue(store).range(lower, upper, bounds.limit + (after === undefined ? 0 : 1));
-    return rows.filter((row) => row.key !== after && row.key.startsWith(prefix)).slice(0, bounds.limit);
-  }
 
   checkpoints(): Map<string, number> {
     return this.storage.checkpoints();
@@ -781,16 +498,6 @@ interface ActiveProcessor {
   readonly processor: TaskProcessor;
   readonly collector: RecordCollector;
   reported: TaskEventMetrics;
-}
-
-/** Bounds of `StreamTask.scan`; see there. */
-export interface ScanBounds {
-  readonly from?: string;
-  readonly to?: string;
-  readonly prefix?: string;
-  /** Only keys strictly after this one (where the previous page ended). */
-  readonly after?: string;
-  readonly limit: number;
 }
 
 function toInput(tp: TopicPartition, record: LogRecord): InputRecord {

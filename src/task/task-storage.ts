@@ -4,7 +4,7 @@
  * inside a storage transaction together with the state it describes.
  */
 import { migrate } from "../storage/migrations";
-import { Sql, sql } from "../storage/sql";
+import { Sql, sql, type StorageLike } from "../storage/sql";
 import type { TopicPartition } from "../log/types";
 import { positionKey, type InputPositions } from "./record-collector";
 import { taskMigrations } from "./schema";
@@ -40,11 +40,6 @@ type MetaRow = {
   failure: string | null;
   shutdown_requested: number;
 };
-
-export interface StorageLike {
-  readonly sql: SqlStorage;
-  transactionSync<T>(fn: () => T): T;
-}
 
 export class TaskStorage {
   readonly db: Sql;

@@ -4,14 +4,13 @@
  * components — log partitions, coordinator, task objects — deterministically: pipe input, run
  * processing to quiescence, read stores and output topics. No timers, no sleeps.
  */
-import type { Application } from "../application";
-import { readConfig } from "../config";
-import { COORDINATOR_NAME, type InstanceAssignment } from "../coordinator/coordinator-store";
+import { Application } from "../application";
+import type { InstanceAssignment } from "../coordinator/coordinator-store";
 import { DurableLog } from "../log/durable-log";
 import { partitionForKey } from "../log/partitioner";
 import type { LogRecord, ProducerRecord } from "../log/types";
-import type { Env } from "../../workers/env";
-import type { InstanceMetrics } from "../../durable-objects/task-object";
+import type { EdgeStreamsEnv } from "../../platform/bindings";
+import { Host } from "../../platform/host";
 
 export interface TestInput<V = unknown> {
   readonly key: string | null;
@@ -25,22 +24,28 @@ export interface TestOutput extends LogRecord {
 }
 
 export class TestDriver {
-  readonly log: DurableLog;
+  readonly log: DurableLog<ReturnType<Host["partition"]>>;
+  private readonly app: Application;
+  private readonly host: Host;
 
-  constructor(
-    private readonly env: Env,
-    private readonly app: Application,
-  ) {
-    this.log = new DurableLog(env.LOG_PARTITION, app.catalog);
+  /**
+   * `env` is the test's `env` from "cloudflare:workers"; `application` the one the Worker runs: what
+   * `defineEdgeStreams` returned, or its `application`.
+   */
+  constructor(env: EdgeStreamsEnv, application: Application | { readonly application: Application }) {
+    this.app = application instanceof Application ? application : application.application;
+    this.host = Host.of(this.app, env);
+    // The application's own topics only (not those of the `TOPICS` var), as the tasks see them.
+    this.log = new DurableLog(env.LOG_PARTITION, this.app.catalog);
   }
 
   private get coordinator() {
-    return this.env.COORDINATOR.getByName(COORDINATOR_NAME);
+    return this.host.coordinator();
   }
 
   /** Makes the assignment (if not made yet) and returns it. */
   async instances(): Promise<InstanceAssignment[]> {
-    return (await this.coordinator.ensureAssigned()) as InstanceAssignment[];
+    return this.coordinator.ensureAssigned();
   }
 
   /** Appends records to a topic, values serialized as JSON unless they are strings already. */
@@ -77,7 +82,7 @@ export class TestDriver {
         previous = undefined;
         continue;
       }
-      const seen = (await Promise.all(actives.map((i) => this.task(i).metrics()))) as InstanceMetrics[];
+      const seen = await Promise.all(actives.map((i) => this.task(i).metrics()));
       const settled = seen.every((d) => d.state !== "RUNNING" || d.failure !== null || (d.lag === 0 && d.pendingBatches === 0));
       const fingerprint = JSON.stringify(seen.map((d) => [d.id, d.placement, d.incarnation, d.state, d.counters.processed.total, d.lag, d.pendingBatches]));
       if (settled && fingerprint === previous) return;
@@ -88,18 +93,18 @@ export class TestDriver {
 
   /** One round of every placement's restore worker; returns the batches applied. */
   async restoreRound(): Promise<number> {
-    const placements = readConfig(this.env as unknown as Record<string, unknown>).PLACEMENTS;
+    const placements = this.host.config.PLACEMENTS;
     const rounds = await Promise.all(placements.map((p) => this.restoreWorker(p).runRound()));
     return rounds.reduce((n, r) => n + r.applied, 0);
   }
 
   restoreWorker(placement: string) {
-    return this.env.RESTORE_WORKER.getByName(`restore@${placement}`);
+    return this.host.restoreWorker(placement);
   }
 
   /** The task object of an instance. */
   task(instance: { taskId: string; placement: string }) {
-    return this.env.TASK_OBJECT.getByName(`${instance.taskId}@${instance.placement}`);
+    return this.host.taskObject(instance);
   }
 
   /** A key of a store, deserialized with the store's value serde; undefined when absent. */

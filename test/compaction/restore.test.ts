@@ -7,10 +7,11 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { COORDINATOR_NAME, type InstanceAssignment } from "../../src/coordinator/coordinator-store";
+import type { InstanceAssignment } from "../../src/coordinator/coordinator-store";
+import { COORDINATOR_NAME } from "../../src/names";
 import type { TaskDescription } from "../../src/task/describe";
 import { TestDriver } from "../../src/testing/test-driver";
-import { application } from "../../workers/application";
+import { application } from "../../examples/orders-totals/app";
 import { call, json } from "../support/api";
 import { keysOn } from "../support/keys";
 

@@ -6,7 +6,7 @@
  * Everything runs on `TopologyTestDriver`; every topic has one partition, as in Kafka's driver.
  */
 import { expect } from "vitest";
-import { Serdes, TopologyTestDriver, type Change, type KTable, type ProcessorSupplier, type Serde, type Topology, type Windowed } from "../../src/streams";
+import { type Change, type KTable, type ProcessorSupplier, type Serde, Serdes, type Topology, type TopologyTestDriver, type Windowed } from "../../src/streams";
 
 export interface KeyValueTimestamp<K, V> {
   readonly key: K;

@@ -1,10 +1,11 @@
 import { env } from "cloudflare:workers";
-import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DurableLog } from "../../src/log/durable-log";
 import { InvalidRecord, LogUnavailable, OffsetOutOfRange, ProducerFenced, RecordTooLarge } from "../../src/log/errors";
 import { MAX_RECORD_BYTES } from "../../src/log/records";
 import { TopicCatalog } from "../../src/log/topics";
+import { restartDurableObject } from "../support/restart";
 import { describeLogContract } from "./contract";
 
 const catalog = new TopicCatalog(Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`t${i}`, 3])));
@@ -23,7 +24,7 @@ describe("embedded log: durability and failures", () => {
     // The retry after the crash is still recognised: nothing is written twice.
     expect(await log.append(tp, [{ key: "k", value: "before" }], { producerId: "p", epoch: 0, sequence: 0 })).toMatchObject({ duplicate: true });
     await log.append(tp, [{ key: "k", value: "after" }]);
-    await evictDurableObject(log.partition(tp));
+    await restartDurableObject(log.partition(tp));
     const fetched = await log.fetch(tp, 0, { maxRecords: 10, maxBytes: 1 << 20 });
     expect(fetched.records.map((r) => r.value)).toEqual(["before", "after"]);
     expect(await log.committedOffset("g", tp)).toEqual({ offset: 1, metadata: "m" });

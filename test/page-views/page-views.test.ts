@@ -5,8 +5,8 @@
  */
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { application } from "#application";
-import { MINUTE_MS, PAGE_VIEWS_GRACE_MS } from "../../src/streams/examples/page-views";
+import { application } from "../../examples/page-views/app";
+import { MINUTE_MS, PAGE_VIEWS_GRACE_MS } from "../../examples/page-views/topology";
 import { TestDriver } from "../../src/testing/test-driver";
 import { call, json } from "../support/api";
 

@@ -6,12 +6,12 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { application } from "#application";
+import { application } from "./app";
 import { partitionForKey } from "../../src/log/partitioner";
 import { TestDriver } from "../../src/testing/test-driver";
 import { call, json } from "../support/api";
 import { until } from "../support/until";
-import { PUNCTUATE_EVERY_MS } from "./application";
+import { PUNCTUATE_EVERY_MS } from "./app";
 
 const driver = new TestDriver(env, application);
 

@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { application } from "#application";
+import { application } from "./app";
 import { partitionForKey } from "../../src/log/partitioner";
 import type { TaskDescription } from "../../src/task/describe";
 import { TestDriver } from "../../src/testing/test-driver";

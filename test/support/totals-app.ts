@@ -5,7 +5,7 @@
 import { Application } from "../../src/application";
 import { Materialized } from "../../src/streams/dsl/materialized";
 import { StreamsBuilder } from "../../src/streams/dsl/streams-builder";
-import { orderSerde, type Totals } from "../../src/streams/examples/orders-totals";
+import { orderSerde, type Totals } from "../../examples/orders-totals/topology";
 import { Serdes } from "../../src/streams/serdes";
 
 export function totalsApp(id: string): Application {

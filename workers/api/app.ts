@@ -1,14 +1,15 @@
 /**
- * The API Worker's Hono application: configuration and log per request, authentication, body
- * limits, then the routes of API.md. Route modules stay small; this file only assembles them.
+ * The HTTP API of one application (Hono): the application's host (configuration, log, objects)
+ * on every request, authentication, body limits, then the routes of docs/http-api.md. Route
+ * modules stay small and read the application from the context; this file only assembles them.
  */
 import { Hono } from "hono";
-import { readConfig } from "../../src/config";
+import type { Application } from "../../src/application";
+import { Host } from "../../platform/host";
 import { bearerMatches, requiredToken } from "./auth";
 import { bodyLimit } from "./body-limit";
 import type { ApiEnv } from "./context";
 import { ApiError, errorResponse } from "./http-error";
-import { openLog } from "./log";
 import { admin } from "./routes/admin";
 import { ingest } from "./routes/ingest";
 import { stores } from "./routes/stores";
@@ -21,46 +22,51 @@ import { scans } from "./routes/scans";
 import { statusPage } from "./routes/status-page";
 import { PUBLIC_PAGES, sessionDecision } from "./status/session";
 
-export const app = new Hono<ApiEnv>();
+/** A new Hono app serving `application`; more routes may be added to it before it serves. */
+export function createApi(application: Application): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
 
-// Errors of the middleware below reach here also for `/kafka`, which answers in its dialect.
-app.onError((error, c) => (isKafkaPath(c.req.path) ? dialectErrorResponse(c, error) : errorResponse(c, error)));
-app.notFound((c) => c.json({ error: "not_found", message: `no route for ${c.req.method} ${c.req.path}` }, 404));
+  // Errors of the middleware below reach here also for `/kafka`, which answers in its dialect.
+  app.onError((error, c) => (isKafkaPath(c.req.path) ? dialectErrorResponse(c, error) : errorResponse(c, error)));
+  app.notFound((c) => c.json({ error: "not_found", message: `no route for ${c.req.method} ${c.req.path}` }, 404));
 
-app.get("/healthz", (c) => c.json({ ok: true }));
+  app.get("/healthz", (c) => c.json({ ok: true }));
 
-app.use("*", async (c, next) => {
-  const config = readConfig(c.env as unknown as Record<string, unknown>);
-  c.set("config", config);
-  c.set("log", openLog(c.env, config));
-  await next();
-});
+  app.use("*", async (c, next) => {
+    const host = Host.of(application, c.env);
+    c.set("host", host);
+    c.set("config", host.config);
+    c.set("log", host.log);
+    await next();
+  });
 
-// The Kafka REST endpoint authenticates with Basic auth itself (the dialect's scheme).
-app.use("*", async (c, next) => {
-  if (isKafkaPath(c.req.path)) return next();
-  // The sign-in pages; the status page and other safe GET routes also take the session cookie.
-  if (PUBLIC_PAGES.includes(c.req.path)) return next();
-  const config = c.get("config");
-  const token = requiredToken(config.API_TOKEN, config.localDevelopment);
-  if (token !== null && !(await bearerMatches(c.req.header("Authorization"), token))) {
-    const session = await sessionDecision(c, token);
-    if (session === "allow") return next();
-    if (session === "login") return c.redirect("/login", 303);
-    c.header("WWW-Authenticate", 'Bearer realm="edge-streams"');
-    throw new ApiError(401, "unauthorized", "missing or invalid bearer token");
-  }
-  await next();
-});
+  // The Kafka REST endpoint authenticates with Basic auth itself (the dialect's scheme).
+  app.use("*", async (c, next) => {
+    if (isKafkaPath(c.req.path)) return next();
+    // The sign-in pages; the status page and other safe GET routes also take the session cookie.
+    if (PUBLIC_PAGES.includes(c.req.path)) return next();
+    const config = c.get("config");
+    const token = requiredToken(config.API_TOKEN, config.localDevelopment);
+    if (token !== null && !(await bearerMatches(c.req.header("Authorization"), token))) {
+      const session = await sessionDecision(c, token);
+      if (session === "allow") return next();
+      if (session === "login") return c.redirect("/login", 303);
+      c.header("WWW-Authenticate", 'Bearer realm="edge-streams"');
+      throw new ApiError(401, "unauthorized", "missing or invalid bearer token");
+    }
+    await next();
+  });
 
-app.use("*", bodyLimit<ApiEnv>((c) => c.get("config").MAX_BODY_BYTES));
+  app.use("*", bodyLimit<ApiEnv>((c) => c.get("config").MAX_BODY_BYTES));
 
-app.route("/", ingest);
-app.route("/", topics);
-app.route("/", stores);
-app.route("/", scans);
-app.route("/", metrics);
-app.route("/", statusPage);
-app.route("/", tasks);
-app.route("/", admin);
-app.route("/kafka", kafkaRest);
+  app.route("/", ingest);
+  app.route("/", topics);
+  app.route("/", stores);
+  app.route("/", scans);
+  app.route("/", metrics);
+  app.route("/", statusPage);
+  app.route("/", tasks);
+  app.route("/", admin);
+  app.route("/kafka", kafkaRest);
+  return app;
+}

@@ -1,5 +1,5 @@
 /**
- * The request body limit (API.md: a body over MAX_BODY_BYTES answers 413), for every route.
+ * The request body limit (docs/http-api.md: a body over MAX_BODY_BYTES answers 413), for every route.
  *
  * A body with a Content-Length over the limit is refused unread: the runtime knows where it ends
  * and skips it. A body without one (chunked) is counted as it is read; one that grows past the

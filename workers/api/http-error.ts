@@ -1,5 +1,5 @@
 /**
- * The error contract of API.md: `{"error": code, "message": text}` with a fitting status, and
+ * The error contract of docs/http-api.md: `{"error": code, "message": text}` with a fitting status, and
  * `Retry-After` on 503. Log errors map to statuses here, in one place, and so does unavailability
  * (of the log or of an object) met anywhere behind a route.
  */

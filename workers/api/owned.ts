@@ -5,7 +5,7 @@
  * own upstream never produced) and its consumer group's committed offsets, which record the
  * tasks' input progress. Reading them stays allowed.
  */
-import { application } from "#application";
+import type { Application } from "../../src/application";
 import { epochFromInstanceId } from "../../src/kafka-rest/commit-epoch";
 import { ApiError } from "./http-error";
 
@@ -15,7 +15,7 @@ import { ApiError } from "./http-error";
  * sends its tasks' batches with their idempotent producer (`producerId`, `<app>-<task>`, in the
  * `edge-producer` header), which the log fences by epoch like any of theirs.
  */
-export function refuseInternalTopicWrite(topic: string, producerId?: string): void {
+export function refuseInternalTopicWrite(application: Application, topic: string, producerId?: string): void {
   if (!application.internalTopics.has(topic)) return;
   if (producerId !== undefined && producerId.startsWith(`${application.applicationId}-`)) return;
   throw new ApiError(403, "forbidden", `topic ${JSON.stringify(topic)} is internal to application ${application.applicationId}: only its tasks write it (reading is allowed)`);
@@ -27,7 +27,7 @@ export function refuseInternalTopicWrite(topic: string, producerId?: string): vo
  * (src/kafka-rest/commit-epoch.ts), and the log fences it by that epoch like any of the group's
  * commits (I3).
  */
-export function refuseApplicationGroupCommit(group: string, instance?: string): void {
+export function refuseApplicationGroupCommit(application: Application, group: string, instance?: string): void {
   if (group !== application.groupId) return;
   if (instance !== undefined && epochFromInstanceId(instance) !== undefined) return;
   throw new ApiError(403, "forbidden", `the committed offsets of group ${JSON.stringify(group)} belong to application ${application.applicationId}'s tasks: commit in another group`);

@@ -3,12 +3,12 @@
  * session stores through `/windows`. A suppression buffer is internal (it holds results not yet
  * final) and answers to neither. Unknown stores are 404, the wrong route for a kind is 400.
  */
-import { application } from "#application";
+import type { Application } from "../../src/application";
 import { ApiError } from "./http-error";
 
 export type StoreRoute = "keys" | "windows";
 
-export function queryableStore(name: string, route: StoreRoute) {
+export function queryableStore(application: Application, name: string, route: StoreRoute) {
   const found = application.store(name);
   if (!found) throw new ApiError(404, "not_found", `unknown store ${JSON.stringify(name)}`);
   const kind = found.store.kind;

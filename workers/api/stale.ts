@@ -6,7 +6,7 @@
  * restore progress.
  */
 import type { TaskObject } from "../../durable-objects/task-object";
-import type { Env } from "../env";
+import type { Host } from "../../platform/host";
 import { assignments, taskObject } from "./cluster";
 
 type Answer = { readonly status: string; readonly stale?: boolean; readonly restored?: number };
@@ -17,9 +17,9 @@ type Ok<A> = Extract<A, { status: "ok" }>;
  * the active's own if it runs by now, else the one that restored furthest. Undefined when none
  * can answer; an instance that cannot be reached does not stop the others from answering.
  */
-export async function staleAnswer<A extends Answer>(env: Env, taskId: string, ask: (stub: DurableObjectStub<TaskObject>) => Promise<A>): Promise<Ok<A> | undefined> {
-  const instances = (await assignments(env)).filter((i) => i.taskId === taskId && (i.role === "standby" || i.role === "active"));
-  const settled = await Promise.allSettled(instances.map((instance) => ask(taskObject(env, instance))));
+export async function staleAnswer<A extends Answer>(host: Host, taskId: string, ask: (stub: DurableObjectStub<TaskObject>) => Promise<A>): Promise<Ok<A> | undefined> {
+  const instances = (await assignments(host)).filter((i) => i.taskId === taskId && (i.role === "standby" || i.role === "active"));
+  const settled = await Promise.allSettled(instances.map((instance) => ask(taskObject(host, instance))));
   const answers = settled.flatMap((s) => (s.status === "fulfilled" && s.value.status === "ok" ? [s.value as Ok<A>] : []));
   const current = answers.find((a) => !a.stale);
   if (current) return current;

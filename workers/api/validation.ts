@@ -1,4 +1,4 @@
-/** Validation failures as API.md's 400 body, naming the first problem's path. */
+/** Validation failures as the 400 body of docs/http-api.md, naming the first problem's path. */
 import type { Context } from "hono";
 
 interface Issue {

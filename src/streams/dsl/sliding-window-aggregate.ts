@@ -55,7 +55,10 @@ export function slidingWindowAggregate<K, V, VA>(
 
       /** Folds the record into the window (seeded by `seed`) and forwards it; a closed window is only counted. */
       const update = (window: Window, seed: Seed<VA>): void => {
-        if (window.end < closeTime) return internal(context).dropLateRecord();
+        if (window.end < closeTime) {
+          internal(context).dropLateRecord();
+          return;
+        }
         const next = step(key, record.value, seed.value);
         const timestamp = seed.value === undefined ? t : Math.max(t, seed.timestamp);
         // As Kafka's, the old value sent is the aggregate the window was computed from.

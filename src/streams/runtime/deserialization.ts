@@ -7,7 +7,7 @@ import { DeserializationError, messageOf, type RecordOrigin } from "../errors";
 import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
 import type { DeserializationHandler, TopologySource } from "../topology/topology";
-import type { TaskState } from "./task-state";
+import type { ProcessorState } from "./processor-state";
 import type { InputRecord, RecordSink } from "./types";
 
 /** Headers a dead-lettered record carries, after the original record's own. */
@@ -46,7 +46,7 @@ export function handleDeserializationError(
   error: DeserializationError,
   input: InputRecord,
   collector: RecordSink,
-  task: TaskState,
+  task: ProcessorState,
 ): void {
   if (handler === "fail") throw error;
   if (handler === "skip") {

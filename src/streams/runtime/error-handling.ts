@@ -13,12 +13,12 @@
 import { DeserializationError, messageOf, ProcessingError, ProductionError } from "../errors";
 import type { ErrorHandler } from "../topology/topology";
 import { DEAD_LETTER_HEADERS } from "./deserialization";
-import type { TaskState } from "./task-state";
+import type { ProcessorState } from "./processor-state";
 import type { RecordSink } from "./types";
 
 export class ErrorHandling {
   constructor(
-    private readonly task: TaskState,
+    private readonly task: ProcessorState,
     private readonly collector: RecordSink,
     private readonly onProcessing: ErrorHandler,
     private readonly onProduction: ErrorHandler,

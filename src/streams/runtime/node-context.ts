@@ -13,7 +13,7 @@ import { WindowStoreView, type WindowStore } from "../state/window-store";
 import type { StoreKind } from "../topology/graph";
 import type { ErrorHandling } from "./error-handling";
 import type { Cancellable, Punctuator, PunctuationType } from "./punctuation";
-import type { TaskState } from "./task-state";
+import type { ProcessorState } from "./processor-state";
 
 /** Where a node sends the records it forwards. */
 export type RecordReceiver = (record: StreamRecord<unknown, unknown>) => void;
@@ -29,7 +29,7 @@ export class NodeContext implements InternalProcessorContext<unknown, unknown> {
   private readonly views = new Map<string, unknown>();
 
   constructor(
-    private readonly task: TaskState,
+    private readonly task: ProcessorState,
     private readonly services: TaskServices,
     private readonly nodeName: string,
     private readonly children: ReadonlyMap<string, RecordReceiver>,

@@ -14,7 +14,7 @@ import { ChangeLoggingKeyValueStore, type WriteContext } from "./change-logging-
 import { deserializeInput, handleDeserializationError } from "./deserialization";
 import { ErrorHandling } from "./error-handling";
 import { positionHeader } from "./position-header";
-import { TaskState } from "./task-state";
+import { ProcessorState } from "./processor-state";
 import type { InputRecord, TaskEventMetrics, TaskMetrics, TaskProcessor, TaskProcessorDeps } from "./types";
 import { wireSubtopology, type WiredSubtopology } from "./wiring";
 
@@ -28,7 +28,7 @@ export function createTaskProcessor(topology: Topology, taskId: string, deps: Ta
   const { partition } = coordinates;
   const resumed = Object.entries(deps.initialPartitionTimes ?? {}).filter(([topic]) => subtopology.sourceTopics.includes(topic));
   const initialStreamTime = Math.max(deps.initialStreamTimeMs ?? -1, ...resumed.map(([, time]) => time));
-  const task = new TaskState(topology.applicationId, taskId, partition, initialStreamTime);
+  const task = new ProcessorState(topology.applicationId, taskId, partition, initialStreamTime);
   for (const [topic, time] of resumed) task.advancePartitionTime(topic, time);
   const clock = deps.clock ?? Date.now;
   // Writes made while processing a record name its position (I5); others (init, wall-clock punctuation) name none.
@@ -57,7 +57,7 @@ class SubtopologyTask implements TaskProcessor {
   constructor(
     private readonly topology: Topology,
     readonly subtopology: number,
-    private readonly task: TaskState,
+    private readonly task: ProcessorState,
     private readonly wired: WiredSubtopology,
     private readonly errors: ErrorHandling,
     private readonly deps: TaskProcessorDeps,
@@ -102,13 +102,14 @@ class SubtopologyTask implements TaskProcessor {
     if (!source || (!global && input.partition !== this.partition)) {
       throw new Error(`task ${this.taskId} reads partition ${this.partition} of ${this.sourceTopics.join(", ")}, not ${input.topic}/${input.partition}`);
     }
-    let record;
+    let record: ReturnType<typeof deserializeInput>;
     try {
       record = deserializeInput(source.node, input);
     } catch (error) {
       if (!(error instanceof DeserializationError)) throw error;
       // Undecodable records do not advance stream time: their timestamp is not trusted either.
-      return handleDeserializationError(this.topology.deserializationHandler, error, input, this.deps.collector, this.task);
+      handleDeserializationError(this.topology.deserializationHandler, error, input, this.deps.collector, this.task);
+      return;
     }
     const position = { topic: input.topic, partition: input.partition, offset: input.offset };
     this.task.current = { position, input, timestamp: input.timestamp };

@@ -10,7 +10,7 @@ import type { Processor, StoreHandle } from "../processor";
 import type { StreamRecord } from "../record";
 import type { Subtopology, TopologySink, TopologySource } from "../topology/topology";
 import { NodeContext, type RecordReceiver, type TaskServices } from "./node-context";
-import type { TaskState } from "./task-state";
+import type { ProcessorState } from "./processor-state";
 import type { OutgoingRecord, RecordSink } from "./types";
 
 type AnyProcessor = Processor<unknown, unknown, unknown, unknown>;
@@ -30,7 +30,7 @@ export interface WiredSubtopology {
 
 export function wireSubtopology(
   subtopology: Subtopology,
-  task: TaskState,
+  task: ProcessorState,
   services: TaskServices,
   stores: ReadonlyMap<string, StoreHandle>,
   collector: RecordSink,

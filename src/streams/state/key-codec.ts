@@ -42,13 +42,13 @@ export function decodeKey(text: string, at: number): { readonly key: string; rea
   let key = "";
   let from = at;
   for (;;) {
-    const escape = text.indexOf(ESCAPE, from);
-    if (escape < 0 || escape + 1 >= text.length) throw new Error(`corrupt store key: unterminated key in ${JSON.stringify(text.slice(0, 80))}`);
-    key += text.slice(from, escape);
-    const marker = text[escape + 1];
-    if (marker === ESCAPE) return { key, next: escape + 2 };
+    const escapeAt = text.indexOf(ESCAPE, from);
+    if (escapeAt < 0 || escapeAt + 1 >= text.length) throw new Error(`corrupt store key: unterminated key in ${JSON.stringify(text.slice(0, 80))}`);
+    key += text.slice(from, escapeAt);
+    const marker = text[escapeAt + 1];
+    if (marker === ESCAPE) return { key, next: escapeAt + 2 };
     if (marker !== "\u0002") throw new Error(`corrupt store key: bad escape in ${JSON.stringify(text.slice(0, 80))}`);
     key += ESCAPE;
-    from = escape + 2;
+    from = escapeAt + 2;
   }
 }

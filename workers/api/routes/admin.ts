@@ -1,19 +1,17 @@
 /**
- * Admin routes of API.md: migrate, restore pause/resume, resuming tasks stopped by an uncaught
+ * Admin routes of docs/http-api.md: migrate, restore pause/resume, resuming tasks stopped by an uncaught
  * error (one task, or the whole application after `"shutdown-application"`), and — only with `FAULT_INJECTION=on` — the fault
  * routes (corrupt a task, crash it, make log calls fail).
  */
 import { zValidator } from "@hono/zod-validator";
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { z } from "zod";
-import { restoreWorkerName } from "../../../durable-objects/restore-worker";
-import { application } from "#application";
-import { activeInstance, coordinator, instanceName, taskObject } from "../cluster";
-import { LIFECYCLE_STEPS, type LifecycleStep } from "../../../src/task/stream-task";
+import { instanceName } from "../../../src/names";
+import { activeInstance, coordinator, taskObject } from "../cluster";
+import { LIFECYCLE_STEPS, type LifecycleStep } from "../../../src/task/protocol";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { invalidInput } from "../validation";
-import { partitionName } from "../../../src/log/topics";
 
 const migrateBody = z.object({ to: z.string().min(1).max(64) }).strict();
 const resumeBody = z.object({ maxBatches: z.number().int().min(1).max(1_000_000).optional() }).strict();
@@ -24,16 +22,16 @@ export const admin = new Hono<ApiEnv>();
 admin.post("/admin/tasks/:id/migrate", zValidator("json", migrateBody, invalidInput), async (c) => {
   const taskId = c.req.param("id");
   const { to } = c.req.valid("json");
-  if (!application.task(taskId)) throw new ApiError(404, "not_found", `unknown task ${JSON.stringify(taskId)}`);
+  if (!c.var.host.application.task(taskId)) throw new ApiError(404, "not_found", `unknown task ${JSON.stringify(taskId)}`);
   if (!c.get("config").PLACEMENTS.includes(to)) throw new ApiError(400, "invalid_input", `unknown placement ${JSON.stringify(to)}`);
-  const result = await coordinator(c.env).migrate(taskId, to);
+  const result = await coordinator(c.var.host).migrate(taskId, to);
   return c.json({ task: taskId, ...result });
 });
 
 admin.post("/admin/tasks/:id/resume", async (c) => {
   const taskId = c.req.param("id");
-  if (!application.task(taskId)) throw new ApiError(404, "not_found", `unknown task ${JSON.stringify(taskId)}`);
-  const result = await coordinator(c.env).resumeTask(taskId);
+  if (!c.var.host.application.task(taskId)) throw new ApiError(404, "not_found", `unknown task ${JSON.stringify(taskId)}`);
+  const result = await coordinator(c.var.host).resumeTask(taskId);
   if (result.status === "application-shut-down") {
     const { shutdown } = result;
     throw new ApiError(409, "conflict", `the application is shut down (task ${shutdown.taskId} failed: ${shutdown.reason}); resume it with POST /admin/application/resume`);
@@ -42,18 +40,18 @@ admin.post("/admin/tasks/:id/resume", async (c) => {
 });
 
 admin.post("/admin/application/resume", async (c) => {
-  const tasks = await coordinator(c.env).resumeApplication();
+  const tasks = await coordinator(c.var.host).resumeApplication();
   return c.json({ shutdown: null, tasks });
 });
 
 admin.post("/admin/restore/pause", async (c) => {
-  await Promise.all(c.get("config").PLACEMENTS.map((p) => c.env.RESTORE_WORKER.getByName(restoreWorkerName(p)).pause()));
+  await Promise.all(c.get("config").PLACEMENTS.map((p) => c.var.host.restoreWorker(p).pause()));
   return c.json({ paused: true });
 });
 
 admin.post("/admin/restore/resume", zValidator("json", resumeBody, invalidInput), async (c) => {
   const { maxBatches } = c.req.valid("json");
-  await Promise.all(c.get("config").PLACEMENTS.map((p) => c.env.RESTORE_WORKER.getByName(restoreWorkerName(p)).resume(maxBatches)));
+  await Promise.all(c.get("config").PLACEMENTS.map((p) => c.var.host.restoreWorker(p).resume(maxBatches)));
   return c.json({ paused: maxBatches !== undefined, maxBatches: maxBatches ?? null });
 });
 
@@ -66,16 +64,16 @@ for (const path of ["/admin/tasks/:id/corrupt", "/admin/tasks/:id/crash", "/admi
   });
 }
 
-async function requireActive(c: { env: ApiEnv["Bindings"] }, taskId: string) {
-  if (!application.task(taskId)) throw new ApiError(404, "not_found", `unknown task ${JSON.stringify(taskId)}`);
-  const instance = await activeInstance(c.env, taskId, true);
+async function requireActive(c: Context<ApiEnv>, taskId: string) {
+  if (!c.var.host.application.task(taskId)) throw new ApiError(404, "not_found", `unknown task ${JSON.stringify(taskId)}`);
+  const instance = await activeInstance(c.var.host, taskId, true);
   if (!instance) throw new ApiError(503, "unavailable", `task ${taskId} has no active instance`, 1);
   return instance;
 }
 
 faults.post("/admin/tasks/:id/corrupt", async (c) => {
   const instance = await requireActive(c, c.req.param("id"));
-  return c.json({ task: await taskObject(c.env, instance).corrupt() });
+  return c.json({ task: await taskObject(c.var.host, instance).corrupt() });
 });
 
 const crashBody = z
@@ -104,11 +102,11 @@ faults.post("/admin/tasks/:id/crash", async (c) => {
   if (placement !== undefined && !c.get("config").PLACEMENTS.includes(placement)) throw new ApiError(400, "invalid_input", `unknown placement ${JSON.stringify(placement)}`);
   const instance = { taskId: active.taskId, placement: placement ?? active.placement };
   if (at !== undefined) {
-    await taskObject(c.env, instance).crash(at);
+    await taskObject(c.var.host, instance).crash(at);
     return c.json({ planned: instanceName(instance), at });
   }
   // The object dies while answering: its own call fails by design.
-  await taskObject(c.env, instance)
+  await taskObject(c.var.host, instance)
     .crash()
     .catch(() => undefined);
   return c.json({ crashed: instanceName(instance) });
@@ -120,7 +118,7 @@ faults.post("/admin/log/fail", zValidator("json", logFailBody, invalidInput), as
   const partitions = (await log.topics()).get(topic);
   if (partitions === undefined) throw new ApiError(404, "unknown_topic", `unknown topic ${JSON.stringify(topic)}`);
   if (partition >= partitions) throw new ApiError(400, "invalid_input", `topic ${topic} has partitions 0 to ${partitions - 1}`);
-  await c.env.LOG_PARTITION.getByName(`${topic}/${partition}`).injectFailures(times);
+  await c.var.host.partition({ topic, partition }).injectFailures(times);
   return c.json({ topic, partition, failing: times });
 });
 
@@ -133,9 +131,9 @@ const wakesDropBody = z.object({ seconds: z.number().int().min(0).max(3_600) }).
 faults.post("/admin/wakes/drop", zValidator("json", wakesDropBody, invalidInput), async (c) => {
   const { seconds } = c.req.valid("json");
   const topics = await c.get("log").topics();
-  const names = [...topics].flatMap(([topic, count]) => Array.from({ length: count }, (_, partition) => partitionName({ topic, partition })));
-  await Promise.all(names.map((name) => c.env.LOG_PARTITION.getByName(name).dropWakes(seconds * 1000)));
-  return c.json({ dropping: seconds, partitions: names.length });
+  const partitions = [...topics].flatMap(([topic, count]) => Array.from({ length: count }, (_, partition) => ({ topic, partition })));
+  await Promise.all(partitions.map((tp) => c.var.host.partition(tp).dropWakes(seconds * 1000)));
+  return c.json({ dropping: seconds, partitions: partitions.length });
 });
 
 admin.route("/", faults);

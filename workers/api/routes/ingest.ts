@@ -63,7 +63,7 @@ export const ingest = new Hono<ApiEnv>().post(
   zValidator("json", ingestBody, invalidInput, validateIngestBody),
   async (c) => {
     const topic = c.req.param("topic");
-    refuseInternalTopicWrite(topic);
+    refuseInternalTopicWrite(c.var.host.application, topic);
     const log = c.get("log");
     const partitions = (await log.topics()).get(topic);
     if (partitions === undefined) throw new ApiError(404, "unknown_topic", `unknown topic ${JSON.stringify(topic)}`);
@@ -74,7 +74,7 @@ export const ingest = new Hono<ApiEnv>().post(
     }
     const key = c.req.valid("header")["idempotency-key"];
     // The application's tasks must exist to be woken by these appends (made once, then cached).
-    await assignments(c.env);
+    await assignments(c.var.host);
     const batches = planIngest(records, partitions, (value) => JSON.stringify(value));
     const settled = await Promise.allSettled(
       batches.map((batch) =>

@@ -6,7 +6,6 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono, type Context } from "hono";
 import { z } from "zod";
-import { DIRECTORY_NAME } from "../../../durable-objects/consumer-group";
 import { SUCCESS, commitBody, consumeBody, consumeHeaders, consumerId, topicPartitionsBody } from "../../../src/kafka-rest/dialect";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
@@ -25,7 +24,7 @@ async function consume(c: Context<ApiEnv>, group: string, instance: string, topi
     "kafka-auto-offset-reset": c.req.header("Kafka-Auto-Offset-Reset"),
   });
   // Auto-commit would commit into the group; reading in it without committing is harmless.
-  if (headers["kafka-enable-auto-commit"]) refuseApplicationGroupCommit(group);
+  if (headers["kafka-enable-auto-commit"]) refuseApplicationGroupCommit(c.var.host.application, group);
   const request = {
     instance,
     topics: [...topics],
@@ -56,7 +55,7 @@ kafkaGroups.on(["GET", "POST"], "/consume/:group/:instance/:topic", zValidator("
 /** No body commits what the instance consumed; one offset or a list commits those. */
 kafkaGroups.post("/commit/:group/:instance", zValidator("param", memberParams, invalidDialectInput), async (c) => {
   const { group, instance } = c.req.valid("param");
-  refuseApplicationGroupCommit(group, instance);
+  refuseApplicationGroupCommit(c.var.host.application, group, instance);
   const offsets = validate(commitBody, await optionalJson(c));
   await callGroup(() => groupStub(c, group).commit(group, instance, offsets));
   return c.json(SUCCESS);
@@ -81,7 +80,7 @@ kafkaGroups.post(
 kafkaGroups.get("/consumers", async (c) => {
   let groups: string[];
   try {
-    groups = await c.env.CONSUMER_GROUP.getByName(DIRECTORY_NAME).listGroups();
+    groups = await c.var.host.groupDirectory().listGroups();
   } catch (error) {
     throw new ApiError(503, "unavailable", `consumer group directory unavailable: ${error instanceof Error ? error.message : String(error)}`, 1);
   }

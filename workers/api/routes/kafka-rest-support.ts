@@ -6,7 +6,7 @@
 import { logEvent } from "../../../src/util/log";
 import type { Context } from "hono";
 import type { z } from "zod";
-import { groupObjectName, type ConsumerGroup } from "../../../durable-objects/consumer-group";
+import type { ConsumerGroup } from "../../../durable-objects/consumer-group";
 import { GroupError, unwrapGroup, type GroupOutcome } from "../../../src/consumer-group/errors";
 import { dialectErrorBody, logErrorBody } from "../../../src/kafka-rest/errors";
 import { LogError } from "../../../src/log/errors";
@@ -70,7 +70,7 @@ export async function optionalJson(c: KafkaContext): Promise<unknown> {
 }
 
 export function groupStub(c: KafkaContext, group: string): DurableObjectStub<ConsumerGroup> {
-  return c.env.CONSUMER_GROUP.getByName(groupObjectName(group));
+  return c.var.host.consumerGroup(group);
 }
 
 /** Calls a group object; a failed call (object reset, overloaded) is a 503 the client may retry. */

@@ -58,7 +58,7 @@ async function produce(c: Context<ApiEnv>, messages: readonly TopicMessage[]): P
   for (const message of messages) {
     const header = message.headers?.find((h) => h.key === EDGE_PRODUCER_HEADER);
     const producer = header === undefined ? undefined : parseProducerHeader(String(header.value));
-    refuseInternalTopicWrite(message.topic, producer?.producerId);
+    refuseInternalTopicWrite(c.var.host.application, message.topic, producer?.producerId);
   }
   const log = c.get("log");
   const counts = await log.topics();

@@ -9,7 +9,6 @@
 import { Hono } from "hono";
 import type { Log } from "../../../src/log/types";
 import type { TopicCatalog } from "../../../src/log/topics";
-import { topicCatalog } from "../topics";
 import type { ApiEnv } from "../context";
 import { clusterSnapshot, remainingToRestore, type ClusterSnapshot } from "../status/snapshot";
 
@@ -164,6 +163,6 @@ export async function topicFamilies(log: Log, catalog: TopicCatalog): Promise<Fa
 }
 
 export const metrics = new Hono<ApiEnv>().get("/metrics", async (c) => {
-  const [snapshot, topics] = await Promise.all([clusterSnapshot(c.env, c.get("config")), topicFamilies(c.get("log"), topicCatalog(c.get("config")))]);
+  const [snapshot, topics] = await Promise.all([clusterSnapshot(c.var.host, c.get("config")), topicFamilies(c.get("log"), c.var.host.catalog)]);
   return c.body(exposition([...metricFamilies(snapshot), ...topics]), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE, "Cache-Control": "no-store" });
 });

@@ -11,13 +11,11 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { z } from "zod";
-import type { ScanAnswer } from "../../../durable-objects/task-object";
 import { compareKeys } from "../../../src/streams/state/key-value-store";
-import type { ScanBounds } from "../../../src/task/stream-task";
-import { application } from "#application";
+import type { ScanAnswer, ScanBounds } from "../../../src/task/protocol";
 import { assignments, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
-import type { Env } from "../../env";
+import type { Host } from "../../../platform/host";
 import { ApiError } from "../http-error";
 import { queryableStore } from "../queryable-store";
 import { staleAnswer } from "../stale";
@@ -85,12 +83,12 @@ export function mergeByKey<T extends { key: string }>(pages: readonly (readonly 
  * The page of one task from its active instance (a cached assignment that is stale is retried
  * once); while it restores, with `allowStale`, from an instance holding part of the store.
  */
-async function scanTask(env: Env, taskId: string, store: string, bounds: ScanBounds, allowStale: boolean): Promise<ScanAnswer> {
+async function scanTask(host: Host, taskId: string, store: string, bounds: ScanBounds, allowStale: boolean): Promise<ScanAnswer> {
   for (const fresh of [false, true]) {
-    const active = (await assignments(env, fresh)).find((i) => i.taskId === taskId && i.role === "active");
+    const active = (await assignments(host, fresh)).find((i) => i.taskId === taskId && i.role === "active");
     if (!active) continue;
-    const answer = (await taskObject(env, active).scan(store, bounds)) as ScanAnswer;
-    if (answer.status === "restoring" && allowStale) return (await staleAnswer(env, taskId, async (stub) => (await stub.scan(store, bounds, true)) as ScanAnswer)) ?? answer;
+    const answer = (await taskObject(host, active).scan(store, bounds)) as ScanAnswer;
+    if (answer.status === "restoring" && allowStale) return (await staleAnswer(host, taskId, async (stub) => (await stub.scan(store, bounds, true)) as ScanAnswer)) ?? answer;
     if (answer.status !== "not-owner") return answer;
   }
   throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
@@ -98,13 +96,13 @@ async function scanTask(env: Env, taskId: string, store: string, bounds: ScanBou
 
 export const scans = new Hono<ApiEnv>().get("/stores/:store/keys", zValidator("query", scanQuery, invalidInput), async (c) => {
   const name = c.req.param("store");
-  const found = queryableStore(name, "keys");
+  const found = queryableStore(c.var.host.application, name, "keys");
   const { prefix, from, to, limit = DEFAULT_SCAN_LIMIT, cursor, stale } = c.req.valid("query");
   const bounds: ScanBounds = { prefix, from, to, after: cursor, limit: limit + 1 };
   // Every task holds a whole global table: one of them answers for all.
   const owners = found.store.global ? 1 : found.subtopology.partitions;
-  const taskIds = Array.from({ length: owners }, (_, p) => application.taskForStorePartition(found.subtopology, p));
-  const answers = await Promise.all(taskIds.map((taskId) => scanTask(c.env, taskId, name, bounds, stale === "true")));
+  const taskIds = Array.from({ length: owners }, (_, p) => c.var.host.application.taskForStorePartition(found.subtopology, p));
+  const answers = await Promise.all(taskIds.map((taskId) => scanTask(c.var.host, taskId, name, bounds, stale === "true")));
 
   const restoring = answers.findIndex((a) => a.status === "restoring");
   if (restoring >= 0) {

@@ -13,7 +13,6 @@ import { html } from "hono/html";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { timingSafeEqual } from "hono/utils/buffer";
 import { z } from "zod";
-import { application } from "#application";
 import { requiredToken } from "../auth";
 import type { ApiEnv } from "../context";
 import { LoginPage, StatusPage } from "../status/components";
@@ -38,9 +37,9 @@ const loginForm = z.object({ token: z.string().trim().min(1, "enter the API toke
 export const statusPage = new Hono<ApiEnv>();
 
 statusPage.get("/", async (c) => {
-  const snapshot = await clusterSnapshot(c.env, c.get("config"));
+  const snapshot = await clusterSnapshot(c.var.host, c.get("config"));
   const signedIn = getCookie(c, SESSION_COOKIE, "host") !== undefined;
-  return render(c, <StatusPage snapshot={snapshot} application={application.applicationId} signedIn={signedIn} />);
+  return render(c, <StatusPage snapshot={snapshot} application={c.var.host.application.applicationId} signedIn={signedIn} />);
 });
 
 statusPage.get("/login", (c) => render(c, <LoginPage />));

@@ -8,9 +8,8 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { z } from "zod";
-import type { QueryAnswer, WindowsAnswer } from "../../../durable-objects/task-object";
+import type { QueryAnswer, WindowsAnswer } from "../../../src/task/protocol";
 import { partitionForKey } from "../../../src/log/partitioner";
-import { application } from "#application";
 import { assignments, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
@@ -26,22 +25,22 @@ const windowQuery = z.object({ from: time.optional(), to: time.optional() }).str
 export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+}", zValidator("query", readQuery, invalidInput), async (c) => {
   const name = c.req.param("store");
   const key = c.req.param("key");
-  const found = queryableStore(name, "keys");
-  const taskId = application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
+  const found = queryableStore(c.var.host.application, name, "keys");
+  const taskId = c.var.host.application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
   const allowStale = c.req.valid("query").stale === "true";
 
   let answer: QueryAnswer | undefined;
   // A cached assignment may name an instance that was revoked since: it says so, and we ask again.
   for (const fresh of [false, true]) {
-    const active = (await assignments(c.env, fresh)).find((i) => i.taskId === taskId && i.role === "active");
+    const active = (await assignments(c.var.host, fresh)).find((i) => i.taskId === taskId && i.role === "active");
     if (!active) continue;
-    answer = (await taskObject(c.env, active).query(name, key)) as QueryAnswer;
+    answer = (await taskObject(c.var.host, active).query(name, key)) as QueryAnswer;
     if (answer.status !== "not-owner") break;
   }
   if (!answer || answer.status === "not-owner") throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
 
   if (answer.status === "restoring" && allowStale) {
-    answer = (await staleAnswer(c.env, taskId, async (stub) => (await stub.query(name, key, true)) as QueryAnswer)) ?? answer;
+    answer = (await staleAnswer(c.var.host, taskId, async (stub) => (await stub.query(name, key, true)) as QueryAnswer)) ?? answer;
   }
   if (answer.status === "restoring") {
     c.header("Retry-After", "1");
@@ -64,16 +63,16 @@ export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+
 stores.get("/stores/:store/windows/:key{[\\s\\S]+}", zValidator("query", windowQuery, invalidInput), async (c) => {
   const name = c.req.param("store");
   const key = c.req.param("key");
-  const found = queryableStore(name, "windows");
+  const found = queryableStore(c.var.host.application, name, "windows");
   const kind = found.store.kind as "window" | "session";
   const { from = 0, to = Number.MAX_SAFE_INTEGER } = c.req.valid("query");
   if (from > to) throw new ApiError(400, "invalid_input", "from must not be after to");
-  const taskId = application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
+  const taskId = c.var.host.application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
   let answer: WindowsAnswer | undefined;
   for (const fresh of [false, true]) {
-    const active = (await assignments(c.env, fresh)).find((i) => i.taskId === taskId && i.role === "active");
+    const active = (await assignments(c.var.host, fresh)).find((i) => i.taskId === taskId && i.role === "active");
     if (!active) continue;
-    answer = (await taskObject(c.env, active).windows(name, key, from, to, kind)) as WindowsAnswer;
+    answer = (await taskObject(c.var.host, active).windows(name, key, from, to, kind)) as WindowsAnswer;
     if (answer.status !== "not-owner") break;
   }
   if (!answer || answer.status === "not-owner") throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);

@@ -7,10 +7,10 @@ import { assignments, coordinator, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 
 export const tasks = new Hono<ApiEnv>().get("/tasks", async (c) => {
-  const instances = await assignments(c.env, true);
+  const instances = await assignments(c.var.host, true);
   const [described, shutdown] = await Promise.all([
-    Promise.all(instances.map((instance) => taskObject(c.env, instance).describe())),
-    coordinator(c.env).shutdownState(),
+    Promise.all(instances.map((instance) => taskObject(c.var.host, instance).describe())),
+    coordinator(c.var.host).shutdownState(),
   ]);
   return c.json({ tasks: described, shutdown });
 });

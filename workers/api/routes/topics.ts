@@ -8,7 +8,6 @@ import { Hono } from "hono";
 import type { Log, TopicPartition } from "../../../src/log/types";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
-import { topicCatalog } from "../topics";
 
 async function partitionView(log: Log, tp: TopicPartition) {
   if (log.stats) {
@@ -21,13 +20,13 @@ async function partitionView(log: Log, tp: TopicPartition) {
 
 export const topics = new Hono<ApiEnv>()
   .get("/topics", (c) => {
-    const catalog = topicCatalog(c.get("config"));
+    const catalog = c.var.host.catalog;
     const list = [...catalog.all].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, partitions]) => ({ name, partitions, config: catalog.config(name) }));
     return c.json({ topics: list });
   })
   .get("/topics/:topic", async (c) => {
     const name = c.req.param("topic");
-    const catalog = topicCatalog(c.get("config"));
+    const catalog = c.var.host.catalog;
     if (!catalog.has(name)) throw new ApiError(404, "unknown_topic", `unknown topic ${JSON.stringify(name)}`);
     const count = catalog.partitions(name);
     const partitions = await Promise.all(Array.from({ length: count }, (_, partition) => partitionView(c.get("log"), { topic: name, partition })));

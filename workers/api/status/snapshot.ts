@@ -4,10 +4,9 @@
  * control, and whether the application is shut down. An instance that cannot answer is listed as down rather than failing the whole view.
  */
 import type { InstanceMetrics } from "../../../durable-objects/task-object";
-import { restoreWorkerName } from "../../../durable-objects/restore-worker";
 import type { Config } from "../../../src/config";
 import type { ApplicationShutdown, InstanceAssignment } from "../../../src/coordinator/coordinator-store";
-import type { Env } from "../../env";
+import type { Host } from "../../../platform/host";
 import { assignments, coordinator, taskObject } from "../cluster";
 
 export type InstanceView =
@@ -47,12 +46,12 @@ export function restoreProgress(instance: InstanceMetrics): { restored: number; 
   };
 }
 
-export async function clusterSnapshot(env: Env, config: Config): Promise<ClusterSnapshot> {
-  const known = await assignments(env, true);
+export async function clusterSnapshot(host: Host, config: Config): Promise<ClusterSnapshot> {
+  const known = await assignments(host, true);
   const [described, controls, shutdown] = await Promise.all([
-    Promise.allSettled(known.map((instance) => taskObject(env, instance).metrics() as Promise<InstanceMetrics>)),
-    Promise.allSettled(config.PLACEMENTS.map((p) => env.RESTORE_WORKER.getByName(restoreWorkerName(p)).status())),
-    coordinator(env).shutdownState() as Promise<ApplicationShutdown | null>,
+    Promise.allSettled(known.map((instance) => taskObject(host, instance).metrics() as Promise<InstanceMetrics>)),
+    Promise.allSettled(config.PLACEMENTS.map((p) => host.restoreWorker(p).status())),
+    coordinator(host).shutdownState() as Promise<ApplicationShutdown | null>,
   ]);
   const instances: InstanceView[] = described.map((result, i) => {
     if (result.status === "fulfilled") return { up: true, ...result.value };

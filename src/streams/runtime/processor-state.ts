@@ -18,7 +18,7 @@ export interface CurrentInput {
   readonly timestamp: number;
 }
 
-export class TaskState {
+export class ProcessorState {
   current: CurrentInput | undefined = undefined;
   /** Per source topic: the largest timestamp extracted from the task's partition of it. */
   readonly partitionTimes = new Map<string, number>();

@@ -6,12 +6,7 @@
  * published on `page-views-per-region`, keyed by region id. Views of a region missing from the
  * table are not published (an inner join).
  */
-import { Materialized } from "../dsl/materialized";
-import { StreamsBuilder } from "../dsl/streams-builder";
-import { Suppressed } from "../dsl/suppressed";
-import { TimeWindows } from "../dsl/windows";
-import { Serdes } from "../serdes";
-import type { Topology } from "../topology/topology";
+import { Materialized, Serdes, StreamsBuilder, Suppressed, TimeWindows, type Topology } from "edge-streams";
 
 export interface PageView {
   readonly region: string;

@@ -1,11 +1,8 @@
 /**
- * The example application of API.md: per customer, the count and sum of the amounts of all its
- * orders, kept in store `totals` and published on topic `totals`.
+ * The topology of the default example (docs/http-api.md): per customer, the count and sum of the
+ * amounts of all its orders, kept in store `totals` and published on topic `totals`.
  */
-import { StreamsBuilder } from "../dsl/streams-builder";
-import { Materialized } from "../dsl/materialized";
-import { Serdes } from "../serdes";
-import type { DeserializationHandler, Topology } from "../topology/topology";
+import { Materialized, Serdes, StreamsBuilder, type DeserializationHandler, type Topology } from "edge-streams";
 
 export interface Order {
   readonly amount: number;

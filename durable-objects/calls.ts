@@ -1,0 +1,78 @@
+/**
+ * What the Durable Objects call of each other, and what each is given by the Worker that hosts
+ * it (`ObjectHost`): the application, its configuration and log, and stubs of the other objects.
+ * Declared here, below every object class, so that no object imports another, the HTTP layer or
+ * the bindings; each class `implements` the calls others make of it, so the two cannot drift.
+ */
+import type { Application } from "../src/application";
+import type { Config } from "../src/config";
+import type { ApplicationShutdown } from "../src/coordinator/coordinator-store";
+import type { Log, TopicPartition } from "../src/log/types";
+import type { Registration } from "../src/restore/registry";
+import type { CorruptedInstance } from "../src/restore/restorer";
+import type { RegistrationEnd } from "../src/restore/suspensions";
+import type { PartialTaskDescription, TaskDescription } from "../src/task/describe";
+import type { Assignment, InstanceAck, RestoreBatch, RestoreReply } from "../src/task/protocol";
+
+/** What the coordinator and the restore worker call of a task object (and a log partition's wake-up). */
+export interface TaskObjectCalls {
+  assign(assignment: Assignment): Promise<InstanceAck>;
+  check(assignment: Assignment): Promise<InstanceAck | undefined>;
+  revoke(): Promise<InstanceAck | undefined>;
+  halt(reason: string): Promise<TaskDescription>;
+  resume(): Promise<TaskDescription>;
+  describe(): Promise<TaskDescription>;
+  corrupt(incarnation?: number): Promise<TaskDescription | PartialTaskDescription>;
+  applyRestoreBatch(batch: RestoreBatch): Promise<RestoreReply>;
+  wake(): Promise<void>;
+}
+
+/** A task's request to shut the whole application down (its uncaught error chose `"shutdown-application"`). */
+export interface ShutdownRequest {
+  readonly taskId: string;
+  readonly placement: string;
+  readonly reason: string;
+}
+
+/** What task objects and restore workers call of the coordinator. */
+export interface CoordinatorCalls {
+  shutdownApplication(request: ShutdownRequest): Promise<ApplicationShutdown>;
+  reportCorruption(corrupted: readonly CorruptedInstance[]): Promise<void>;
+}
+
+/** What task objects and log partitions call of a restore worker. */
+export interface RestoreWorkerCalls {
+  register(registration: Registration & { placement: string }): Promise<boolean>;
+  unregister(instance: string, incarnation: number, end?: RegistrationEnd, epoch?: number): Promise<void>;
+  wake(source?: TopicPartition): Promise<void>;
+}
+
+/** What task objects and restore workers call of a log partition besides the log itself: wake-up subscriptions. */
+export interface PartitionCalls {
+  subscribe(name: string): void | Promise<void>;
+  unsubscribe(name: string): void | Promise<void>;
+}
+
+/** What a consumer group calls of the group directory. */
+export interface GroupDirectoryCalls {
+  addGroup(group: string): void | Promise<void>;
+  removeGroup(group: string): void | Promise<void>;
+}
+
+/** Stubs of the other objects, by their durable names (src/names.ts). */
+export interface ObjectDirectory {
+  taskObject(name: string): TaskObjectCalls;
+  coordinator(): CoordinatorCalls;
+  /** A restore worker by its object name (`restoreWorkerName(placement)`). */
+  restoreWorker(name: string): RestoreWorkerCalls;
+  partition(tp: TopicPartition): PartitionCalls;
+  groupDirectory(): GroupDirectoryCalls;
+}
+
+/** What the hosting Worker gives every object: built once per application and environment. */
+export interface ObjectHost {
+  readonly application: Application;
+  readonly config: Config;
+  readonly log: Log;
+  readonly objects: ObjectDirectory;
+}

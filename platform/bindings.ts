@@ -1,0 +1,19 @@
+/**
+ * The bindings a Worker running Edge Streams must give it: the five Durable Object namespaces,
+ * under these names, and the vars of src/config.ts (all optional). The Worker's own `Env` is what
+ * `wrangler types` generates from its wrangler.toml; it must be assignable to this.
+ */
+import type { ConfigVars } from "../src/config";
+import type { ConsumerGroup } from "../durable-objects/consumer-group";
+import type { Coordinator } from "../durable-objects/coordinator";
+import type { LogPartition } from "../durable-objects/log-partition";
+import type { RestoreWorker } from "../durable-objects/restore-worker";
+import type { TaskObject } from "../durable-objects/task-object";
+
+export type EdgeStreamsEnv = ConfigVars & {
+  readonly LOG_PARTITION: DurableObjectNamespace<LogPartition>;
+  readonly CONSUMER_GROUP: DurableObjectNamespace<ConsumerGroup>;
+  readonly TASK_OBJECT: DurableObjectNamespace<TaskObject>;
+  readonly COORDINATOR: DurableObjectNamespace<Coordinator>;
+  readonly RESTORE_WORKER: DurableObjectNamespace<RestoreWorker>;
+};
