@@ -101,7 +101,7 @@ export default defineConfig({
       {
         // The third example application: a global table, a foreign-key join and KTable.groupBy.
         plugins: [workerd({}, "./examples/shop/wrangler.toml")],
-        resolve: { alias: { "#application": `${process.cwd()}/examples/shop/application.ts` } },
+        resolve: library,
         // Three subtopologies of four tasks each, all wiped and restored: slow on a loaded 2-core machine.
         test: { name: "shop", include: ["test/shop/**/*.test.ts"], testTimeout: 120_000 },
       },

@@ -45,6 +45,12 @@ const tries = {
     post("page-views", [{ key: "u1", value: { region: "eu", page: "/" } }]),
     get("/stores/views-per-minute/windows/eu"),
   ],
+  "examples/shop/wrangler.toml": [
+    post("products", [{ key: "tea", value: { name: "Green tea", category: "drinks", price: 450 } }]),
+    post("customers", [{ key: "c1", value: { name: "Ada", city: "Paris" } }]),
+    post("orders", [{ key: "o1", value: { customerId: "c1", productId: "tea", quantity: 2 } }]),
+    get("/stores/category-totals/keys/drinks"),
+  ],
 };
 const example = tries[normalize(config ?? "wrangler.toml")] ?? [get("/tasks")];
 

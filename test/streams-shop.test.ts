@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { TopologyTestDriver } from "../src/streams";
-import { shopTopology, type CategoryTotal, type EnrichedOrder, type Shipment } from "../examples/shop/application";
+import { shopTopology, type CategoryTotal, type EnrichedOrder, type Shipment } from "../examples/shop/topology";
 
 const json = (value: unknown) => JSON.stringify(value);
 
@@ -33,6 +33,23 @@ describe("shop example", () => {
       [["orders"], ["products"]],
       [[], []],
     ]);
+  });
+
+  it("creates its internal topics with Kafka Streams' configs: changelogs compacted, repartition topics purged, the global table's topic compacted", () => {
+    const specs = shop().topology.topicSpecs();
+    const policy = (topic: string) => [specs[topic]!.config["cleanup.policy"], specs[topic]!.config["purge.on.commit"]];
+    const internal = Object.keys(specs).filter((t) => t.startsWith("shop-"));
+    const repartitions = internal.filter((t) => t.endsWith("-repartition"));
+    // The foreign-key join's subscription and response topics, and the regrouping by category.
+    for (const suffix of ["-subscription-registration-repartition", "-subscription-response-repartition", "-orders-by-category-repartition"]) {
+      expect(repartitions.some((t) => t.endsWith(suffix)), suffix).toBe(true);
+    }
+    for (const topic of repartitions) expect(policy(topic), topic).toEqual(["delete", true]);
+    for (const topic of internal.filter((t) => t.endsWith("-changelog"))) expect(policy(topic), topic).toEqual(["compact", false]);
+    expect(internal.filter((t) => !t.endsWith("-changelog") && !t.endsWith("-repartition"))).toEqual([]);
+    expect(policy("products")).toEqual(["compact", false]);
+    expect(policy("orders")).toEqual(["delete", false]);
+    expect(specs.orders!.config["retention.ms"]).toBe(7 * 24 * 60 * 60 * 1000);
   });
 
   it("prices, enriches and totals orders, and moves amounts when orders change or are cancelled", () => {

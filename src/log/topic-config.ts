@@ -4,13 +4,15 @@
  * (`cleanup.policy=compact`, with `delete.retention.ms`, `min.compaction.lag.ms`,
  * `max.compaction.lag.ms`). Topics get the defaults Kafka Streams creates them with: changelogs
  * compacted, repartition topics kept until their reader commits past them (Kafka's repartition
- * purge) and otherwise forever, the application's own topics deleted after 7 days.
+ * purge) and otherwise forever, the application's own topics deleted after 7 days — except the
+ * topic of a global table, compacted as Kafka asks of it (a task that builds its copy of the table
+ * reads the whole topic).
  */
 
 export type CleanupPolicy = "delete" | "compact" | "compact,delete";
 
 /** What a topic is to the application: its configuration defaults follow from it. */
-export type TopicKind = "user" | "changelog" | "repartition";
+export type TopicKind = "user" | "changelog" | "repartition" | "global-table";
 
 export interface TopicConfig {
   readonly "cleanup.policy": CleanupPolicy;
@@ -47,7 +49,7 @@ export const KAFKA_DEFAULTS: TopicConfig = {
 /** The configuration a topic of this kind is created with (Kafka Streams' internal topic configs), with `overrides` on top. */
 export function topicConfig(kind: TopicKind, overrides: Partial<TopicConfig> = {}): TopicConfig {
   const byKind: Partial<TopicConfig> =
-    kind === "changelog"
+    kind === "changelog" || kind === "global-table"
       ? { "cleanup.policy": "compact" }
       : kind === "repartition"
         ? { "cleanup.policy": "delete", "retention.ms": -1, "purge.on.commit": true }

@@ -10,8 +10,8 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { application } from "#application";
-import { DASHBOARD_INTERVAL_MS, SHIPMENT_GRACE_MS, type Shipment } from "../../examples/shop/application";
+import { application } from "../../examples/shop/app";
+import { DASHBOARD_INTERVAL_MS, SHIPMENT_GRACE_MS, type Shipment } from "../../examples/shop/topology";
 import { partitionForKey } from "../../src/log/partitioner";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import { TestDriver } from "../../src/testing/test-driver";

@@ -97,9 +97,12 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
   if (unknownConfig !== undefined) throw new TopologyError(`topicConfigs names ${JSON.stringify(unknownConfig)}, which the topology neither declares nor creates`);
   const changelogs = new Set(subtopologies.flatMap((s) => s.stores.map((store) => store.changelogTopic)));
   const repartitions = new Set(subtopologies.flatMap((s) => s.repartitionSourceTopics));
+  // A topic read only as a global table's (not also as a stream or table of some task) is compacted.
+  const streamSources = new Set(subtopologies.flatMap((s) => s.sourceTopics));
+  const globalTables = new Set(subtopologies.flatMap((s) => s.globalSourceTopics).filter((t) => !streamSources.has(t)));
   const specs: Record<string, TopicSpec> = {};
   for (const [topic, count] of Object.entries(allTopics)) {
-    const kind = changelogs.has(topic) ? "changelog" : repartitions.has(topic) ? "repartition" : "user";
+    const kind = changelogs.has(topic) ? "changelog" : repartitions.has(topic) ? "repartition" : globalTables.has(topic) ? "global-table" : "user";
     specs[topic] = { partitions: count, config: topicConfig(kind, options.topicConfigs?.[topic]) };
   }
   return new Topology(applicationId, subtopologies, specs, handler, errorHandlers);

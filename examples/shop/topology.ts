@@ -11,11 +11,10 @@
  * (their history kept for a day), so each order's shipment (topic `shipments`, keyed by customer)
  * goes to the city the customer lived in when the order was placed — even when the order is
  * processed after the customer moved — and waits 10 s for address changes that arrive late (a
- * stream-table join with a grace period). Built from the public DSL only; `npm run start:shop`
- * serves it with this directory's wrangler.toml, which points `#application` here.
+ * stream-table join with a grace period). Built from the public API only (`edge-streams`); app.ts
+ * makes it an application, worker.ts the Worker that `npm run start:shop` serves.
  */
-import { Application } from "../../src/application";
-import { BufferConfig, Materialized, Serdes, Stores, StreamsBuilder, Suppressed } from "../../src/streams";
+import { BufferConfig, Materialized, Serdes, Stores, StreamsBuilder, Suppressed, type Topology } from "edge-streams";
 
 export interface Product {
   readonly name: string;
@@ -70,7 +69,7 @@ export const SHIPMENT_GRACE_MS = 10_000;
 
 const str = Serdes.string();
 
-export function shopTopology() {
+export function shopTopology(): Topology {
   const builder = new StreamsBuilder();
   const products = builder.globalTable("products", { key: str, value: Serdes.json<Product>() }, Materialized.as("products"));
   const customers = builder.table(
@@ -127,5 +126,3 @@ export function shopTopology() {
 
   return builder.build({ applicationId: SHOP_APPLICATION_ID, topics: SHOP_TOPICS });
 }
-
-export const application = new Application(shopTopology());
