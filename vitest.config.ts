@@ -1,9 +1,9 @@
 /**
  * Test projects: `workers` runs the real Worker and Durable Objects inside workerd
  * (@cloudflare/vitest-pool-workers); `standby` is the same with NUM_STANDBYS=1; `page-views` runs
- * the second example application and `shop` the third; `policies` a test application with
- * wall-clock punctuators and every uncaught-error policy; `node` drives a real `wrangler dev` with
- * real clients.
+ * the second example application and `shop` the third; `operators` a test application with the
+ * DSL's operators the examples do not use; `policies` a test application with wall-clock
+ * punctuators and every uncaught-error policy; `node` drives a real `wrangler dev` with real clients.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -77,7 +77,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**", "test/compaction/**", "test/shop/**"],
+          exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**", "test/compaction/**", "test/shop/**", "test/operators/**"],
         },
       },
       {
@@ -104,6 +104,13 @@ export default defineConfig({
         resolve: library,
         // Three subtopologies of four tasks each, all wiped and restored: slow on a loaded 2-core machine.
         test: { name: "shop", include: ["test/shop/**/*.test.ts"], testTimeout: 120_000 },
+      },
+      {
+        // The operators the examples do not use (cogroup, repartition, emit strategies, an asymmetric
+        // join, a bounded final-results buffer) on the real runtime, through wipes: a test application.
+        plugins: [workerd({}, "./wrangler.toml", "./test/operators/worker.ts")],
+        resolve: library,
+        test: { name: "operators", include: ["test/operators/**/*.test.ts"], testTimeout: 120_000 },
       },
       {
         // Wall-clock punctuation on the task's alarm and the uncaught-error policies, on the real runtime.

@@ -2,10 +2,11 @@
  * The shop example (examples/shop) through TopologyTestDriver: orders priced from the global
  * product catalog, enriched with their customer by a foreign-key join, and category revenue kept
  * by regrouping the orders table — a changed order moves its amount between categories, a
- * cancellation takes it out, a renamed customer re-enriches every order of theirs.
+ * cancellation takes it out, a renamed customer re-enriches every order of theirs. The driver is
+ * the public one (`edge-streams/testing`), as a user's test would import it.
  */
 import { describe, expect, it } from "vitest";
-import { TopologyTestDriver } from "../src/streams";
+import { TopologyTestDriver } from "edge-streams/testing";
 import { shopTopology, type CategoryTotal, type EnrichedOrder, type Shipment } from "../examples/shop/topology";
 
 const json = (value: unknown) => JSON.stringify(value);
