@@ -1,8 +1,8 @@
 /**
- * cogroup, KStream.repartition with a partitioner, emitStrategy(onWindowClose) for time windows and
- * sessions, an asymmetric stream-stream join and untilWindowCloses with a bounded buffer, on the
- * real runtime (test/operators/topology.ts): every task is wiped and restored through the restore
- * worker twice, and a task crashes after a commit. The oracle is the same topology on
+ * cogroup (plain and windowed), KStream.repartition with a partitioner, emitStrategy(onWindowClose)
+ * for time windows, sliding windows and sessions, an asymmetric stream-stream join and
+ * untilWindowCloses with a bounded buffer, on the real runtime (test/operators/topology.ts): every
+ * task is wiped and restored through the restore worker twice, and a task crashes after a commit. The oracle is the same topology on
  * TopologyTestDriver, fed the same records and never wiped: every output topic must hold, key by
  * key, exactly what it holds there (each record once, same values, same timestamps).
  *
@@ -153,6 +153,12 @@ it("gives the never-wiped oracle's output, record for record, through two wipes 
   const out = (topic: string, key: string) => oracleOutput(topic)[key]?.map(([value]) => value);
   // cogroup: both streams folded into one row per user.
   expect(out("activity", "u3")?.at(-1)).toEqual({ clicks: 4, views: 4, pages: ["c", "x", "y", "a", "c", "c", "c", "c"] });
+  // Windowed cogroup: u1's window 0 as its last update left it.
+  expect(out("windowed-activity", "u1")).toContainEqual({ start: BASE, clicks: 2, views: 2, pages: ["a", "b", "a", "c"] });
+  // Sliding windows emitted on close: some, each once.
+  const sliding = out("sliding-click-windows", "u1") ?? [];
+  expect(sliding.length).toBeGreaterThan(0);
+  expect(new Set(sliding.map((w) => JSON.stringify(w))).size).toBe(sliding.length);
   // Asymmetric join: u3's click joined the view 300 ms before it; u4's click at 5.5 s not the one
   // 1.3 s before it (a symmetric 1.5 s window would have joined them), only its last click a view.
   expect(out("click-views", "u3")).toContainEqual({ clicked: "a", viewed: "y" });

@@ -1,10 +1,11 @@
 /**
  * A test application with the operators of Kafka's DSL that the examples do not use, so that each
  * runs on the real runtime through wipes: clicks and views per user are cogrouped into one activity
- * row; clicks are keyed by page and repartitioned (three partitions, a chosen partitioner) into
- * tumbling windows emitted once each when they close (`EmitStrategy.onWindowClose`); clicks join the
- * views of the same user in an asymmetric window; views are counted per window with final results
- * held in a bounded buffer that stops the task when full (`untilWindowCloses(maxRecords…
+ * row, and per tumbling window; clicks are keyed by page and repartitioned (three partitions, a
+ * chosen partitioner) into tumbling windows emitted once each when they close
+ * (`EmitStrategy.onWindowClose`), and counted per user in sliding windows emitted on close; clicks
+ * join the views of the same user in an asymmetric window; views are counted per window with final
+ * results held in a bounded buffer that stops the task when full (`untilWindowCloses(maxRecords…
  * shutDownWhenFull)`), and per session emitted on close. Built from the public API only.
  */
 import {
@@ -14,6 +15,7 @@ import {
   Materialized,
   Serdes,
   SessionWindows,
+  SlidingWindows,
   StreamsBuilder,
   Suppressed,
   TimeWindows,
@@ -42,9 +44,12 @@ export const OPERATORS_TOPICS = {
   "click-views": 2,
   "final-view-windows": 2,
   "view-sessions": 2,
+  "windowed-activity": 2,
+  "sliding-click-windows": 2,
 } as const;
 export const WINDOW_MS = 10_000;
 export const SESSION_GAP_MS = 5_000;
+export const SLIDING_DIFFERENCE_MS = 2_000;
 /** A view joins a click from 500 ms before it to 1.5 s after it. */
 export const JOIN_BEFORE_MS = 500;
 export const JOIN_AFTER_MS = 1_500;
@@ -67,6 +72,25 @@ export function operatorsTopology(): Topology {
     .aggregate(() => ({ clicks: 0, views: 0, pages: [] }), Materialized.as("activity", { key: str, value: Serdes.json<Activity>() }))
     .toStream()
     .to("activity", { key: str, value: Serdes.json<Activity>() });
+
+  clicks
+    .groupByKey()
+    .cogroup<Activity>((_user, click, a) => ({ ...a, clicks: a.clicks + 1, pages: [...a.pages, click.page] }))
+    .cogroup(views.groupByKey(), (_user, view, a) => ({ ...a, views: a.views + 1, pages: [...a.pages, view.page] }))
+    .windowedBy(TimeWindows.ofSizeWithNoGrace(WINDOW_MS))
+    .aggregate(() => ({ clicks: 0, views: 0, pages: [] }), Materialized.as("windowed-activity", { key: str, value: Serdes.json<Activity>() }))
+    .toStream()
+    .map((window, activity) => ({ key: window.key, value: { start: window.window.start, ...activity } }))
+    .to("windowed-activity", { key: str });
+
+  clicks
+    .groupByKey()
+    .windowedBy(SlidingWindows.ofTimeDifferenceWithNoGrace(SLIDING_DIFFERENCE_MS))
+    .emitStrategy(EmitStrategy.onWindowClose())
+    .count(Materialized.as("sliding-clicks"))
+    .toStream()
+    .map((window, count) => ({ key: window.key, value: { start: window.window.start, end: window.window.end, count } }))
+    .to("sliding-click-windows", { key: str });
 
   clicks
     .selectKey((_user, click) => click.page)
