@@ -23,7 +23,9 @@ function suppressed<V, T extends null>(table: (grouped: KGroupedStream<string, s
   return new TopologyTestDriver(builder.build({ applicationId: "sup", topics: { in: 1, out: 1 } }));
 }
 
-const pipeAll = (driver: TopologyTestDriver, records: [string, number][]) => records.forEach(([key, timestamp]) => driver.pipe("in", key, "x", { timestamp }));
+const pipeAll = (driver: TopologyTestDriver, records: [string, number][]) => {
+  for (const [key, timestamp] of records) driver.pipe("in", key, "x", { timestamp });
+};
 const out = (driver: TopologyTestDriver) => driver.records("out").map((r) => [r.key, r.value]);
 const tumblingCounts = (g: KGroupedStream<string, string>) => g.windowedBy(TimeWindows.ofSizeAndGrace(10, 5)).count(Materialized.as("counts"));
 
@@ -109,8 +111,9 @@ describe("suppress(untilTimeLimit) and bounded buffers", () => {
     builder.table("in", str).suppress(suppressed.withName("held")).toStream().to("out");
     return new TopologyTestDriver(builder.build({ applicationId: "sup", topics: { in: 1, out: 1 } }));
   }
-  const put = (driver: TopologyTestDriver, records: [string, string | null, number][]) =>
-    records.forEach(([key, value, timestamp]) => driver.pipe("in", key, value, { timestamp }));
+  const put = (driver: TopologyTestDriver, records: [string, string | null, number][]) => {
+    for (const [key, value, timestamp] of records) driver.pipe("in", key, value, { timestamp });
+  };
   const emitted = (driver: TopologyTestDriver) => driver.records("out").map((r) => [r.key, r.value, r.timestamp]);
 
   it("holds a key at its first update's time, emits its latest value (or tombstone) once the limit passed", () => {

@@ -108,7 +108,10 @@ describe("KTableKTableLeftJoinTest", () => {
     const driver = new TopologyTestDriver(build(builder, ...inputs));
     const values = ["a", "AA", "BBB", "CCCC", "DD", "EEEEEEEE", "F", "GGGGGGGGGGGGGGG", "HHH", "IIIIIIIIII", "J", "KK", "LLLL", "MMMMMMMMMMMMMMMMMMMMMM", "NNNNN", "O", "P", "QQQQQ", "R", "SSSS", "T", "UU", "VVVVVVVVVVVVVVVVVVV"];
     let seed = 42;
-    const nextInt = (bound: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_647) % bound;
+    const nextInt = (bound: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_647;
+      return seed % bound;
+    };
     expect(() => {
       for (let i = 0; i < 1000; i++) {
         for (const input of inputs) new TestInputTopic(driver, input, INTEGER, STRING).pipeInput(nextInt(1000), values[nextInt(values.length)]!);

@@ -45,7 +45,12 @@ class Harness<K> {
     const queue = this.queue;
     const feeder = builder.stream("input", { key: STRING, value: STRING }).process<K, Change<number>>(() => {
       let forward: ((r: Forwarded<K>) => void) | undefined;
-      return { init: (context) => void (forward = (r) => context.forward(r)), process: () => forward!(queue.shift()!) };
+      return {
+        init: (context) => {
+          forward = (r) => context.forward(r);
+        },
+        process: () => forward!(queue.shift()!),
+      };
     });
     const windowing = finalResultsGrace === undefined ? undefined : { closeTime: (w: { end: number }) => w.end + finalResultsGrace, innerKeySerde: STRING as Serde<unknown> };
     const table = new KTable<K, number>(feeder.graph, feeder.node, keySerde, INTEGER, undefined, windowing ? { oldValues: new OldValues(), windowing } : { oldValues: new OldValues() });

@@ -78,7 +78,10 @@ export class KGroupedStream<K, V> {
   aggregationParent(storeName: string, keySerde: Serde<K>): GraphNode {
     if (!this.stream.repartitionRequired) return this.stream.node;
     // A repartition topic named by `Grouped.name` is shared by every aggregation of this grouping (as in Kafka).
-    if (this.repartitionName !== undefined) return (this.namedRepartition ??= repartitionThrough(this.stream, this.repartitionName, keySerde, serdeOrDefault(this.valueSerde)));
+    if (this.repartitionName !== undefined) {
+      this.namedRepartition ??= repartitionThrough(this.stream, this.repartitionName, keySerde, serdeOrDefault(this.valueSerde));
+      return this.namedRepartition;
+    }
     return repartitionThrough(this.stream, storeName, keySerde, serdeOrDefault(this.valueSerde));
   }
 

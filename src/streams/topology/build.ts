@@ -50,7 +50,7 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
     ...repartitionBases.map((base) => repartitionTopicName(applicationId, base)),
     ...graph.stores.map((s) => changelogTopicName(applicationId, s.name)),
   ]);
-  const unusedGlobal = graph.stores.find((s) => s.global && !graph.nodes.some((n) => n.kind === "processor" && n.stores.includes(s.name) && !isGlobalWriter(graph, n)));
+  const unusedGlobal = graph.stores.find((s) => s.global && !graph.nodes.some((n) => n.kind === "processor" && n.stores.includes(s.name) && !isGlobalWriter(n)));
   if (unusedGlobal) throw new TopologyError(`global table ${JSON.stringify(unusedGlobal.name)} is not joined by any stream: a global table lives in the tasks that join it`);
   checkTopics(graph, topics, internal, realName);
   const errorHandlers: ErrorHandlers = {
@@ -206,6 +206,6 @@ function unique<T>(items: readonly T[]): T[] {
 }
 
 /** Whether a processor is the one writing a global table (its parent is a global source). */
-function isGlobalWriter(graph: TopologyGraph, node: GraphNode): boolean {
+function isGlobalWriter(node: GraphNode): boolean {
   return node.parents.some((p) => p.kind === "source" && p.global);
 }
