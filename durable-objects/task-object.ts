@@ -111,6 +111,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       application,
       log,
       storage: ctx.storage,
+      cacheMaxBytes: config.STATESTORE_CACHE_MAX_BYTES,
       retryBackoff: { initialMs: config.RETRY_BACKOFF_MS, maxMs: Math.max(config.RETRY_BACKOFF_MS, MAX_RETRY_BACKOFF_MS) },
       onInputReset: (tp, from, to) => {
         const meta = this.task.meta();

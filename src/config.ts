@@ -22,6 +22,8 @@ const schema = z.object({
   /** A warm instance this close to the changelog's end may take over as active (Kafka's acceptable.recovery.lag). */
   ACCEPTABLE_RECOVERY_LAG: count(10_000, 0),
   RESTORE_BATCH_RECORDS: count(1000, 1),
+  /** Each task's record cache, in bytes (Kafka's statestore.cache.max.bytes); 0 sends every update on at once. */
+  STATESTORE_CACHE_MAX_BYTES: count(10 * 1024 * 1024, 0),
   /** The first back-off of the `"retry"` uncaught-error policy; it doubles per failure, up to 60 s. */
   RETRY_BACKOFF_MS: count(1000, 1),
   FAULT_INJECTION: onOff.default("off"),

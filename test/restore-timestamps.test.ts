@@ -44,11 +44,9 @@ it("restores each value's timestamp from its changelog record, so results keep K
     expect(await task.step()).toBe("more");
   });
   const records = await fetchAll(changelog!);
-  // The changelog records carry the value's timestamp: the largest of the aggregate's records.
-  expect(records.map((r) => [r.value, r.timestamp])).toEqual([
-    ["1", 10],
-    ["2", 10],
-  ]);
+  // The changelog record carries the value's timestamp: the largest of the aggregate's records.
+  // (The store is cached, Kafka's default: the two updates of one commit are one record.)
+  expect(records.map((r) => [r.value, r.timestamp])).toEqual([["2", 10]]);
 
   await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@y`), async (_, state) => {
     const task = new StreamTask({ application: app, log, storage: state.storage });
@@ -65,7 +63,6 @@ it("restores each value's timestamp from its changelog record, so results keep K
     expect(stored()).toEqual([{ value: "3", timestamp: 10 }]);
   });
   expect((await fetchAll(out)).map((r) => [r.value, r.timestamp])).toEqual([
-    ["1", 10],
     ["2", 10],
     ["3", 10],
   ]);

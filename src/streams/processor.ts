@@ -8,6 +8,7 @@ import type { Serde } from "./serdes";
 import type { KeyValueStore, RawKeyValueStore } from "./state/key-value-store";
 import type { SessionStore } from "./state/session-store";
 import type { WindowStore } from "./state/window-store";
+import type { CachedStore } from "./runtime/caching-store";
 import type { Cancellable, Punctuator, PunctuationType } from "./runtime/punctuation";
 import type { StoreKind } from "./topology/graph";
 
@@ -60,6 +61,8 @@ export interface StoreHandle {
   readonly raw: RawKeyValueStore;
   readonly keySerde: Serde<unknown>;
   readonly valueSerde: Serde<unknown>;
+  /** The store's caching layer, when the store is cached: its operator forwards what a flush hands it. */
+  readonly cached?: CachedStore;
 }
 
 /**

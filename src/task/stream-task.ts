@@ -36,6 +36,8 @@ export interface TaskOptions {
    */
   readonly maxLoadedBatchRecords?: number;
   readonly maxBatchBytes?: number;
+  /** The record cache's byte budget (Kafka's `statestore.cache.max.bytes`, default 10 MiB); the cache lives in memory between a commit's start and its flush. */
+  readonly cacheMaxBytes?: number;
   readonly clock?: () => number;
   /** The back-off of the `"retry"` uncaught-error policy (default 1 s doubling up to 60 s). */
   readonly retryBackoff?: BackoffSettings;
@@ -281,6 +283,8 @@ export class StreamTask {
           reached[positionKey(record)] = record.offset + 1;
         }
         if ((active.processor.nextWallClockPunctuationMs() ?? Infinity) <= now) active.processor.punctuate(now);
+        // The record cache first (Kafka's commit does too): what this commit checkpoints is what it flushed (I1).
+        active.processor.flush();
         const written = active.collector.writeTo(this.outbox, current.nextCommit);
         this.storage.writePositions(reached);
         // Partition time commits with the positions, as Kafka commits it with the offsets.
@@ -474,6 +478,7 @@ export class StreamTask {
       collector,
       clock: this.options.clock,
       initialPartitionTimes: this.storage.partitionTimes(),
+      cacheMaxBytes: this.options.cacheMaxBytes,
     });
     this.processor = { incarnation, processor, collector, reported: processor.eventMetrics };
     return this.processor;

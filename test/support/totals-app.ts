@@ -1,6 +1,7 @@
 /**
  * A private copy of the example topology (orders → totals) under its own names, so a test can run
  * StreamTask directly on topics no other test touches. A bad order fails its task ("fail").
+ * Like the example, its store is uncached unless asked (`caching: true`: Kafka's default).
  */
 import { Application } from "../../src/application";
 import { Materialized } from "../../src/streams/dsl/materialized";
@@ -8,7 +9,7 @@ import { StreamsBuilder } from "../../src/streams/dsl/streams-builder";
 import { orderSerde, type Totals } from "../../examples/orders-totals/topology";
 import { Serdes } from "../../src/streams/serdes";
 
-export function totalsApp(id: string): Application {
+export function totalsApp(id: string, options: { caching?: boolean } = {}): Application {
   const builder = new StreamsBuilder();
   builder
     .stream(`${id}-orders`, { key: Serdes.string(), value: orderSerde })
@@ -16,7 +17,7 @@ export function totalsApp(id: string): Application {
     .aggregate<Totals>(
       () => ({ count: 0, sum: 0 }),
       (_customer, order, totals) => ({ count: totals.count + 1, sum: totals.sum + order.amount }),
-      Materialized.as(`${id}-totals`, { value: Serdes.json<Totals>() }),
+      Materialized.as(`${id}-totals`, { value: Serdes.json<Totals>(), caching: options.caching ?? false }),
     )
     .toStream()
     .to(`${id}-out`);

@@ -11,7 +11,7 @@ import type { KStream } from "./kstream";
 import { OldValues } from "./change";
 import { CogroupedKStream } from "./cogrouped-kstream";
 import { KTable } from "./ktable";
-import type { Materialized } from "./materialized";
+import { cachingOf, type Materialized } from "./materialized";
 import { aggregateProcessor } from "./processors";
 import { repartitionThrough } from "./repartition";
 import { SessionWindowedKStream } from "./session-windowed-kstream";
@@ -99,7 +99,7 @@ export class KGroupedStream<K, V> {
     const keySerde = this.storeKeySerde(materialized);
     const valueSerde = materialized.valueSerde ?? defaultValueSerde;
     const retention = materialized.historyRetentionMs;
-    graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
+    graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, caching: cachingOf(materialized as Materialized<unknown, unknown>), ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
     const parent = this.aggregationParent(storeName, keySerde);
     const oldValues = new OldValues();
     const node = graph.addProcessor(prefix, { parents: [parent], supplier: aggregateProcessor(storeName, step, oldValues, retention), stores: [storeName] });

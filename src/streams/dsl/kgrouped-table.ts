@@ -10,8 +10,8 @@ import { Serdes, type Serde } from "../serdes";
 import type { GraphNode, TopologyGraph } from "../topology/graph";
 import { change, changeSerde, OldValues, type Change } from "./change";
 import { KTable } from "./ktable";
-import type { Materialized } from "./materialized";
-import { erase, processorOf, rowStoreOf } from "./processors";
+import { cachingOf, type Materialized } from "./materialized";
+import { erase, rowStoreOf, tableUpdateProcessorOf } from "./processors";
 
 /** How a group's aggregate changes: add a value to it, or subtract one; `undefined` aggregate: the group has none yet. */
 interface TableAggregation<K, V, VA> {
@@ -68,7 +68,7 @@ export class KGroupedTable<K, V> {
     const keySerde = materialized.keySerde ?? this.keySerde;
     const valueSerde = materialized.valueSerde ?? defaultValueSerde;
     const retention = materialized.historyRetentionMs;
-    graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
+    graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, caching: cachingOf(materialized as Materialized<unknown, unknown>), ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
     const oldValues = new OldValues();
     const supplier = tableAggregateProcessor(storeName, aggregation, oldValues, retention);
     const node = graph.addProcessor(prefix, { parents: [this.repartition(storeName)], supplier, stores: [storeName] });
@@ -95,7 +95,7 @@ export class KGroupedTable<K, V> {
  */
 function tableAggregateProcessor<K, V, VA>(storeName: string, aggregation: TableAggregation<K, V, VA>, oldValues: OldValues, historyRetentionMs: number | undefined) {
   return erase(
-    processorOf<K, Change<V>, K, Change<VA>>((record, context) => {
+    tableUpdateProcessorOf<K, Change<V>, VA>(storeName, oldValues, (record, context, forward) => {
       if (record.key === null) throw new Error(`Record key for KTable aggregate operator with state ${storeName} should not be null.`);
       const store = rowStoreOf<K, VA>(context, storeName, historyRetentionMs);
       const current = store.getWithTimestamp(record.key);
@@ -114,7 +114,7 @@ function tableAggregateProcessor<K, V, VA>(storeName: string, aggregation: Table
       const next = aggregate ?? null;
       if (next === null) store.delete(record.key, timestamp);
       else store.put(record.key, next, timestamp);
-      context.forward({ ...record, value: change(next, oldValues.sending ? (current?.value ?? null) : null), timestamp });
+      forward({ ...record, value: change(next, oldValues.sending ? (current?.value ?? null) : null), timestamp });
     }),
   );
 }

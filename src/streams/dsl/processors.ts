@@ -6,7 +6,7 @@ import { internal, type ProcessorContext, type ProcessorSupplier } from "../proc
 import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
 import { SessionStoreView } from "../state/session-store";
-import { TypedKeyValueStore } from "../state/typed-store";
+import { decodeStored, TypedKeyValueStore } from "../state/typed-store";
 import { RawVersionedStore, VersionedKeyValueStore } from "../state/versioned-store";
 import { WindowStoreView } from "../state/window-store";
 import { versionsStoreName, type AnySupplier } from "../topology/graph";
@@ -51,16 +51,63 @@ export function erase<KIn, VIn, KOut, VOut>(supplier: ProcessorSupplier<KIn, VIn
  */
 export function aggregateProcessor<K, V, VA>(storeName: string, step: Aggregation<K, V, VA>, oldValues: OldValues, historyRetentionMs?: number): AnySupplier {
   return erase(
-    processorOf<K, V, K, Change<VA>>((record, context) => {
+    tableUpdateProcessorOf<K, V, VA>(storeName, oldValues, (record, context, forward) => {
       if (record.key === null || record.value === null) return context.dropRecord(`null ${record.key === null ? "key" : "value"} in an aggregation`);
       const store = rowStoreOf<K, VA>(context, storeName, historyRetentionMs);
       const current = store.getWithTimestamp(record.key);
       const next = step(record.key, record.value, current?.value);
       const timestamp = current === undefined ? record.timestamp : Math.max(record.timestamp, current.timestamp);
       store.put(record.key, next, timestamp);
-      context.forward({ ...record, value: change(next, oldValues.sending ? (current?.value ?? null) : null), timestamp });
+      forward({ ...record, value: change(next, oldValues.sending ? (current?.value ?? null) : null), timestamp });
     }),
   );
+}
+
+/** Forwards a table update, or leaves it to the store's cache (see `tableUpdateProcessorOf`). */
+export type TableUpdateForward<K, V> = (record: StreamRecord<K, Change<V>>) => void;
+
+/**
+ * A processor whose updates of its store are table updates (an aggregation), with Kafka's
+ * `TimestampedTupleForwarder` and `TimestampedCacheFlushListener`: over an uncached store, `forward`
+ * sends each update on as it happens; over a cached one it does nothing, and each flush of the
+ * cache sends every flushed key's latest value instead, with the value it replaces in the store as
+ * old value (when old values are sent), the value's timestamp (a deletion: its write's) and the
+ * headers of the record it was last updated by.
+ */
+export function tableUpdateProcessorOf<K, VIn, V>(
+  storeName: string,
+  oldValues: OldValues,
+  body: (record: StreamRecord<K, VIn>, context: ProcessorContext<K, Change<V>>, forward: TableUpdateForward<K, V>) => void,
+): ProcessorSupplier<K, VIn, K, Change<V>> {
+  return () => {
+    let context: ProcessorContext<K, Change<V>> | undefined;
+    let forward: TableUpdateForward<K, V> = () => {};
+    return {
+      init: (c) => {
+        context = c;
+        const handle = internal(c).storeHandle(storeName);
+        if (!handle.cached) {
+          forward = (record) => c.forward(record);
+          return;
+        }
+        const decode = (text: string) => decodeStored(storeName, handle.valueSerde as Serde<V>, text, "value");
+        handle.cached.setFlushListener(
+          ({ key, newValue, oldValue, timestamp, origin }) =>
+            c.forward({
+              key: decodeStored(storeName, handle.keySerde as Serde<K>, key, "key"),
+              value: change(newValue && decode(newValue.value), oldValue && decode(oldValue.value)),
+              timestamp: newValue?.timestamp ?? timestamp,
+              headers: origin?.input?.headers ?? [],
+            }),
+          () => oldValues.sending,
+        );
+      },
+      process: (record) => {
+        if (!context) throw new Error("a processor received a record before init()");
+        body(record, context, forward);
+      },
+    };
+  };
 }
 
 /** The key-value store of that name, typed with its definition's serdes, with value timestamps. */

@@ -10,6 +10,8 @@ import type { StoreHandle } from "../processor";
 import type { StreamRecord } from "../record";
 import { parseTaskId } from "../topology/task-id";
 import type { Topology, TopologySource } from "../topology/topology";
+import { RecordCache } from "../state/record-cache";
+import { CachingKeyValueStore, type WriteOrigin } from "./caching-store";
 import { ChangeLoggingKeyValueStore, type WriteContext } from "./change-logging-store";
 import { deserializeInput, handleDeserializationError } from "./deserialization";
 import { ErrorHandling } from "./error-handling";
@@ -38,17 +40,23 @@ export function createTaskProcessor(topology: Topology, taskId: string, deps: Ta
     return { timestamp: current.timestamp, headers: current.position ? [positionHeader(current.position)] : [] };
   };
 
-  // Every store kind is a raw key-value store underneath: one change-logging wrapper serves them all.
+  // Every store kind is a raw key-value store underneath: one change-logging wrapper serves them
+  // all; a cached store has the task's record cache over it (flushed by `flush`, the commit's first step).
+  const cache = new RecordCache<WriteOrigin>(deps.cacheMaxBytes);
   const stores = new Map<string, StoreHandle>();
   for (const store of subtopology.stores) {
-    const raw = new ChangeLoggingKeyValueStore(deps.stores.keyValue(store.name), store.changelogTopic, partition, deps.collector, writeContext);
-    stores.set(store.name, { kind: store.kind, raw, keySerde: store.keySerde, valueSerde: store.valueSerde });
+    const logged = new ChangeLoggingKeyValueStore(deps.stores.keyValue(store.name), store.changelogTopic, partition, deps.collector, writeContext);
+    const handle = { kind: store.kind, keySerde: store.keySerde, valueSerde: store.valueSerde };
+    if (store.caching) {
+      const cached = new CachingKeyValueStore(store.name, logged, cache, task, writeContext);
+      stores.set(store.name, { ...handle, raw: cached, cached });
+    } else stores.set(store.name, { ...handle, raw: logged });
   }
   const { processing, production } = topology.errorHandlers;
   const errors = new ErrorHandling(task, deps.collector, processing, production);
   const wired = wireSubtopology(subtopology, task, { errors, clock }, stores, deps.collector);
   for (const { processor, context } of wired.processors) processor.init?.(context);
-  return new SubtopologyTask(topology, subtopology.id, task, wired, errors, deps);
+  return new SubtopologyTask(topology, subtopology.id, task, wired, errors, deps, cache);
 }
 
 class SubtopologyTask implements TaskProcessor {
@@ -61,6 +69,7 @@ class SubtopologyTask implements TaskProcessor {
     private readonly wired: WiredSubtopology,
     private readonly errors: ErrorHandling,
     private readonly deps: TaskProcessorDeps,
+    private readonly cache: RecordCache<WriteOrigin>,
   ) {}
 
   get taskId(): string {
@@ -148,6 +157,11 @@ class SubtopologyTask implements TaskProcessor {
     } finally {
       this.task.current = undefined;
     }
+  }
+
+  flush(): void {
+    this.checkOpen();
+    this.cache.flushAll();
   }
 
   nextWallClockPunctuationMs(): number | undefined {

@@ -46,6 +46,11 @@ export interface TaskProcessorDeps {
    * offset's metadata). Stream time resumes from the largest of them too.
    */
   readonly initialPartitionTimes?: Readonly<Record<string, number>>;
+  /**
+   * The byte budget of the task's record cache, shared by its cached stores (Kafka's
+   * `statestore.cache.max.bytes`; default 10 MiB). 0 sends every update on at once, as if uncached.
+   */
+  readonly cacheMaxBytes?: number;
   /** Wall-clock time: for store writes made outside `process` (in `init`) and wall-clock schedules; default `Date.now`. */
   readonly clock?: () => number;
 }
@@ -131,6 +136,13 @@ export interface TaskProcessor {
    * records are done when it returns, and the caller runs it in a storage transaction.
    */
   punctuate(nowMs: number): void;
+  /**
+   * Flushes the record cache (Kafka's first step of a commit): every cached store's dirty keys are
+   * written to the store and its changelog and forwarded downstream, each as of its last update.
+   * The caller runs it in the commit's transaction, after the last `process`/`punctuate` and before
+   * taking the collector's records, so what the commit checkpoints is what was flushed.
+   */
+  flush(): void;
   /**
    * When the earliest wall-clock punctuator is due, undefined when none is scheduled: the time to
    * arm the task's one alarm for (it may change after `process` and `punctuate`).

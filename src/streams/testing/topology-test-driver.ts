@@ -35,6 +35,12 @@ export interface PipeOptions {
   readonly headers?: readonly Header[];
 }
 
+/** Kafka's configuration, by its names, as far as the driver uses it. */
+export interface DriverConfig {
+  /** The record cache's byte budget per task (default 10 MiB, Kafka's). */
+  readonly "statestore.cache.max.bytes"?: number;
+}
+
 export class TopologyTestDriver {
   /** Every record appended, per topic and partition, in append order. */
   private readonly log = new Map<string, DriverRecord[][]>();
@@ -46,7 +52,10 @@ export class TopologyTestDriver {
   private clock = 0;
   private wallClock = 0;
 
-  constructor(private readonly topology: Topology) {
+  constructor(
+    private readonly topology: Topology,
+    private readonly config: DriverConfig = {},
+  ) {
     this.partitionCounts = topology.topics();
     for (const taskId of topology.taskIds()) {
       const task = this.startTask(taskId, new InMemoryStoreBackend());
@@ -68,7 +77,10 @@ export class TopologyTestDriver {
   advanceWallClockTime(ms: number): void {
     if (!(ms >= 0)) throw new RangeError(`wall-clock time only moves forward, got ${ms}`);
     this.wallClock += ms;
-    for (const task of this.tasks.values()) task.punctuate(this.wallClock);
+    for (const task of this.tasks.values()) {
+      task.punctuate(this.wallClock);
+      task.flush();
+    }
     this.drain();
   }
 
@@ -151,7 +163,13 @@ export class TopologyTestDriver {
   }
 
   private startTask(taskId: string, stores: InMemoryStoreBackend, initialPartitionTimes?: Readonly<Record<string, number>>): TaskProcessor {
-    const task = createTaskProcessor(this.topology, taskId, { stores, collector: { send: (r) => this.append(r) }, clock: () => this.wallClock, initialPartitionTimes });
+    const task = createTaskProcessor(this.topology, taskId, {
+      stores,
+      collector: { send: (r) => this.append(r) },
+      clock: () => this.wallClock,
+      initialPartitionTimes,
+      cacheMaxBytes: this.config["statestore.cache.max.bytes"],
+    });
     this.backends.set(taskId, stores);
     this.tasks.set(taskId, task);
     return task;
@@ -192,7 +210,11 @@ export class TopologyTestDriver {
         for (const [input, next] of positions) {
           const slash = input.lastIndexOf("/");
           const pending = this.records(input.slice(0, slash), Number(input.slice(slash + 1))).slice(next);
-          for (const record of pending) task.process(record);
+          // A commit after each record, as Kafka's driver commits: the record cache is flushed.
+          for (const record of pending) {
+            task.process(record);
+            task.flush();
+          }
           positions.set(input, next + pending.length);
           progress ||= pending.length > 0;
         }

@@ -171,7 +171,7 @@ function storeDefinitions(graph: TopologyGraph, nodes: readonly GraphNode[], app
     const shared = (globalUsers.get(name) ?? 0) > 1;
     const changelogTopic = changelogTopicName(applicationId, shared ? `${name}-${subtopology}` : name);
     const definition = { name, kind: spec.kind ?? "key-value", changelogTopic, keySerde: spec.keySerde, valueSerde: spec.valueSerde } as const;
-    return spec.global ? { ...definition, global: true } : definition;
+    return { ...definition, ...(spec.global ? { global: true } : {}), ...(spec.caching ? { caching: true } : {}) };
   });
 }
 

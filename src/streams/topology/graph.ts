@@ -78,6 +78,8 @@ export interface StoreSpec {
    * connected to it is connected to as well.
    */
   readonly historyRetentionMs?: number;
+  /** Behind the task's record cache (see `StoreDefinition.caching`). */
+  readonly caching?: boolean;
 }
 
 /** The companion store holding a versioned store's older versions. */

@@ -80,6 +80,8 @@ export interface StoreDefinition {
   readonly valueSerde: Serde<unknown>;
   /** A global table's store: every task of the subtopology holds the whole table. */
   readonly global?: boolean;
+  /** Behind the task's record cache (`Materialized.withCachingEnabled`): updates reach the changelog and downstream at commits. */
+  readonly caching?: boolean;
 }
 
 export interface TopologySource {

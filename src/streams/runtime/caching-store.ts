@@ -1,0 +1,143 @@
+/**
+ * A store with Kafka Streams' caching layer (`CachingKeyValueStore`) over the change-logging one:
+ * writes go to the task's record cache, reads look there first, and a flush of the cache (at each
+ * commit, or when the cache evicts) writes each dirty key's latest value to the store underneath,
+ * which sends it to the changelog, then hands it to the store's flush listener: the operator that
+ * owns the store forwards it downstream. So consecutive updates of a key between two commits make
+ * one changelog record and one downstream record, each as of the key's last update (its position
+ * header, its timestamp), as Kafka's do.
+ *
+ * A flush that finds neither a new value nor an old one (a key created and deleted between two
+ * commits) writes and forwards nothing (Kafka's optimization).
+ */
+import type { KeyValue } from "../record";
+import { compareKeys, type RawKeyValueStore, type TimestampedKeyValue, type ValueAndTimestamp } from "../state/key-value-store";
+import type { DirtyEntry, RecordCache } from "../state/record-cache";
+import type { WriteContext } from "./change-logging-store";
+import type { CurrentInput, ProcessorState } from "./processor-state";
+import { checkRecordSize } from "./record-size";
+
+/** What a cache entry remembers of its write: the record being processed then (none in `init`). */
+export type WriteOrigin = CurrentInput | undefined;
+
+/** A flushed key: its new value (null: deleted), the old one when asked for (else null), the write's timestamp and what it happened in. */
+export interface FlushedUpdate {
+  readonly key: string;
+  readonly newValue: ValueAndTimestamp<string> | null;
+  readonly oldValue: ValueAndTimestamp<string> | null;
+  readonly timestamp: number;
+  readonly origin: WriteOrigin;
+}
+
+export type StoreFlushListener = (update: FlushedUpdate) => void;
+
+/** The caching side of a store, as the operator that owns it sees it (Kafka's `CachedStateStore`). */
+export interface CachedStore {
+  /** Where flushed keys go; `sendOldValues` is asked at each flush (an operator added later may turn old values on). */
+  setFlushListener(listener: StoreFlushListener, sendOldValues: () => boolean): void;
+}
+
+export class CachingKeyValueStore implements RawKeyValueStore, CachedStore {
+  private listener: StoreFlushListener | undefined;
+  private sendOldValues: () => boolean = () => false;
+
+  constructor(
+    private readonly name: string,
+    private readonly inner: RawKeyValueStore,
+    private readonly cache: RecordCache<WriteOrigin>,
+    private readonly task: ProcessorState,
+    private readonly writeContext: WriteContext,
+  ) {
+    cache.setFlushListener(name, (entries) => this.flushed(entries));
+  }
+
+  setFlushListener(listener: StoreFlushListener, sendOldValues: () => boolean): void {
+    this.listener = listener;
+    this.sendOldValues = sendOldValues;
+  }
+
+  /** Flushes this store's dirty keys (the commit flushes the whole record cache). */
+  flush(): void {
+    this.cache.flush(this.name);
+  }
+
+  get(key: string): string | undefined {
+    return this.getWithTimestamp(key)?.value;
+  }
+
+  getWithTimestamp(key: string): ValueAndTimestamp<string> | undefined {
+    const cached = this.cache.get(this.name, key);
+    if (cached) return cached.value === null ? undefined : { value: cached.value, timestamp: cached.timestamp };
+    const stored = this.inner.getWithTimestamp(key);
+    if (stored) this.cache.putClean(this.name, key, stored.value, stored.timestamp, this.task.current);
+    return stored;
+  }
+
+  put(key: string, value: string, timestamp?: number): void {
+    const context = this.writeContext();
+    // Refused now, with the store unchanged, rather than at the flush: the changelog could not carry it.
+    checkRecordSize(`a write of store ${this.name}`, key, value, context.headers);
+    this.cache.put(this.name, key, value, timestamp ?? context.timestamp, this.task.current);
+  }
+
+  delete(key: string): void {
+    this.cache.put(this.name, key, null, this.writeContext().timestamp, this.task.current);
+  }
+
+  range(from?: string, to?: string, limit?: number): KeyValue<string, string>[] {
+    return this.rangeWithTimestamps(from, to, limit).map(({ key, value }) => ({ key, value }));
+  }
+
+  /** The store's range with the cache's entries over it (a cached deletion hides the stored row). */
+  rangeWithTimestamps(from?: string, to?: string, limit?: number): TimestampedKeyValue<string, string>[] {
+    const cached = this.cache.range(this.name, from, to);
+    // Every cached key could hide a stored one: read that many more.
+    const stored = this.inner.rangeWithTimestamps(from, to, limit === undefined ? undefined : limit + cached.length);
+    return merge(stored, cached, limit);
+  }
+
+  prefix(prefix: string, limit?: number): KeyValue<string, string>[] {
+    const cached = this.cache.range(this.name, prefix).filter(({ key }) => key.startsWith(prefix));
+    const stored = this.inner.prefix(prefix, limit === undefined ? undefined : limit + cached.length).map((e) => ({ ...e, timestamp: 0 }));
+    return merge(stored, cached, limit).map(({ key, value }) => ({ key, value }));
+  }
+
+  /** Writes the flushed keys to the store underneath (and so its changelog) and tells the listener, each as of its write. */
+  private flushed(entries: readonly DirtyEntry<WriteOrigin>[]): void {
+    const before = this.task.current;
+    try {
+      for (const entry of entries) {
+        this.task.current = entry.context;
+        const newValue = entry.value === null ? null : { value: entry.value, timestamp: entry.timestamp };
+        if (!this.listener) {
+          this.write(entry);
+          continue;
+        }
+        const oldValue = newValue === null || this.sendOldValues() ? (this.inner.getWithTimestamp(entry.key) ?? null) : null;
+        if (newValue === null && oldValue === null) continue;
+        this.write(entry);
+        this.listener({ key: entry.key, newValue, oldValue: this.sendOldValues() ? oldValue : null, timestamp: entry.timestamp, origin: entry.context });
+      }
+    } finally {
+      this.task.current = before;
+    }
+  }
+
+  private write(entry: DirtyEntry<WriteOrigin>): void {
+    if (entry.value === null) this.inner.delete(entry.key);
+    else this.inner.put(entry.key, entry.value, entry.timestamp);
+  }
+}
+
+/** Stored entries overlaid by cached ones (null: deleted), in key order, at most `limit`. */
+function merge(
+  stored: readonly TimestampedKeyValue<string, string>[],
+  cached: readonly { readonly key: string; readonly value: string | null; readonly timestamp: number }[],
+  limit: number | undefined,
+): TimestampedKeyValue<string, string>[] {
+  const rows = new Map<string, TimestampedKeyValue<string, string> | null>(stored.map((e) => [e.key, e]));
+  for (const { key, value, timestamp } of cached) rows.set(key, value === null ? null : { key, value, timestamp });
+  const merged = [...rows.values()].filter((e): e is TimestampedKeyValue<string, string> => e !== null);
+  merged.sort((a, b) => compareKeys(a.key, b.key));
+  return limit === undefined ? merged : merged.slice(0, limit);
+}
