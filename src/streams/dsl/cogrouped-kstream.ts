@@ -14,7 +14,7 @@ import type { Windowed } from "../windowed";
 import { OldValues } from "./change";
 import type { KGroupedStream } from "./kgrouped-stream";
 import { KTable, type Windowing } from "./ktable";
-import { type Materialized, refuseVersioned } from "./materialized";
+import { cachingOf, type Materialized, refuseVersioned } from "./materialized";
 import { aggregateProcessor, passThrough, type Aggregation } from "./processors";
 import { slidingWindowAggregate } from "./sliding-window-aggregate";
 import { windowRetention } from "./time-windowed-kstream";
@@ -44,7 +44,9 @@ function cogroupFold<K, VA, KT, T extends null>(parts: readonly CogroupPart<K, V
   const storeName = materialized.storeName ?? graph.newName("COGROUPKSTREAM-AGGREGATE-STATE-STORE");
   const keySerde = parts[0]!.grouped.storeKeySerde(materialized);
   const valueSerde = materialized.valueSerde ?? Serdes.json<VA>();
-  graph.addStore({ name: storeName, kind: fold.kind, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown> });
+  // The plain aggregate is cached (Kafka's default): the flush forwards through the merge node like every part's update.
+  const caching = fold.kind === "key-value" && cachingOf(materialized as Materialized<unknown, unknown>);
+  graph.addStore({ name: storeName, kind: fold.kind, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, caching });
   // Every repartition first, then the aggregations (Kafka's order, which its names follow).
   const parents = parts.map((part) => part.grouped.aggregationParent(storeName, keySerde));
   const oldValues = new OldValues();
