@@ -6,18 +6,19 @@
  * A scenario is a module exporting `name` and `run({ baseUrl, app })`, resolving to a flat object
  * of numbers whose keys no other scenario uses. `baseUrl` is the bench Worker; `app()` starts the
  * example application (root wrangler.toml) in a second `wrangler dev` on first use and resolves to
- * `{ baseUrl, token }` — the same instance for every scenario, stopped at the end. Add scenarios to
+ * `{ baseUrl, token }` — the same instance for every scenario, stopped at the end; `cachedApp()`
+ * likewise starts the example topology with its store cached (bench/cached-app/). Add scenarios to
  * SCENARIOS; routes they need go in bench/worker.ts. Knobs are environment variables, documented
  * in each scenario; BENCH_ONLY=name,… runs only the named scenarios.
  *
- * Scenarios: log-append (the log vs plain SQLite inserts), process (the example app's throughput
- * on one task vs a hand-written Durable Object), e2e (ingest-to-query latency), restore (a wiped
+ * Scenarios: log-append (the log vs plain SQLite inserts), process (the example topology's
+ * throughput on one task, record cache on and off, vs a hand-written Durable Object), e2e (ingest-to-query latency), restore (a wiped
  * task restoring 200,000 changelog records vs plain SQLite inserts), compaction (compaction's
  * throughput, and the records a wiped task replays per live key from a compacted changelog).
  * A tool beside it, not run by `npm run bench`: bench/profile.mjs (a CPU profile of the app under
  * the process workload, by component).
  */
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
 import { note } from "./lib/stats.mjs";
@@ -49,11 +50,20 @@ async function main() {
       return started;
     })());
 
+  let cachedWorker;
+  const cachedApp = () =>
+    (cachedWorker ??= (async () => {
+      note("starting the example topology with caching on (bench/cached-app) with wrangler dev …");
+      const started = await startAppWorker({ root, config: join(root, "bench", "cached-app", "wrangler.toml") });
+      note(`cached app ready at ${started.baseUrl}`);
+      return started;
+    })());
+
   const result = {};
   try {
     for (const scenario of modules) {
       note(`scenario ${scenario.name}`);
-      const values = await scenario.run({ baseUrl: worker.baseUrl, app });
+      const values = await scenario.run({ baseUrl: worker.baseUrl, app, cachedApp });
       for (const [key, value] of Object.entries(values)) {
         if (key in result) throw new Error(`scenario ${scenario.name} repeats the key ${key}`);
         if (typeof value !== "number" || !Number.isFinite(value)) throw new Error(`scenario ${scenario.name}: ${key} is not a finite number`);

@@ -1,8 +1,10 @@
 /**
- * Processing throughput of the example application (orders → groupByKey → aggregate {count, sum}
- * into store `totals` → topic `totals`) on ONE task, against a hand-written baseline.
+ * Processing throughput of the example topology (orders → groupByKey → aggregate {count, sum}
+ * into store `totals` → topic `totals`) on ONE task, against a hand-written baseline, with the
+ * record cache on (Kafka's default: bench/cached-app) and off (the example application itself,
+ * whose contract keeps `totals` uncached).
  *
- * - App (`process_records_per_s`): orders whose keys all land on partition 0 of `orders` (chosen
+ * - App (`process_records_per_s` cached, `process_uncached_records_per_s` uncached): orders whose keys all land on partition 0 of `orders` (chosen
  *   with the project's `partitionForKey`, so task 0_0 owns them and store queries find them) are
  *   ingested with `POST /topics/orders/records`, one request of BENCH_PROCESS_BATCH orders at a
  *   time. Timed from the first ingest request until `GET /tasks` shows task 0_0 with lag 0 (its
@@ -13,10 +15,11 @@
  *   one upsert per order in one `transactionSync` per batch. Timed from the first request to the
  *   last answer (it is synchronous), on a fresh object per round; checked the same way.
  *
- * The two alternate round by round (in alternating order); after an untimed warm-up of each, the
- * median of the rounds is reported, and `process_ratio` = app / baseline. Also reported: the
- * app's ingest-only rate over the same requests (`process_ingest_records_per_s`), which bounds
- * what the task can show while input still arrives.
+ * The three alternate round by round (in rotating order); after an untimed warm-up of each, the
+ * median of the rounds is reported, `process_ratio` = cached app / baseline and
+ * `process_ratio_uncached` = uncached app / baseline. Also reported: the cached app's ingest-only
+ * rate over the same requests (`process_ingest_records_per_s`), which bounds what the task can
+ * show while input still arrives.
  *
  * Under `wrangler dev` the Worker and every Durable Object of the app share one workerd thread,
  * so ingest and processing compete for it: the ratio compares CPU cost per record of the whole
@@ -110,7 +113,7 @@ export async function runBaseline(baseUrl, object, { bodies, added }, checkKey) 
   return { ms };
 }
 
-export async function run({ baseUrl, app: startApp }) {
+export async function run({ baseUrl, app: startUncached, cachedApp: startCached }) {
   const records = envInt("BENCH_PROCESS_RECORDS", 50_000);
   const batch = envInt("BENCH_PROCESS_BATCH", 1000);
   const rounds = envInt("BENCH_PROCESS_ROUNDS", 3);
@@ -121,42 +124,47 @@ export async function run({ baseUrl, app: startApp }) {
   const keys = await keysOf("customer-", customers);
   const work = workload(keys, records, batch);
   const checkKey = keys[0];
-  const app = await startApp();
+  const apps = { cached: await startCached(), uncached: await startUncached() };
 
-  // Warm-up: both paths see their first batches (object creation, assignment, code paths) untimed.
+  // Warm-up: every path sees its first batches (object creation, assignment, code paths) untimed.
   const warmKeys = await keysOf("warm-", Math.min(customers, 100));
   const warmRecords = Math.min(records, 5 * batch);
   const warm = workload(warmKeys, warmRecords, batch);
   await runBaseline(baseUrl, "warm", warm, warmKeys[0]);
-  const w = await runApp(app, warm, warmKeys[0]);
-  note(`warm-up: app ${Math.round(warmRecords / (w.ms / 1000))}/s`);
+  for (const [which, app] of Object.entries(apps)) {
+    const w = await runApp(app, warm, warmKeys[0]);
+    note(`warm-up: ${which} app ${Math.round(warmRecords / (w.ms / 1000))}/s`);
+  }
 
-  const appRates = [];
+  const rates = { baseline: [], cached: [], uncached: [] };
   const ingestRates = [];
-  const baselineRates = [];
+  const paths = ["baseline", "cached", "uncached"];
   for (let round = 1; round <= rounds; round++) {
-    const order = round % 2 ? ["baseline", "app"] : ["app", "baseline"];
+    // Each path goes first, second and third in turn.
+    const order = paths.map((_, i) => paths[(i + round - 1) % paths.length]);
     for (const which of order) {
       if (which === "baseline") {
         const b = await runBaseline(baseUrl, `r${round}`, work, checkKey);
-        baselineRates.push(records / (b.ms / 1000));
+        rates.baseline.push(records / (b.ms / 1000));
         note(`round ${round} baseline ${Math.round(records / (b.ms / 1000)).toString().padStart(7)}/s  (${b.ms.toFixed(0)} ms)`);
       } else {
-        const a = await runApp(app, work, checkKey);
-        appRates.push(records / (a.ms / 1000));
-        ingestRates.push(records / (a.ingestMs / 1000));
+        const a = await runApp(apps[which], work, checkKey);
+        rates[which].push(records / (a.ms / 1000));
+        if (which === "cached") ingestRates.push(records / (a.ingestMs / 1000));
         note(
-          `round ${round} app      ${Math.round(records / (a.ms / 1000)).toString().padStart(7)}/s  (${a.ms.toFixed(0)} ms; ingest done at ${a.ingestMs.toFixed(0)} ms, ${a.polls} polls of GET /tasks)`,
+          `round ${round} ${which.padEnd(8)} ${Math.round(records / (a.ms / 1000)).toString().padStart(7)}/s  (${a.ms.toFixed(0)} ms; ingest done at ${a.ingestMs.toFixed(0)} ms, ${a.polls} polls of GET /tasks)`,
         );
       }
     }
   }
 
   const result = {
-    process_records_per_s: Math.round(median(appRates)),
-    process_baseline_records_per_s: Math.round(median(baselineRates)),
+    process_records_per_s: Math.round(median(rates.cached)),
+    process_uncached_records_per_s: Math.round(median(rates.uncached)),
+    process_baseline_records_per_s: Math.round(median(rates.baseline)),
   };
   result.process_ratio = Number((result.process_records_per_s / result.process_baseline_records_per_s).toFixed(3));
+  result.process_ratio_uncached = Number((result.process_uncached_records_per_s / result.process_baseline_records_per_s).toFixed(3));
   result.process_ingest_records_per_s = Math.round(median(ingestRates));
   result.process_records_per_round = records;
   result.process_batch_records = batch;
