@@ -8,7 +8,8 @@
  * runs the wall-clock punctuators), and `restoreTask` replays a task's changelogs into fresh
  * stores (values with their timestamps, which the changelog records carry) and carries on with a
  * new task processor from the same input positions and partition times, as the restore worker
- * and a revived task do.
+ * and a revived task do. As Kafka's driver, it commits after each record (and each wall-clock
+ * punctuation): the record cache is flushed then, so cached stores send every update on.
  */
 import { partitionForKey } from "../../log/partitioner";
 import type { Header } from "../record";
