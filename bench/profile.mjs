@@ -20,14 +20,18 @@ import { envInt, note, waitFor } from "./lib/stats.mjs";
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 
 async function inspector(port) {
-  const targets = await waitFor("the inspector's targets", async () => {
-    try {
-      const list = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
-      return list.length ? list : undefined;
-    } catch {
-      return undefined;
-    }
-  }, { timeoutMs: 30_000, intervalMs: 200 });
+  const targets = await waitFor(
+    "the inspector's targets",
+    async () => {
+      try {
+        const list = await (await fetch(`http://127.0.0.1:${port}/json`)).json();
+        return list.length ? list : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
   note(`inspector targets: ${targets.map((t) => `${t.title ?? t.id} ${t.webSocketDebuggerUrl}`).join(", ")}`);
   // The inspector proxy of wrangler dev wants an Origin it knows (localhost).
   const socket = new WebSocket(targets[0].webSocketDebuggerUrl, { headers: { Origin: "http://localhost" }, maxPayload: 1 << 30 });
@@ -162,11 +166,15 @@ async function main() {
       bodies.push(JSON.stringify({ records: orders }));
     }
     const lagZero = () =>
-      waitFor("lag 0", async () => {
-        const { body } = await call(app.baseUrl, "GET", "/tasks", { token: app.token });
-        const task = body.tasks.find((t) => t.id === "0_0" && t.role === "active");
-        return task?.lag === 0 ? task : undefined;
-      }, { timeoutMs: 300_000, intervalMs: 5 });
+      waitFor(
+        "lag 0",
+        async () => {
+          const { body } = await call(app.baseUrl, "GET", "/tasks", { token: app.token });
+          const task = body.tasks.find((t) => t.id === "0_0" && t.role === "active");
+          return task?.lag === 0 ? task : undefined;
+        },
+        { timeoutMs: 300_000, intervalMs: 5 },
+      );
     for (const body of bodies.slice(0, 5)) await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body });
     await lagZero();
 
@@ -182,7 +190,9 @@ async function main() {
     const { profile } = await devtools.send("Profiler.stop");
     const maps = await moduleMaps(devtools, profile);
     devtools.close();
-    note(`${records} records: ingest ${(ingested - started).toFixed(0)} ms, lag 0 at ${(done - started).toFixed(0)} ms → ${Math.round(records / ((done - started) / 1000))}/s`);
+    note(
+      `${records} records: ingest ${(ingested - started).toFixed(0)} ms, lag 0 at ${(done - started).toFixed(0)} ms → ${Math.round(records / ((done - started) / 1000))}/s`,
+    );
     if (process.env.PROFILE_OUT) await writeFile(process.env.PROFILE_OUT, JSON.stringify(profile));
 
     const { total, selfBy, inclusiveBy, componentBy } = summarize(profile, maps);

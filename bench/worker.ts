@@ -75,7 +75,12 @@ export class BaselineSqlite extends DurableObject<BenchEnv> {
         const r = records[i]!;
         sql.exec(
           "INSERT INTO records (offset, key, value, headers, timestamp, bytes) VALUES (?, ?, ?, ?, ?, ?)",
-          base + i, r.key, r.value, null, now, r.key.length + r.value.length,
+          base + i,
+          r.key,
+          r.value,
+          null,
+          now,
+          r.key.length + r.value.length,
         );
       }
       this.next = base + records.length;
@@ -111,7 +116,8 @@ export class BaselineTotals extends DurableObject<BenchEnv> {
         sql.exec(
           `INSERT INTO totals (customer, count, sum) VALUES (?, 1, ?)
            ON CONFLICT (customer) DO UPDATE SET count = count + 1, sum = sum + excluded.sum`,
-          customer, amount,
+          customer,
+          amount,
         );
       }
       return orders.length;

@@ -203,7 +203,10 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
     }
     await this.pushUnacknowledged();
     const now = this.activeOf(taskId);
-    if (!now.acknowledged) throw new MigrationUnderWay(`the move of task ${taskId} to ${to} is under way and completes on its own: ${this.lastPushError ?? "an instance has not answered yet"}`);
+    if (!now.acknowledged)
+      throw new MigrationUnderWay(
+        `the move of task ${taskId} to ${to} is under way and completes on its own: ${this.lastPushError ?? "an instance has not answered yet"}`,
+      );
     return { changed: active.placement !== to, from: active.placement, to, epoch: now.epoch };
   }
 
@@ -304,7 +307,11 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
       const activeTasks = new Set(actives.map((a) => a.taskId));
       const missing = new Set(taskIds.filter((t) => !activeTasks.has(t)));
       if (missing.size > 0) {
-        const wanted = assignActives(taskIds, placements, actives.filter((a) => placements.includes(a.placement)));
+        const wanted = assignActives(
+          taskIds,
+          placements,
+          actives.filter((a) => placements.includes(a.placement)),
+        );
         for (const { taskId, placement } of wanted) {
           if (!missing.has(taskId)) continue;
           this.store.put({ taskId, placement, role: "active", epoch: this.store.nextEpoch(), acknowledged: false });
@@ -343,7 +350,12 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
     await this.armAlarm(REBALANCE_CHECK_MS);
     const others = pending.filter((i) => i.role !== "active");
     const failed = (await this.pushAll(others)).length > 0;
-    const waiting = new Set(this.store.instances().filter((i) => !i.acknowledged && i.role !== "active").map((i) => i.taskId));
+    const waiting = new Set(
+      this.store
+        .instances()
+        .filter((i) => !i.acknowledged && i.role !== "active")
+        .map((i) => i.taskId),
+    );
     const actives = pending.filter((i) => i.role === "active" && !waiting.has(i.taskId));
     const failedActives = await this.pushAll(actives);
     return !failed && failedActives.length === 0 && waiting.size === 0;

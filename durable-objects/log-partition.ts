@@ -8,16 +8,7 @@ import { PartitionStore, Subscribers, type MaintenanceResult, type PartitionStat
 import type { TopicConfig } from "../src/log/topic-config";
 import { logEvent } from "../src/util/log";
 import type { EncodedFetch } from "../src/log/record-batch";
-import type {
-  AppendResult,
-  CommittedOffset,
-  FetchBounds,
-  FetchResult,
-  OffsetRange,
-  ProducerId,
-  ProducerRecord,
-  TopicPartition,
-} from "../src/log/types";
+import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "../src/log/types";
 import { isRestoreWorkerName } from "../src/names";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
 
@@ -64,12 +55,20 @@ export class LogPartition extends DurableObject implements PartitionCalls {
 
   /** Appends; `config` is the topic's configuration as the producer's side knows it (kept for retention and compaction). */
   async append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>> {
-    return this.afterAppend(tp, config, this.call(() => this.store.append(tp, records, producer)));
+    return this.afterAppend(
+      tp,
+      config,
+      this.call(() => this.store.append(tp, records, producer)),
+    );
   }
 
   /** `append` of an encoded batch (src/log/record-batch.ts): one string instead of an object per record. */
   async appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>> {
-    return this.afterAppend(tp, config, this.call(() => this.store.appendEncoded(tp, records, producer)));
+    return this.afterAppend(
+      tp,
+      config,
+      this.call(() => this.store.appendEncoded(tp, records, producer)),
+    );
   }
 
   private async afterAppend(tp: TopicPartition, config: TopicConfig | undefined, result: Outcome<AppendResult>): Promise<Outcome<AppendResult>> {

@@ -92,7 +92,13 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     const removed = this.registry.unregister(instance, incarnation, epoch);
     // Rows of an older incarnation than the one unregistering ended with its wipe.
     const wiped = removed.filter((w) => w.incarnation < incarnation);
-    await this.notify([...suspensionsOnEnd(wiped, "wiped"), ...suspensionsOnEnd(removed.filter((w) => w.incarnation === incarnation), end)]);
+    await this.notify([
+      ...suspensionsOnEnd(wiped, "wiped"),
+      ...suspensionsOnEnd(
+        removed.filter((w) => w.incarnation === incarnation),
+        end,
+      ),
+    ]);
   }
 
   /** Tells the application's listeners; a standby's suspension names the changelog's current end. */
@@ -106,7 +112,10 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       const listener = this.host.application.standbyListener?.onUpdateSuspended;
       if (!listener) continue;
       // The end is a courtesy to the listener: a log that cannot say falls back to the position.
-      const end = await this.log.offsets(work).then((o) => o.latest, () => work.position ?? 0);
+      const end = await this.log.offsets(work).then(
+        (o) => o.latest,
+        () => work.position ?? 0,
+      );
       listener(work, work.store, work.position ?? 0, end, suspension.reason);
     }
   }
@@ -168,7 +177,11 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   async shutdown(timeoutMs: number): Promise<boolean> {
     this.stopping = true;
     await this.ctx.storage.deleteAlarm();
-    return withTimeout(this.serial.run(() => true), timeoutMs, false);
+    return withTimeout(
+      this.serial.run(() => true),
+      timeoutMs,
+      false,
+    );
   }
 
   /**

@@ -272,7 +272,9 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     try {
       const name = instanceName(meta);
       await Promise.all(
-        this.host.application.inputPartitions(meta.taskId).map(async (tp) => (meta.role === "active" ? this.host.objects.partition(tp).subscribe(name) : this.host.objects.partition(tp).unsubscribe(name))),
+        this.host.application
+          .inputPartitions(meta.taskId)
+          .map(async (tp) => (meta.role === "active" ? this.host.objects.partition(tp).subscribe(name) : this.host.objects.partition(tp).unsubscribe(name))),
       );
       await this.crashes.reachAfterWrites("sync:after-subscriptions");
       if (!(await this.syncRestoreRegistration(meta))) return false;
@@ -293,7 +295,9 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     const meta = this.task.meta();
     if (!meta?.shutdownRequested) return;
     try {
-      await this.host.objects.coordinator().shutdownApplication({ taskId: meta.taskId, placement: meta.placement, reason: meta.failure ?? "an uncaught error" });
+      await this.host.objects
+        .coordinator()
+        .shutdownApplication({ taskId: meta.taskId, placement: meta.placement, reason: meta.failure ?? "an uncaught error" });
       this.task.shutdownReported();
     } catch (error) {
       logEvent("task.shutdown-report-failed", { task: meta.taskId, placement: meta.placement, error: String(error) }, "warn");
@@ -559,4 +563,3 @@ function ack(meta: TaskMeta): InstanceAck {
   const { taskId, placement, role, state, epoch, incarnation } = meta;
   return { taskId, placement, role, state, epoch, incarnation };
 }
-

@@ -16,7 +16,12 @@ const schema = z.object({
   PLACEMENTS: z
     .string()
     .default("a,b")
-    .transform((s) => s.split(",").map((p) => p.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(",")
+        .map((p) => p.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "placement names are 1-64 letters, digits, _ or -")).min(1)),
   NUM_STANDBYS: count(0, 0),
   /** A warm instance this close to the changelog's end may take over as active (Kafka's acceptable.recovery.lag). */

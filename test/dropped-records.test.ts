@@ -23,7 +23,13 @@ it("counts a dropped record in /metrics (by reason) and in GET /tasks", async ()
   const sample = (reason: string) => {
     const line = text
       .split("\n")
-      .find((l) => l.startsWith("edge_streams_task_dropped_records_total{") && l.includes(`task="0_0"`) && l.includes(`placement="${active.placement}"`) && l.includes(`reason="${reason}"`));
+      .find(
+        (l) =>
+          l.startsWith("edge_streams_task_dropped_records_total{") &&
+          l.includes(`task="0_0"`) &&
+          l.includes(`placement="${active.placement}"`) &&
+          l.includes(`reason="${reason}"`),
+      );
     return line === undefined ? undefined : Number(line.split(" ").pop());
   };
   expect(text).toMatch(/# TYPE edge_streams_task_dropped_records_total counter/);

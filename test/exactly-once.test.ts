@@ -31,11 +31,17 @@ describe("exactly once, proven by crashing", () => {
     const key = `crash-${step}`;
     const amounts = [3, 4, 5, 6];
     const task = await instanceOf(key);
-    await driver.pipe("orders", amounts.slice(0, 2).map((amount) => ({ key, value: { amount } })));
+    await driver.pipe(
+      "orders",
+      amounts.slice(0, 2).map((amount) => ({ key, value: { amount } })),
+    );
     await driver.runUntilQuiet();
 
     await task.crash(step);
-    await driver.pipe("orders", amounts.slice(2).map((amount) => ({ key, value: { amount } })));
+    await driver.pipe(
+      "orders",
+      amounts.slice(2).map((amount) => ({ key, value: { amount } })),
+    );
     // The next commit dies at that step: the call that ran it fails with the object.
     await expect(task.drain()).rejects.toThrow();
     await driver.runUntilQuiet();
@@ -55,7 +61,10 @@ describe("exactly once, proven by crashing", () => {
       const batch = [round, round + 0.5];
       amounts.push(...batch);
       await task.crash(steps[round % steps.length]);
-      await driver.pipe("orders", batch.map((amount) => ({ key, value: { amount } })));
+      await driver.pipe(
+        "orders",
+        batch.map((amount) => ({ key, value: { amount } })),
+      );
       await expect(task.drain()).rejects.toThrow(/injected crash/);
     }
     await driver.runUntilQuiet();

@@ -69,9 +69,9 @@ describe("fencing (I3)", () => {
         sequence: 0,
       }),
     ).rejects.toBeInstanceOf(ProducerFenced);
-    await expect(driver.log.commitOffset("edge-streams", { topic: "orders", partition: 2 }, { offset: 0, metadata: "", epoch: zombieEpoch })).rejects.toBeInstanceOf(
-      ProducerFenced,
-    );
+    await expect(
+      driver.log.commitOffset("edge-streams", { topic: "orders", partition: 2 }, { offset: 0, metadata: "", epoch: zombieEpoch }),
+    ).rejects.toBeInstanceOf(ProducerFenced);
     expect(await driver.get("totals", key)).toEqual({ count: 2, sum: 3 });
   });
 });

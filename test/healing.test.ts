@@ -27,7 +27,10 @@ describe("lost wake-ups", { timeout: 60_000 }, () => {
     expect(dropped.status).toBe(200);
     expect(await json(dropped)).toMatchObject({ dropping: 2 });
     // Appended straight to the log: nothing but the partition's own alarm can tell the task.
-    await driver.log.append({ topic: "orders", partition: 1 }, keys.map((key) => ({ key, value: JSON.stringify({ amount: 6 }) })));
+    await driver.log.append(
+      { topic: "orders", partition: 1 },
+      keys.map((key) => ({ key, value: JSON.stringify({ amount: 6 }) })),
+    );
     await until(
       async () => {
         const tasks = (await json<{ tasks: { id: string; role: string; lag: number }[] }>(await call("/tasks"))).tasks;

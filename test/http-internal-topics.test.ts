@@ -38,7 +38,10 @@ describe("the application's internal topics", () => {
     await driver.runUntilQuiet();
     const before = await ends();
     for (const headers of [{}, { "Idempotency-Key": "internal-1" }] as Record<string, string>[]) {
-      const response = await call(`/topics/${CHANGELOG}/records`, { body: { records: [{ key: "internal-seed", value: { count: 99, sum: 999 }, partition: 0 }] }, headers });
+      const response = await call(`/topics/${CHANGELOG}/records`, {
+        body: { records: [{ key: "internal-seed", value: { count: 99, sum: 999 }, partition: 0 }] },
+        headers,
+      });
       expect(response.status).toBe(403);
       expect(await json(response)).toMatchObject({ error: "forbidden", message: expect.stringContaining("internal") });
     }
@@ -52,7 +55,12 @@ describe("the application's internal topics", () => {
       expect(body.error).toContain("internal");
     };
     await forbidden("/produce", { body: { topic: CHANGELOG, value: "v", partition: 0 } });
-    await forbidden("/produce", { body: [{ topic: "orders", value: JSON.stringify({ amount: 1 }), partition: 0 }, { topic: CHANGELOG, value: "v", partition: 0 }] });
+    await forbidden("/produce", {
+      body: [
+        { topic: "orders", value: JSON.stringify({ amount: 1 }), partition: 0 },
+        { topic: CHANGELOG, value: "v", partition: 0 },
+      ],
+    });
     await forbidden(`/produce/${CHANGELOG}`, { body: { value: "v", partition: 1 } });
     await forbidden(`/produce/${CHANGELOG}`, { body: [{ value: "v", partition: 1 }] });
     await forbidden(`/produce/${CHANGELOG}`, { raw: "a raw value", headers: { "Content-Type": "text/plain" } });
@@ -75,7 +83,10 @@ describe("the application's internal topics", () => {
 
   it("keep checkpoints true: after refused writes, a restore from the changelog gives exactly the store's values", async () => {
     const keys = keysOn(3, 2, "internal-i1");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 7 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 7 } })),
+    );
     await driver.runUntilQuiet();
     await call(`/topics/${CHANGELOG}/records`, { body: { records: [{ key: keys[0]!, value: { count: 50, sum: 50 }, partition: 3 }] } });
     await kafka("/produce", { body: { topic: CHANGELOG, key: keys[1], value: JSON.stringify({ count: 60, sum: 60 }), partition: 3 } });

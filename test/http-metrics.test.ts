@@ -85,7 +85,15 @@ describe("GET /metrics", () => {
       const labels = { task: `0_${p}`, role: "active" };
       expect(value("task_up", labels)).toBe(1);
       expect(samples.find((s) => s.name === "edge_streams_task_info" && s.labels.task === `0_${p}`)?.labels.state).toBeDefined();
-      for (const name of ["task_processed_records_total", "task_restored_records_total", "task_standby_records_total", "task_lag_records", "task_restore_remaining_records", "task_corruptions_total", "task_migrations_total"]) {
+      for (const name of [
+        "task_processed_records_total",
+        "task_restored_records_total",
+        "task_standby_records_total",
+        "task_lag_records",
+        "task_restore_remaining_records",
+        "task_corruptions_total",
+        "task_migrations_total",
+      ]) {
         expect(value(name, labels), `${name} 0_${p}`).toBeTypeOf("number");
       }
     }
@@ -97,7 +105,10 @@ describe("GET /metrics", () => {
     const labels = { task: "0_2", placement: active.placement, role: "active" };
     const before = await scrape();
     const keys = keysOn(2, 30, "metrics-processed");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 1 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 1 } })),
+    );
     await driver.runUntilQuiet();
     const after = await scrape();
     expect(after.value("task_processed_records_total", labels)! - before.value("task_processed_records_total", labels)!).toBe(30);
@@ -110,7 +121,10 @@ describe("GET /metrics", () => {
 
   it("follows a wipe: corruptions, records remaining, records restored (records, not batches)", async () => {
     const keys = keysOn(1, 60, "metrics-restore");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 1 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 1 } })),
+    );
     await driver.runUntilQuiet();
     const active = await activeOf(1);
     const labels = { task: "0_1", placement: active.placement, role: "active" };
@@ -174,7 +188,14 @@ describe("structured lifecycle logs", () => {
       await driver.runUntilQuiet();
     });
     const wipe = lines.find((l) => l.event === "task.wipe");
-    expect(wipe).toMatchObject({ level: "warn", task: "0_0", placement: active.placement, epoch: before.epoch, incarnation: before.incarnation + 1, state: "RESTORING" });
+    expect(wipe).toMatchObject({
+      level: "warn",
+      task: "0_0",
+      placement: active.placement,
+      epoch: before.epoch,
+      incarnation: before.incarnation + 1,
+      state: "RESTORING",
+    });
     expect(typeof wipe!.time).toBe("string");
     expect(lines.find((l) => l.event === "task.running")).toMatchObject({ task: "0_0", placement: active.placement, incarnation: before.incarnation + 1 });
   });

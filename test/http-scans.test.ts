@@ -35,7 +35,10 @@ async function scanAll(params: Record<string, string>, maxPages = 100): Promise<
 }
 
 async function produce(keys: readonly string[], amount = 1): Promise<void> {
-  await driver.pipe("orders", keys.map((key) => ({ key, value: { amount } })));
+  await driver.pipe(
+    "orders",
+    keys.map((key) => ({ key, value: { amount } })),
+  );
   await driver.runUntilQuiet();
 }
 

@@ -32,10 +32,12 @@ async function stored() {
     }),
   );
   const values = await Promise.all(SEED_KEYS.map((key) => driver.get("totals", key)));
-  const restore = await Promise.all(["a", "b"].map(async (p) => {
-    const { paused, budget } = await driver.restoreWorker(p).status();
-    return { paused, budget };
-  }));
+  const restore = await Promise.all(
+    ["a", "b"].map(async (p) => {
+      const { paused, budget } = await driver.restoreWorker(p).status();
+      return { paused, budget };
+    }),
+  );
   return { ends, tasks, values, restore };
 }
 
@@ -53,7 +55,10 @@ beforeAll(async () => {
       original(...args);
     });
   }
-  await driver.pipe("orders", SEED_KEYS.map((key, i) => ({ key, value: { amount: i + 1 } })));
+  await driver.pipe(
+    "orders",
+    SEED_KEYS.map((key, i) => ({ key, value: { amount: i + 1 } })),
+  );
   await driver.runUntilQuiet();
 });
 
@@ -97,7 +102,13 @@ describe("authentication", () => {
   });
 
   it.each(ROUTES)("%s %s: 401 without a token, with a wrong one, or another scheme", async (method, path, body) => {
-    for (const auth of [{ token: null }, { token: WRONG_TOKEN }, { token: "" }, { token: null, headers: { Authorization: `Basic ${btoa(`edge:${TOKEN}`)}` } }, { token: `${TOKEN}x` }]) {
+    for (const auth of [
+      { token: null },
+      { token: WRONG_TOKEN },
+      { token: "" },
+      { token: null, headers: { Authorization: `Basic ${btoa(`edge:${TOKEN}`)}` } },
+      { token: `${TOKEN}x` },
+    ]) {
       const response = await expectRefused(path, { method, body, ...auth }, 401, "unauthorized");
       expect(response.headers.get("WWW-Authenticate")).toContain("Bearer");
     }
@@ -118,8 +129,20 @@ describe("validation", () => {
     ["ingest: a null key", "/topics/orders/records", { body: { records: [{ key: null, value: 1 }] } }, 400, "invalid_input"],
     ["ingest: a string partition", "/topics/orders/records", { body: { records: [{ key: "a", value: 1, partition: "0" }] } }, 400, "invalid_input"],
     ["ingest: a JSON body that is not an object", "/topics/orders/records", { rawBody: "[1,2,3]" }, 400, "invalid_input"],
-    ["ingest: an empty Idempotency-Key", "/topics/orders/records", { body: { records: [{ key: "a", value: 1 }] }, headers: { "Idempotency-Key": "" } }, 400, "invalid_input"],
-    ["ingest: an over-long Idempotency-Key", "/topics/orders/records", { body: { records: [{ key: "a", value: 1 }] }, headers: { "Idempotency-Key": "k".repeat(201) } }, 400, "invalid_input"],
+    [
+      "ingest: an empty Idempotency-Key",
+      "/topics/orders/records",
+      { body: { records: [{ key: "a", value: 1 }] }, headers: { "Idempotency-Key": "" } },
+      400,
+      "invalid_input",
+    ],
+    [
+      "ingest: an over-long Idempotency-Key",
+      "/topics/orders/records",
+      { body: { records: [{ key: "a", value: 1 }] }, headers: { "Idempotency-Key": "k".repeat(201) } },
+      400,
+      "invalid_input",
+    ],
     ["migrate: malformed JSON", "/admin/tasks/0_0/migrate", { rawBody: "{to:" }, 400, "invalid_input"],
     ["migrate: a number for a placement", "/admin/tasks/0_0/migrate", { body: { to: 1 } }, 400, "invalid_input"],
     ["migrate: no placement", "/admin/tasks/0_0/migrate", { body: {} }, 400, "invalid_input"],
@@ -233,7 +256,11 @@ describe("hostile keys round-trip exactly", () => {
     }
     // The output topic carries the exact keys too.
     const outputs = await driver.read("totals");
-    for (const key of keys) expect(outputs.some((r) => r.key === key), key).toBe(true);
+    for (const key of keys)
+      expect(
+        outputs.some((r) => r.key === key),
+        key,
+      ).toBe(true);
   });
 
   it("a prefix made of SQL or LIKE syntax matches only itself", async () => {
@@ -241,7 +268,10 @@ describe("hostile keys round-trip exactly", () => {
       const response = await call(`/stores/totals/keys?${new URLSearchParams({ prefix, limit: "1000" })}`);
       const { items } = await json(response);
       expect(items.length, prefix).toBeGreaterThan(0);
-      expect(items.every((item: { key: string }) => item.key.startsWith(prefix)), prefix).toBe(true);
+      expect(
+        items.every((item: { key: string }) => item.key.startsWith(prefix)),
+        prefix,
+      ).toBe(true);
     }
   });
 

@@ -24,7 +24,10 @@ async function activeOf(partition: number) {
 /** 30 keys on `partition`, one order each: 30 changelog records, in this order. */
 async function seed(partition: number, prefix: string): Promise<string[]> {
   const keys = keysOn(partition, 30, prefix);
-  await driver.pipe("orders", keys.map((key, i) => ({ key, value: { amount: i + 1 } })));
+  await driver.pipe(
+    "orders",
+    keys.map((key, i) => ({ key, value: { amount: i + 1 } })),
+  );
   await driver.runUntilQuiet();
   return keys;
 }
@@ -107,7 +110,10 @@ describe("GET /stores/:store/keys?stale=true", () => {
   it("once the restoring task restored part of its store: its restored keys with every running task's, marked stale", async () => {
     const restoringKeys = await seed(3, "stale-scan-part");
     const runningKeys = keysOn(0, 3, "stale-scan-part");
-    await driver.pipe("orders", runningKeys.map((key) => ({ key, value: { amount: 100 } })));
+    await driver.pipe(
+      "orders",
+      runningKeys.map((key) => ({ key, value: { amount: 100 } })),
+    );
     await driver.runUntilQuiet();
     await wipeAndHold(3);
     expect(await restoreOneBatch(3)).toBe(25);

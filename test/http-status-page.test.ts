@@ -135,7 +135,10 @@ describe("the status page", () => {
 
   it("shows a restore as a progress bar with numbers, and the corruption among recent events", async () => {
     const keys = Array.from({ length: 40 }, (_, i) => `page-${i}`);
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 1 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 1 } })),
+    );
     await driver.runUntilQuiet();
     const active = (await driver.instances()).find((i) => i.taskId === "0_2" && i.role === "active")!;
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
@@ -158,6 +161,8 @@ describe("the status page", () => {
 
   it("escapes what it shows", async () => {
     const html = await (await browse("/", { bearer: TOKEN })).text();
-    expect(html).not.toMatch(/<(?!\/?(html|head|meta|title|style|body|header|h1|h2|h3|span|b|form|button|main|div|section|p|article|ul|li|progress|table|thead|tbody|tr|th|td|label|input)\b|!DOCTYPE)/);
+    expect(html).not.toMatch(
+      /<(?!\/?(html|head|meta|title|style|body|header|h1|h2|h3|span|b|form|button|main|div|section|p|article|ul|li|progress|table|thead|tbody|tr|th|td|label|input)\b|!DOCTYPE)/,
+    );
   });
 });

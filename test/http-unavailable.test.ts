@@ -47,7 +47,10 @@ afterEach(async () => {
 describe("a log failure behind a route", () => {
   it("point reads, stale reads and scans of a restoring task: 503 unavailable, then 503 restoring with progress once the log answers", async () => {
     const keys = keysOn(1, 5, "unavail-read");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 2 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 2 } })),
+    );
     await driver.runUntilQuiet();
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
     await (await activeOf(1)).stub.corrupt();
@@ -83,7 +86,10 @@ describe("a log failure behind a route", () => {
 
   it("a corruption made while the log fails is answered as done (200), its end offsets unknown, and wipes once", async () => {
     const keys = keysOn(2, 4, "unavail-corrupt");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 3 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 3 } })),
+    );
     await driver.runUntilQuiet();
     const { stub } = await activeOf(2);
     const before = (await stub.describe()) as TaskDescription;
@@ -108,7 +114,10 @@ describe("a log failure behind a route", () => {
 
   it("an assignment the coordinator cannot push: migrate answers 503 (under way); while the log fails /tasks is 503 and /metrics shows the instance down; then all recover", async () => {
     const keys = keysOn(3, 3, "unavail-move");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 4 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 4 } })),
+    );
     await driver.runUntilQuiet();
     const { instance } = await activeOf(3);
     const to = instance.placement === "a" ? "b" : "a";

@@ -94,7 +94,19 @@ describe("POST /topics/:topic/records", () => {
       ["a key that is not a string", { body: { records: [{ key: 1, value: 1 }] } }, 400, "invalid_input"],
       ["a missing value", { body: { records: [{ key: "a" }] } }, 400, "invalid_input"],
       ["a negative partition", { body: { records: [{ key: "a", value: 1, partition: -1 }] } }, 400, "invalid_input"],
-      ["a partition the topic lacks", { body: { records: [{ key: "a", value: 1 }, { key: "b", value: 1, partition: 4 }] } }, 400, "invalid_input"],
+      [
+        "a partition the topic lacks",
+        {
+          body: {
+            records: [
+              { key: "a", value: 1 },
+              { key: "b", value: 1, partition: 4 },
+            ],
+          },
+        },
+        400,
+        "invalid_input",
+      ],
       ["a fractional timestamp", { body: { records: [{ key: "a", value: 1, timestamp: 1.5 }] } }, 400, "invalid_input"],
       ["a body over MAX_BODY_BYTES", { body: { records: [{ key: "a", value: "x".repeat(70_000) }] } }, 413, "too_large"],
     ];

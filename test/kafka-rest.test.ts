@@ -17,10 +17,17 @@ import { endOffsets, failure, kafka, ok } from "./kafka-rest/support";
 const run = crypto.randomUUID().slice(0, 8);
 const ORDERS = 4;
 type Meta = { topic: string; partition: number; offset: number; timestamp: number; duplicate: boolean };
-type Msg = { topic: string; partition: number; offset: number; timestamp: number; key: string | null; value: string; headers: { key: string; value: string }[] };
+type Msg = {
+  topic: string;
+  partition: number;
+  offset: number;
+  timestamp: number;
+  key: string | null;
+  value: string;
+  headers: { key: string; value: string }[];
+};
 
-const fetchOne = async (partition: number, offset: number) =>
-  (await ok<Msg[]>(kafka("/fetch", { body: { topic: "orders", partition, offset } })))[0];
+const fetchOne = async (partition: number, offset: number) => (await ok<Msg[]>(kafka("/fetch", { body: { topic: "orders", partition, offset } })))[0];
 
 describe("/kafka auth", () => {
   it("refuses missing, wrong and bearer credentials with 401 in the dialect's shape", async () => {
@@ -122,7 +129,14 @@ describe("POST /kafka/produce/:topic and GET /kafka/produce/:topic/:value", () =
   it("takes a message or a list of messages as the body", async () => {
     const one = await ok<Meta>(kafka("/produce/orders", { body: { value: "one", key: "kk" } }));
     expect(one).toMatchObject({ topic: "orders", partition: partitionForKey("kk", ORDERS) });
-    const many = await ok<Meta[]>(kafka("/produce/orders", { body: [{ value: "m1", partition: 3 }, { value: "m2", partition: 3 }] }));
+    const many = await ok<Meta[]>(
+      kafka("/produce/orders", {
+        body: [
+          { value: "m1", partition: 3 },
+          { value: "m2", partition: 3 },
+        ],
+      }),
+    );
     expect(many.map((m) => m.offset)).toEqual([many[0]!.offset, many[0]!.offset + 1]);
     expect((await fetchOne(3, many[1]!.offset))!.value).toBe("m2");
   });
@@ -211,9 +225,7 @@ describe("the edge-producer header: idempotence and fencing over the dialect", (
 
 describe("POST /kafka/fetch", () => {
   it("reads from an offset, and from several partitions at once", async () => {
-    const metas = await ok<Meta[]>(
-      kafka("/produce", { body: [0, 1, 0].map((partition, i) => ({ topic: "orders", value: `f${i}-${run}`, partition })) }),
-    );
+    const metas = await ok<Meta[]>(kafka("/produce", { body: [0, 1, 0].map((partition, i) => ({ topic: "orders", value: `f${i}-${run}`, partition })) }));
     const page = await ok<Msg[]>(kafka("/fetch", { body: { topic: "orders", partition: 0, offset: metas[0]!.offset, timeout: 1000 } }));
     expect(page.map((m) => m.value)).toEqual([`f0-${run}`, `f2-${run}`]);
     const both = await ok<Msg[]>(
@@ -283,9 +295,11 @@ describe("consumer groups", () => {
   const consume = (group: string, instance: string, headers: Record<string, string> = {}, body: unknown = { topic: "orders" }) =>
     kafka(`/consume/${group}/${instance}`, { body, headers: { "Kafka-Enable-Auto-Commit": "false", ...headers } });
   const committed = async (group: string) =>
-    (await ok<{ partition: number; offset: number }[]>(
-      kafka(`/committed/${group}/any`, { body: Array.from({ length: ORDERS }, (_, partition) => ({ topic: "orders", partition })) }),
-    )).map((o) => o.offset);
+    (
+      await ok<{ partition: number; offset: number }[]>(
+        kafka(`/committed/${group}/any`, { body: Array.from({ length: ORDERS }, (_, partition) => ({ topic: "orders", partition })) }),
+      )
+    ).map((o) => o.offset);
   /** Commits the current end offsets, so the group reads only what is produced afterwards. */
   const startAtEnd = async (group: string) => {
     const ends = await endOffsets("orders", ORDERS);
@@ -470,7 +484,10 @@ describe("fetch bounds in bytes", () => {
   it("stops at about 1 MiB per call, but always returns at least one record", async () => {
     const log = new DurableLog(env.LOG_PARTITION, new TopicCatalog({ orders: 4 }));
     const big = "x".repeat(400 * 1024);
-    const { baseOffset } = await log.append({ topic: "orders", partition: 3 }, [1, 2, 3].map((i) => ({ key: null, value: `${i}${big}` })));
+    const { baseOffset } = await log.append(
+      { topic: "orders", partition: 3 },
+      [1, 2, 3].map((i) => ({ key: null, value: `${i}${big}` })),
+    );
     const page = await ok<Msg[]>(kafka("/fetch", { body: { topic: "orders", partition: 3, offset: baseOffset } }));
     expect(page.map((m) => m.offset)).toEqual([baseOffset, baseOffset + 1]);
     const huge = await log.append({ topic: "orders", partition: 3 }, [{ key: null, value: "y".repeat(MAX_RECORD_BYTES - 10) }]);

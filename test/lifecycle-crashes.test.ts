@@ -35,7 +35,10 @@ interface Totals {
 
 /** Orders appended straight to the log (ingest would ask the coordinator, which is outside help). */
 async function append(partition: number, keys: readonly string[], amount: number, expected: Map<string, Totals[]>): Promise<void> {
-  await driver.log.append({ topic: "orders", partition }, keys.map((key) => ({ key, value: JSON.stringify({ amount }) })));
+  await driver.log.append(
+    { topic: "orders", partition },
+    keys.map((key) => ({ key, value: JSON.stringify({ amount }) })),
+  );
   for (const key of keys) {
     const history = expected.get(key) ?? [];
     const last = history[history.length - 1] ?? { count: 0, sum: 0 };
@@ -123,7 +126,10 @@ describe("a crash inside corruption handling", { timeout: 90_000 }, () => {
     await driver.task(active).crash("restore:after-running");
     // The wiped instance restores by itself (its restore worker's alarm) and dies as it turns
     // RUNNING, possibly while still answering this call.
-    await driver.task(active).corrupt().catch((error: unknown) => expect(String(error)).toMatch(/injected crash/));
+    await driver
+      .task(active)
+      .corrupt()
+      .catch((error: unknown) => expect(String(error)).toMatch(/injected crash/));
     await append(2, keys, 13, expected);
     await expectRecovered(taskId, keys, expected);
   });
@@ -255,7 +261,9 @@ describe("the crash fault route", () => {
     expect(await planned.json()).toMatchObject({ at: "corrupt:after-wipe" });
     // Withdrawn, so no later test meets it: a plan lives in the object's memory only.
     const { placement } = await activeOf("0_2");
-    await runInDurableObject(driver.task({ taskId: "0_2", placement }), (_object, state) => state.abort("injected crash: withdraw the plan")).catch(() => undefined);
+    await runInDurableObject(driver.task({ taskId: "0_2", placement }), (_object, state) => state.abort("injected crash: withdraw the plan")).catch(
+      () => undefined,
+    );
     expect((await call("/admin/tasks/0_2/crash", { body: { at: "after-commit" } })).status).toBe(400);
     expect((await call("/admin/tasks/0_2/crash", { body: { at: "corrupt:after-wipe", placement: "nowhere" } })).status).toBe(400);
     expect((await call("/admin/tasks/0_2/crash", { rawBody: "{" })).status).toBe(400);

@@ -121,13 +121,20 @@ async function snapshot(taskId: string, placement: string): Promise<Snapshot | u
   const partition = partitionOf(taskId);
   return runInDurableObject(driver.task({ taskId, placement }), (_object, state) => {
     const sql = state.storage.sql;
-    const meta = sql.exec<{ role: TaskRole; state: TaskState; epoch: number; incarnation: number; failure: string | null }>(
-      "SELECT role, state, epoch, incarnation, failure FROM task_meta",
-    ).toArray()[0];
+    const meta = sql
+      .exec<{ role: TaskRole; state: TaskState; epoch: number; incarnation: number; failure: string | null }>(
+        "SELECT role, state, epoch, incarnation, failure FROM task_meta",
+      )
+      .toArray()[0];
     if (!meta) return undefined;
     const checkpoint = sql.exec<{ offset: number }>("SELECT offset FROM checkpoints WHERE topic = ? AND partition = ?", CHANGELOG, partition).toArray()[0];
     const position = sql.exec<{ offset: number }>("SELECT offset FROM input_positions WHERE topic = 'orders' AND partition = ?", partition).toArray()[0];
-    const store = new Map(sql.exec<{ key: string; value: string }>("SELECT key, value FROM kv WHERE store = ?", STORE).toArray().map((r) => [r.key, r.value]));
+    const store = new Map(
+      sql
+        .exec<{ key: string; value: string }>("SELECT key, value FROM kv WHERE store = ?", STORE)
+        .toArray()
+        .map((r) => [r.key, r.value]),
+    );
     const outbox = sql.exec<{ topic: string; records: string }>("SELECT topic, records FROM outbox ORDER BY commit_id, phase, id").toArray();
     return {
       name: `${taskId}@${placement}`,
@@ -171,7 +178,9 @@ let observed = new Map<string, { incarnation: number; checkpoint: number }>();
 
 /** Every object a schedule can touch: the application's log partitions, its task instances at every placement, the restore workers, the coordinator, and the Kafka REST endpoint's group objects. */
 function scheduleObjects(): DurableObjectStub<undefined>[] {
-  const partitions = [...application.catalog.all].flatMap(([topic, count]) => Array.from({ length: count }, (_, partition) => env.LOG_PARTITION.getByName(partitionName({ topic, partition }))));
+  const partitions = [...application.catalog.all].flatMap(([topic, count]) =>
+    Array.from({ length: count }, (_, partition) => env.LOG_PARTITION.getByName(partitionName({ topic, partition }))),
+  );
   const instances = TASKS.flatMap((taskId) => PLACEMENTS.map((placement) => env.TASK_OBJECT.getByName(instanceName({ taskId, placement }))));
   const workers = PLACEMENTS.map((placement) => env.RESTORE_WORKER.getByName(restoreWorkerName(placement)));
   const groups = [GROUP_DIRECTORY_NAME, groupObjectName(application.groupId)].map((name) => env.CONSUMER_GROUP.getByName(name));
@@ -231,7 +240,10 @@ async function observe(): Promise<{ snapshots: Snapshot[]; assignments: Assignme
       expect(snap.incarnation, `${at}: incarnation never decreases`).toBeGreaterThanOrEqual(before.incarnation);
       if (snap.incarnation === before.incarnation) expect(checkpoint, `${at}: checkpoint never decreases`).toBeGreaterThanOrEqual(before.checkpoint);
     }
-    observed.set(snap.name, { incarnation: snap.incarnation, checkpoint: Math.max(checkpoint, before?.incarnation === snap.incarnation ? before.checkpoint : -1) });
+    observed.set(snap.name, {
+      incarnation: snap.incarnation,
+      checkpoint: Math.max(checkpoint, before?.incarnation === snap.incarnation ? before.checkpoint : -1),
+    });
 
     for (const belief of beliefs.filter((b) => b.instance === snap.name && b.incarnation === snap.incarnation && b.position !== null)) {
       expect(checkpoint, `${at}: restore worker's position ${belief.position} ≤ checkpoint`).toBeGreaterThanOrEqual(belief.position!);
@@ -255,7 +267,10 @@ async function checkFinal(keys: readonly string[]): Promise<void> {
     expect(changelog!.checkpoint ?? 0, `${taskId}: checkpoint at the changelog end`).toBe(changelog!.end);
 
     // The input is what the model says was produced.
-    expect(inputs[p]!.records.map((r) => ({ key: r.key, amount: JSON.parse(r.value).amount })), `orders/${p}`).toEqual(produced[p]);
+    expect(
+      inputs[p]!.records.map((r) => ({ key: r.key, amount: JSON.parse(r.value).amount })),
+      `orders/${p}`,
+    ).toEqual(produced[p]);
 
     // Per key, the changelog and the output are the running fold: no repeat, no gap.
     const expected = runningTotals(produced[p]!);
@@ -321,7 +336,9 @@ async function produce(run: Run, orders: readonly PlannedOrder[]): Promise<void>
 }
 
 async function activeOf(taskId: string, assign = false) {
-  const instances = assign ? await driver.instances() : ((await env.COORDINATOR.getByName("coordinator").assignments()) as Awaited<ReturnType<TestDriver["instances"]>>);
+  const instances = assign
+    ? await driver.instances()
+    : ((await env.COORDINATOR.getByName("coordinator").assignments()) as Awaited<ReturnType<TestDriver["instances"]>>);
   const active = instances.find((i) => i.taskId === taskId && i.role === "active");
   expect(active, `${taskId} has an active instance`).toBeDefined();
   return active!;
@@ -516,9 +533,7 @@ async function runSchedule(name: string, schedule: readonly Op[]): Promise<void>
     run.trace.push("settle");
     await settle(run);
     // Faults nobody ran into are withdrawn, so the checks below do not meet them.
-    await Promise.all(
-      [...inputs, ...changelogs].map((m) => env.LOG_PARTITION.getByName(`${m.topic}/${m.partition}`).injectFailures(0)),
-    );
+    await Promise.all([...inputs, ...changelogs].map((m) => env.LOG_PARTITION.getByName(`${m.topic}/${m.partition}`).injectFailures(0)));
     run.trace.push("final checks");
     await checkFinal(run.keys);
   } catch (error) {
@@ -540,14 +555,22 @@ describe(`model-based randomized schedules (${SEEDS} seeds × ${OPS} operations)
 /** Schedules the randomized runs failed on, minimised: each once broke an invariant. */
 describe.skipIf(soak !== undefined)("minimal schedules found by the randomized runs", () => {
   const order = (key: number, amount: number): PlannedOrder => ({ key, amount });
-  it("a crash mid-send, then corruption: the commit's output still follows its changelog", () =>
-    runSchedule("min-midsend", [
-      { kind: "crash-at", task: 1, step: "mid-send", orders: [order(1, 30)] },
-      { kind: "corrupt", task: 1 },
-    ]), 30_000);
-  it("a revocation whose reply fails: the coordinator does not keep an active that suspended", () =>
-    runSchedule("min-revoke", [
-      { kind: "log-fail", log: "changelog", partition: 0, times: 1 },
-      { kind: "migrate", task: 0 },
-    ]), 30_000);
+  it(
+    "a crash mid-send, then corruption: the commit's output still follows its changelog",
+    () =>
+      runSchedule("min-midsend", [
+        { kind: "crash-at", task: 1, step: "mid-send", orders: [order(1, 30)] },
+        { kind: "corrupt", task: 1 },
+      ]),
+    30_000,
+  );
+  it(
+    "a revocation whose reply fails: the coordinator does not keep an active that suspended",
+    () =>
+      runSchedule("min-revoke", [
+        { kind: "log-fail", log: "changelog", partition: 0, times: 1 },
+        { kind: "migrate", task: 0 },
+      ]),
+    30_000,
+  );
 });

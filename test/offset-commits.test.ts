@@ -62,13 +62,19 @@ describe("only task instances move the application's offsets", { timeout: 60_000
     const key = keyOn(2, "foreign-commit");
     await driver.instances();
     const orders = { topic: "orders", partition: 2 };
-    await driver.log.append(orders, [1, 2, 3].map((amount) => ({ key, value: JSON.stringify({ amount }) })));
+    await driver.log.append(
+      orders,
+      [1, 2, 3].map((amount) => ({ key, value: JSON.stringify({ amount }) })),
+    );
     await driver.runUntilQuiet();
 
     await call("/admin/restore/pause", { method: "POST" });
     await driver.task(await activeOf("0_2")).corrupt();
     expect((await describeOf("0_2")).state).toBe("RESTORING");
-    await driver.log.append(orders, [4, 5].map((amount) => ({ key, value: JSON.stringify({ amount }) })));
+    await driver.log.append(
+      orders,
+      [4, 5].map((amount) => ({ key, value: JSON.stringify({ amount }) })),
+    );
     const end = (await driver.log.offsets(orders)).latest;
 
     // Someone commits the application's group at the end of the input, through the Kafka REST endpoint.

@@ -38,7 +38,8 @@ describe("the example application end to end", () => {
       { key: "tess", value: { amount: 2 }, timestamp: 3_000 },
     ]);
     await driver.runUntilQuiet();
-    const stamped = (topic: string) => driver.read(topic).then((records) => records.filter((r) => r.key === "tess").map((r) => [JSON.parse(r.value), r.timestamp]));
+    const stamped = (topic: string) =>
+      driver.read(topic).then((records) => records.filter((r) => r.key === "tess").map((r) => [JSON.parse(r.value), r.timestamp]));
     const expected = [
       [{ count: 1, sum: 1 }, 5_000],
       [{ count: 2, sum: 3 }, 5_000],

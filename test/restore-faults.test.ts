@@ -52,7 +52,10 @@ function partitionOf(taskId: string): number {
 /** Orders for every key, `rounds` times; adds them to the expected totals. */
 async function produce(keys: string[], rounds: number, expected: Map<string, Totals>): Promise<void> {
   for (let r = 0; r < rounds; r++) {
-    await driver.pipe("orders", keys.map((key, i) => ({ key, value: { amount: i + r + 1 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key, i) => ({ key, value: { amount: i + r + 1 } })),
+    );
     keys.forEach((key, i) => {
       const t = expected.get(key) ?? { count: 0, sum: 0 };
       expected.set(key, { count: t.count + 1, sum: t.sum + i + r + 1 });
@@ -135,7 +138,12 @@ function recordDeliveries(partition: number) {
 }
 
 /** The batches applied to an incarnation tile `[from, to)`: none twice, none skipped. */
-function expectTiled(deliveries: { fromOffset: number; nextOffset: number; incarnation: number; applied: boolean }[], incarnation: number, from: number, to: number) {
+function expectTiled(
+  deliveries: { fromOffset: number; nextOffset: number; incarnation: number; applied: boolean }[],
+  incarnation: number,
+  from: number,
+  to: number,
+) {
   const applied = deliveries.filter((d) => d.applied && d.incarnation === incarnation && d.nextOffset > d.fromOffset);
   let at = from;
   for (const d of applied) {
@@ -414,7 +422,11 @@ describe("corruption found by the restore worker", () => {
     expect(done.incarnation).toBe(wiped.incarnation + 1);
     expect(reports).toHaveBeenCalledTimes(1);
     expect(reports.mock.calls[0]![0]).toEqual([
-      expect.objectContaining({ instance: `${instance.taskId}@${instance.placement}`, incarnation: wiped.incarnation, reason: expect.stringMatching(/fetch failed 6 times/) }),
+      expect.objectContaining({
+        instance: `${instance.taskId}@${instance.placement}`,
+        incarnation: wiped.incarnation,
+        reason: expect.stringMatching(/fetch failed 6 times/),
+      }),
     ]);
   });
 });
@@ -478,53 +490,49 @@ describe("shutdown and unregistration are bounded", () => {
     expect(await runInDurableObject(worker, (_, state) => state.storage.getAlarm())).toBeNull();
   });
 
-  it(
-    "a task object does not wait for a restore worker that does not answer its unregistration",
-    async () => {
-      await call("/admin/restore/resume", { body: {} });
-      const taskId = "0_3";
-      const keys = keysOn(3, 10, "unregister-hang");
-      const expected = new Map<string, Totals>();
-      await produce(keys, 2, expected);
-      await driver.runUntilQuiet();
-      const instance = await activeOf(taskId);
-      await call("/admin/restore/pause", { method: "POST" });
-      const wiped = (await driver.task(instance).corrupt()) as TaskDescription;
-      expect(await registered(instance)).toMatchObject({ incarnation: wiped.incarnation, position: null });
+  it("a task object does not wait for a restore worker that does not answer its unregistration", async () => {
+    await call("/admin/restore/resume", { body: {} });
+    const taskId = "0_3";
+    const keys = keysOn(3, 10, "unregister-hang");
+    const expected = new Map<string, Totals>();
+    await produce(keys, 2, expected);
+    await driver.runUntilQuiet();
+    const instance = await activeOf(taskId);
+    await call("/admin/restore/pause", { method: "POST" });
+    const wiped = (await driver.task(instance).corrupt()) as TaskDescription;
+    expect(await registered(instance)).toMatchObject({ incarnation: wiped.incarnation, position: null });
 
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      const original = RestoreWorker.prototype.unregister;
-      let hung = 0;
-      let answered = 0;
-      vi.spyOn(RestoreWorker.prototype, "unregister").mockImplementation(async function (this: RestoreWorker, ...args: Parameters<RestoreWorker["unregister"]>) {
-        hung++;
-        await gate;
-        await original.apply(this, args);
-        answered++;
-      });
-      // Moving the restoring instance away revokes it, which unregisters it: that call hangs, the
-      // revocation and the move go on.
-      const other = instance.placement === "a" ? "b" : "a";
-      const started = Date.now();
-      await env.COORDINATOR.getByName("coordinator").migrate(taskId, other);
-      expect(Date.now() - started).toBeLessThan(10_000);
-      expect(hung).toBeGreaterThanOrEqual(1);
-      // Moved back: the instance registers again, for the new assignment.
-      const back = await env.COORDINATOR.getByName("coordinator").migrate(taskId, instance.placement);
-      expect(await registered(instance)).toMatchObject({ incarnation: wiped.incarnation, epoch: back.epoch });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const original = RestoreWorker.prototype.unregister;
+    let hung = 0;
+    let answered = 0;
+    vi.spyOn(RestoreWorker.prototype, "unregister").mockImplementation(async function (this: RestoreWorker, ...args: Parameters<RestoreWorker["unregister"]>) {
+      hung++;
+      await gate;
+      await original.apply(this, args);
+      answered++;
+    });
+    // Moving the restoring instance away revokes it, which unregisters it: that call hangs, the
+    // revocation and the move go on.
+    const other = instance.placement === "a" ? "b" : "a";
+    const started = Date.now();
+    await env.COORDINATOR.getByName("coordinator").migrate(taskId, other);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(hung).toBeGreaterThanOrEqual(1);
+    // Moved back: the instance registers again, for the new assignment.
+    const back = await env.COORDINATOR.getByName("coordinator").migrate(taskId, instance.placement);
+    expect(await registered(instance)).toMatchObject({ incarnation: wiped.incarnation, epoch: back.epoch });
 
-      // The late unregistration of the revoked assignment arrives: it cannot undo the new registration.
-      release();
-      await expect.poll(() => answered, { timeout: 5_000 }).toBe(hung);
-      expect(await registered(instance)).toMatchObject({ incarnation: wiped.incarnation, epoch: back.epoch });
-      vi.restoreAllMocks();
-      await call("/admin/restore/resume", { body: {} });
-      await driver.runUntilQuiet();
-      const done = await expectCheckpointSound(instance);
-      expect(done).toMatchObject({ state: "RUNNING", incarnation: wiped.incarnation });
-      await expectEveryRecord(expected);
-    },
-    30_000,
-  );
+    // The late unregistration of the revoked assignment arrives: it cannot undo the new registration.
+    release();
+    await expect.poll(() => answered, { timeout: 5_000 }).toBe(hung);
+    expect(await registered(instance)).toMatchObject({ incarnation: wiped.incarnation, epoch: back.epoch });
+    vi.restoreAllMocks();
+    await call("/admin/restore/resume", { body: {} });
+    await driver.runUntilQuiet();
+    const done = await expectCheckpointSound(instance);
+    expect(done).toMatchObject({ state: "RUNNING", incarnation: wiped.incarnation });
+    await expectEveryRecord(expected);
+  }, 30_000);
 });

@@ -80,7 +80,15 @@ class FakeInstances {
     const applicable = batch.incarnation === incarnation && batch.fromOffset === (at ?? batch.earliest);
     if (applicable) this.positions.set(key, batch.nextOffset);
     const checkpoint = applicable ? batch.nextOffset : at;
-    this.delivered.push({ instance, topic: batch.topic, partition: batch.partition, fromOffset: batch.fromOffset, nextOffset: batch.nextOffset, records: batch.records.length, applied: applicable });
+    this.delivered.push({
+      instance,
+      topic: batch.topic,
+      partition: batch.partition,
+      fromOffset: batch.fromOffset,
+      nextOffset: batch.nextOffset,
+      records: batch.records.length,
+      applied: applicable,
+    });
     return {
       applied: applicable,
       incarnation,
@@ -117,7 +125,12 @@ function recorders() {
   };
 }
 
-function registration(instance: string, role: TaskRole, changelogs: (TopicPartition & { checkpoint?: number | null; store?: string })[], incarnation = 0): Registration {
+function registration(
+  instance: string,
+  role: TaskRole,
+  changelogs: (TopicPartition & { checkpoint?: number | null; store?: string })[],
+  incarnation = 0,
+): Registration {
   return {
     instance,
     taskId: instance.split("@")[0]!,
@@ -281,7 +294,12 @@ describe("restore listeners", () => {
       fakes.add("0_0@a", "active");
       fakes.add("0_1@a", "standby");
       // An active with two stores: one changelog finishes in the first round, the other is cut.
-      registry.register(registration("0_0@a", "active", [{ ...done, store: "s0" }, { ...cut, store: "s1" }]));
+      registry.register(
+        registration("0_0@a", "active", [
+          { ...done, store: "s0" },
+          { ...cut, store: "s1" },
+        ]),
+      );
       registry.register(registration("0_1@a", "standby", [{ ...cut, store: "s1" }]));
       const { restorer: r, reports } = restorer(registry, log, fakes, { restoreListener, standbyListener });
       await r.round();
@@ -439,7 +457,13 @@ describe("restore listeners through the restore worker and a task object", () =>
 
   it("a completed restoration ends, and is not also suspended", async () => {
     const keys = keysOn(1, 30, "listen-e2e");
-    await driver.pipe("orders", keys.flatMap((key) => [{ key, value: { amount: 1 } }, { key, value: { amount: 2 } }]));
+    await driver.pipe(
+      "orders",
+      keys.flatMap((key) => [
+        { key, value: { amount: 1 } },
+        { key, value: { amount: 2 } },
+      ]),
+    );
     await driver.runUntilQuiet();
     const instance = (await driver.instances()).find((i) => i.taskId === "0_1" && i.role === "active")!;
     const end = ((await driver.task(instance).describe()) as TaskDescription).changelogs[0]!.end;

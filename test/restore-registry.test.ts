@@ -34,7 +34,11 @@ async function changelog(records: number): Promise<{ log: DurableLog; tp: TopicP
   const topic = `registry-test-${++scratch}-changelog`;
   const log = new DurableLog(env.LOG_PARTITION, new TopicCatalog({ [topic]: 1 }));
   const tp = { topic, partition: 0 };
-  if (records > 0) await log.append(tp, Array.from({ length: records }, (_, i) => ({ key: `k${i}`, value: `${i}` })));
+  if (records > 0)
+    await log.append(
+      tp,
+      Array.from({ length: records }, (_, i) => ({ key: `k${i}`, value: `${i}` })),
+    );
   return { log, tp };
 }
 
@@ -100,7 +104,15 @@ describe("the restorer and its instances' replies", () => {
           }
           const applied = batch.fromOffset === (position ?? batch.earliest);
           if (applied) position = batch.nextOffset;
-          return { applied, incarnation: 0, epoch: 1, role: "standby", state: "UPDATING", checkpoint: position, caughtUp: position !== null && position >= batch.end };
+          return {
+            applied,
+            incarnation: 0,
+            epoch: 1,
+            role: "standby",
+            state: "UPDATING",
+            checkpoint: position,
+            caughtUp: position !== null && position >= batch.end,
+          };
         },
       });
       await restorer.round();
@@ -173,7 +185,11 @@ describe("warm-up standbys for a removed placement", () => {
     await env.TASK_OBJECT.getByName("0_0@c").assign({ taskId: "0_0", placement: "c", role: "active", epoch });
     const log = new DurableLog(env.LOG_PARTITION, application.catalog);
     const changelog = application.changelogPartitions("0_0")[0]!;
-    for (let i = 0; i < 11; i++) await log.append(changelog, Array.from({ length: 1_000 }, (_, j) => ({ key: `k${i}-${j}`, value: "{}" })));
+    for (let i = 0; i < 11; i++)
+      await log.append(
+        changelog,
+        Array.from({ length: 1_000 }, (_, j) => ({ key: `k${i}-${j}`, value: "{}" })),
+      );
     // Restoration is held, so the warm-up cannot catch up (and move the task) in between.
     for (const p of ["a", "b"]) await env.RESTORE_WORKER.getByName(`restore@${p}`).pause();
     const warmUp = async () => ((await coordinator.ensureAssigned()) as InstanceAssignment[]).filter((i) => i.taskId === "0_0" && i.placement !== "c");

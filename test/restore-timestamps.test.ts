@@ -52,7 +52,16 @@ it("restores each value's timestamp from its changelog record, so results keep K
     const task = new StreamTask({ application: app, log, storage: state.storage });
     await task.assign({ taskId: "0_0", placement: "y", role: "active", epoch: 2 });
     expect(task.meta()!.state).toBe("RESTORING");
-    const reply = task.applyRestoreBatch({ ...changelog!, incarnation: 0, fromOffset: 0, nextOffset: records.length, earliest: 0, records, end: records.length, epoch: 2 });
+    const reply = task.applyRestoreBatch({
+      ...changelog!,
+      incarnation: 0,
+      fromOffset: 0,
+      nextOffset: records.length,
+      earliest: 0,
+      records,
+      end: records.length,
+      epoch: 2,
+    });
     expect(reply.applied).toBe(true);
     const stored = () => [...state.storage.sql.exec<{ value: string; timestamp: number }>(`SELECT value, timestamp FROM kv WHERE store = '${id}-counts'`)];
     expect(stored()).toEqual([{ value: "2", timestamp: 10 }]);

@@ -9,7 +9,6 @@ import { keysOn } from "./support/keys";
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
 
-
 async function activeOf(partition: number) {
   const instance = (await driver.instances()).find((i) => i.taskId === `0_${partition}` && i.role === "active")!;
   return { instance, stub: driver.task(instance) };
@@ -22,7 +21,13 @@ async function describe0(partition: number): Promise<TaskDescription> {
 describe("restoring a wiped task through the restore worker", () => {
   it("replays the changelog batch by batch, checkpoint = restored position, then runs", async () => {
     const keys = keysOn(1, 30, "restore");
-    await driver.pipe("orders", keys.flatMap((key) => [{ key, value: { amount: 1 } }, { key, value: { amount: 2 } }]));
+    await driver.pipe(
+      "orders",
+      keys.flatMap((key) => [
+        { key, value: { amount: 1 } },
+        { key, value: { amount: 2 } },
+      ]),
+    );
     await driver.runUntilQuiet();
     const before = await describe0(1);
     const end = before.changelogs[0]!.end;
@@ -57,7 +62,10 @@ describe("restoring a wiped task through the restore worker", () => {
 
   it("ignores duplicate, late, reordered and stale-incarnation batches (I4)", async () => {
     const keys = keysOn(2, 3, "idem");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 5 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 5 } })),
+    );
     await driver.runUntilQuiet();
     const { stub } = await activeOf(2);
     await call("/admin/restore/pause", { method: "POST" });
@@ -93,7 +101,10 @@ describe("restoring a wiped task through the restore worker", () => {
   it("lets restored tasks process while another restores (I6), and answers queries to it with 503 and progress", async () => {
     const slow = keysOn(3, 80, "slow");
     const fast = keysOn(0, 1, "fast")[0]!;
-    await driver.pipe("orders", slow.map((key) => ({ key, value: { amount: 1 } })));
+    await driver.pipe(
+      "orders",
+      slow.map((key) => ({ key, value: { amount: 1 } })),
+    );
     await driver.runUntilQuiet();
     await call("/admin/restore/pause", { method: "POST" });
     const { stub } = await activeOf(3);
@@ -127,7 +138,10 @@ describe("restoring a wiped task through the restore worker", () => {
 
   it("treats a changelog truncated below the checkpoint as corruption and restores what is left", async () => {
     const keys = keysOn(1, 5, "trunc");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 1 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 1 } })),
+    );
     await driver.runUntilQuiet();
     await call("/admin/restore/pause", { method: "POST" });
     const { stub } = await activeOf(1);

@@ -29,7 +29,12 @@ function fanOutApp(id: string, onProductionError: ErrorHandler = "fail"): Applic
   );
 }
 
-async function withTask(app: Application, id: string, body: (task: StreamTask, log: DurableLog) => Promise<void>, afterCommit?: (storage: DurableObjectStorage) => void): Promise<void> {
+async function withTask(
+  app: Application,
+  id: string,
+  body: (task: StreamTask, log: DurableLog) => Promise<void>,
+  afterCommit?: (storage: DurableObjectStorage) => void,
+): Promise<void> {
   const log = new DurableLog(env.LOG_PARTITION, app.catalog);
   await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_object, state) => {
     const onCommitStep = (step: string) => {
@@ -55,20 +60,32 @@ describe("rows of at most 1 MiB", () => {
     const inspect = (storage: DurableObjectStorage) => {
       outbox = storage.sql.exec<{ rows: number; largest: number }>("SELECT COUNT(*) AS rows, MAX(length(records)) AS largest FROM outbox").one();
     };
-    await withTask(app, id, async (task, log) => {
-      await log.append({ topic: `${id}-in`, partition: 0 }, [{ key: "k", value: JSON.stringify({ copies: 80, size: 100_000 }) }]);
-      expect(await task.step()).toBe("more");
-      const out = await log.fetch({ topic: `${id}-out`, partition: 0 }, 0, { maxRecords: 1_000, maxBytes: 64 << 20 });
-      expect(out.records.map((r) => Number(r.value.split(":")[0]))).toEqual(Array.from({ length: 80 }, (_, i) => i));
-      expect(out.records.every((r) => r.value.length === String(Number(r.value.split(":")[0])).length + 1 + 100_000)).toBe(true);
-      expect(await task.step()).toBe("idle");
-    }, inspect);
+    await withTask(
+      app,
+      id,
+      async (task, log) => {
+        await log.append({ topic: `${id}-in`, partition: 0 }, [{ key: "k", value: JSON.stringify({ copies: 80, size: 100_000 }) }]);
+        expect(await task.step()).toBe("more");
+        const out = await log.fetch({ topic: `${id}-out`, partition: 0 }, 0, { maxRecords: 1_000, maxBytes: 64 << 20 });
+        expect(out.records.map((r) => Number(r.value.split(":")[0]))).toEqual(Array.from({ length: 80 }, (_, i) => i));
+        expect(out.records.every((r) => r.value.length === String(Number(r.value.split(":")[0])).length + 1 + 100_000)).toBe(true);
+        expect(await task.step()).toBe("idle");
+      },
+      inspect,
+    );
     expect(outbox.rows).toBeGreaterThanOrEqual(8);
     expect(outbox.largest).toBeLessThanOrEqual(MAX_ROW_BYTES);
-    const logMax = await largestRow(env.LOG_PARTITION.getByName(`${id}-out/0`), "record_batches", "length(records) + length(sizes) + COALESCE(length(offsets), 0)");
+    const logMax = await largestRow(
+      env.LOG_PARTITION.getByName(`${id}-out/0`),
+      "record_batches",
+      "length(records) + length(sizes) + COALESCE(length(offsets), 0)",
+    );
     expect(logMax).toBeGreaterThan(100_000);
     expect(logMax).toBeLessThanOrEqual(MAX_ROW_BYTES);
-    const rows = await runInDurableObject(env.LOG_PARTITION.getByName(`${id}-out/0`), (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM record_batches").one().n);
+    const rows = await runInDurableObject(
+      env.LOG_PARTITION.getByName(`${id}-out/0`),
+      (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM record_batches").one().n,
+    );
     expect(rows).toBeGreaterThanOrEqual(8);
   });
 

@@ -15,7 +15,6 @@ import { keysOn } from "./support/keys";
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
 
-
 async function instance(taskId: string, placement: string): Promise<TaskDescription> {
   return (await driver.task({ taskId, placement }).describe()) as TaskDescription;
 }
@@ -33,7 +32,10 @@ async function migrate(taskId: string, to: string) {
 /** Orders for every key, `rounds` times; returns the expected totals. */
 async function produce(keys: string[], rounds: number, expected: Map<string, { count: number; sum: number }>) {
   for (let r = 0; r < rounds; r++) {
-    await driver.pipe("orders", keys.map((key, i) => ({ key, value: { amount: i + r } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key, i) => ({ key, value: { amount: i + r } })),
+    );
     keys.forEach((key, i) => {
       const t = expected.get(key) ?? { count: 0, sum: 0 };
       expected.set(key, { count: t.count + 1, sum: t.sum + i + r });

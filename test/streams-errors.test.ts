@@ -20,7 +20,15 @@ import {
 } from "../src/streams";
 
 const str = { key: Serdes.string(), value: Serdes.string() };
-const input = (offset: number, value: string, timestamp = 1000 + offset): InputRecord => ({ topic: "in", partition: 0, offset, key: "k", value, timestamp, headers: [] });
+const input = (offset: number, value: string, timestamp = 1000 + offset): InputRecord => ({
+  topic: "in",
+  partition: 0,
+  offset,
+  key: "k",
+  value,
+  timestamp,
+  headers: [],
+});
 
 function capture() {
   const sent: OutgoingRecord[] = [];
@@ -211,7 +219,12 @@ describe("handler configuration", () => {
     const byKind = builder.build({ ...app, onUncaughtError: (e) => (e instanceof RangeError ? "retry" : "shutdown-application") });
     expect(byKind.uncaughtErrorPolicy(new RangeError("timeout"))).toBe("retry");
     expect(byKind.uncaughtErrorPolicy(error)).toBe("shutdown-application");
-    const throwing = builder.build({ ...app, onUncaughtError: () => { throw new Error("handler bug"); } });
+    const throwing = builder.build({
+      ...app,
+      onUncaughtError: () => {
+        throw new Error("handler bug");
+      },
+    });
     expect(throwing.uncaughtErrorPolicy(error)).toBe("fail");
     const nonsense = builder.build({ ...app, onUncaughtError: () => "ignore" as never });
     expect(nonsense.uncaughtErrorPolicy(error)).toBe("fail");

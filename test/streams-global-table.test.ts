@@ -14,7 +14,11 @@ function enrichment(topics = { orders: 3, products: 2, enriched: 1 }) {
   const products = builder.globalTable("products", str);
   builder
     .stream("orders", str)
-    .join(products, (_id, productId) => productId, (productId, name) => `${productId}:${name}`)
+    .join(
+      products,
+      (_id, productId) => productId,
+      (productId, name) => `${productId}:${name}`,
+    )
     .to("enriched", str);
   return builder.build({ applicationId: "global", topics });
 }
@@ -22,7 +26,13 @@ function enrichment(topics = { orders: 3, products: 2, enriched: 1 }) {
 describe("GlobalKTable", () => {
   it("gives every task the whole table, whatever partition each row and order is on", () => {
     const topology = enrichment();
-    expect(topology.subtopologies[0]!.stores).toEqual([expect.objectContaining({ name: expect.stringMatching(/^products-STATE-STORE-/), global: true, changelogTopic: expect.stringMatching(/^global-products-STATE-STORE-\d+-changelog$/) })]);
+    expect(topology.subtopologies[0]!.stores).toEqual([
+      expect.objectContaining({
+        name: expect.stringMatching(/^products-STATE-STORE-/),
+        global: true,
+        changelogTopic: expect.stringMatching(/^global-products-STATE-STORE-\d+-changelog$/),
+      }),
+    ]);
     const driver = new TopologyTestDriver(topology);
     driver.pipe("products", "p1", "tea", { partition: 0 });
     driver.pipe("products", "p2", "cake", { partition: 1 });
@@ -30,9 +40,27 @@ describe("GlobalKTable", () => {
     // The rows landed on both partitions of products; every task (3) holds all three.
     expect(new Set(driver.records("products").map((r) => r.partition)).size).toBe(2);
     const store = topology.subtopologies[0]!.stores[0]!.name;
-    for (const taskId of topology.taskIds()) expect(driver.store(taskId, store).all().map((e) => e.key).sort()).toEqual(["p1", "p2", "p3"]);
-    for (const [order, product] of [["o1", "p1"], ["o2", "p2"], ["o3", "p3"], ["o4", "p9"]]) driver.pipe("orders", order!, product!);
-    expect(driver.records("enriched").map((r) => [r.key, r.value]).sort()).toEqual([
+    for (const taskId of topology.taskIds())
+      expect(
+        driver
+          .store(taskId, store)
+          .all()
+          .map((e) => e.key)
+          .sort(),
+      ).toEqual(["p1", "p2", "p3"]);
+    for (const [order, product] of [
+      ["o1", "p1"],
+      ["o2", "p2"],
+      ["o3", "p3"],
+      ["o4", "p9"],
+    ])
+      driver.pipe("orders", order!, product!);
+    expect(
+      driver
+        .records("enriched")
+        .map((r) => [r.key, r.value])
+        .sort(),
+    ).toEqual([
       ["o1", "p1:tea"],
       ["o2", "p2:cake"],
       ["o3", "p3:jam"],
@@ -62,8 +90,22 @@ describe("GlobalKTable", () => {
   it("keeps a copy per subtopology that joins it, each with its own changelog", () => {
     const builder = new StreamsBuilder();
     const products = builder.globalTable("products", str);
-    builder.stream("a", str).join(products, (_k, v) => v, (v, name) => `${v}:${name}`).to("out", str);
-    builder.stream("b", str).join(products, (_k, v) => v, (v, name) => `${v}:${name}`).to("out", str);
+    builder
+      .stream("a", str)
+      .join(
+        products,
+        (_k, v) => v,
+        (v, name) => `${v}:${name}`,
+      )
+      .to("out", str);
+    builder
+      .stream("b", str)
+      .join(
+        products,
+        (_k, v) => v,
+        (v, name) => `${v}:${name}`,
+      )
+      .to("out", str);
     const topology = builder.build({ applicationId: "two", topics: { a: 2, b: 3, products: 1, out: 1 } });
     expect(topology.subtopologies.map((s) => s.partitions)).toEqual([2, 3]);
     const changelogs = topology.subtopologies.map((s) => s.stores[0]!.changelogTopic);

@@ -52,8 +52,19 @@ describe("stream-table joins", () => {
     const topology = builder.build({ applicationId: "rp", topics: { users: 3, orders: 3, out: 3 } });
     expect(topology.subtopologies.map((s) => s.repartitionSourceTopics)).toEqual([["rp-orders-by-user-repartition"], []]);
     const driver = new TopologyTestDriver(topology);
-    for (const [id, name] of [["u1", "ann"], ["u2", "bob"], ["u3", "cid"]]) driver.pipe("users", id!, name!);
-    for (const [order, user] of [["o1", "u1"], ["o2", "u3"], ["o3", "u2"], ["o4", "u9"]]) driver.pipe("orders", order!, JSON.stringify({ user, item: order }));
+    for (const [id, name] of [
+      ["u1", "ann"],
+      ["u2", "bob"],
+      ["u3", "cid"],
+    ])
+      driver.pipe("users", id!, name!);
+    for (const [order, user] of [
+      ["o1", "u1"],
+      ["o2", "u3"],
+      ["o3", "u2"],
+      ["o4", "u9"],
+    ])
+      driver.pipe("orders", order!, JSON.stringify({ user, item: order }));
     const joined = driver.records("out");
     expect(joined.map((r) => JSON.parse(r.value!)).sort()).toEqual(["ann bought o1", "bob bought o3", "cid bought o2"]);
     for (const record of joined) expect(record.partition).toBe(partitionForKey(record.key!, 3));
@@ -62,14 +73,38 @@ describe("stream-table joins", () => {
 
 describe("co-partitioning", () => {
   it.each([
-    ["stream-table", (b: StreamsBuilder) => b.stream("a", str).join(b.table("b", str), (x, y) => x + y).to("out")],
-    ["stream-stream", (b: StreamsBuilder) => b.stream("a", str).join(b.stream("b", str), (x, y) => x + y, JoinWindows.ofTimeDifferenceWithNoGrace(5)).to("out")],
-    ["table-table", (b: StreamsBuilder) => b.table("a", str).join(b.table("b", str), (x, y) => x + y).toStream().to("out")],
+    [
+      "stream-table",
+      (b: StreamsBuilder) =>
+        b
+          .stream("a", str)
+          .join(b.table("b", str), (x, y) => x + y)
+          .to("out"),
+    ],
+    [
+      "stream-stream",
+      (b: StreamsBuilder) =>
+        b
+          .stream("a", str)
+          .join(b.stream("b", str), (x, y) => x + y, JoinWindows.ofTimeDifferenceWithNoGrace(5))
+          .to("out"),
+    ],
+    [
+      "table-table",
+      (b: StreamsBuilder) =>
+        b
+          .table("a", str)
+          .join(b.table("b", str), (x, y) => x + y)
+          .toStream()
+          .to("out"),
+    ],
   ])("a %s join of topics with different partition counts is a TopologyError", (_kind, write) => {
     const builder = new StreamsBuilder();
     write(builder);
     expect(() => builder.build({ applicationId: "cp", topics: { a: 2, b: 3, out: 1 } })).toThrow(TopologyError);
-    expect(() => builder.build({ applicationId: "cp", topics: { a: 2, b: 3, out: 1 } })).toThrow(/a \(2 partitions\), b \(3 partitions\)|b \(3 partitions\).*a \(2 partitions\)/);
+    expect(() => builder.build({ applicationId: "cp", topics: { a: 2, b: 3, out: 1 } })).toThrow(
+      /a \(2 partitions\), b \(3 partitions\)|b \(3 partitions\).*a \(2 partitions\)/,
+    );
     expect(builder.build({ applicationId: "cp", topics: { a: 3, b: 3, out: 1 } }).subtopologies).toHaveLength(1);
   });
 });
@@ -92,19 +127,35 @@ describe("table-table joins", () => {
   it("inner: a result only while both rows exist, a tombstone when one goes", () => {
     const driver = tables((l, r) => l.join(r, (a, b) => `${a}+${b}`));
     script(driver);
-    expect(out(driver)).toEqual([["k", "L1+R1"], ["k", "L2+R1"], ["k", null]]);
+    expect(out(driver)).toEqual([
+      ["k", "L1+R1"],
+      ["k", "L2+R1"],
+      ["k", null],
+    ]);
   });
 
   it("left: every left row, joined with the right row or null", () => {
     const driver = tables((l, r) => l.leftJoin(r, (a, b) => `${a}+${b ?? "-"}`));
     script(driver);
-    expect(out(driver)).toEqual([["k", "L1+-"], ["k", "L1+R1"], ["k", "L2+R1"], ["k", null]]);
+    expect(out(driver)).toEqual([
+      ["k", "L1+-"],
+      ["k", "L1+R1"],
+      ["k", "L2+R1"],
+      ["k", null],
+    ]);
   });
 
   it("outer: every row of either side; a tombstone once both are gone", () => {
     const driver = tables((l, r) => l.outerJoin(r, (a, b) => `${a ?? "-"}+${b ?? "-"}`));
     script(driver);
-    expect(out(driver)).toEqual([["k", "L1+-"], ["k", "L1+R1"], ["k", "L2+R1"], ["k", "-+R1"], ["k", null], ["j", "-+R9"]]);
+    expect(out(driver)).toEqual([
+      ["k", "L1+-"],
+      ["k", "L1+R1"],
+      ["k", "L2+R1"],
+      ["k", "-+R1"],
+      ["k", null],
+      ["j", "-+R9"],
+    ]);
   });
 
   it("materializes the result when asked, so it can be queried", () => {
@@ -121,7 +172,12 @@ describe("windowed stream-stream joins", () => {
     const left: KStream<string, string> = builder.stream("left", str);
     const right: KStream<string, string> = builder.stream("right", str);
     const joiner = (a: string | null, b: string | null) => `${a ?? "-"}+${b ?? "-"}`;
-    const joined = kind === "join" ? left.join(right, joiner, windows) : kind === "leftJoin" ? left.leftJoin(right, joiner, windows) : left.outerJoin(right, joiner, windows);
+    const joined =
+      kind === "join"
+        ? left.join(right, joiner, windows)
+        : kind === "leftJoin"
+          ? left.leftJoin(right, joiner, windows)
+          : left.outerJoin(right, joiner, windows);
     joined.to("out");
     const topology = builder.build({ applicationId: "ss", topics: { left: 1, right: 1, out: 1 } });
     return { topology, driver: new TopologyTestDriver(topology) };
@@ -153,7 +209,10 @@ describe("windowed stream-stream joins", () => {
     // b (200) moves stream time past 100 + 10 (after) + 5 (grace): a can no longer meet a partner on time.
     expect(out(driver)).toEqual([["k", "a+-"]]);
     pipe(driver, "right", "k", "x", 205);
-    expect(out(driver)).toEqual([["k", "a+-"], ["k", "b+x"]]);
+    expect(out(driver)).toEqual([
+      ["k", "a+-"],
+      ["k", "b+x"],
+    ]);
     pipe(driver, "left", "k", "c", 300);
     pipe(driver, "right", "k", "w", 316);
     // c (300) could have met a right record up to 310, on time until 315: now it is final.
@@ -170,12 +229,20 @@ describe("windowed stream-stream joins", () => {
     pipe(driver, "left", "k", "b", 130);
     expect(out(driver)).toEqual([["k", "a+x"]]);
     pipe(driver, "right", "k", "y", 160); // b (130) is final now: 160 > 130 + 10 + 5
-    expect(out(driver)).toEqual([["k", "a+x"], ["k", "b+-"]]);
+    expect(out(driver)).toEqual([
+      ["k", "a+x"],
+      ["k", "b+-"],
+    ]);
     pipe(driver, "right", "k", "z", 118); // late (118 + 10 < 160), but a (110) is still in the left store: they join
     pipe(driver, "left", "k", "late", 140); // late, no partner: joined with null at once
     pipe(driver, "left", "k", "e", 200);
     pipe(driver, "left", "k", "f", 300);
-    expect(out(driver).slice(2)).toEqual([["k", "a+z"], ["k", "late+-"], ["k", "-+y"], ["k", "e+-"]]);
+    expect(out(driver).slice(2)).toEqual([
+      ["k", "a+z"],
+      ["k", "late+-"],
+      ["k", "-+y"],
+      ["k", "e+-"],
+    ]);
     expect(driver.tasks.get("0_0")!.eventMetrics.lateRecordsDropped).toBe(0);
   });
 
@@ -201,8 +268,15 @@ describe("windowed stream-stream joins", () => {
     };
     const reference = run(false);
     const restored = run(true);
-    expect(out(restored.driver)).toEqual([["k", "a+x"], ["k", "c+y"], ["k", "late+x"], ["k", "-+v"], ["k", "d+-"]]);
+    expect(out(restored.driver)).toEqual([
+      ["k", "a+x"],
+      ["k", "c+y"],
+      ["k", "late+x"],
+      ["k", "-+v"],
+      ["k", "d+-"],
+    ]);
     expect(out(restored.driver)).toEqual(out(reference.driver));
-    for (const store of reference.stores) expect(restored.driver.backends.get("0_0")!.contents(store)).toEqual(reference.driver.backends.get("0_0")!.contents(store));
+    for (const store of reference.stores)
+      expect(restored.driver.backends.get("0_0")!.contents(store)).toEqual(reference.driver.backends.get("0_0")!.contents(store));
   });
 });

@@ -66,7 +66,10 @@ describe("stateless operators", () => {
 
   it("keeps timestamps and headers of the input record", () => {
     const builder = new StreamsBuilder();
-    builder.stream("in", str).mapValues((v) => v.length).to("out");
+    builder
+      .stream("in", str)
+      .mapValues((v) => v.length)
+      .to("out");
     const driver = new TopologyTestDriver(builder.build({ applicationId: "ops", topics: { in: 1, out: 1 } }));
     driver.pipe("in", "k", "four", { timestamp: 1234, headers: [{ key: "trace", value: "t1" }] });
     expect(driver.records("out")).toMatchObject([{ key: "k", value: "4", timestamp: 1234, headers: [{ key: "trace", value: "t1" }] }]);
@@ -84,7 +87,13 @@ describe("stateless operators", () => {
     branches["amount-2"]!.to("medium");
     branches["amount-small"].to("small");
     const driver = new TopologyTestDriver(builder.build({ applicationId: "ops", topics: { in: 1, big: 1, medium: 1, small: 1 } }));
-    for (const [key, value] of [["x", "500"], ["y", "50"], ["z", "5"], ["w", "100"]] as const) driver.pipe("in", key, value);
+    for (const [key, value] of [
+      ["x", "500"],
+      ["y", "50"],
+      ["z", "5"],
+      ["w", "100"],
+    ] as const)
+      driver.pipe("in", key, value);
     expect(driver.records("big").map((r) => r.key)).toEqual(["x", "w"]);
     expect(driver.records("medium").map((r) => r.key)).toEqual(["y"]);
     expect(driver.records("small").map((r) => r.key)).toEqual(["z"]);
@@ -131,7 +140,14 @@ describe("sinks", () => {
 
   it("use the partitioner and the serdes given to to()", () => {
     const records = sent((b) =>
-      b.stream("in", str).to("out", { key: Serdes.json<string>(), value: Serdes.from((v: string) => v.toUpperCase(), (t) => t), partitioner: (_k, _v, n) => n - 1 }),
+      b.stream("in", str).to("out", {
+        key: Serdes.json<string>(),
+        value: Serdes.from(
+          (v: string) => v.toUpperCase(),
+          (t) => t,
+        ),
+        partitioner: (_k, _v, n) => n - 1,
+      }),
     );
     expect(records).toMatchObject([{ topic: "out", partition: 2, key: '"k"', value: "V" }]);
   });
@@ -146,16 +162,34 @@ describe("aggregations", () => {
     const builder = new StreamsBuilder();
     const grouped = builder.stream("in", { key: Serdes.string(), value: Serdes.number() }).groupByKey();
     grouped.count(Materialized.as("count")).toStream().to("counts");
-    grouped.reduce((a, b) => Math.max(a, b), Materialized.as("max")).toStream().to("maxima");
-    grouped.aggregate(() => [] as number[], (_k, v, list) => [...list, v], Materialized.as("all"));
+    grouped
+      .reduce((a, b) => Math.max(a, b), Materialized.as("max"))
+      .toStream()
+      .to("maxima");
+    grouped.aggregate(
+      () => [] as number[],
+      (_k, v, list) => [...list, v],
+      Materialized.as("all"),
+    );
     const driver = new TopologyTestDriver(builder.build({ applicationId: "agg", topics: { in: 1, counts: 1, maxima: 1 } }));
-    for (const [key, value] of [["a", "3"], ["b", "1"], ["a", "7"], ["a", "5"]] as const) driver.pipe("in", key, value);
+    for (const [key, value] of [
+      ["a", "3"],
+      ["b", "1"],
+      ["a", "7"],
+      ["a", "5"],
+    ] as const)
+      driver.pipe("in", key, value);
 
     expect(driver.get("count", "a")).toBe(3);
     expect(driver.get("max", "a")).toBe(7);
     expect(driver.get("all", "a")).toEqual([3, 7, 5]);
     expect(driver.get("all", "b")).toEqual([1]);
-    expect(driver.records("counts").map((r) => [r.key, r.value])).toEqual([["a", "1"], ["b", "1"], ["a", "2"], ["a", "3"]]);
+    expect(driver.records("counts").map((r) => [r.key, r.value])).toEqual([
+      ["a", "1"],
+      ["b", "1"],
+      ["a", "2"],
+      ["a", "3"],
+    ]);
     expect(driver.records("maxima").map((r) => r.value)).toEqual(["3", "1", "7", "7"]);
   });
 
@@ -176,13 +210,24 @@ describe("aggregations", () => {
       .groupBy((_user, visit) => visit.city, { key: Serdes.string() })
       .count(Materialized.as("per-city"));
     const driver = new TopologyTestDriver(builder.build({ applicationId: "geo", topics: { visits: 4 } }));
-    const visits = [["u1", "paris"], ["u2", "oslo"], ["u3", "paris"], ["u4", "lima"], ["u5", "paris"], ["u6", "oslo"]];
+    const visits = [
+      ["u1", "paris"],
+      ["u2", "oslo"],
+      ["u3", "paris"],
+      ["u4", "lima"],
+      ["u5", "paris"],
+      ["u6", "oslo"],
+    ];
     for (const [user, city] of visits) driver.pipe("visits", user!, JSON.stringify({ city }));
 
     const repartitioned = driver.records("geo-per-city-repartition");
     expect(repartitioned).toHaveLength(visits.length);
     for (const record of repartitioned) expect(record.partition).toBe(partitionForKey(record.key!, 4));
-    for (const [city, count] of [["paris", 3], ["oslo", 2], ["lima", 1]] as const) {
+    for (const [city, count] of [
+      ["paris", 3],
+      ["oslo", 2],
+      ["lima", 1],
+    ] as const) {
       const owner = `1_${partitionForKey(city, 4)}`;
       expect(driver.store<string, number>(owner, "per-city").get(city)).toBe(count);
       for (const taskId of ["1_0", "1_1", "1_2", "1_3"].filter((t) => t !== owner)) expect(driver.store(taskId, "per-city").get(city)).toBeUndefined();
@@ -206,7 +251,14 @@ describe("tables", () => {
 
     expect(driver.backends.get("0_0")!.contents("prices")).toEqual({ gum: "50", tea: "90" });
     // gum was never in the filtered table: no tombstone (the filter has old values, as in Kafka); tea leaves it.
-    expect(driver.records("expensive").map((r) => [r.key, r.value])).toEqual([["tea", "2.5"], ["tea", null]]);
-    expect(driver.records("tbl-prices-changelog").map((r) => [r.key, r.value])).toEqual([["tea", "250"], ["gum", "50"], ["tea", "90"]]);
+    expect(driver.records("expensive").map((r) => [r.key, r.value])).toEqual([
+      ["tea", "2.5"],
+      ["tea", null],
+    ]);
+    expect(driver.records("tbl-prices-changelog").map((r) => [r.key, r.value])).toEqual([
+      ["tea", "250"],
+      ["gum", "50"],
+      ["tea", "90"],
+    ]);
   });
 });

@@ -40,7 +40,11 @@ describe("the orders-totals example", () => {
     }
     // The output topic carries every update, on the customer's partition.
     const aliceUpdates = driver.records("totals").filter((r) => r.key === "alice");
-    expect(aliceUpdates.map((r) => JSON.parse(r.value!))).toEqual([{ count: 1, sum: 10 }, { count: 2, sum: 12.5 }, { count: 3, sum: 11.5 }]);
+    expect(aliceUpdates.map((r) => JSON.parse(r.value!))).toEqual([
+      { count: 1, sum: 10 },
+      { count: 2, sum: 12.5 },
+      { count: 3, sum: 11.5 },
+    ]);
     expect(new Set(aliceUpdates.map((r) => r.partition))).toEqual(new Set([partitionForKey("alice", 4)]));
   });
 

@@ -55,7 +55,16 @@ class WordSet implements Processor<string, string, string, number> {
 function wordSetTopology(handler?: DeserializationHandler, instances: WordSet[] = []) {
   const builder = new StreamsBuilder().addStateStore("words", { key: Serdes.string(), value: Serdes.number() });
   builder
-    .stream("in", { key: Serdes.string(), value: Serdes.from((v: string) => v, (t) => { if (!/^[+!-]/.test(t)) throw new Error("no op"); return t; }) })
+    .stream("in", {
+      key: Serdes.string(),
+      value: Serdes.from(
+        (v: string) => v,
+        (t) => {
+          if (!/^[+!-]/.test(t)) throw new Error("no op");
+          return t;
+        },
+      ),
+    })
     .process(() => {
       const processor = new WordSet();
       instances.push(processor);
@@ -84,7 +93,7 @@ describe("change logging", () => {
     expect(changelog.map((r) => positionFromHeaders(r.headers))).toEqual([0, 1, 2, 3, 4].map((offset) => ({ topic: "in", partition: 1, offset })));
     // Replaying the changelog rebuilds the store exactly.
     const replayed = new InMemoryStoreBackend();
-    for (const r of changelog) (r.value === null ? replayed.keyValue("words").delete(r.key!) : replayed.keyValue("words").put(r.key!, r.value));
+    for (const r of changelog) r.value === null ? replayed.keyValue("words").delete(r.key!) : replayed.keyValue("words").put(r.key!, r.value);
     expect(replayed.contents("words")).toEqual(stores.contents("words"));
     expect(stores.contents("words")).toEqual({ cat: "-3" });
   });
@@ -238,7 +247,10 @@ describe("stores", () => {
     expect(store.range().map((e) => e.key)).toEqual(["a", "ab", "b", "c", "\uFFFD", "\u{1F600}"]);
     expect(store.range("ab", "c").map((e) => e.key)).toEqual(["ab", "b", "c"]);
     expect(store.range(undefined, undefined, 2).map((e) => e.key)).toEqual(["a", "ab"]);
-    expect(store.prefix("a")).toEqual([{ key: "a", value: "A" }, { key: "ab", value: "AB" }]);
+    expect(store.prefix("a")).toEqual([
+      { key: "a", value: "A" },
+      { key: "ab", value: "AB" },
+    ]);
   });
 
   it("report corrupt stored values as DeserializationError naming the store", () => {

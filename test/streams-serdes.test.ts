@@ -5,7 +5,7 @@ describe("Serdes", () => {
   it("string keeps the text as it is", () => {
     const serde = Serdes.string();
     expect(serde.serialize("a b")).toBe("a b");
-    expect(serde.deserialize("\"quoted\"")).toBe("\"quoted\"");
+    expect(serde.deserialize('"quoted"')).toBe('"quoted"');
   });
 
   it("number round-trips and rejects text that is not a number", () => {

@@ -43,7 +43,10 @@ describe("shop example", () => {
     const repartitions = internal.filter((t) => t.endsWith("-repartition"));
     // The foreign-key join's subscription and response topics, and the regrouping by category.
     for (const suffix of ["-subscription-registration-repartition", "-subscription-response-repartition", "-orders-by-category-repartition"]) {
-      expect(repartitions.some((t) => t.endsWith(suffix)), suffix).toBe(true);
+      expect(
+        repartitions.some((t) => t.endsWith(suffix)),
+        suffix,
+      ).toBe(true);
     }
     for (const topic of repartitions) expect(policy(topic), topic).toEqual(["delete", true]);
     for (const topic of internal.filter((t) => t.endsWith("-changelog"))) expect(policy(topic), topic).toEqual(["compact", false]);
@@ -79,7 +82,10 @@ describe("shop example", () => {
     expect(s.enriched("o1")).toMatchObject({ city: "Lyon" });
     expect(s.enriched("o3")).toMatchObject({ city: "Lyon" });
     const enrichedOutput = s.driver.records("orders-enriched").map((r) => [r.key, r.value === null ? null : (JSON.parse(r.value) as EnrichedOrder).city]);
-    expect(enrichedOutput.filter(([key]) => key === "o2")).toEqual([["o2", "Rome"], ["o2", null]]);
+    expect(enrichedOutput.filter(([key]) => key === "o2")).toEqual([
+      ["o2", "Rome"],
+      ["o2", null],
+    ]);
   });
 
   it("ships each order to the customer's city as of the order's time, after waiting for late address changes", () => {

@@ -19,7 +19,10 @@ const str = { key: Serdes.string(), value: Serdes.string() };
 
 function suppressed<V, T extends null>(table: (grouped: KGroupedStream<string, string>) => KTable<Windowed<string>, V, T>) {
   const builder = new StreamsBuilder();
-  table(builder.stream("in", str).groupByKey()).suppress(Suppressed.untilWindowCloses({ name: "final" })).toStream().to("out");
+  table(builder.stream("in", str).groupByKey())
+    .suppress(Suppressed.untilWindowCloses({ name: "final" }))
+    .toStream()
+    .to("out");
   return new TopologyTestDriver(builder.build({ applicationId: "sup", topics: { in: 1, out: 1 } }));
 }
 
@@ -32,14 +35,24 @@ const tumblingCounts = (g: KGroupedStream<string, string>) => g.windowedBy(TimeW
 describe("suppress(untilWindowCloses)", () => {
   it("emits each window once, with its final value, when stream time reaches end + grace", () => {
     const driver = suppressed(tumblingCounts);
-    pipeAll(driver, [["a", 1], ["a", 3], ["b", 4], ["a", 12], ["a", 14], ["a", 9]]);
+    pipeAll(driver, [
+      ["a", 1],
+      ["a", 3],
+      ["b", 4],
+      ["a", 12],
+      ["a", 14],
+      ["a", 9],
+    ]);
     expect(out(driver)).toEqual([]);
     pipeAll(driver, [["c", 15]]);
     expect(out(driver)).toEqual([
       ["a@0/10", "3"],
       ["b@0/10", "1"],
     ]);
-    pipeAll(driver, [["a", 2], ["a", 26]]); // the first is late: no second result for a@0/10
+    pipeAll(driver, [
+      ["a", 2],
+      ["a", 26],
+    ]); // the first is late: no second result for a@0/10
     expect(out(driver).slice(2)).toEqual([
       ["a@10/20", "2"],
       ["c@10/20", "1"],
@@ -52,7 +65,12 @@ describe("suppress(untilWindowCloses)", () => {
 
   it("emits only the final session: merged-away sessions never leave the buffer", () => {
     const driver = suppressed((g) => g.windowedBy(SessionWindows.ofInactivityGapWithNoGrace(10)).count(Materialized.as("sessions")));
-    pipeAll(driver, [["a", 0], ["a", 5], ["b", 7], ["a", 100]]);
+    pipeAll(driver, [
+      ["a", 0],
+      ["a", 5],
+      ["b", 7],
+      ["a", 100],
+    ]);
     expect(out(driver)).toEqual([
       ["a@0/5", "2"],
       ["b@7/7", "1"],
@@ -62,10 +80,22 @@ describe("suppress(untilWindowCloses)", () => {
   });
 
   it("works on derived windowed tables; a filtered-out window is simply never emitted", () => {
-    const driver = suppressed((g) => tumblingCounts(g).filter((_w, count) => count >= 2).mapValues((count) => `${count} records`));
+    const driver = suppressed((g) =>
+      tumblingCounts(g)
+        .filter((_w, count) => count >= 2)
+        .mapValues((count) => `${count} records`),
+    );
     // Only updates that pass the filter reach suppress and move its stream time (the filter, which
     // has old values, drops z's first count as Kafka's does): z's second record closes the windows.
-    pipeAll(driver, [["a", 1], ["a", 2], ["b", 3], ["c", 4], ["c", 5], ["c", 6], ["z", 40]]);
+    pipeAll(driver, [
+      ["a", 1],
+      ["a", 2],
+      ["b", 3],
+      ["c", 4],
+      ["c", 5],
+      ["c", 6],
+      ["z", 40],
+    ]);
     expect(out(driver)).toEqual([]);
     pipeAll(driver, [["z", 41]]);
     expect(out(driver)).toEqual([
@@ -81,8 +111,18 @@ describe("suppress(untilWindowCloses)", () => {
   });
 
   it("a buffer replayed from its changelog emits exactly what the old one would have", () => {
-    const before: [string, number][] = [["a", 1], ["b", 2], ["a", 11], ["b", 16]];
-    const after: [string, number][] = [["a", 12], ["a", 3], ["b", 25], ["c", 50]];
+    const before: [string, number][] = [
+      ["a", 1],
+      ["b", 2],
+      ["a", 11],
+      ["b", 16],
+    ];
+    const after: [string, number][] = [
+      ["a", 12],
+      ["a", 3],
+      ["b", 25],
+      ["c", 50],
+    ];
     const run = (restore: boolean) => {
       const driver = suppressed(tumblingCounts);
       pipeAll(driver, before);
@@ -118,32 +158,60 @@ describe("suppress(untilTimeLimit) and bounded buffers", () => {
 
   it("holds a key at its first update's time, emits its latest value (or tombstone) once the limit passed", () => {
     const driver = limited(Suppressed.untilTimeLimit(10, BufferConfig.unbounded()));
-    put(driver, [["a", "1", 0], ["b", "1", 5], ["a", "2", 9], ["a", null, 10]]);
+    put(driver, [
+      ["a", "1", 0],
+      ["b", "1", 5],
+      ["a", "2", 9],
+      ["a", null, 10],
+    ]);
     expect(emitted(driver)).toEqual([["a", null, 10]]);
-    put(driver, [["b", "2", 14], ["c", "1", 15]]);
+    put(driver, [
+      ["b", "2", 14],
+      ["c", "1", 15],
+    ]);
     expect(emitted(driver).slice(1)).toEqual([["b", "2", 14]]);
   });
 
   it("emits the oldest entries early when an eager buffer is over its record limit", () => {
     const driver = limited(Suppressed.untilTimeLimit(1_000, BufferConfig.maxRecords(2)));
-    put(driver, [["a", "1", 0], ["b", "1", 1], ["a", "2", 2], ["c", "1", 3]]);
+    put(driver, [
+      ["a", "1", 0],
+      ["b", "1", 1],
+      ["a", "2", 2],
+      ["c", "1", 3],
+    ]);
     expect(emitted(driver)).toEqual([["a", "2", 2]]);
   });
 
   it("stops the task when a strict buffer is full: untilWindowCloses with a record limit", () => {
     const builder = new StreamsBuilder();
-    tumblingCounts(builder.stream("in", str).groupByKey()).suppress(Suppressed.untilWindowCloses(BufferConfig.maxRecords(2).shutDownWhenFull())).toStream().to("out");
+    tumblingCounts(builder.stream("in", str).groupByKey())
+      .suppress(Suppressed.untilWindowCloses(BufferConfig.maxRecords(2).shutDownWhenFull()))
+      .toStream()
+      .to("out");
     const driver = new TopologyTestDriver(builder.build({ applicationId: "sup", topics: { in: 1, out: 1 } }));
-    pipeAll(driver, [["a", 1], ["b", 2], ["a", 3]]);
+    pipeAll(driver, [
+      ["a", 1],
+      ["b", 2],
+      ["a", 3],
+    ]);
     expect(() => pipeAll(driver, [["c", 4]])).toThrow(/buffer exceeded its max capacity. Currently \[3\/2\] records/);
   });
 
   it("a bounded buffer replayed from its changelog counts what it holds and keeps first-arrival times", () => {
     const run = (restore: boolean) => {
       const driver = limited(Suppressed.untilTimeLimit(100, BufferConfig.maxRecords(2)));
-      put(driver, [["a", "1", 0], ["b", "1", 50], ["a", "2", 60]]);
+      put(driver, [
+        ["a", "1", 0],
+        ["b", "1", 50],
+        ["a", "2", 60],
+      ]);
       if (restore) driver.restoreTask("0_0");
-      put(driver, [["a", "3", 90], ["c", "1", 95], ["d", "1", 110]]);
+      put(driver, [
+        ["a", "3", 90],
+        ["c", "1", 95],
+        ["d", "1", 110],
+      ]);
       return driver;
     };
     const reference = run(false);
@@ -158,4 +226,3 @@ describe("suppress(untilTimeLimit) and bounded buffers", () => {
     expect(restored.backends.get("0_0")!.contents("held")).toEqual(reference.backends.get("0_0")!.contents("held"));
   });
 });
-

@@ -28,7 +28,9 @@ describe("subtopologies", () => {
       .to("page-counts");
     const topology = builder.build({ ...app, topics: { clicks: 3, "page-counts": 5 } });
 
-    expect(topology.subtopologies.map(({ id, sourceTopics, repartitionSourceTopics, sinkTopics }) => ({ id, sourceTopics, repartitionSourceTopics, sinkTopics }))).toEqual([
+    expect(
+      topology.subtopologies.map(({ id, sourceTopics, repartitionSourceTopics, sinkTopics }) => ({ id, sourceTopics, repartitionSourceTopics, sinkTopics })),
+    ).toEqual([
       { id: 0, sourceTopics: ["clicks"], repartitionSourceTopics: [], sinkTopics: ["app-counts-repartition"] },
       { id: 1, sourceTopics: ["app-counts-repartition"], repartitionSourceTopics: ["app-counts-repartition"], sinkTopics: ["page-counts"] },
     ]);
@@ -59,7 +61,15 @@ describe("subtopologies", () => {
     ["map then filter", 2, (s: Source) => s.map((k, v) => ({ key: k, value: v })).filter(() => true)],
     ["process", 2, (s: Source) => s.process<string, string>(() => ({ process: () => {} }))],
     ["mapValues", 1, (s: Source) => s.mapValues((v) => `${v}!`)],
-    ["filter + peek + flatMapValues", 1, (s: Source) => s.filter(() => true).peek(() => {}).flatMapValues((v) => [v])],
+    [
+      "filter + peek + flatMapValues",
+      1,
+      (s: Source) =>
+        s
+          .filter(() => true)
+          .peek(() => {})
+          .flatMapValues((v) => [v]),
+    ],
   ])("%s before groupByKey gives %i subtopologies", (_name, expected, operator) => {
     const builder = new StreamsBuilder();
     operator(source(builder)).groupByKey().count(Materialized.as("c"));
@@ -116,7 +126,12 @@ describe("build-time checks", () => {
 
   it("gives a repartition topic read with a topic of another partition count that topic's count (Kafka's rule)", () => {
     const builder = new StreamsBuilder();
-    const rekeyed = builder.stream("a").selectKey((k) => k).groupByKey().count(Materialized.as("x")).toStream();
+    const rekeyed = builder
+      .stream("a")
+      .selectKey((k) => k)
+      .groupByKey()
+      .count(Materialized.as("x"))
+      .toStream();
     // A store shared with a stream of "b" pulls "b" into the subtopology of the repartition topic.
     builder.stream("b").process(() => ({ process: () => {} }), "x");
     rekeyed.to("out");
@@ -127,7 +142,10 @@ describe("build-time checks", () => {
 
   it("refuses a subtopology reading a repartition topic of a chosen count and a topic of another count", () => {
     const builder = new StreamsBuilder();
-    const rekeyed = builder.stream("a").selectKey((k) => k).repartition({ name: "x", numberOfPartitions: 2 });
+    const rekeyed = builder
+      .stream("a")
+      .selectKey((k) => k)
+      .repartition({ name: "x", numberOfPartitions: 2 });
     rekeyed.groupByKey().count(Materialized.as("y"));
     builder.stream("b").process(() => ({ process: () => {} }), "y");
     expect(() => builder.build({ ...app, topics: { a: 2, b: 3 } })).toThrow(/app-x-repartition \(2 partitions\), b \(3 partitions\)/);

@@ -36,7 +36,13 @@ const out = (driver: TopologyTestDriver) => driver.records("out").map((r) => [r.
 describe("tumbling and hopping windows", () => {
   it("count per key and window, keyed by Windowed<K> (end exclusive) on the output topic and in the window store", () => {
     const { driver } = windowed((g) => g.windowedBy(TimeWindows.ofSizeWithNoGrace(10)).count(Materialized.as("counts", { retentionMs: 100 })));
-    pipeAll(driver, [["a", 1], ["a", 9], ["b", 5], ["a", 10], ["a", 19]]);
+    pipeAll(driver, [
+      ["a", 1],
+      ["a", 9],
+      ["b", 5],
+      ["a", 10],
+      ["a", 19],
+    ]);
     expect(out(driver)).toEqual([
       ["a@0/10", "1"],
       ["a@0/10", "2"],
@@ -67,10 +73,17 @@ describe("tumbling and hopping windows", () => {
 
   it("accepts out-of-order records within the grace period and drops (and counts) later ones", () => {
     const { driver } = windowed((g) => g.windowedBy(TimeWindows.ofSizeAndGrace(10, 5)).count(Materialized.as("counts", { retentionMs: 100 })));
-    pipeAll(driver, [["a", 3], ["a", 14], ["a", 4]]);
+    pipeAll(driver, [
+      ["a", 3],
+      ["a", 14],
+      ["a", 4],
+    ]);
     // Stream time 14 < end 10 + grace 5: window [0, 10) is still open.
     expect(driver.windows("counts", "a", 0, 0)).toEqual([{ window: { start: 0, end: 10 }, value: 2 }]);
-    pipeAll(driver, [["b", 15], ["a", 5]]);
+    pipeAll(driver, [
+      ["b", 15],
+      ["a", 5],
+    ]);
     expect(driver.windows("counts", "a", 0, 0)).toEqual([{ window: { start: 0, end: 10 }, value: 2 }]);
     expect(driver.tasks.get("0_0")!.eventMetrics.lateRecordsDropped).toBe(1);
     expect(driver.tasks.get("0_0")!.metrics.processedRecords).toBe(5);
@@ -78,7 +91,11 @@ describe("tumbling and hopping windows", () => {
 
   it("deletes windows past retention through the changelog (tombstones), and keeps them longer when asked", () => {
     const { driver, topology } = windowed((g) => g.windowedBy(TimeWindows.ofSizeAndGrace(10, 5)).count(Materialized.as("counts")));
-    pipeAll(driver, [["a", 1], ["b", 12], ["b", 19]]);
+    pipeAll(driver, [
+      ["a", 1],
+      ["b", 12],
+      ["b", 19],
+    ]);
     // Retention (size 10 + grace 5) counts from the latest window start, 10, as Kafka's window stores count it.
     expect(driver.windows("counts", "a")).toHaveLength(1);
     pipeAll(driver, [["b", 20]]);
@@ -87,12 +104,16 @@ describe("tumbling and hopping windows", () => {
     const changelog = driver.records(changelogTopicName("win", "counts"), 0);
     expect(changelog.filter((r) => r.value === null).length).toBeGreaterThanOrEqual(2);
     const replayed = new InMemoryStoreBackend().keyValue("counts");
-    for (const r of changelog) (r.value === null ? replayed.delete(r.key!) : replayed.put(r.key!, r.value));
+    for (const r of changelog) r.value === null ? replayed.delete(r.key!) : replayed.put(r.key!, r.value);
     expect(replayed.range()).toEqual(driver.backends.get("0_0")!.keyValue("counts").range());
     expect(topology.store("counts")!.kind).toBe("window");
 
     const kept = windowed((g) => g.windowedBy(TimeWindows.ofSizeAndGrace(10, 5)).count(Materialized.as("counts", { retentionMs: 100 })));
-    pipeAll(kept.driver, [["a", 1], ["b", 15], ["b", 60]]);
+    pipeAll(kept.driver, [
+      ["a", 1],
+      ["b", 15],
+      ["b", 60],
+    ]);
     expect(kept.driver.windows("counts", "a")).toEqual([{ window: { start: 0, end: 10 }, value: 1 }]);
     expect(() => windowed((g) => g.windowedBy(TimeWindows.ofSizeAndGrace(10, 5)).count(Materialized.as("c", { retentionMs: 14 })))).toThrow(TopologyError);
   });
@@ -107,7 +128,10 @@ describe("tumbling and hopping windows", () => {
 describe("sliding windows", () => {
   it("make one window per distinct set of records within the time difference (inclusive ends)", () => {
     const { driver } = windowed((g) => g.windowedBy(SlidingWindows.ofTimeDifferenceWithNoGrace(10)).count(Materialized.as("sliding")));
-    pipeAll(driver, [["a", 5], ["a", 12]]);
+    pipeAll(driver, [
+      ["a", 5],
+      ["a", 12],
+    ]);
     expect(out(driver)).toEqual([
       ["a@0/10", "1"], // an early record's window starts at 0
       ["a@6/16", "1"], // the window starting just after 5 holds 12 only
@@ -125,7 +149,13 @@ describe("sliding windows", () => {
   });
 
   it("fold an out-of-order record into every window it enters, in arrival order, and create the one starting after it", () => {
-    const { driver } = windowed((g) => g.windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(10, 10)).aggregate(() => "", (_k, v, agg) => agg + v, Materialized.as("sliding")));
+    const { driver } = windowed((g) =>
+      g.windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(10, 10)).aggregate(
+        () => "",
+        (_k, v, agg) => agg + v,
+        Materialized.as("sliding"),
+      ),
+    );
     driver.pipe("in", "a", "x", { timestamp: 20 });
     driver.pipe("in", "a", "y", { timestamp: 15 });
     expect(out(driver)).toEqual([
@@ -140,7 +170,13 @@ describe("sliding windows", () => {
 describe("session windows", () => {
   it("merge sessions within the gap, deleting merged-away sessions with tombstones", () => {
     const { driver } = windowed((g) => g.windowedBy(SessionWindows.ofInactivityGapAndGrace(10, 100)).count(Materialized.as("sessions")));
-    pipeAll(driver, [["a", 0], ["a", 5], ["a", 30], ["a", 20], ["a", 12]]);
+    pipeAll(driver, [
+      ["a", 0],
+      ["a", 5],
+      ["a", 30],
+      ["a", 20],
+      ["a", 12],
+    ]);
     expect(out(driver)).toEqual([
       ["a@0/0", "1"],
       ["a@0/0", null],
@@ -157,7 +193,12 @@ describe("session windows", () => {
 
   it("merge aggregates with the merger from the initializer's value, and drop records that would only reopen closed sessions", () => {
     const { driver } = windowed((g) =>
-      g.windowedBy(SessionWindows.ofInactivityGapAndGrace(10, 20)).aggregate(() => "", (_k, v, agg) => agg + v, (_k, left, right) => `${left}+${right}`, Materialized.as("s")),
+      g.windowedBy(SessionWindows.ofInactivityGapAndGrace(10, 20)).aggregate(
+        () => "",
+        (_k, v, agg) => agg + v,
+        (_k, left, right) => `${left}+${right}`,
+        Materialized.as("s"),
+      ),
     );
     driver.pipe("in", "a", "p", { timestamp: 0 });
     driver.pipe("in", "a", "q", { timestamp: 16 });
@@ -192,7 +233,11 @@ describe("window store layout", () => {
 
   it("answers interactive queries from the raw store: windows by start range, sessions overlapping a range", () => {
     const { driver } = windowed((g) => g.windowedBy(SessionWindows.ofInactivityGapAndGrace(5, 1000)).count(Materialized.as("s")));
-    pipeAll(driver, [["k", 10], ["k", 12], ["k", 40]]);
+    pipeAll(driver, [
+      ["k", 10],
+      ["k", 12],
+      ["k", 40],
+    ]);
     const raw = driver.backends.get("0_0")!.keyValue("s");
     expect(fetchSessions(raw, "k")).toEqual([
       { window: { start: 10, end: 12 }, value: "2" },
@@ -209,9 +254,24 @@ describe("restoring window and session stores", () => {
     ["sliding", (g: KGroupedStream<string, string>) => g.windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(10, 5)).count(Materialized.as("agg"))],
     ["session", (g: KGroupedStream<string, string>) => g.windowedBy(SessionWindows.ofInactivityGapAndGrace(10, 5)).count(Materialized.as("agg"))],
   ])("a %s store replayed from its changelog continues exactly where the old task was", (_kind, aggregate) => {
-    const before: [string, number][] = [["a", 1], ["b", 4], ["a", 8], ["a", 17], ["b", 21]];
+    const before: [string, number][] = [
+      ["a", 1],
+      ["b", 4],
+      ["a", 8],
+      ["a", 17],
+      ["b", 21],
+    ];
     // After the restore: on time, late (stream time must have survived), and window-closing records.
-    const after: [string, number][] = [["b", 10], ["a", 12], ["b", 3], ["a", 9], ["a", 25], ["b", 40], ["a", 41], ["a", 2]];
+    const after: [string, number][] = [
+      ["b", 10],
+      ["a", 12],
+      ["b", 3],
+      ["a", 9],
+      ["a", 25],
+      ["b", 40],
+      ["a", 41],
+      ["a", 2],
+    ];
     const reference = windowed(aggregate).driver;
     pipeAll(reference, [...before, ...after]);
     const restored = windowed(aggregate).driver;
@@ -245,12 +305,16 @@ describe("the page-views example", () => {
     view("gus", "us", 3 * MINUTE_MS); // minute 0 of us closes
     view("hal", "eu", 20_000); // too late: dropped
 
-    const published = driver.records("page-views-per-region").map((r) => [r.key, JSON.parse(r.value!) as RegionMinute]).sort(([a], [b]) => String(a).localeCompare(String(b)));
+    const published = driver
+      .records("page-views-per-region")
+      .map((r) => [r.key, JSON.parse(r.value!) as RegionMinute])
+      .sort(([a], [b]) => String(a).localeCompare(String(b)));
     expect(published).toEqual([
       ["eu", { region: "Europe", windowStart: 0, windowEnd: MINUTE_MS, views: 3 }],
       ["us", { region: "Americas", windowStart: 0, windowEnd: MINUTE_MS, views: 1 }],
     ]);
-    for (const [region] of published) expect(driver.records("page-views-per-region", partitionForKey(region as string, 4)).some((r) => r.key === region)).toBe(true);
+    for (const [region] of published)
+      expect(driver.records("page-views-per-region", partitionForKey(region as string, 4)).some((r) => r.key === region)).toBe(true);
     // The window store answers queries for minutes still open and closed ones within retention.
     expect(driver.windows("views-per-minute", "eu")).toEqual([
       { window: { start: 0, end: MINUTE_MS }, value: 3 },

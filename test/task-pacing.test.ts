@@ -13,7 +13,6 @@ import { totalsApp } from "./support/totals-app";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "../examples/orders-totals/app";
 
-
 const orders = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ key: `c${(from + i) % 7}`, value: JSON.stringify({ amount: 1 }) }));
 
 describe("adaptive batching", () => {
@@ -61,7 +60,10 @@ describe("adaptive batching", () => {
     const taskId = `0_${partitionForKey(key, 4)}`;
     await driver.runUntilQuiet();
     const instance = (await driver.instances()).find((i) => i.taskId === taskId && i.role === "active")!;
-    await driver.pipe("orders", Array.from({ length: 2_500 }, () => ({ key, value: { amount: 2 } })));
+    await driver.pipe(
+      "orders",
+      Array.from({ length: 2_500 }, () => ({ key, value: { amount: 2 } })),
+    );
     // Alarms may have taken part of it (and left the rest to a linger): one drain does the rest now.
     await driver.task(instance).drain();
     expect(await driver.get("totals", key)).toEqual({ count: 2_500, sum: 5_000 });

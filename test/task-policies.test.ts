@@ -39,7 +39,15 @@ async function withTask(id: string, body: (f: Fixture) => Promise<void>, options
   const flushedTopic = { topic: `${id}-flushed`, partition: 0 };
   await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
     const make = (more: Partial<TaskOptions> = {}) =>
-      new StreamTask({ application: app, log, storage: state.storage, clock: () => clock.now, retryBackoff: { initialMs: 50, maxMs: 400 }, ...options, ...more });
+      new StreamTask({
+        application: app,
+        log,
+        storage: state.storage,
+        clock: () => clock.now,
+        retryBackoff: { initialMs: 50, maxMs: 400 },
+        ...options,
+        ...more,
+      });
     const task = make();
     await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
     expect(task.meta()?.state).toBe("RUNNING");
@@ -51,7 +59,10 @@ async function withTask(id: string, body: (f: Fixture) => Promise<void>, options
       events,
       flushedTopic,
       send: async (...list) => {
-        await log.append(events, list.map(([key, event]) => ({ key, value: JSON.stringify(event) })));
+        await log.append(
+          events,
+          list.map(([key, event]) => ({ key, value: JSON.stringify(event) })),
+        );
       },
       restart: make,
       readAll: async (tp) => (await log.fetch(tp, 0, { maxRecords: 10_000, maxBytes: 1 << 24 })).records.map((r) => ({ key: r.key, value: r.value })),
@@ -112,9 +123,11 @@ describe("wall-clock punctuation in the task", () => {
       await send(["a", {}], ["b", {}]);
       expect(await task.step()).toBe("more");
       // The punctuation commits, then the process dies in the middle of sending its outbox.
-      const dying = restart({ onCommitStep: (step) => {
-        if (step === "mid-send") throw new Error("process died");
-      } });
+      const dying = restart({
+        onCommitStep: (step) => {
+          if (step === "mid-send") throw new Error("process died");
+        },
+      });
       expect(await dying.step()).toBe("idle"); // its first step makes its processors: their schedule starts now
       clock.now += EVERY_MS;
       await expect(dying.step()).rejects.toThrow("process died");

@@ -142,7 +142,9 @@ describe("restoration and update suspensions (listeners)", () => {
   it("suspends a standby's updates when it is migrated away or promoted, not when it is wiped", () => {
     expect(suspensionsOnEnd([work("standby", true)], "revoked")).toEqual([{ listener: "standby", work: work("standby", true), reason: "migrated" }]);
     expect(suspensionsOnEnd([work("standby")], "wiped")).toEqual([]);
-    expect(suspensionsOnRegister([work("standby")], { role: "active", incarnation: 0 })).toEqual([{ listener: "standby", work: work("standby"), reason: "promoted" }]);
+    expect(suspensionsOnRegister([work("standby")], { role: "active", incarnation: 0 })).toEqual([
+      { listener: "standby", work: work("standby"), reason: "promoted" },
+    ]);
     expect(suspensionsOnRegister([work("standby")], { role: "standby", incarnation: 0 })).toEqual([]);
     expect(suspensionsOnRegister([work("active")], { role: "active", incarnation: 0 })).toEqual([]);
   });

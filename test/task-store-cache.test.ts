@@ -12,7 +12,6 @@ import { StreamTask } from "../src/task/stream-task";
 import { totalsApp } from "./support/totals-app";
 import { TaskStorage } from "../src/task/task-storage";
 
-
 const order = (key: string, amount: unknown) => ({ key, value: JSON.stringify({ amount }) });
 
 describe("in-memory copies of a task's tables", () => {
@@ -143,7 +142,10 @@ describe("in-memory copies of a task's tables", () => {
       // Strings JSON escapes, and strings whose escapes (\u) the store leaves to bound parameters.
       const escaped = ['"quoted"', "back\\slash", "line\nbreak\ttab", "é ✓ 😀", "", " "];
       const unicodeEscaped = ["back\\slash \\u0041", "nul\u0000inside", "lone \ud800 surrogate", "bell\u0007"];
-      for (const [name, values] of [["escaped", escaped], ["unicode", unicodeEscaped]] as const) {
+      for (const [name, values] of [
+        ["escaped", escaped],
+        ["unicode", unicodeEscaped],
+      ] as const) {
         const writes = [
           ...values.map((value, i) => ({ key: `${name}-${i}`, value })),
           ...values.map((value, i) => ({ key: `${name}:${value}`, value: `${i}` })),

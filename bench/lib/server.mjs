@@ -44,11 +44,18 @@ async function startWrangler({ root, config, vars = {}, extraArgs = [], ready })
   const port = await freePort();
   const wrangler = join(root, "node_modules", ".bin", "wrangler");
   const args = [
-    "dev", "-c", config,
-    "--ip", "127.0.0.1", "--port", String(port),
-    "--persist-to", persistDir,
+    "dev",
+    "-c",
+    config,
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--persist-to",
+    persistDir,
     "--show-interactive-dev-session=false",
-    "--log-level", "warn",
+    "--log-level",
+    "warn",
     ...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
     ...extraArgs,
   ];

@@ -36,10 +36,16 @@ export async function run({ baseUrl }) {
   const customers = (await call(baseUrl, "GET", `/bench/keys?partitions=4&partition=1&count=${replayKeys}&prefix=replay-`)).body.keys;
   note(`replay: ${replayKeys * updates} orders for ${replayKeys} customers …`);
   for (let round = 1; round <= updates; round++) {
-    await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: { records: customers.map((key) => ({ key, value: { amount: round } })) } });
+    await call(app.baseUrl, "POST", "/topics/orders/records", {
+      token: app.token,
+      body: { records: customers.map((key) => ({ key, value: { amount: round } })) },
+    });
   }
   const task = async () => (await call(app.baseUrl, "GET", "/tasks", { token: app.token })).body.tasks.find((t) => t.id === "0_1" && t.role === "active");
-  await waitFor("task 0_1 to process every order", async () => ((await task())?.lag === 0 && (await task()).state === "RUNNING" ? true : undefined), { timeoutMs: 300_000, intervalMs: 200 });
+  await waitFor("task 0_1 to process every order", async () => ((await task())?.lag === 0 && (await task()).state === "RUNNING" ? true : undefined), {
+    timeoutMs: 300_000,
+    intervalMs: 200,
+  });
   await waitFor(
     "the changelog to compact",
     async () => {

@@ -56,7 +56,9 @@ export async function run({ baseUrl, app: startApp }) {
   }
   const p50 = percentile(latencies, 50);
   const p99 = percentile(latencies, 99);
-  note(`e2e over ${samples} orders: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms, ${(polls / (warmup + samples)).toFixed(1)} queries per order`);
+  note(
+    `e2e over ${samples} orders: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms, ${(polls / (warmup + samples)).toFixed(1)} queries per order`,
+  );
   return {
     e2e_p50_ms: Number(p50.toFixed(1)),
     e2e_p99_ms: Number(p99.toFixed(1)),

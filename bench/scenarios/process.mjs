@@ -146,13 +146,19 @@ export async function run({ baseUrl, app: startUncached, cachedApp: startCached 
       if (which === "baseline") {
         const b = await runBaseline(baseUrl, `r${round}`, work, checkKey);
         rates.baseline.push(records / (b.ms / 1000));
-        note(`round ${round} baseline ${Math.round(records / (b.ms / 1000)).toString().padStart(7)}/s  (${b.ms.toFixed(0)} ms)`);
+        note(
+          `round ${round} baseline ${Math.round(records / (b.ms / 1000))
+            .toString()
+            .padStart(7)}/s  (${b.ms.toFixed(0)} ms)`,
+        );
       } else {
         const a = await runApp(apps[which], work, checkKey);
         rates[which].push(records / (a.ms / 1000));
         if (which === "cached") ingestRates.push(records / (a.ingestMs / 1000));
         note(
-          `round ${round} ${which.padEnd(8)} ${Math.round(records / (a.ms / 1000)).toString().padStart(7)}/s  (${a.ms.toFixed(0)} ms; ingest done at ${a.ingestMs.toFixed(0)} ms, ${a.polls} polls of GET /tasks)`,
+          `round ${round} ${which.padEnd(8)} ${Math.round(records / (a.ms / 1000))
+            .toString()
+            .padStart(7)}/s  (${a.ms.toFixed(0)} ms; ingest done at ${a.ingestMs.toFixed(0)} ms, ${a.polls} polls of GET /tasks)`,
         );
       }
     }

@@ -48,10 +48,14 @@ export async function run({ baseUrl }) {
     const batch = customers.slice(start, start + perRequest).map((key, i) => ({ key, value: { amount: start + i } }));
     await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: { records: batch } });
   }
-  await waitFor(`task ${TASK} to process ${records} orders`, async () => {
-    const t = await task(app);
-    return t.state === "RUNNING" && t.lag === 0 && t.changelogs[0].end >= records ? t : undefined;
-  }, { timeoutMs: 600_000, intervalMs: 200 });
+  await waitFor(
+    `task ${TASK} to process ${records} orders`,
+    async () => {
+      const t = await task(app);
+      return t.state === "RUNNING" && t.lag === 0 && t.changelogs[0].end >= records ? t : undefined;
+    },
+    { timeoutMs: 600_000, intervalMs: 200 },
+  );
   const lastIndex = records - 1;
   const checkKey = customers[lastIndex];
 
@@ -69,7 +73,8 @@ export async function run({ baseUrl }) {
   );
   const ms = performance.now() - started;
   const { body } = await call(app.baseUrl, "GET", `/stores/totals/keys/${checkKey}`, { token: app.token });
-  if (body.value.count !== 1 || body.value.sum !== lastIndex) throw new Error(`restored ${checkKey} = ${JSON.stringify(body.value)}, expected {count: 1, sum: ${lastIndex}}`);
+  if (body.value.count !== 1 || body.value.sum !== lastIndex)
+    throw new Error(`restored ${checkKey} = ${JSON.stringify(body.value)}, expected {count: 1, sum: ${lastIndex}}`);
   const appRate = records / (ms / 1000);
   note(`restore: ${records} records in ${ms.toFixed(0)} ms (${Math.round(appRate)}/s)`);
 

@@ -80,12 +80,15 @@ export function shopTopology(): Topology {
 
   const orderEvents = builder.stream("orders", { key: str, value: Serdes.json<OrderEvent>() });
   orderEvents
-    .flatMap((orderId, event) => ("cancelled" in event ? [] : [{ key: event.customerId, value: { orderId, productId: event.productId, quantity: event.quantity } }]))
-    .join(
-      customers,
-      (order, customer): Shipment => ({ ...order, city: customer.city }),
-      { key: str, value: Serdes.json<Omit<Shipment, "city">>(), name: "shipments", gracePeriodMs: SHIPMENT_GRACE_MS },
+    .flatMap((orderId, event) =>
+      "cancelled" in event ? [] : [{ key: event.customerId, value: { orderId, productId: event.productId, quantity: event.quantity } }],
     )
+    .join(customers, (order, customer): Shipment => ({ ...order, city: customer.city }), {
+      key: str,
+      value: Serdes.json<Omit<Shipment, "city">>(),
+      name: "shipments",
+      gracePeriodMs: SHIPMENT_GRACE_MS,
+    })
     .to("shipments", { key: str, value: Serdes.json<Shipment>() });
 
   const orders = orderEvents
@@ -110,7 +113,11 @@ export function shopTopology(): Topology {
     .to("orders-enriched", { key: str, value: Serdes.json<EnrichedOrder | null>() });
 
   const categoryTotals = orders
-    .groupBy((_orderId, order) => (order === null ? null : { key: order.category, value: order.amount }), { key: str, value: Serdes.number(), name: "orders-by-category" })
+    .groupBy((_orderId, order) => (order === null ? null : { key: order.category, value: order.amount }), {
+      key: str,
+      value: Serdes.number(),
+      name: "orders-by-category",
+    })
     .aggregate<CategoryTotal>(
       () => ({ orders: 0, revenue: 0 }),
       (_category, amount, total) => ({ orders: total.orders + 1, revenue: total.revenue + amount }),

@@ -15,7 +15,9 @@ export class GroupError extends Error {
   }
 }
 
-export type GroupFailure = { readonly kind: "log"; readonly failure: LogFailure } | { readonly kind: "group"; readonly status: 404 | 409; readonly message: string };
+export type GroupFailure =
+  | { readonly kind: "log"; readonly failure: LogFailure }
+  | { readonly kind: "group"; readonly status: 404 | 409; readonly message: string };
 
 export type GroupOutcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: GroupFailure };
 

@@ -119,10 +119,7 @@ export class ConsumerGroupCoordinator {
       case "latest":
         return at(range.latest, true);
       case "none":
-        throw new GroupError(
-          409,
-          `group ${group} has no valid committed offset for ${tp.topic}/${tp.partition} and Kafka-Auto-Offset-Reset is none`,
-        );
+        throw new GroupError(409, `group ${group} has no valid committed offset for ${tp.topic}/${tp.partition} and Kafka-Auto-Offset-Reset is none`);
     }
   }
 

@@ -90,7 +90,9 @@ export class CoordinatorStore {
   }
 
   shutdown(): ApplicationShutdown | undefined {
-    const row = this.db.one<{ task_id: string; placement: string; reason: string; at: number }>(sql`SELECT task_id, placement, reason, at FROM shutdown WHERE only = 1`);
+    const row = this.db.one<{ task_id: string; placement: string; reason: string; at: number }>(
+      sql`SELECT task_id, placement, reason, at FROM shutdown WHERE only = 1`,
+    );
     return row && { taskId: row.task_id, placement: row.placement, reason: row.reason, at: row.at };
   }
 

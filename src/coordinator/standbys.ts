@@ -46,7 +46,9 @@ export function placeStandbys(
 export function warmUpTargets(instances: readonly HeldInstance[], placements: readonly string[]): ActivePlacement[] {
   const load = new Map(placements.map((p) => [p, 0]));
   for (const i of instances) if (i.role === "active" && load.has(i.placement)) load.set(i.placement, load.get(i.placement)! + 1);
-  const stranded = instances.filter((i) => i.role === "active" && !load.has(i.placement)).sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0));
+  const stranded = instances
+    .filter((i) => i.role === "active" && !load.has(i.placement))
+    .sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0));
   return stranded.map(({ taskId }) => {
     const standby = instances.find((i) => i.taskId === taskId && i.role === "standby" && load.has(i.placement));
     const placement = standby?.placement ?? placements.reduce((best, p) => (load.get(p)! < load.get(best)! ? p : best), placements[0]!);

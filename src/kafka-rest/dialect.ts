@@ -23,7 +23,10 @@ const timeout = z.number().int().min(0).max(MAX_TIMEOUT_MS);
 export const headerSchema = z.object({ key: z.string(), value: z.string() });
 
 /** A value as sent: the dialect says string; other JSON values are kept as their JSON text. */
-const value = z.unknown().refine((v) => v !== undefined, "value is required").transform((v) => (typeof v === "string" ? v : JSON.stringify(v)));
+const value = z
+  .unknown()
+  .refine((v) => v !== undefined, "value is required")
+  .transform((v) => (typeof v === "string" ? v : JSON.stringify(v)));
 
 /** A message of `/produce/:topic` (the topic comes from the path). */
 export const messageSchema = z.object({
@@ -65,9 +68,7 @@ export const fetchBody = z
   });
 
 /** One `{topic, partition}` or a list of them (the dialect accepts both). */
-export const topicPartitionsBody = z
-  .union([topicPartitionSchema, z.array(topicPartitionSchema).max(10_000)])
-  .transform((v) => (Array.isArray(v) ? v : [v]));
+export const topicPartitionsBody = z.union([topicPartitionSchema, z.array(topicPartitionSchema).max(10_000)]).transform((v) => (Array.isArray(v) ? v : [v]));
 
 /** Nothing (commit what was consumed), one offset or a list of them. */
 export const commitBody = z
@@ -88,7 +89,10 @@ export type AutoOffsetReset = z.infer<typeof autoOffsetReset>;
 
 /** The consumer headers of the dialect (names are case-insensitive; Hono gives them lower-case). */
 export const consumeHeaders = z.object({
-  "kafka-enable-auto-commit": z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
+  "kafka-enable-auto-commit": z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((v) => v === "true"),
   "kafka-auto-commit-interval": z.coerce.number().int().min(0).max(86_400_000).default(5_000),
   "kafka-auto-offset-reset": autoOffsetReset.default("latest"),
 });

@@ -88,12 +88,7 @@ function toRecord(message: TopicMessage, headers: Header[], stamp: number | unde
 }
 
 /** The metadata of every message, in request order. */
-export function metadataInRequestOrder(
-  batches: readonly ProduceBatch[],
-  results: readonly AppendResult[],
-  total: number,
-  now: number,
-): ProduceMetadata[] {
+export function metadataInRequestOrder(batches: readonly ProduceBatch[], results: readonly AppendResult[], total: number, now: number): ProduceMetadata[] {
   const metadata = new Array<ProduceMetadata>(total);
   batches.forEach((batch, i) => {
     const result = results[i]!;

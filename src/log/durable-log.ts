@@ -9,17 +9,7 @@ import { decodeBatches, encodeRecords, type EncodedFetch } from "./record-batch"
 import type { PartitionStats } from "./partition-store";
 import type { TopicConfig } from "./topic-config";
 import type { TopicCatalog } from "./topics";
-import type {
-  AppendResult,
-  CommittedOffset,
-  FetchBounds,
-  FetchResult,
-  Log,
-  OffsetRange,
-  ProducerId,
-  ProducerRecord,
-  TopicPartition,
-} from "./types";
+import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, Log, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "./types";
 
 /** What the embedded log calls of a partition's object (by RPC: errors come back as values). */
 export interface PartitionObject {

@@ -12,30 +12,13 @@
 import type { Migration } from "../storage/migrations";
 import { migrate } from "../storage/migrations";
 import { Sql, sql, type StorageLike } from "../storage/sql";
-import {
-  DuplicateSequenceMismatch,
-  InvalidRecord,
-  OffsetOutOfRange,
-  OutOfOrderSequence,
-  ProducerFenced,
-  UnknownTopicOrPartition,
-} from "./errors";
+import { DuplicateSequenceMismatch, InvalidRecord, OffsetOutOfRange, OutOfOrderSequence, ProducerFenced, UnknownTopicOrPartition } from "./errors";
 import { compactionDue, survivors } from "./compaction";
 import { checkBatch } from "./records";
 import { decodeBatches, parseEntries, sameEntry, toEntry, type CheckedEntries, type EncodedBatch, type EncodedFetch, type Entry } from "./record-batch";
 import { entryOffset, firstEntryAt, isTombstone, splitIntoRows, type StoredRow } from "./stored-batch";
 import { compacts, deletes, type TopicConfig } from "./topic-config";
-import type {
-  AppendResult,
-  CommittedOffset,
-  FetchBounds,
-  FetchResult,
-  Header,
-  OffsetRange,
-  ProducerId,
-  ProducerRecord,
-  TopicPartition,
-} from "./types";
+import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, Header, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "./types";
 
 /** Batches remembered per producer for answering retries, as Kafka keeps five. */
 export const REMEMBERED_BATCHES = 5;
@@ -322,9 +305,7 @@ export class PartitionStore {
       if (sequence !== 0) throw new OutOfOrderSequence(`producer ${producerId} epoch ${epoch} must start at sequence 0, got ${sequence}`);
       return undefined;
     }
-    const last = this.db.one<{ last: number | null }>(
-      sql`SELECT MAX(sequence) AS last FROM producer_batches WHERE producer_id = ${producerId}`,
-    )?.last;
+    const last = this.db.one<{ last: number | null }>(sql`SELECT MAX(sequence) AS last FROM producer_batches WHERE producer_id = ${producerId}`)?.last;
     const expected = last === null || last === undefined ? 0 : last + 1;
     if (sequence === expected) return undefined;
     if (sequence > expected) {
@@ -556,9 +537,14 @@ export class PartitionStore {
 
   private compactionState(logStart: number): CompactionState {
     if (!this.cachedCompaction) {
-      const row = this.db.one<{ indexed_to: number; sweep_cursor: number | null; sweep_to: number; tombstones_due: number | null; last_retention: number; clean_records: number }>(
-        sql`SELECT indexed_to, sweep_cursor, sweep_to, tombstones_due, last_retention, clean_records FROM compaction WHERE only = 1`,
-      );
+      const row = this.db.one<{
+        indexed_to: number;
+        sweep_cursor: number | null;
+        sweep_to: number;
+        tombstones_due: number | null;
+        last_retention: number;
+        clean_records: number;
+      }>(sql`SELECT indexed_to, sweep_cursor, sweep_to, tombstones_due, last_retention, clean_records FROM compaction WHERE only = 1`);
       this.cachedCompaction = row
         ? {
             indexedTo: row.indexed_to,
@@ -643,7 +629,9 @@ export class PartitionStore {
     this.writeCompactionState({ ...state, lastRetention: now });
     // A compacted topic keeps its newest row whatever its age: it holds the newest record, whose
     // input position a restored task resumes from (I5).
-    const newest = compacts(config) ? this.db.one<{ base: number | null }>(sql`SELECT MAX(base_offset) AS base FROM record_batches`)?.base ?? meta.logEnd : meta.logEnd;
+    const newest = compacts(config)
+      ? (this.db.one<{ base: number | null }>(sql`SELECT MAX(base_offset) AS base FROM record_batches`)?.base ?? meta.logEnd)
+      : meta.logEnd;
     let start = meta.logStart;
     if (config["retention.ms"] >= 0) {
       const cutoff = now - config["retention.ms"];

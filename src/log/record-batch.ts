@@ -13,7 +13,9 @@ import { InvalidRecord, RecordTooLarge } from "./errors";
 import { MAX_RECORD_BYTES, utf8Length } from "./records";
 import type { Header, LogRecord, ProducerRecord } from "./types";
 
-export type Entry = [key: string | null, value: string, timestamp: number | null] | [key: string | null, value: string, timestamp: number | null, headers: string[]];
+export type Entry =
+  | [key: string | null, value: string, timestamp: number | null]
+  | [key: string | null, value: string, timestamp: number | null, headers: string[]];
 
 /** A stretch of consecutive records of one stored batch, encoded. */
 export interface EncodedBatch {
@@ -170,7 +172,13 @@ export function decodeBatches(batches: readonly EncodedBatch[]): LogRecord[] {
     const entries = JSON.parse(batch.records) as Entry[];
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!;
-      records.push({ offset: batch.offsets ? batch.offsets[i]! : batch.base + i, key: entry[0], value: entry[1], headers: headersOf(entry), timestamp: entry[2] ?? batch.appendTime });
+      records.push({
+        offset: batch.offsets ? batch.offsets[i]! : batch.base + i,
+        key: entry[0],
+        value: entry[1],
+        headers: headersOf(entry),
+        timestamp: entry[2] ?? batch.appendTime,
+      });
     }
   }
   return records;

@@ -50,12 +50,7 @@ export interface CheckedRecord {
 }
 
 function isHeader(header: unknown): header is Header {
-  return (
-    typeof header === "object" &&
-    header !== null &&
-    typeof (header as Header).key === "string" &&
-    typeof (header as Header).value === "string"
-  );
+  return typeof header === "object" && header !== null && typeof (header as Header).key === "string" && typeof (header as Header).value === "string";
 }
 
 /** Validates a whole batch; throws `InvalidRecord` or `RecordTooLarge` naming the first bad record. */

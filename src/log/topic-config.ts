@@ -79,8 +79,13 @@ export function parseTopicConfig(settings: Readonly<Record<string, string>>): Pa
   for (const [key, raw] of Object.entries(settings)) {
     const value = raw.trim();
     if (key === "cleanup.policy") {
-      const policy = value.split(",").map((p) => p.trim()).sort().join(",");
-      if (!POLICIES.includes(policy as CleanupPolicy)) throw new TopicConfigError(`cleanup.policy is delete, compact or compact,delete; got ${JSON.stringify(raw)}`);
+      const policy = value
+        .split(",")
+        .map((p) => p.trim())
+        .sort()
+        .join(",");
+      if (!POLICIES.includes(policy as CleanupPolicy))
+        throw new TopicConfigError(`cleanup.policy is delete, compact or compact,delete; got ${JSON.stringify(raw)}`);
       config[key] = policy;
     } else if ((NUMBER_KEYS as readonly string[]).includes(key)) {
       const n = Number(value);

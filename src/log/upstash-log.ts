@@ -30,18 +30,7 @@ import { epochInstanceId } from "../kafka-rest/commit-epoch";
 import { EDGE_PRODUCER_HEADER, formatProducerHeader } from "../kafka-rest/producer-header";
 import { InvalidRecord, LogError, LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "./errors";
 import { checkBatch, recordBytes, utf8Length } from "./records";
-import type {
-  AppendResult,
-  CommittedOffset,
-  FetchBounds,
-  FetchResult,
-  Log,
-  LogRecord,
-  OffsetRange,
-  ProducerId,
-  ProducerRecord,
-  TopicPartition,
-} from "./types";
+import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, Log, LogRecord, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "./types";
 
 export interface UpstashLogOptions {
   /** The REST URL, e.g. `https://…upstash.io` or `https://edge.example/kafka`. */
@@ -234,20 +223,18 @@ export class UpstashLog implements Log {
 
   async fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult> {
     checkOffset(offset);
-    for (const [name, value] of [["maxRecords", bounds.maxRecords], ["maxBytes", bounds.maxBytes]] as const) {
+    for (const [name, value] of [
+      ["maxRecords", bounds.maxRecords],
+      ["maxBytes", bounds.maxBytes],
+    ] as const) {
       if (!Number.isSafeInteger(value) || value < 1) throw new InvalidRecord(`${name} must be a positive integer, got ${value}`);
     }
     // The dialect's fetch does not tell the kept range: ask for it alongside.
     const [range, messages] = await Promise.all([
       this.offsets(tp),
-      this.call<Message[]>(
-        { method: "POST", path: ["fetch"], body: { topic: tp.topic, partition: tp.partition, offset, timeout: this.fetchWaitMs } },
-        true,
-      ),
+      this.call<Message[]>({ method: "POST", path: ["fetch"], body: { topic: tp.topic, partition: tp.partition, offset, timeout: this.fetchWaitMs } }, true),
     ]);
-    const fetched = messages
-      .filter((m) => m.topic === tp.topic && m.partition === tp.partition && m.offset >= offset)
-      .sort((a, b) => a.offset - b.offset);
+    const fetched = messages.filter((m) => m.topic === tp.topic && m.partition === tp.partition && m.offset >= offset).sort((a, b) => a.offset - b.offset);
     // Records appended after the offsets call may be fetched: their existence settles the range.
     if (offset < range.earliest || (offset > range.latest && fetched.length === 0)) {
       throw new OffsetOutOfRange(`offset ${offset} is outside ${tp.topic}/${tp.partition} [${range.earliest}, ${range.latest}]`);

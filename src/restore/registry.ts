@@ -133,10 +133,13 @@ export class RestoreRegistry {
    */
   unregister(instance: string, incarnation: number, epoch?: number): ChangelogWork[] {
     return this.transaction(() => {
-      const ends = (w: ChangelogWork) => w.instance === instance && (w.incarnation < incarnation || (w.incarnation === incarnation && (epoch === undefined || w.epoch <= epoch)));
+      const ends = (w: ChangelogWork) =>
+        w.instance === instance && (w.incarnation < incarnation || (w.incarnation === incarnation && (epoch === undefined || w.epoch <= epoch)));
       const removed = this.all().filter(ends);
       for (const w of removed) {
-        this.db.run(sql`DELETE FROM changelogs WHERE instance = ${w.instance} AND topic = ${w.topic} AND partition = ${w.partition} AND incarnation = ${w.incarnation} AND epoch = ${w.epoch}`);
+        this.db.run(
+          sql`DELETE FROM changelogs WHERE instance = ${w.instance} AND topic = ${w.topic} AND partition = ${w.partition} AND incarnation = ${w.incarnation} AND epoch = ${w.epoch}`,
+        );
       }
       return removed;
     });

@@ -156,7 +156,11 @@ export class Restorer {
       reply = await this.options.apply(work.instance, batch);
     } catch (error) {
       // The instance did not answer (it died, or is being reset): a later round delivers the batch again (I4).
-      logEvent("restore.apply-failed", { instance: work.instance, incarnation: work.incarnation, changelog: `${tp.topic}/${tp.partition}`, error: String(error) }, "warn");
+      logEvent(
+        "restore.apply-failed",
+        { instance: work.instance, incarnation: work.incarnation, changelog: `${tp.topic}/${tp.partition}`, error: String(error) },
+        "warn",
+      );
       return "skipped";
     }
     this.options.onStep?.("after-apply");

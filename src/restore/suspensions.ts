@@ -33,7 +33,8 @@ export function suspensionsOnEnd(removed: readonly ChangelogWork[], end: Registr
 export function suspensionsOnRegister(previous: readonly ChangelogWork[], next: { readonly role: TaskRole; readonly incarnation: number }): Suspension[] {
   const wiped = previous.filter((work) => work.incarnation < next.incarnation);
   const kept = previous.filter((work) => work.incarnation >= next.incarnation);
-  const promoted: Suspension[] = next.role === "active" ? kept.filter((work) => work.role === "standby").map((work) => ({ listener: "standby", work, reason: "promoted" })) : [];
+  const promoted: Suspension[] =
+    next.role === "active" ? kept.filter((work) => work.role === "standby").map((work) => ({ listener: "standby", work, reason: "promoted" })) : [];
   return [...suspensionsOnEnd(wiped, "wiped"), ...promoted];
 }
 

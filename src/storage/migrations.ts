@@ -14,9 +14,7 @@ export interface Migration {
 
 /** Applies the migrations not yet applied, all in the caller's transaction. Returns the new id. */
 export function migrate(db: Sql, migrations: readonly Migration[]): number {
-  db.script(
-    "CREATE TABLE IF NOT EXISTS _schema (only INTEGER PRIMARY KEY CHECK (only = 1), version INTEGER NOT NULL)",
-  );
+  db.script("CREATE TABLE IF NOT EXISTS _schema (only INTEGER PRIMARY KEY CHECK (only = 1), version INTEGER NOT NULL)");
   const row = db.one<{ version: number }>(sql`SELECT version FROM _schema WHERE only = 1`);
   let version = row?.version ?? 0;
   for (const migration of [...migrations].sort((a, b) => a.id - b.id)) {

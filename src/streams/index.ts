@@ -45,7 +45,15 @@ export type {
 export { changelogTopicName, repartitionTopicName, type BuildOptions } from "./topology/build";
 export { formatTaskId, parseTaskId, type TaskCoordinates } from "./topology/task-id";
 
-export { compareKeys, NO_TIMESTAMP, type KeyValueStore, type RawKeyValueStore, type StoreBackend, type TimestampedKeyValue, type ValueAndTimestamp } from "./state/key-value-store";
+export {
+  compareKeys,
+  NO_TIMESTAMP,
+  type KeyValueStore,
+  type RawKeyValueStore,
+  type StoreBackend,
+  type TimestampedKeyValue,
+  type ValueAndTimestamp,
+} from "./state/key-value-store";
 export { InMemoryKeyValueStore, InMemoryStoreBackend } from "./state/in-memory";
 export { TypedKeyValueStore } from "./state/typed-store";
 export { fetchWindows, type WindowStore } from "./state/window-store";

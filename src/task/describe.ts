@@ -70,7 +70,14 @@ export async function describeTask(task: StreamTask, app: Application, log: Log)
   ]);
   const changelogs = changelogTps.map((tp, i) => {
     const checkpoint = checkpoints.get(positionKey(tp)) ?? null;
-    return { topic: tp.topic, partition: tp.partition, checkpoint, restored: checkpoint ?? 0, end: changelogEnds[i]!, replayed: replayed.get(positionKey(tp)) ?? 0 };
+    return {
+      topic: tp.topic,
+      partition: tp.partition,
+      checkpoint,
+      restored: checkpoint ?? 0,
+      end: changelogEnds[i]!,
+      replayed: replayed.get(positionKey(tp)) ?? 0,
+    };
   });
   const lag =
     meta.role === "active"

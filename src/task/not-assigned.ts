@@ -12,4 +12,3 @@ export class NotAssigned extends Error {
 export function isNotAssigned(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith("NotAssigned: ");
 }
-

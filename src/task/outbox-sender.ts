@@ -108,7 +108,9 @@ export class OutboxSender {
         .inputPartitions(meta.taskId)
         // A global table's position is kept by its changelog alone (see Application.isGlobalInput).
         .filter((tp) => pending[positionKey(tp)] !== undefined && !this.deps.application.isGlobalInput(meta.taskId, tp.topic))
-        .map((tp) => this.deps.log.commitOffset(this.deps.application.groupId, tp, { offset: pending[positionKey(tp)]!, metadata: `epoch=${meta.epoch}`, epoch })),
+        .map((tp) =>
+          this.deps.log.commitOffset(this.deps.application.groupId, tp, { offset: pending[positionKey(tp)]!, metadata: `epoch=${meta.epoch}`, epoch }),
+        ),
     );
     this.deps.storage.transaction(() => {
       const now = this.deps.storage.meta();
@@ -127,7 +129,6 @@ export class OutboxSender {
   hasUncommittedInput(): boolean {
     return Object.keys(this.uncommittedPositions()).length > 0;
   }
-
 
   producer(meta: TaskMeta, sequence: number): ProducerId {
     return {

@@ -91,7 +91,6 @@ export class Restoration {
     return reply;
   }
 
-
   private applyNow(batch: RestoreBatch): RestoreReply {
     return this.deps.storage.transaction(() => {
       const meta = this.deps.storage.meta();

@@ -118,7 +118,8 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
   put(key: string, value: string, timestamp = NO_TIMESTAMP): void {
     const entry = { value, timestamp };
     if (this.scope.inTransaction) this.held.set(key, entry);
-    else this.db.run(sql`INSERT INTO kv (store, key, value, timestamp) VALUES (${this.store}, ${key}, ${value}, ${timestamp})
+    else
+      this.db.run(sql`INSERT INTO kv (store, key, value, timestamp) VALUES (${this.store}, ${key}, ${value}, ${timestamp})
                          ON CONFLICT (store, key) DO UPDATE SET value = excluded.value, timestamp = excluded.timestamp`);
     this.remember(key, entry);
   }

@@ -25,11 +25,9 @@ export class StoreQueries {
     return this.stores.keyValue(store).get(key);
   }
 
-
   range(store: string, from?: string, to?: string, limit?: number) {
     return this.stores.keyValue(store).range(from, to, limit);
   }
-
 
   prefix(store: string, prefix: string, limit?: number) {
     return this.stores.keyValue(store).prefix(prefix, limit);

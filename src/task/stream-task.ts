@@ -89,7 +89,13 @@ export class StreamTask {
       onCommitStep: options.onCommitStep,
       fail: (reason) => this.fail(reason),
     });
-    this.restoration = new Restoration({ application: options.application, log: options.log, storage: this.storage, stores: this.stores, counters: this.counters });
+    this.restoration = new Restoration({
+      application: options.application,
+      log: options.log,
+      storage: this.storage,
+      stores: this.stores,
+      counters: this.counters,
+    });
     this.queries = new StoreQueries(this.stores);
     // Store writes held during a transaction reach SQLite before it commits; in-memory copies
     // must not outlive a rolled-back transaction or a wipe.
@@ -176,10 +182,6 @@ export class StreamTask {
     }
     return this.storage.meta()!;
   }
-
-
-
-
 
   /**
    * A restoring active task turns RUNNING once every changelog is restored to its end. (Restoring
@@ -354,16 +356,9 @@ export class StreamTask {
     }
   }
 
-
-
-
-
-
-
   private now(): number {
     return (this.options.clock ?? Date.now)();
   }
-
 
   /**
    * Closes dirty and wipes (TaskCorrupted): stores, checkpoints, input positions, outbox and
@@ -406,9 +401,6 @@ export class StreamTask {
     });
     return this.storage.meta();
   }
-
-
-
 
   checkpoints(): Map<string, number> {
     return this.storage.checkpoints();

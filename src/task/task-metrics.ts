@@ -80,7 +80,6 @@ export interface TaskCountersSnapshot {
   readonly uncaughtErrors: Readonly<Record<UncaughtErrorPolicy, number>>;
 }
 
-
 export class TaskCounters {
   readonly processed: RateMeter;
   readonly restored: RateMeter;

@@ -24,10 +24,15 @@ describe("restoring a compacted changelog", { timeout: 180_000 }, () => {
   it("replays about one record per live key, and every value is exact", async () => {
     const keys = keysOn(0, KEYS, "compacted");
     await driver.instances();
-    const active = ((await env.COORDINATOR.getByName(COORDINATOR_NAME).assignments()) as InstanceAssignment[]).find((i) => i.taskId === "0_0" && i.role === "active")!;
+    const active = ((await env.COORDINATOR.getByName(COORDINATOR_NAME).assignments()) as InstanceAssignment[]).find(
+      (i) => i.taskId === "0_0" && i.role === "active",
+    )!;
     const task = driver.task(active);
     for (let round = 1; round <= UPDATES; round++) {
-      await driver.log.append({ topic: "orders", partition: 0 }, keys.map((key) => ({ key, value: JSON.stringify({ amount: round }) })));
+      await driver.log.append(
+        { topic: "orders", partition: 0 },
+        keys.map((key) => ({ key, value: JSON.stringify({ amount: round }) })),
+      );
       await task.drain();
     }
     const changelog = application.changelogPartitions("0_0")[0]!;
@@ -59,12 +64,17 @@ describe("restoring a compacted changelog", { timeout: 180_000 }, () => {
     expect(listed.tasks.find((t) => t.id === "0_0" && t.role === "active")!.changelogs[0]!.replayed).toBe(replayed);
 
     const sum = (UPDATES * (UPDATES + 1)) / 2;
-    const page = await json<{ items: { key: string; value: { count: number; sum: number } }[] }>(await call("/stores/totals/keys?prefix=compacted-&limit=1000"));
+    const page = await json<{ items: { key: string; value: { count: number; sum: number } }[] }>(
+      await call("/stores/totals/keys?prefix=compacted-&limit=1000"),
+    );
     expect(page.items).toHaveLength(KEYS);
     for (const item of page.items) expect(item.value, item.key).toEqual({ count: UPDATES, sum });
 
     // The restored input position is exact: one more order per key is counted once.
-    await driver.log.append({ topic: "orders", partition: 0 }, keys.map((key) => ({ key, value: JSON.stringify({ amount: 1 }) })));
+    await driver.log.append(
+      { topic: "orders", partition: 0 },
+      keys.map((key) => ({ key, value: JSON.stringify({ amount: 1 }) })),
+    );
     await driver.runUntilQuiet();
     for (const key of keys.slice(0, 20)) expect(await driver.get("totals", key)).toEqual({ count: UPDATES + 1, sum: sum + 1 });
   });

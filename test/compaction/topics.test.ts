@@ -26,16 +26,26 @@ describe("GET /topics", () => {
     const { topics } = await json<{ topics: { name: string; partitions: number; config: Record<string, unknown> }[] }>(await call("/topics"));
     const byName = new Map(topics.map((t) => [t.name, t]));
     expect(byName.get("orders")).toEqual({ name: "orders", partitions: 4, config: { ...KAFKA_DEFAULTS } });
-    expect(byName.get("edge-streams-totals-changelog")?.config).toMatchObject({ "cleanup.policy": "compact", "delete.retention.ms": DAY, "min.compaction.lag.ms": 0 });
+    expect(byName.get("edge-streams-totals-changelog")?.config).toMatchObject({
+      "cleanup.policy": "compact",
+      "delete.retention.ms": DAY,
+      "min.compaction.lag.ms": 0,
+    });
     // Declared with the TOPICS var: without settings Kafka's defaults, with settings those.
     expect(byName.get("ingest-test")).toMatchObject({ partitions: 4, config: { "cleanup.policy": "delete", "retention.ms": 7 * DAY } });
-    expect(byName.get("retention-test")).toMatchObject({ partitions: 1, config: { "cleanup.policy": "compact,delete", "retention.ms": 60_000, "retention.bytes": 1_000_000 } });
+    expect(byName.get("retention-test")).toMatchObject({
+      partitions: 1,
+      config: { "cleanup.policy": "compact,delete", "retention.ms": 60_000, "retention.bytes": 1_000_000 },
+    });
     expect(topics.map((t) => t.name)).toEqual([...topics.map((t) => t.name)].sort());
   });
 
   it("GET /topics/:topic shows what each partition keeps; an unknown topic is 404", async () => {
     const key = keyOn(2, "topic-stats");
-    await driver.pipe("orders", [1, 2, 3].map((amount) => ({ key, value: { amount } })));
+    await driver.pipe(
+      "orders",
+      [1, 2, 3].map((amount) => ({ key, value: { amount } })),
+    );
     await driver.runUntilQuiet();
     const body = await json<{ name: string; partitions: { partition: number; earliest: number; latest: number; records: number; bytes: number }[] }>(
       await call("/topics/edge-streams-totals-changelog"),
@@ -83,12 +93,17 @@ describe("input lost to retention", () => {
     const key = keyOn(3, "retention-lost");
     await driver.pipe("orders", [{ key, value: { amount: 1 } }]);
     await driver.runUntilQuiet();
-    const active = ((await env.COORDINATOR.getByName(COORDINATOR_NAME).assignments()) as InstanceAssignment[]).find((i) => i.taskId === "0_3" && i.role === "active")!;
+    const active = ((await env.COORDINATOR.getByName(COORDINATOR_NAME).assignments()) as InstanceAssignment[]).find(
+      (i) => i.taskId === "0_3" && i.role === "active",
+    )!;
     // Two more orders arrive and are deleted (retention) before the task reads them: it is held
     // (stopped) meanwhile, so it cannot read them first.
     await driver.task(active).halt("held by the test");
     const orders = { topic: "orders", partition: 3 };
-    await driver.log.append(orders, [2, 3].map((amount) => ({ key, value: JSON.stringify({ amount }) })));
+    await driver.log.append(
+      orders,
+      [2, 3].map((amount) => ({ key, value: JSON.stringify({ amount }) })),
+    );
     await driver.log.deleteRecordsBefore(orders, (await driver.log.offsets(orders)).latest);
     await driver.log.append(orders, [{ key, value: JSON.stringify({ amount: 4 }) }]);
     await driver.task(active).resume();
@@ -97,6 +112,8 @@ describe("input lost to retention", () => {
     const metrics = (await driver.task(active).metrics()) as InstanceMetrics;
     expect(metrics.lifecycle.inputResets).toBeGreaterThanOrEqual(1);
     expect(metrics.lifecycle.recent.some((e) => e.event === "input-reset")).toBe(true);
-    expect(await (await call("/metrics")).text()).toMatch(new RegExp(`edge_streams_task_input_resets_total\\{task="0_3",placement="${active.placement}",role="active"\\} [1-9]`));
+    expect(await (await call("/metrics")).text()).toMatch(
+      new RegExp(`edge_streams_task_input_resets_total\\{task="0_3",placement="${active.placement}",role="active"\\} [1-9]`),
+    );
   });
 });

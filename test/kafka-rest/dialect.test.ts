@@ -4,14 +4,7 @@ import { assignPartitions } from "../../src/consumer-group/assignment";
 import { logErrorFromDialect } from "../../src/kafka-rest/errors";
 import { metadataInRequestOrder, planProduce } from "../../src/kafka-rest/produce";
 import { formatProducerHeader, parseProducerHeader } from "../../src/kafka-rest/producer-header";
-import {
-  InvalidRecord,
-  LogUnavailable,
-  OffsetOutOfRange,
-  ProducerFenced,
-  RecordTooLarge,
-  UnknownTopicOrPartition,
-} from "../../src/log/errors";
+import { InvalidRecord, LogUnavailable, OffsetOutOfRange, ProducerFenced, RecordTooLarge, UnknownTopicOrPartition } from "../../src/log/errors";
 import { partitionForKey } from "../../src/log/partitioner";
 
 const counts = new Map([
@@ -47,7 +40,10 @@ describe("planProduce", () => {
   });
 
   it("makes a batch per producer header value, strips the header and leaves its timestamps unset", () => {
-    const header = (value: string) => [{ key: "edge-producer", value }, { key: "h", value: "x" }];
+    const header = (value: string) => [
+      { key: "edge-producer", value },
+      { key: "h", value: "x" },
+    ];
     const batches = planProduce(
       [
         { topic: "a", value: "1", partition: 0, headers: header("p;0;0") },

@@ -123,13 +123,23 @@ describe("CogroupedKStreamImplTest", () => {
     const topology = build(builder, "one");
     expect(subtopologySummary(topology)).toEqual([
       { sources: ["one"], sinks: [app("foo-repartition")], stores: [] },
-      { sources: [app("foo-repartition")], sinks: [], stores: ["COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000002", "COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000008"] },
+      {
+        sources: [app("foo-repartition")],
+        sinks: [],
+        stores: ["COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000002", "COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000008"],
+      },
     ]);
   });
 
   it("shouldCogroupAndAggregateSingleKStreams", () => {
     const builder = new StreamsBuilder();
-    builder.stream("one", stringConsumed).groupByKey().cogroup(STRING_AGGREGATOR).aggregate(STRING_INITIALIZER).toStream().to(OUTPUT, { key: STRING, value: STRING });
+    builder
+      .stream("one", stringConsumed)
+      .groupByKey()
+      .cogroup(STRING_AGGREGATOR)
+      .aggregate(STRING_INITIALIZER)
+      .toStream()
+      .to(OUTPUT, { key: STRING, value: STRING });
     const driver = new TopologyTestDriver(build(builder, "one", OUTPUT));
     const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
     const testOutputTopic = new TestOutputTopic(driver, OUTPUT, STRING, STRING);
@@ -142,7 +152,13 @@ describe("CogroupedKStreamImplTest", () => {
 
   it("testCogroupHandleNullValues", () => {
     const builder = new StreamsBuilder();
-    builder.stream("one", stringConsumed).groupByKey().cogroup(STRING_AGGREGATOR).aggregate(STRING_INITIALIZER).toStream().to(OUTPUT, { key: STRING, value: STRING });
+    builder
+      .stream("one", stringConsumed)
+      .groupByKey()
+      .cogroup(STRING_AGGREGATOR)
+      .aggregate(STRING_INITIALIZER)
+      .toStream()
+      .to(OUTPUT, { key: STRING, value: STRING });
     const driver = new TopologyTestDriver(build(builder, "one", OUTPUT));
     const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
     const testOutputTopic = new TestOutputTopic(driver, OUTPUT, STRING, STRING);
@@ -158,7 +174,12 @@ describe("CogroupedKStreamImplTest", () => {
     const builder = new StreamsBuilder();
     const grouped1 = builder.stream("one", stringConsumed).groupByKey();
     const grouped2 = builder.stream("two", stringConsumed).groupByKey();
-    grouped1.cogroup(STRING_AGGREGATOR).cogroup(grouped2, STRING_AGGREGATOR).aggregate(STRING_INITIALIZER).toStream().to(OUTPUT, { key: STRING, value: STRING });
+    grouped1
+      .cogroup(STRING_AGGREGATOR)
+      .cogroup(grouped2, STRING_AGGREGATOR)
+      .aggregate(STRING_INITIALIZER)
+      .toStream()
+      .to(OUTPUT, { key: STRING, value: STRING });
     const driver = new TopologyTestDriver(build(builder, "one", "two", OUTPUT));
     const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
     const testInputTopic2 = new TestInputTopic(driver, "two", STRING, STRING);
@@ -191,7 +212,12 @@ describe("CogroupedKStreamImplTest", () => {
     const builder = new StreamsBuilder();
     const grouped1 = builder.stream("one", stringConsumed).groupByKey();
     const grouped2 = builder.stream("two", stringConsumed).groupByKey();
-    grouped1.cogroup(STRING_AGGREGATOR).cogroup(grouped2, STRING_AGGREGATOR).aggregate(STRING_INITIALIZER).toStream().to(OUTPUT, { key: STRING, value: STRING });
+    grouped1
+      .cogroup(STRING_AGGREGATOR)
+      .cogroup(grouped2, STRING_AGGREGATOR)
+      .aggregate(STRING_INITIALIZER)
+      .toStream()
+      .to(OUTPUT, { key: STRING, value: STRING });
     const driver = new TopologyTestDriver(build(builder, "one", "two", OUTPUT));
     const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
     const testInputTopic2 = new TestInputTopic(driver, "two", STRING, STRING);

@@ -73,11 +73,15 @@ describe("InternalStreamsBuilderTest", () => {
   });
 
   it("shouldNotSetUseVersionedSemanticsWithMaterializedIntermediateNode", () => {
-    expect(filterUsesVersionedSemantics((b) => b.table("t1", consumed, versioned("versioned")).mapValues((v) => v + v, Materialized.as("unversioned")), oneRow)).toBe(false);
+    expect(
+      filterUsesVersionedSemantics((b) => b.table("t1", consumed, versioned("versioned")).mapValues((v) => v + v, Materialized.as("unversioned")), oneRow),
+    ).toBe(false);
   });
 
   it("shouldSetUseVersionedSemanticsWithIntermediateNodeMaterializedAsVersioned", () => {
-    expect(filterUsesVersionedSemantics((b) => b.table("t1", consumed, versioned("versioned")).mapValues((v) => v + v, versioned("versioned2")), oneRow)).toBe(true);
+    expect(filterUsesVersionedSemantics((b) => b.table("t1", consumed, versioned("versioned")).mapValues((v) => v + v, versioned("versioned2")), oneRow)).toBe(
+      true,
+    );
   });
 
   it("shouldNotSetUseVersionedSemanticsWithIntermediateAggregation", () => {
@@ -86,11 +90,14 @@ describe("InternalStreamsBuilderTest", () => {
 
   it("shouldSetUseVersionedSemanticsWithIntermediateAggregationMaterializedAsVersioned", () => {
     const versionedCount = Materialized.as<string, number>(Stores.persistentVersionedKeyValueStore("versioned2", 5 * 60_000));
-    expect(filterUsesVersionedSemantics((b) => b.table("t1", consumed, versioned("versioned")).groupBy(pair, consumed).count(versionedCount), oneRow)).toBe(true);
+    expect(filterUsesVersionedSemantics((b) => b.table("t1", consumed, versioned("versioned")).groupBy(pair, consumed).count(versionedCount), oneRow)).toBe(
+      true,
+    );
   });
 
   it("shouldNotSetUseVersionedSemanticsWithIntermediateJoin", () => {
-    const join = (b: StreamsBuilder) => b.table("t1", consumed, versioned("versioned")).join(b.table("t2", consumed, versioned("versioned2")), (v1, v2) => v1 + v2);
+    const join = (b: StreamsBuilder) =>
+      b.table("t1", consumed, versioned("versioned")).join(b.table("t2", consumed, versioned("versioned2")), (v1, v2) => v1 + v2);
     expect(filterUsesVersionedSemantics(join, joinedRow)).toBe(false);
   });
 
@@ -153,7 +160,14 @@ describe("InternalStreamsBuilderTest", () => {
   });
 
   it("shouldSetUseVersionedSemanticsOnTableRepartitionMapWithIntermediateNodes", () => {
-    expect(countsIgnoringOutOfOrder((b) => b.table("t1", consumed, versioned("versioned")).filter((_k, v) => v !== null).mapValues((v) => v + v))).toEqual([["aa", 1]]);
+    expect(
+      countsIgnoringOutOfOrder((b) =>
+        b
+          .table("t1", consumed, versioned("versioned"))
+          .filter((_k, v) => v !== null)
+          .mapValues((v) => v + v),
+      ),
+    ).toEqual([["aa", 1]]);
   });
 
   /** Joins t1 and t2 (inner), then updates each side out of order: the versioned sides' late updates join nothing. */

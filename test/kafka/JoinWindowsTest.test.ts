@@ -15,19 +15,21 @@ const ofSeconds = (s: number) => s * 1000;
 
 describe("JoinWindowsTest", () => {
   it("validWindows", () => {
-    expect(() =>
-      JoinWindows.ofTimeDifferenceWithNoGrace(ANY_OTHER_SIZE) // [ -anyOtherSize ; anyOtherSize ]
-        .before(ANY_SIZE) // [ -anySize ; anyOtherSize ]
-        .before(0) // [ 0 ; anyOtherSize ]
-        .before(-ANY_SIZE) // [ anySize ; anyOtherSize ]
-        .before(-ANY_OTHER_SIZE), // [ anyOtherSize ; anyOtherSize ]
+    expect(
+      () =>
+        JoinWindows.ofTimeDifferenceWithNoGrace(ANY_OTHER_SIZE) // [ -anyOtherSize ; anyOtherSize ]
+          .before(ANY_SIZE) // [ -anySize ; anyOtherSize ]
+          .before(0) // [ 0 ; anyOtherSize ]
+          .before(-ANY_SIZE) // [ anySize ; anyOtherSize ]
+          .before(-ANY_OTHER_SIZE), // [ anyOtherSize ; anyOtherSize ]
     ).not.toThrow();
-    expect(() =>
-      JoinWindows.ofTimeDifferenceWithNoGrace(ANY_OTHER_SIZE) // [ -anyOtherSize ; anyOtherSize ]
-        .after(ANY_SIZE) // [ -anyOtherSize ; anySize ]
-        .after(0) // [ -anyOtherSize ; 0 ]
-        .after(-ANY_SIZE) // [ -anyOtherSize ; -anySize ]
-        .after(-ANY_OTHER_SIZE), // [ -anyOtherSize ; -anyOtherSize ]
+    expect(
+      () =>
+        JoinWindows.ofTimeDifferenceWithNoGrace(ANY_OTHER_SIZE) // [ -anyOtherSize ; anyOtherSize ]
+          .after(ANY_SIZE) // [ -anyOtherSize ; anySize ]
+          .after(0) // [ -anyOtherSize ; 0 ]
+          .after(-ANY_SIZE) // [ -anyOtherSize ; -anySize ]
+          .after(-ANY_OTHER_SIZE), // [ -anyOtherSize ; -anyOtherSize ]
     ).not.toThrow();
     const window = JoinWindows.ofTimeDifferenceWithNoGrace(ANY_OTHER_SIZE).before(-ANY_SIZE);
     expect([window.beforeMs, window.afterMs]).toEqual([-ANY_SIZE, ANY_OTHER_SIZE]);

@@ -5,8 +5,29 @@
  * (TypeScript's types rule them out), cogroup and the store-supplier variants (not in Edge Streams).
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { Materialized, SessionWindows, SlidingWindows, StreamsBuilder, TimeWindows, TopologyError, TopologyTestDriver, type KGroupedStream, type Windowed } from "../../src/streams";
-import { build, droppedRecordsTotal, kvt, MockApiProcessorSupplier, STRING, STRING_ADDER, STRING_INIT, TestInputTopic, toStringAdder, compareStrings } from "./support";
+import {
+  Materialized,
+  SessionWindows,
+  SlidingWindows,
+  StreamsBuilder,
+  TimeWindows,
+  TopologyError,
+  TopologyTestDriver,
+  type KGroupedStream,
+  type Windowed,
+} from "../../src/streams";
+import {
+  build,
+  droppedRecordsTotal,
+  kvt,
+  MockApiProcessorSupplier,
+  STRING,
+  STRING_ADDER,
+  STRING_INIT,
+  TestInputTopic,
+  toStringAdder,
+  compareStrings,
+} from "./support";
 
 const TOPIC = "topic";
 const INVALID_STORE_NAME = "~foo bar~";
@@ -178,7 +199,11 @@ describe("KGroupedStreamImplTest", () => {
 
   it("shouldCountSlidingWindows", () => {
     const supplier = new MockApiProcessorSupplier<Windowed<string>, number>();
-    groupedStream.windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(500, 2000)).count(Materialized.as("aggregate-by-key-windowed")).toStream().process(supplier.supplier);
+    groupedStream
+      .windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(500, 2000))
+      .count(Materialized.as("aggregate-by-key-windowed"))
+      .toStream()
+      .process(supplier.supplier);
     doCountSlidingWindows(supplier);
   });
 
@@ -190,14 +215,12 @@ describe("KGroupedStreamImplTest", () => {
 
   it("shouldAggregateSessionWindows", () => {
     const supplier = new MockApiProcessorSupplier<Windowed<string>, number | null>();
-    const table = groupedStream
-      .windowedBy(SessionWindows.ofInactivityGapWithNoGrace(30))
-      .aggregate(
-        () => 0,
-        (_aggKey, _value, aggregate) => aggregate + 1,
-        (_aggKey, aggOne, aggTwo) => aggOne + aggTwo,
-        Materialized.as("session-store"),
-      );
+    const table = groupedStream.windowedBy(SessionWindows.ofInactivityGapWithNoGrace(30)).aggregate(
+      () => 0,
+      (_aggKey, _value, aggregate) => aggregate + 1,
+      (_aggKey, aggOne, aggTwo) => aggOne + aggTwo,
+      Materialized.as("session-store"),
+    );
     table.toStream().process(supplier.supplier);
     doAggregateSessionWindows(supplier);
     expect(table.queryableStoreName).toBe("session-store");
@@ -230,7 +253,9 @@ describe("KGroupedStreamImplTest", () => {
 
   it("shouldReduceSessionWindows", () => {
     const supplier = new MockApiProcessorSupplier<Windowed<string>, string | null>();
-    const table = groupedStream.windowedBy(SessionWindows.ofInactivityGapWithNoGrace(30)).reduce((value1, value2) => `${value1}:${value2}`, Materialized.as("session-store"));
+    const table = groupedStream
+      .windowedBy(SessionWindows.ofInactivityGapWithNoGrace(30))
+      .reduce((value1, value2) => `${value1}:${value2}`, Materialized.as("session-store"));
     table.toStream().process(supplier.supplier);
     doReduceSessionWindows(supplier);
     expect(table.queryableStoreName).toBe("session-store");
@@ -238,7 +263,11 @@ describe("KGroupedStreamImplTest", () => {
 
   it("shouldReduceSessionWindowsWithInternalStoreName", () => {
     const supplier = new MockApiProcessorSupplier<Windowed<string>, string | null>();
-    groupedStream.windowedBy(SessionWindows.ofInactivityGapWithNoGrace(30)).reduce((value1, value2) => `${value1}:${value2}`).toStream().process(supplier.supplier);
+    groupedStream
+      .windowedBy(SessionWindows.ofInactivityGapWithNoGrace(30))
+      .reduce((value1, value2) => `${value1}:${value2}`)
+      .toStream()
+      .process(supplier.supplier);
     doReduceSessionWindows(supplier);
   });
 
@@ -248,7 +277,9 @@ describe("KGroupedStreamImplTest", () => {
   });
 
   it("shouldNotAcceptInvalidStoreNameWhenAggregatingSessionWindows", () => {
-    groupedStream.windowedBy(SessionWindows.ofInactivityGapWithNoGrace(10)).aggregate(STRING_INIT, toStringAdder(), (_k, a, b) => a + b, Materialized.as(INVALID_STORE_NAME));
+    groupedStream
+      .windowedBy(SessionWindows.ofInactivityGapWithNoGrace(10))
+      .aggregate(STRING_INIT, toStringAdder(), (_k, a, b) => a + b, Materialized.as(INVALID_STORE_NAME));
     expect(() => build(builder, TOPIC)).toThrow(TopologyError);
   });
 

@@ -48,7 +48,13 @@ describe("KStreamAggregationDedupIntegrationTest", () => {
     const app = reduceTopology();
     const log = new DurableLog(env.LOG_PARTITION, app.catalog);
     const produceMessages = async (timestamp: number) => {
-      for (const [key, value] of [[1, "A"], [2, "B"], [3, "C"], [4, "D"], [5, "E"]] as const) {
+      for (const [key, value] of [
+        [1, "A"],
+        [2, "B"],
+        [3, "C"],
+        [4, "D"],
+        [5, "E"],
+      ] as const) {
         await log.append({ topic: INPUT, partition: partitionForKey(String(key), 3) }, [{ key: String(key), value, timestamp }]);
       }
     };

@@ -16,7 +16,11 @@ const consumed = { key: STRING, value: STRING };
 
 /** Each subtopology's nodes with the stores they use, as Kafka's description lists them. */
 function shape(topology: Topology): string[][] {
-  return topology.subtopologies.map((s) => s.nodes.map((n) => (n.kind === "processor" ? `${n.name} [${n.stores.join(", ")}]` : n.kind === "sink" ? `${n.name} -> ${n.topic}` : `${n.name} <- ${n.topics.join(", ")}`)));
+  return topology.subtopologies.map((s) =>
+    s.nodes.map((n) =>
+      n.kind === "processor" ? `${n.name} [${n.stores.join(", ")}]` : n.kind === "sink" ? `${n.name} -> ${n.topic}` : `${n.name} <- ${n.topics.join(", ")}`,
+    ),
+  );
 }
 
 describe("KStreamImplTest", () => {
@@ -36,7 +40,14 @@ describe("KStreamImplTest", () => {
     inputTopic.pipeInput("D", "04", 0);
     inputTopic.pipeInput("A", "05", 10);
     inputTopic.pipeInput("A", "06", 8);
-    expect(outputTopic.readRecordsToList()).toEqual([kvt("A", "01", 5), kvt("B", "02", 100), kvt("C", "03", 0), kvt("D", "04", 0), kvt("A", "05", 10), kvt("A", "06", 8)]);
+    expect(outputTopic.readRecordsToList()).toEqual([
+      kvt("A", "01", 5),
+      kvt("B", "02", 100),
+      kvt("C", "03", 0),
+      kvt("D", "04", 0),
+      kvt("A", "05", 10),
+      kvt("A", "06", 8),
+    ]);
   });
 
   it("shouldMaterializeKTableFromKStream", () => {
@@ -49,7 +60,14 @@ describe("KStreamImplTest", () => {
     inputTopic.pipeInput("A", "01");
     inputTopic.pipeInput("B", "02");
     inputTopic.pipeInput("A", "03");
-    expect(Object.fromEntries(driver.store<string, string>("0_0", "store").all().map((e) => [e.key, e.value]))).toEqual({ A: "03", B: "02" });
+    expect(
+      Object.fromEntries(
+        driver
+          .store<string, string>("0_0", "store")
+          .all()
+          .map((e) => [e.key, e.value]),
+      ),
+    ).toEqual({ A: "03", B: "02" });
   });
 
   it("shouldSupportKeyChangeKTableFromKStream", () => {
@@ -198,8 +216,18 @@ describe("KStreamImplTest", () => {
     const topology = build(builder, "input", "output");
     const repartition = "kafka-test-KTABLE-AGGREGATE-STATE-STORE-0000000004-repartition";
     expect(shape(topology)).toEqual([
-      ["KSTREAM-SOURCE-0000000000 <- input", "KSTREAM-TOTABLE-0000000001 [KSTREAM-TOTABLE-STATE-STORE-0000000002]", "KTABLE-SELECT-0000000003 []", `KSTREAM-SINK-0000000005 -> ${repartition}`],
-      [`KSTREAM-SOURCE-0000000006 <- ${repartition}`, "KTABLE-AGGREGATE-0000000007 [KTABLE-AGGREGATE-STATE-STORE-0000000004]", "KTABLE-TOSTREAM-0000000008 []", "KSTREAM-SINK-0000000009 -> output"],
+      [
+        "KSTREAM-SOURCE-0000000000 <- input",
+        "KSTREAM-TOTABLE-0000000001 [KSTREAM-TOTABLE-STATE-STORE-0000000002]",
+        "KTABLE-SELECT-0000000003 []",
+        `KSTREAM-SINK-0000000005 -> ${repartition}`,
+      ],
+      [
+        `KSTREAM-SOURCE-0000000006 <- ${repartition}`,
+        "KTABLE-AGGREGATE-0000000007 [KTABLE-AGGREGATE-STATE-STORE-0000000004]",
+        "KTABLE-TOSTREAM-0000000008 []",
+        "KSTREAM-SINK-0000000009 -> output",
+      ],
     ]);
     const driver = new TopologyTestDriver(topology);
     const inputTopic = new TestInputTopic(driver, "input", STRING, STRING, 0, 0);
@@ -209,7 +237,14 @@ describe("KStreamImplTest", () => {
     inputTopic.pipeInput("A", "blue", 12);
     inputTopic.pipeInput("C", "yellow", 15);
     inputTopic.pipeInput("D", "green", 11);
-    expect(outputTopic.readRecordsToList()).toEqual([kvt("green", 1, 10), kvt("green", 2, 10), kvt("green", 1, 12), kvt("blue", 1, 12), kvt("yellow", 1, 15), kvt("green", 2, 12)]);
+    expect(outputTopic.readRecordsToList()).toEqual([
+      kvt("green", 1, 10),
+      kvt("green", 2, 10),
+      kvt("green", 1, 12),
+      kvt("blue", 1, 12),
+      kvt("yellow", 1, 15),
+      kvt("green", 2, 12),
+    ]);
   });
 
   it("shouldSupportTriggerMaterializedWithKTableFromKStream", () => {
@@ -222,7 +257,13 @@ describe("KStreamImplTest", () => {
       .to("output", { key: STRING, value: INTEGER });
     const topology = build(builder, "input", "output");
     expect(shape(topology)).toEqual([
-      ["KSTREAM-SOURCE-0000000000 <- input", "KSTREAM-TOTABLE-0000000001 []", "KTABLE-MAPVALUES-0000000003 [store]", "KTABLE-TOSTREAM-0000000004 []", "KSTREAM-SINK-0000000005 -> output"],
+      [
+        "KSTREAM-SOURCE-0000000000 <- input",
+        "KSTREAM-TOTABLE-0000000001 []",
+        "KTABLE-MAPVALUES-0000000003 [store]",
+        "KTABLE-TOSTREAM-0000000004 []",
+        "KSTREAM-SINK-0000000005 -> output",
+      ],
     ]);
     const driver = new TopologyTestDriver(topology);
     const inputTopic = new TestInputTopic(driver, "input", STRING, STRING, 0, 0);
@@ -232,7 +273,14 @@ describe("KStreamImplTest", () => {
     inputTopic.pipeInput("A", "blue", 12);
     inputTopic.pipeInput("C", "yellow", 15);
     inputTopic.pipeInput("D", "green", 11);
-    expect(Object.fromEntries(driver.store<string, number>("0_0", "store").all().map((e) => [e.key, e.value]))).toEqual({ A: 1, B: 6, C: 24, D: 6 });
+    expect(
+      Object.fromEntries(
+        driver
+          .store<string, number>("0_0", "store")
+          .all()
+          .map((e) => [e.key, e.value]),
+      ),
+    ).toEqual({ A: 1, B: 6, C: 24, D: 6 });
     expect(outputTopic.readRecordsToList()).toEqual([kvt("A", 6, 10), kvt("B", 6, 9), kvt("A", 1, 12), kvt("C", 24, 15), kvt("D", 6, 11)]);
   });
 });

@@ -55,7 +55,9 @@ describe("KStreamKStreamJoinTest", () => {
     const left = builder.stream("left", { key: STRING, value: INTEGER });
     const right = builder.stream("right", { key: STRING, value: INTEGER });
     const processor = new MockApiProcessorSupplier<string, number>();
-    left.join(right, (a, b) => a + b, JoinWindows.ofTimeDifferenceWithNoGrace(100), { key: STRING, value: INTEGER, otherValue: INTEGER }).process(processor.supplier);
+    left
+      .join(right, (a, b) => a + b, JoinWindows.ofTimeDifferenceWithNoGrace(100), { key: STRING, value: INTEGER, otherValue: INTEGER })
+      .process(processor.supplier);
     const driver = new TopologyTestDriver(build(builder, "left", "right"));
     const inputTopicLeft = new TestInputTopic(driver, "left", STRING, INTEGER, 0, 0);
     const inputTopicRight = new TestInputTopic(driver, "right", STRING, INTEGER, 0, 0);
@@ -78,19 +80,13 @@ describe("KStreamKStreamJoinTest", () => {
     for (let i = 0; i < 2; i++) {
       inputTopic2.pipeInput(expectedKeys[i]!, "a" + expectedKeys[i]);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+a0", 0),
-      kvt(1, "A1+a1", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+a0", 0), kvt(1, "A1+a1", 0));
 
     // push all four items to the primary stream; this should produce two items
     for (const expectedKey of expectedKeys) {
       inputTopic1.pipeInput(expectedKey, "B" + expectedKey);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "B0+a0", 0),
-      kvt(1, "B1+a1", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "B0+a0", 0), kvt(1, "B1+a1", 0));
 
     // push all items to the other stream; this should produce six items
     for (const expectedKey of expectedKeys) {
@@ -102,7 +98,7 @@ describe("KStreamKStreamJoinTest", () => {
       kvt(1, "A1+b1", 0),
       kvt(1, "B1+b1", 0),
       kvt(2, "B2+b2", 0),
-      kvt(3, "B3+b3", 0)
+      kvt(3, "B3+b3", 0),
     );
 
     // push all four items to the primary stream; this should produce six items
@@ -115,7 +111,7 @@ describe("KStreamKStreamJoinTest", () => {
       kvt(1, "C1+a1", 0),
       kvt(1, "C1+b1", 0),
       kvt(2, "C2+b2", 0),
-      kvt(3, "C3+b3", 0)
+      kvt(3, "C3+b3", 0),
     );
 
     // push two items to the other stream; this should produce six items
@@ -128,7 +124,7 @@ describe("KStreamKStreamJoinTest", () => {
       kvt(0, "C0+c0", 0),
       kvt(1, "A1+c1", 0),
       kvt(1, "B1+c1", 0),
-      kvt(1, "C1+c1", 0)
+      kvt(1, "C1+c1", 0),
     );
   });
 
@@ -144,19 +140,13 @@ describe("KStreamKStreamJoinTest", () => {
     for (let i = 0; i < 2; i++) {
       inputTopic2.pipeInput(expectedKeys[i]!, "a" + expectedKeys[i]);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+a0", 0),
-      kvt(1, "A1+a1", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+a0", 0), kvt(1, "A1+a1", 0));
 
     // push all four items to the primary stream; this should produce two items
     for (const expectedKey of expectedKeys) {
       inputTopic1.pipeInput(expectedKey, "B" + expectedKey);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "B0+a0", 0),
-      kvt(1, "B1+a1", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "B0+a0", 0), kvt(1, "B1+a1", 0));
 
     // push all items to the other stream; this should produce six items
     for (const expectedKey of expectedKeys) {
@@ -168,7 +158,7 @@ describe("KStreamKStreamJoinTest", () => {
       kvt(1, "A1+b1", 0),
       kvt(1, "B1+b1", 0),
       kvt(2, "B2+b2", 0),
-      kvt(3, "B3+b3", 0)
+      kvt(3, "B3+b3", 0),
     );
 
     // push all four items to the primary stream; this should produce six items
@@ -181,7 +171,7 @@ describe("KStreamKStreamJoinTest", () => {
       kvt(1, "C1+a1", 0),
       kvt(1, "C1+b1", 0),
       kvt(2, "C2+b2", 0),
-      kvt(3, "C3+b3", 0)
+      kvt(3, "C3+b3", 0),
     );
 
     // push two items to the other stream; this should produce six items
@@ -194,7 +184,7 @@ describe("KStreamKStreamJoinTest", () => {
       kvt(0, "C0+c0", 0),
       kvt(1, "A1+c1", 0),
       kvt(1, "B1+c1", 0),
-      kvt(1, "C1+c1", 0)
+      kvt(1, "C1+c1", 0),
     );
   });
 
@@ -212,10 +202,7 @@ describe("KStreamKStreamJoinTest", () => {
     for (let i = 0; i < 2; i++) {
       inputTopic2.pipeInput(expectedKeys[i]!, "a" + expectedKeys[i]!, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+a0", 0),
-      kvt(1, "A1+a1", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+a0", 0), kvt(1, "A1+a1", 0));
 
     // push four items to the primary stream with larger and increasing timestamp; this should produce no items
     time = 1000;
@@ -229,42 +216,28 @@ describe("KStreamKStreamJoinTest", () => {
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "b" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "B0+b0", 1100),
-      kvt(1, "B1+b1", 1100),
-      kvt(2, "B2+b2", 1100),
-      kvt(3, "B3+b3", 1100)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "B0+b0", 1100), kvt(1, "B1+b1", 1100), kvt(2, "B2+b2", 1100), kvt(3, "B3+b3", 1100));
 
     // push four items to the other stream with incremented timestamp; this should produce three items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "c" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(1, "B1+c1", 1101),
-      kvt(2, "B2+c2", 1101),
-      kvt(3, "B3+c3", 1101)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "B1+c1", 1101), kvt(2, "B2+c2", 1101), kvt(3, "B3+c3", 1101));
 
     // push four items to the other stream with incremented timestamp; this should produce two items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "d" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(2, "B2+d2", 1102),
-      kvt(3, "B3+d3", 1102)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "B2+d2", 1102), kvt(3, "B3+d3", 1102));
 
     // push four items to the other stream with incremented timestamp; this should produce one item
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "e" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(3, "B3+e3", 1103)
-    );
+    processor.checkAndClearProcessResult(kvt(3, "B3+e3", 1103));
 
     // push four items to the other stream with incremented timestamp; this should produce no items
     time += 1;
@@ -285,30 +258,21 @@ describe("KStreamKStreamJoinTest", () => {
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "h" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "B0+h0", 1000)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "B0+h0", 1000));
 
     // push four items to the other stream with with incremented timestamp; this should produce two items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "i" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "B0+i0", 1000),
-      kvt(1, "B1+i1", 1001)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "B0+i0", 1000), kvt(1, "B1+i1", 1001));
 
     // push four items to the other stream with with incremented timestamp; this should produce three items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "j" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "B0+j0", 1000),
-      kvt(1, "B1+j1", 1001),
-      kvt(2, "B2+j2", 1002)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "B0+j0", 1000), kvt(1, "B1+j1", 1001), kvt(2, "B2+j2", 1002));
 
     // push four items to the other stream with with incremented timestamp; this should produce four items
   });
@@ -335,84 +299,56 @@ describe("KStreamKStreamJoinTest", () => {
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "b" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+b0", 1000)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+b0", 1000));
 
     // push four items with increased timestamps to the secondary stream; this should produce two items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "c" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+c0", 1001),
-      kvt(1, "A1+c1", 1001)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+c0", 1001), kvt(1, "A1+c1", 1001));
 
     // push four items with increased timestamps to the secondary stream; this should produce three items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "d" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+d0", 1002),
-      kvt(1, "A1+d1", 1002),
-      kvt(2, "A2+d2", 1002)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+d0", 1002), kvt(1, "A1+d1", 1002), kvt(2, "A2+d2", 1002));
 
     // push four items with increased timestamps to the secondary stream; this should produce four items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "e" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+e0", 1003),
-      kvt(1, "A1+e1", 1003),
-      kvt(2, "A2+e2", 1003),
-      kvt(3, "A3+e3", 1003)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+e0", 1003), kvt(1, "A1+e1", 1003), kvt(2, "A2+e2", 1003), kvt(3, "A3+e3", 1003));
 
     // push four items with larger timestamps to the secondary stream; this should produce four items
     time = 1000 + 100;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "f" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+f0", 1100),
-      kvt(1, "A1+f1", 1100),
-      kvt(2, "A2+f2", 1100),
-      kvt(3, "A3+f3", 1100)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+f0", 1100), kvt(1, "A1+f1", 1100), kvt(2, "A2+f2", 1100), kvt(3, "A3+f3", 1100));
 
     // push four items with increased timestamps to the secondary stream; this should produce three items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "g" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(1, "A1+g1", 1101),
-      kvt(2, "A2+g2", 1101),
-      kvt(3, "A3+g3", 1101)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+g1", 1101), kvt(2, "A2+g2", 1101), kvt(3, "A3+g3", 1101));
 
     // push four items with increased timestamps to the secondary stream; this should produce two items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "h" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(2, "A2+h2", 1102),
-      kvt(3, "A3+h3", 1102)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "A2+h2", 1102), kvt(3, "A3+h3", 1102));
 
     // push four items with increased timestamps to the secondary stream; this should produce one item
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "i" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(3, "A3+i3", 1103)
-    );
+    processor.checkAndClearProcessResult(kvt(3, "A3+i3", 1103));
 
     // push four items with increased timestamps (no out of window) to the secondary stream; this should produce no items
     time += 1;
@@ -444,84 +380,56 @@ describe("KStreamKStreamJoinTest", () => {
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "b" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+b0", 1000)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+b0", 1000));
 
     // push four items with increased timestamp to the other stream; this should produce two items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "c" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+c0", 1000),
-      kvt(1, "A1+c1", 1001)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+c0", 1000), kvt(1, "A1+c1", 1001));
 
     // push four items with increased timestamp to the other stream; this should produce three items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "d" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+d0", 1000),
-      kvt(1, "A1+d1", 1001),
-      kvt(2, "A2+d2", 1002)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+d0", 1000), kvt(1, "A1+d1", 1001), kvt(2, "A2+d2", 1002));
 
     // push four items with increased timestamp to the other stream; this should produce four items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "e" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+e0", 1000),
-      kvt(1, "A1+e1", 1001),
-      kvt(2, "A2+e2", 1002),
-      kvt(3, "A3+e3", 1003)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+e0", 1000), kvt(1, "A1+e1", 1001), kvt(2, "A2+e2", 1002), kvt(3, "A3+e3", 1003));
 
     // push four items with larger timestamp to the other stream; this should produce four items
     time = 1000;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "f" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+f0", 1000),
-      kvt(1, "A1+f1", 1001),
-      kvt(2, "A2+f2", 1002),
-      kvt(3, "A3+f3", 1003)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+f0", 1000), kvt(1, "A1+f1", 1001), kvt(2, "A2+f2", 1002), kvt(3, "A3+f3", 1003));
 
     // push four items with increase timestamp to the other stream; this should produce three items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "g" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(1, "A1+g1", 1001),
-      kvt(2, "A2+g2", 1002),
-      kvt(3, "A3+g3", 1003)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+g1", 1001), kvt(2, "A2+g2", 1002), kvt(3, "A3+g3", 1003));
 
     // push four items with increase timestamp to the other stream; this should produce two items
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "h" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(2, "A2+h2", 1002),
-      kvt(3, "A3+h3", 1003)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "A2+h2", 1002), kvt(3, "A3+h3", 1003));
 
     // push four items with increase timestamp to the other stream; this should produce one item
     time += 1;
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "i" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(3, "A3+i3", 1003)
-    );
+    processor.checkAndClearProcessResult(kvt(3, "A3+i3", 1003));
 
     // push four items with increase timestamp (no out of window) to the other stream; this should produce no items
     time += 1;
@@ -530,5 +438,4 @@ describe("KStreamKStreamJoinTest", () => {
     }
     processor.checkAndClearProcessResult();
   });
-
 });

@@ -49,42 +49,28 @@ function testUpperWindowBound(inputTopic1: Input<string>, inputTopic2: Input<str
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "B" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "B0+b0", 1100),
-    kvt(1, "B1+b1", 1100),
-    kvt(2, "B2+b2", 1100),
-    kvt(3, "B3+b3", 1100)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "B0+b0", 1100), kvt(1, "B1+b1", 1100), kvt(2, "B2+b2", 1100), kvt(3, "B3+b3", 1100));
 
   // push four items with increased timestamp to the primary stream; this should produce one left-join and three full-join items (non-joined item is not produced yet)
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "C" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(1, "C1+b1", 1101),
-    kvt(2, "C2+b2", 1101),
-    kvt(3, "C3+b3", 1101)
-  );
+  processor.checkAndClearProcessResult(kvt(1, "C1+b1", 1101), kvt(2, "C2+b2", 1101), kvt(3, "C3+b3", 1101));
 
   // push four items with increased timestamp to the primary stream; this should produce two left-join and two full-join items (non-joined items are not produced yet)
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "D" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(2, "D2+b2", 1102),
-    kvt(3, "D3+b3", 1102)
-  );
+  processor.checkAndClearProcessResult(kvt(2, "D2+b2", 1102), kvt(3, "D3+b3", 1102));
 
   // push four items with increased timestamp to the primary stream; this should produce one full-join items (three non-joined left-join are not produced yet)
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "E" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(3, "E3+b3", 1103)
-  );
+  processor.checkAndClearProcessResult(kvt(3, "E3+b3", 1103));
 
   // push four items with increased timestamp to the primary stream; this should produce no full-join items (four non-joined left-join are not produced yet)
   time += 1;
@@ -106,7 +92,7 @@ function testUpperWindowBound(inputTopic1: Input<string>, inputTopic2: Input<str
     kvt(0, "F0+null", 1104),
     kvt(1, "F1+null", 1104),
     kvt(2, "F2+null", 1104),
-    kvt(3, "F3+null", 1104)
+    kvt(3, "F3+null", 1104),
   );
 }
 
@@ -117,60 +103,35 @@ function testLowerWindowBound(inputTopic1: Input<string>, inputTopic2: Input<str
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "G" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "G0+null", 899),
-    kvt(1, "G1+null", 899),
-    kvt(2, "G2+null", 899),
-    kvt(3, "G3+null", 899)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "G0+null", 899), kvt(1, "G1+null", 899), kvt(2, "G2+null", 899), kvt(3, "G3+null", 899));
 
   // push four items with increase timestamp to the primary stream; this should produce three left-join and one full-join items
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "H" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "H0+b0", 1000),
-    kvt(1, "H1+null", 900),
-    kvt(2, "H2+null", 900),
-    kvt(3, "H3+null", 900)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "H0+b0", 1000), kvt(1, "H1+null", 900), kvt(2, "H2+null", 900), kvt(3, "H3+null", 900));
 
   // push four items with increase timestamp to the primary stream; this should produce two left-join and two full-join items
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "I" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "I0+b0", 1000),
-    kvt(1, "I1+b1", 1001),
-    kvt(2, "I2+null", 901),
-    kvt(3, "I3+null", 901)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "I0+b0", 1000), kvt(1, "I1+b1", 1001), kvt(2, "I2+null", 901), kvt(3, "I3+null", 901));
 
   // push four items with increase timestamp to the primary stream; this should produce one left-join and three full-join items
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "J" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "J0+b0", 1000),
-    kvt(1, "J1+b1", 1001),
-    kvt(2, "J2+b2", 1002),
-    kvt(3, "J3+null", 902)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "J0+b0", 1000), kvt(1, "J1+b1", 1001), kvt(2, "J2+b2", 1002), kvt(3, "J3+null", 902));
 
   // push four items with increase timestamp to the primary stream; this should produce one left-join and three full-join items
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "K" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "K0+b0", 1000),
-    kvt(1, "K1+b1", 1001),
-    kvt(2, "K2+b2", 1002),
-    kvt(3, "K3+b3", 1003)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "K0+b0", 1000), kvt(1, "K1+b1", 1001), kvt(2, "K2+b2", 1002), kvt(3, "K3+b3", 1003));
 
   // push a dummy record that should expire non-joined items; it should produce only the dummy+null record because
   // all previous late records were emitted immediately
@@ -188,20 +149,14 @@ describe("KStreamKStreamLeftJoinTest", () => {
     // bump stream-time to trigger left-join results
     inputTopic2.pipeInput(2, "dummy", 500);
 
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+null", 0),
-      kvt(0, "A0-0+null", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+null", 0), kvt(0, "A0-0+null", 0));
 
     // verifies joined duplicates are emitted
     inputTopic1.pipeInput(2, "A2", 1000);
     inputTopic1.pipeInput(2, "A2-0", 1000);
     inputTopic2.pipeInput(2, "a2", 1001);
 
-    processor.checkAndClearProcessResult(
-      kvt(2, "A2+a2", 1001),
-      kvt(2, "A2-0+a2", 1001)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "A2+a2", 1001), kvt(2, "A2-0+a2", 1001));
 
     // this record should expired non-joined records, but because A2 and A2-0 are joined and
     // emitted already, then they won't be emitted again
@@ -222,22 +177,15 @@ describe("KStreamKStreamLeftJoinTest", () => {
 
     // Join detected; No null-joins emitted
     inputTopic2.pipeInput(1, "a1", windowStart + 3);
-    processor.checkAndClearProcessResult(
-      kvt(1, "A1+a1", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+a1", windowStart + 3));
 
     // Dummy record in left topic will emit expired non-joined records from the left topic
     inputTopic1.pipeInput(2, "dummy", windowStart + 401);
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+null", windowStart + 1),
-      kvt(0, "A0-0+null", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+null", windowStart + 1), kvt(0, "A0-0+null", windowStart + 3));
 
     // Flush internal non-joined state store by joining the dummy record
     inputTopic2.pipeInput(2, "dummy", windowStart + 401);
-    processor.checkAndClearProcessResult(
-      kvt(2, "dummy+dummy", windowStart + 401)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "dummy+dummy", windowStart + 401));
   });
 
   it("testLeftExpiredNonJoinedRecordsAreEmittedByTheRightProcessor", () => {
@@ -252,22 +200,15 @@ describe("KStreamKStreamLeftJoinTest", () => {
 
     // Join detected; No null-joins emitted
     inputTopic2.pipeInput(1, "a1", windowStart + 3);
-    processor.checkAndClearProcessResult(
-      kvt(1, "A1+a1", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+a1", windowStart + 3));
 
     // Dummy record in right topic will emit expired non-joined records from the left topic
     inputTopic2.pipeInput(2, "dummy", windowStart + 401);
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+null", windowStart + 1),
-      kvt(0, "A0-0+null", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+null", windowStart + 1), kvt(0, "A0-0+null", windowStart + 3));
 
     // Flush internal non-joined state store by joining the dummy record
     inputTopic1.pipeInput(2, "dummy", windowStart + 402);
-    processor.checkAndClearProcessResult(
-      kvt(2, "dummy+dummy", windowStart + 402)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "dummy+dummy", windowStart + 402));
   });
 
   it("testRightNonJoinedRecordsAreNeverEmittedByTheLeftProcessor", () => {
@@ -282,9 +223,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
 
     // Join detected; No null-joins emitted
     inputTopic1.pipeInput(1, "a1", windowStart + 3);
-    processor.checkAndClearProcessResult(
-      kvt(1, "a1+A1", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "a1+A1", windowStart + 3));
 
     // Dummy record in left topic will not emit records
     inputTopic1.pipeInput(2, "dummy", windowStart + 401);
@@ -292,9 +231,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
 
     // Process the dummy joined record
     inputTopic2.pipeInput(2, "dummy", windowStart + 402);
-    processor.checkAndClearProcessResult(
-      kvt(2, "dummy+dummy", windowStart + 402)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "dummy+dummy", windowStart + 402));
   });
 
   it("testRightNonJoinedRecordsAreNeverEmittedByTheRightProcessor", () => {
@@ -309,9 +246,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
 
     // Join detected; No null-joins emitted
     inputTopic1.pipeInput(1, "a1", windowStart + 3);
-    processor.checkAndClearProcessResult(
-      kvt(1, "a1+A1", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "a1+A1", windowStart + 3));
 
     // Dummy record in right topic will not emit records
     inputTopic2.pipeInput(2, "dummy", windowStart + 401);
@@ -319,14 +254,12 @@ describe("KStreamKStreamLeftJoinTest", () => {
 
     // Process the dummy joined record
     inputTopic1.pipeInput(2, "dummy", windowStart + 402);
-    processor.checkAndClearProcessResult(
-      kvt(2, "dummy+dummy", windowStart + 402)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "dummy+dummy", windowStart + 402));
   });
 
   it("testLeftJoinedRecordsWithZeroAfterAreEmitted", () => {
     const { processor, inputTopic1, inputTopic2 } = setUp(JoinWindows.ofTimeDifferenceWithNoGrace(100).after(0));
-    
+
     // push four items with increasing timestamps to the primary stream; the other window is empty;
     // this should emit the first three left-joined items;
     // A3 is not triggered yet
@@ -334,11 +267,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
     for (let i = 0; i < expectedKeys.length; i++) {
       inputTopic1.pipeInput(expectedKeys[i]!, "A" + expectedKeys[i]!, time + i);
     }
-    processor.checkAndClearProcessResult(
-        kvt(0, "A0+null", 1000),
-        kvt(1, "A1+null", 1001),
-        kvt(2, "A2+null", 1002)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+null", 1000), kvt(1, "A1+null", 1001), kvt(2, "A2+null", 1002));
 
     // push four items smaller timestamps (out of window) to the secondary stream;
     // this should produce four joined items
@@ -346,12 +275,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "a" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-        kvt(0, "A0+a0", 1000),
-        kvt(1, "A1+a1", 1001),
-        kvt(2, "A2+a2", 1002),
-        kvt(3, "A3+a3", 1003)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+a0", 1000), kvt(1, "A1+a1", 1001), kvt(2, "A2+a2", 1002), kvt(3, "A3+a3", 1003));
 
     // push four items with increased timestamps to the secondary stream;
     // this should produce four joined item
@@ -359,12 +283,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "b" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-        kvt(0, "A0+b0", 1000),
-        kvt(1, "A1+b1", 1001),
-        kvt(2, "A2+b2", 1002),
-        kvt(3, "A3+b3", 1003)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+b0", 1000), kvt(1, "A1+b1", 1001), kvt(2, "A2+b2", 1002), kvt(3, "A3+b3", 1003));
 
     // push four items with increased timestamps to the secondary stream;
     // this should produce only three joined items;
@@ -373,11 +292,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "c" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-        kvt(1, "A1+c1", 1001),
-        kvt(2, "A2+c2", 1002),
-        kvt(3, "A3+c3", 1003)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+c1", 1001), kvt(2, "A2+c2", 1002), kvt(3, "A3+c3", 1003));
 
     // push four items with increased timestamps to the secondary stream;
     // this should produce only two joined items;
@@ -386,10 +301,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "d" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-        kvt(2, "A2+d2", 1002),
-        kvt(3, "A3+d3", 1003)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "A2+d2", 1002), kvt(3, "A3+d3", 1003));
 
     // push four items with increased timestamps to the secondary stream;
     // this should produce one joined item;
@@ -399,9 +311,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "e" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(3, "A3+e3", 1003)
-    );
+    processor.checkAndClearProcessResult(kvt(3, "A3+e3", 1003));
 
     // push four items with larger timestamps to the secondary stream;
     // no (non-)joined items can be produced
@@ -428,31 +338,19 @@ describe("KStreamKStreamLeftJoinTest", () => {
     for (let i = 0; i < 2; i++) {
       inputTopic2.pipeInput(expectedKeys[i]!, "a" + expectedKeys[i]);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+a0", 0),
-      kvt(1, "A1+a1", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+a0", 0), kvt(1, "A1+a1", 0));
 
     // push three items to the primary stream; this should produce two joined items
     for (let i = 0; i < 3; i++) {
       inputTopic1.pipeInput(expectedKeys[i]!, "B" + expectedKeys[i]);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "B0+a0", 0),
-      kvt(1, "B1+a1", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "B0+a0", 0), kvt(1, "B1+a1", 0));
 
     // push all items to the other stream; this should produce five items
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "b" + expectedKey);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+b0", 0),
-      kvt(0, "B0+b0", 0),
-      kvt(1, "A1+b1", 0),
-      kvt(1, "B1+b1", 0),
-      kvt(2, "B2+b2", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+b0", 0), kvt(0, "B0+b0", 0), kvt(1, "A1+b1", 0), kvt(1, "B1+b1", 0), kvt(2, "B2+b2", 0));
 
     // push all four items to the primary stream; this should produce six joined items
     for (const expectedKey of expectedKeys) {
@@ -464,7 +362,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
       kvt(1, "C1+a1", 0),
       kvt(1, "C1+b1", 0),
       kvt(2, "C2+b2", 0),
-      kvt(3, "C3+b3", 0)
+      kvt(3, "C3+b3", 0),
     );
 
     // push a dummy record that should expire non-joined items; it should not produce any items because
@@ -485,10 +383,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
     // then non-joined record with a closed window
     // by the time they were produced before
     inputTopic2.pipeInput(1, "a1", 110);
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+null", 0),
-      kvt(1, "A1+a1", 110)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+null", 0), kvt(1, "A1+a1", 110));
   });
 
   it("testGracePeriod", () => {
@@ -512,10 +407,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
     // not the joined records because the window has closed
     time += 1100;
     inputTopic2.pipeInput(0, "dummy", time);
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+null", 0),
-      kvt(1, "A1+null", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+null", 0), kvt(1, "A1+null", 0));
   });
 
   it("testWindowing", () => {
@@ -532,10 +424,7 @@ describe("KStreamKStreamLeftJoinTest", () => {
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, "a" + expectedKey, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+a0", 0),
-      kvt(1, "A1+a1", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+a0", 0), kvt(1, "A1+a1", 0));
     testUpperWindowBound(inputTopic1, inputTopic2, processor);
     testLowerWindowBound(inputTopic1, inputTopic2, processor);
   });
@@ -554,18 +443,12 @@ describe("KStreamKStreamLeftJoinTest", () => {
     time += 100;
     inputTopic2.pipeInput(expectedKeys[0]!, "a" + expectedKeys[0]!, time);
 
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+a0", 100)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+a0", 100));
 
     // push one item to the other stream; this should produce one left-join item
     time += 2;
     inputTopic2.pipeInput(expectedKeys[1]!, "a" + expectedKeys[1]!, time);
 
-    processor.checkAndClearProcessResult(
-      kvt(1, "A1+null", 1)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+null", 1));
   });
-
-
 });

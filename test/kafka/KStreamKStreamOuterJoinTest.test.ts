@@ -43,52 +43,35 @@ function testUpperWindowBound(inputTopic1: Input<string>, inputTopic2: Input<num
   for (let i = 0; i < expectedKeys.length; i++) {
     inputTopic2.pipeInput(expectedKeys[i]!, expectedKeys[i]! + 20, time + i);
   }
-  processor.checkAndClearProcessResult(
-    kvt(2, "null+12", 0),
-    kvt(3, "null+13", 0)
-  );
+  processor.checkAndClearProcessResult(kvt(2, "null+12", 0), kvt(3, "null+13", 0));
 
   // push four items with larger timestamp to the primary stream; this should produce four full-join items
   time = 1000 + 100;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "B" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "B0+20", 1100),
-    kvt(1, "B1+21", 1100),
-    kvt(2, "B2+22", 1100),
-    kvt(3, "B3+23", 1100)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "B0+20", 1100), kvt(1, "B1+21", 1100), kvt(2, "B2+22", 1100), kvt(3, "B3+23", 1100));
 
   // push four items with increased timestamp to the primary stream; this should produce three full-join items (non-joined item is not produced yet)
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "C" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(1, "C1+21", 1101),
-    kvt(2, "C2+22", 1101),
-    kvt(3, "C3+23", 1101)
-  );
+  processor.checkAndClearProcessResult(kvt(1, "C1+21", 1101), kvt(2, "C2+22", 1101), kvt(3, "C3+23", 1101));
 
   // push four items with increased timestamp to the primary stream; this should produce two full-join items (non-joined items are not produced yet)
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "D" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(2, "D2+22", 1102),
-    kvt(3, "D3+23", 1102)
-  );
+  processor.checkAndClearProcessResult(kvt(2, "D2+22", 1102), kvt(3, "D3+23", 1102));
 
   // push four items with increased timestamp to the primary stream; this should produce one full-join items (three non-joined left-join are not produced yet)
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "E" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(3, "E3+23", 1103)
-  );
+  processor.checkAndClearProcessResult(kvt(3, "E3+23", 1103));
 
   // push four items with increased timestamp to the primary stream; this should produce no full-join items (four non-joined left-join are not produced yet)
   time += 1;
@@ -110,7 +93,7 @@ function testUpperWindowBound(inputTopic1: Input<string>, inputTopic2: Input<num
     kvt(0, "F0+null", 1104),
     kvt(1, "F1+null", 1104),
     kvt(2, "F2+null", 1104),
-    kvt(3, "F3+null", 1104)
+    kvt(3, "F3+null", 1104),
   );
 }
 
@@ -121,67 +104,40 @@ function testLowerWindowBound(inputTopic1: Input<string>, inputTopic2: Input<num
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "G" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "G0+null", 899),
-    kvt(1, "G1+null", 899),
-    kvt(2, "G2+null", 899),
-    kvt(3, "G3+null", 899)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "G0+null", 899), kvt(1, "G1+null", 899), kvt(2, "G2+null", 899), kvt(3, "G3+null", 899));
 
   // push four items with increase timestamp to the primary stream; this should produce three left-join and one full-join items
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "H" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "H0+20", 1000),
-    kvt(1, "H1+null", 900),
-    kvt(2, "H2+null", 900),
-    kvt(3, "H3+null", 900)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "H0+20", 1000), kvt(1, "H1+null", 900), kvt(2, "H2+null", 900), kvt(3, "H3+null", 900));
 
   // push four items with increase timestamp to the primary stream; this should produce two left-join and two full-join items
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "I" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "I0+20", 1000),
-    kvt(1, "I1+21", 1001),
-    kvt(2, "I2+null", 901),
-    kvt(3, "I3+null", 901)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "I0+20", 1000), kvt(1, "I1+21", 1001), kvt(2, "I2+null", 901), kvt(3, "I3+null", 901));
 
   // push four items with increase timestamp to the primary stream; this should produce one left-join and three full-join items
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "J" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "J0+20", 1000),
-    kvt(1, "J1+21", 1001),
-    kvt(2, "J2+22", 1002),
-    kvt(3, "J3+null", 902)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "J0+20", 1000), kvt(1, "J1+21", 1001), kvt(2, "J2+22", 1002), kvt(3, "J3+null", 902));
 
   // push four items with increase timestamp to the primary stream; this should produce one left-join and three full-join items
   time += 1;
   for (const expectedKey of expectedKeys) {
     inputTopic1.pipeInput(expectedKey, "K" + expectedKey, time);
   }
-  processor.checkAndClearProcessResult(
-    kvt(0, "K0+20", 1000),
-    kvt(1, "K1+21", 1001),
-    kvt(2, "K2+22", 1002),
-    kvt(3, "K3+23", 1003)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "K0+20", 1000), kvt(1, "K1+21", 1001), kvt(2, "K2+22", 1002), kvt(3, "K3+23", 1003));
 
   // push a dummy record to verify there are no expired records to produce
   // dummy window is behind the max. stream time seen (1205 used in testUpperWindowBound)
   inputTopic1.pipeInput(0, "dummy", time + 200);
-  processor.checkAndClearProcessResult(
-    kvt(0, "dummy+null", 1103)
-  );
+  processor.checkAndClearProcessResult(kvt(0, "dummy+null", 1103));
 }
 
 describe("KStreamKStreamOuterJoinTest", () => {
@@ -196,12 +152,7 @@ describe("KStreamKStreamOuterJoinTest", () => {
     // bump stream-time to trigger outer-join results
     inputTopic2.pipeInput(3, 100, 211);
 
-    processor.checkAndClearProcessResult(
-      kvt(1, "null+11", 0),
-      kvt(1, "null+12", 0),
-      kvt(0, "A0+null", 0),
-      kvt(0, "A0-0+null", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "null+11", 0), kvt(1, "null+12", 0), kvt(0, "A0+null", 0), kvt(0, "A0-0+null", 0));
 
     // verifies joined duplicates are emitted
     inputTopic1.pipeInput(2, "A2", 200);
@@ -209,21 +160,13 @@ describe("KStreamKStreamOuterJoinTest", () => {
     inputTopic2.pipeInput(2, 13, 201);
     inputTopic2.pipeInput(2, 14, 201);
 
-    processor.checkAndClearProcessResult(
-      kvt(2, "A2+13", 201),
-      kvt(2, "A2-0+13", 201),
-      kvt(2, "A2+14", 201),
-      kvt(2, "A2-0+14", 201)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "A2+13", 201), kvt(2, "A2-0+13", 201), kvt(2, "A2+14", 201), kvt(2, "A2-0+14", 201));
 
     // this record should expired non-joined records; only null+10 will be emitted because
     // it did not have a join
     inputTopic2.pipeInput(3, 100, 1500);
 
-    processor.checkAndClearProcessResult(
-      kvt(1, "null+10", 111),
-      kvt(3, "null+100", 211)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "null+10", 111), kvt(3, "null+100", 211));
   });
 
   it("testLeftExpiredNonJoinedRecordsAreEmittedByTheLeftProcessor", () => {
@@ -238,22 +181,15 @@ describe("KStreamKStreamOuterJoinTest", () => {
 
     // Join detected; No null-joins emitted
     inputTopic2.pipeInput(1, 11, windowStart + 3);
-    processor.checkAndClearProcessResult(
-      kvt(1, "A1+11", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+11", windowStart + 3));
 
     // Dummy record in left topic will emit expired non-joined records from the left topic
     inputTopic1.pipeInput(2, "dummy", windowStart + 401);
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+null", windowStart + 1),
-      kvt(0, "A0-0+null", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+null", windowStart + 1), kvt(0, "A0-0+null", windowStart + 3));
 
     // Flush internal non-joined state store by joining the dummy record
     inputTopic2.pipeInput(2, 100, windowStart + 401);
-    processor.checkAndClearProcessResult(
-      kvt(2, "dummy+100", windowStart + 401)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "dummy+100", windowStart + 401));
   });
 
   it("testLeftExpiredNonJoinedRecordsAreEmittedByTheRightProcessor", () => {
@@ -268,22 +204,15 @@ describe("KStreamKStreamOuterJoinTest", () => {
 
     // Join detected; No null-joins emitted
     inputTopic2.pipeInput(1, 11, windowStart + 3);
-    processor.checkAndClearProcessResult(
-      kvt(1, "A1+11", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+11", windowStart + 3));
 
     // Dummy record in right topic will emit expired non-joined records from the left topic
     inputTopic2.pipeInput(2, 100, windowStart + 401);
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+null", windowStart + 1),
-      kvt(0, "A0-0+null", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+null", windowStart + 1), kvt(0, "A0-0+null", windowStart + 3));
 
     // Flush internal non-joined state store by joining the dummy record
     inputTopic1.pipeInput(2, "dummy", windowStart + 402);
-    processor.checkAndClearProcessResult(
-      kvt(2, "dummy+100", windowStart + 402)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "dummy+100", windowStart + 402));
   });
 
   it("testRightExpiredNonJoinedRecordsAreEmittedByTheLeftProcessor", () => {
@@ -298,22 +227,15 @@ describe("KStreamKStreamOuterJoinTest", () => {
 
     // Join detected; No null-joins emitted
     inputTopic1.pipeInput(1, "A1", windowStart + 3);
-    processor.checkAndClearProcessResult(
-      kvt(1, "A1+11", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+11", windowStart + 3));
 
     // Dummy record in left topic will emit expired non-joined records from the right topic
     inputTopic1.pipeInput(2, "dummy", windowStart + 401);
-    processor.checkAndClearProcessResult(
-      kvt(0, "null+10", windowStart + 1),
-      kvt(0, "null+12", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "null+10", windowStart + 1), kvt(0, "null+12", windowStart + 3));
 
     // Process the dummy joined record
     inputTopic2.pipeInput(2, 100, windowStart + 402);
-    processor.checkAndClearProcessResult(
-      kvt(2, "dummy+100", windowStart + 402)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "dummy+100", windowStart + 402));
   });
 
   it("testRightExpiredNonJoinedRecordsAreEmittedByTheRightProcessor", () => {
@@ -328,22 +250,15 @@ describe("KStreamKStreamOuterJoinTest", () => {
 
     // Join detected; No null-joins emitted
     inputTopic1.pipeInput(1, "A1", windowStart + 3);
-    processor.checkAndClearProcessResult(
-      kvt(1, "A1+11", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+11", windowStart + 3));
 
     // Dummy record in right topic will emit expired non-joined records from the right topic
     inputTopic2.pipeInput(2, 100, windowStart + 401);
-    processor.checkAndClearProcessResult(
-      kvt(0, "null+10", windowStart + 1),
-      kvt(0, "null+12", windowStart + 3)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "null+10", windowStart + 1), kvt(0, "null+12", windowStart + 3));
 
     // Process the dummy joined record
     inputTopic1.pipeInput(2, "dummy", windowStart + 402);
-    processor.checkAndClearProcessResult(
-      kvt(2, "dummy+100", windowStart + 402)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "dummy+100", windowStart + 402));
   });
 
   it("testOrdering", () => {
@@ -357,10 +272,7 @@ describe("KStreamKStreamOuterJoinTest", () => {
     // this should produce the not-joined record first;
     // then the joined record
     inputTopic2.pipeInput(1, 11, 110);
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+null", 0),
-      kvt(1, "A1+11", 110)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+null", 0), kvt(1, "A1+11", 110));
   });
 
   it("testGracePeriod", () => {
@@ -380,10 +292,7 @@ describe("KStreamKStreamOuterJoinTest", () => {
     // push a 100 item to the any stream after the window is closed; this should produced all expired non-joined records because
     // the window has closed
     inputTopic2.pipeInput(0, 100, 112);
-    processor.checkAndClearProcessResult(
-      kvt(1, "null+11", 0),
-      kvt(0, "A0+null", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "null+11", 0), kvt(0, "A0+null", 0));
   });
 
   it("testEmitAllNonJoinedResultsForAsymmetricWindow", () => {
@@ -411,19 +320,13 @@ describe("KStreamKStreamOuterJoinTest", () => {
     // push another item to the other stream; this should produce no inner joined-items because there are no matching keys
     // and should produce a right-join-item because before window has ended
     inputTopic2.pipeInput(4, 14, 37);
-    processor.checkAndClearProcessResult(
-        kvt(2, "null+12", 31)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "null+12", 31));
 
     // push another item to the other stream; this should produce no inner joined-items because there are no matching keys
     // and should produce a left-join-item because after window has ended
     // and should produce two right-join-items because before window has ended
     inputTopic2.pipeInput(5, 15, 50);
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+null", 29),
-      kvt(3, "null+13", 36),
-      kvt(4, "null+14", 37)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+null", 29), kvt(3, "null+13", 36), kvt(4, "null+14", 37));
   });
 
   it("testOuterJoinWithDefaultSuppliers", () => {
@@ -442,31 +345,19 @@ describe("KStreamKStreamOuterJoinTest", () => {
     for (let i = 0; i < 2; i++) {
       inputTopic2.pipeInput(expectedKeys[i]!, expectedKeys[i]! + 10);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+10", 0),
-      kvt(1, "A1+11", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+10", 0), kvt(1, "A1+11", 0));
 
     // push three items to the primary stream; this should produce two full-joined items
     for (let i = 0; i < 3; i++) {
       inputTopic1.pipeInput(expectedKeys[i]!, "B" + expectedKeys[i]);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "B0+10", 0),
-      kvt(1, "B1+11", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "B0+10", 0), kvt(1, "B1+11", 0));
 
     // push all items to the other stream; this should produce five full-joined items
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, expectedKey + 20);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+20", 0),
-      kvt(0, "B0+20", 0),
-      kvt(1, "A1+21", 0),
-      kvt(1, "B1+21", 0),
-      kvt(2, "B2+22", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+20", 0), kvt(0, "B0+20", 0), kvt(1, "A1+21", 0), kvt(1, "B1+21", 0), kvt(2, "B2+22", 0));
 
     // push all four items to the primary stream; this should produce six full-joined items
     for (const expectedKey of expectedKeys) {
@@ -478,7 +369,7 @@ describe("KStreamKStreamOuterJoinTest", () => {
       kvt(1, "C1+11", 0),
       kvt(1, "C1+21", 0),
       kvt(2, "C2+22", 0),
-      kvt(3, "C3+23", 0)
+      kvt(3, "C3+23", 0),
     );
 
     // push a dummy record that should expire non-joined items; it should not produce any items because
@@ -501,10 +392,7 @@ describe("KStreamKStreamOuterJoinTest", () => {
     for (const expectedKey of expectedKeys) {
       inputTopic2.pipeInput(expectedKey, expectedKey + 10, time);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+10", 0),
-      kvt(1, "A1+11", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+10", 0), kvt(1, "A1+11", 0));
 
     testUpperWindowBound(inputTopic1, inputTopic2, processor);
     testLowerWindowBound(inputTopic1, inputTopic2, processor);
@@ -524,32 +412,24 @@ describe("KStreamKStreamOuterJoinTest", () => {
     time += 100;
     inputTopic2.pipeInput(expectedKeys[0]!, expectedKeys[0]! + 10, time);
 
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+10", 100)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+10", 100));
 
     // push one item to the other stream; this should produce one left-join item
     time += 2;
     inputTopic2.pipeInput(expectedKeys[1]!, expectedKeys[1]! + 10, time);
 
-    processor.checkAndClearProcessResult(
-      kvt(1, "A1+null", 1)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+null", 1));
 
     // push one item to the other stream; this should produce one right-join item
     time += 1;
     inputTopic2.pipeInput(expectedKeys[2]!, expectedKeys[2]! + 10, time);
 
-    processor.checkAndClearProcessResult(
-      kvt(1, "null+11", 102)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "null+11", 102));
 
     // push one item to the first stream; this should not produce one full-join item
     inputTopic1.pipeInput(expectedKeys[2]!, "A" + expectedKeys[2]!, time);
 
-    processor.checkAndClearProcessResult(
-      kvt(2, "A2+12", 103)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "A2+12", 103));
   });
 
   it("testShouldNotEmitLeftJoinResultForAsymmetricAfterWindow", () => {
@@ -561,17 +441,13 @@ describe("KStreamKStreamOuterJoinTest", () => {
     for (let i = 0; i < 2; i++) {
       inputTopic1.pipeInput(expectedKeys[i]!, "A" + expectedKeys[i]!, time + i);
     }
-    processor.checkAndClearProcessResult(
-      kvt(0, "A0+null", 0)
-    );
+    processor.checkAndClearProcessResult(kvt(0, "A0+null", 0));
 
     // push one item to the other stream; this should produce one full-join item
     time += 1;
     inputTopic2.pipeInput(expectedKeys[1]!, expectedKeys[1]! + 10, time);
 
-    processor.checkAndClearProcessResult(
-      kvt(1, "A1+11", 1)
-    );
+    processor.checkAndClearProcessResult(kvt(1, "A1+11", 1));
 
     // push one item to the other stream;
     // this should not produce any item
@@ -590,9 +466,7 @@ describe("KStreamKStreamOuterJoinTest", () => {
     time += 100;
     inputTopic1.pipeInput(expectedKeys[2]!, "A" + expectedKeys[2]!, time);
 
-    processor.checkAndClearProcessResult(
-      kvt(2, "A2+12", 201)
-    );
+    processor.checkAndClearProcessResult(kvt(2, "A2+12", 201));
   });
 
   it("testShouldForwardCurrentHeaders", () => {

@@ -79,9 +79,9 @@ describe("KStreamKTableJoinTest", () => {
     const builder = new StreamsBuilder();
     const streamA = builder.stream("topic", { key: STRING, value: STRING });
     const tableB = builder.table("topic2", { key: STRING, value: STRING });
-    expect(() => streamA.join(tableB, (value1, value2) => value1 + value2, { key: STRING, value: STRING, name: "first-join", gracePeriodMs: 6 }).to("out-one")).toThrow(
-      new TopologyError("KTable must be versioned to use a grace period in a stream table join."),
-    );
+    expect(() =>
+      streamA.join(tableB, (value1, value2) => value1 + value2, { key: STRING, value: STRING, name: "first-join", gracePeriodMs: 6 }).to("out-one"),
+    ).toThrow(new TopologyError("KTable must be versioned to use a grace period in a stream table join."));
   });
 
   it("shouldFailIfTableIsNotVersionedButMaterializationIsInherited", () => {
@@ -134,7 +134,11 @@ describe("KStreamKTableJoinTest", () => {
     const builder = new StreamsBuilder();
     const consumed = { key: INTEGER, value: STRING };
     const stream = builder.stream(streamTopic, consumed);
-    const table: KTable<number, string> = builder.table("tableTopic2", consumed, Materialized.as(Stores.persistentVersionedKeyValueStore("V-grace", 5 * 60_000)));
+    const table: KTable<number, string> = builder.table(
+      "tableTopic2",
+      consumed,
+      Materialized.as(Stores.persistentVersionedKeyValueStore("V-grace", 5 * 60_000)),
+    );
     const processor = new MockApiProcessorSupplier<number | null, string>();
     stream.join(table, TOSTRING_JOINER, { key: INTEGER, value: STRING, name: "Grace", gracePeriodMs: grace }).process(processor.supplier);
     const driver = new TopologyTestDriver(build(builder, streamTopic, "tableTopic2"));

@@ -31,14 +31,20 @@ function sendEvents(driver: TopologyTestDriver, topic: string, events: KeyValue<
 }
 
 /** The records received on a topic, as key-value pairs sorted by key then value (arrival order across partitions is not Kafka's). */
-function received<K, V>(driver: TopologyTestDriver, topic: string, keySerde: { deserialize(t: string): K }, valueSerde: { deserialize(t: string): V }): KeyValue<K, V>[] {
+function received<K, V>(
+  driver: TopologyTestDriver,
+  topic: string,
+  keySerde: { deserialize(t: string): K },
+  valueSerde: { deserialize(t: string): V },
+): KeyValue<K, V>[] {
   return driver
     .records(topic)
     .map((r): KeyValue<K, V> => [keySerde.deserialize(r.key!), valueSerde.deserialize(r.value!)])
     .sort((a, b) => String(a[0]).localeCompare(String(b[0])) || String(a[1]).localeCompare(String(b[1])));
 }
 
-const repartitionSinks = (topology: Topology) => topology.subtopologies.flatMap((s) => s.nodes.filter((n) => n.kind === "sink" && n.topic.endsWith("-repartition")));
+const repartitionSinks = (topology: Topology) =>
+  topology.subtopologies.flatMap((s) => s.nodes.filter((n) => n.kind === "sink" && n.topic.endsWith("-repartition")));
 const toRepartitionTopicName = (name: string) => `${applicationId}-${name}-repartition`;
 
 describe("KStreamRepartitionIntegrationTest", () => {
@@ -132,7 +138,12 @@ describe("KStreamRepartitionIntegrationTest", () => {
     const topic = toRepartitionTopicName(repartitionName);
     // Both records are on all 4 partitions of the repartition topic, and so reach the output 4 times.
     expect(received(driver, topic, INTEGER, STRING)).toEqual(expectedRecordsOnRepartition);
-    expect(driver.records(topic).map((r) => r.partition).sort()).toEqual([0, 0, 1, 1, 2, 2, 3, 3]);
+    expect(
+      driver
+        .records(topic)
+        .map((r) => r.partition)
+        .sort(),
+    ).toEqual([0, 0, 1, 1, 2, 2, 3, 3]);
     expect(received(driver, broadcastingOutputTopic, INTEGER, STRING)).toEqual(expectedRecordsOnRepartition);
     expect(topology.topics()[topic]).toBe(4);
     expect(partitionerInvocation).toBe(expectedRecords.length);
@@ -312,7 +323,9 @@ describe("KStreamRepartitionIntegrationTest", () => {
       ["1", "A"],
       ["2", "B"],
     ]);
-    expect(repartitionSinks(topology).map((s) => s.kind === "sink" && s.topic)).toEqual([expect.stringMatching(/^app-KSTREAM-REPARTITION-\d{10}-repartition$/)]);
+    expect(repartitionSinks(topology).map((s) => s.kind === "sink" && s.topic)).toEqual([
+      expect.stringMatching(/^app-KSTREAM-REPARTITION-\d{10}-repartition$/),
+    ]);
   });
 
   it("shouldGoThroughRebalancingCorrectly", () => {

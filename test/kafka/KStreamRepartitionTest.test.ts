@@ -50,6 +50,8 @@ describe("KStreamRepartitionTest", () => {
       .to(outputTopic);
     const build = () => builder.build({ applicationId: "app", topics: { [inputTopic]: 1, [topicB]: 1, [outputTopic]: 1 } });
     expect(build).toThrow(TopologyError);
-    expect(build).toThrow(/app-topic-b-scale-up-repartition \(2 partitions\).*app-input-topic-scale-up-repartition \(4 partitions\)|app-input-topic-scale-up-repartition \(4 partitions\).*app-topic-b-scale-up-repartition \(2 partitions\)/);
+    expect(build).toThrow(
+      /app-topic-b-scale-up-repartition \(2 partitions\).*app-input-topic-scale-up-repartition \(4 partitions\)|app-input-topic-scale-up-repartition \(4 partitions\).*app-topic-b-scale-up-repartition \(2 partitions\)/,
+    );
   });
 });

@@ -9,8 +9,31 @@
  * (the small-input ones cover the strategy's bounds), and the lateness metrics.
  */
 import { describe, expect, it } from "vitest";
-import { EmitStrategy, Materialized, SlidingWindows, StreamsBuilder, TopologyTestDriver, type KTable, type TimeWindowedKStream, type Windowed } from "../../src/streams";
-import { build, droppedRecordsTotal, kvt, MockApiProcessorSupplier, STRING, STRING_ADDER, STRING_INIT, TestInputTopic, TestOutputTopic, toStringAdder, windowedString, type KeyValueTimestamp, compareStrings } from "./support";
+import {
+  EmitStrategy,
+  Materialized,
+  SlidingWindows,
+  StreamsBuilder,
+  TopologyTestDriver,
+  type KTable,
+  type TimeWindowedKStream,
+  type Windowed,
+} from "../../src/streams";
+import {
+  build,
+  droppedRecordsTotal,
+  kvt,
+  MockApiProcessorSupplier,
+  STRING,
+  STRING_ADDER,
+  STRING_INIT,
+  TestInputTopic,
+  TestOutputTopic,
+  toStringAdder,
+  windowedString,
+  type KeyValueTimestamp,
+  compareStrings,
+} from "./support";
 
 const TOSTRING_ADDER = toStringAdder("+");
 const windowed = (key: string, start: number, end: number): Windowed<string> => ({ key, window: { start, end } });
@@ -44,7 +67,11 @@ function setUp(windows: SlidingWindows, aggregate: (grouped: TimeWindowedKStream
 
 describe("KStreamSlidingWindowAggregateTest", () => {
   it("testAggregateSmallInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(10, 5), (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 50000 })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceAndGrace(10, 5),
+      (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 50000 })),
+      "topic",
+    );
     inputTopic.pipeInput("A", "1", 10);
     inputTopic.pipeInput("A", "2", 10);
     inputTopic.pipeInput("A", "3", 14);
@@ -53,51 +80,26 @@ describe("KStreamSlidingWindowAggregateTest", () => {
     inputTopic.pipeInput("A", "6", 22);
     inputTopic.pipeInput("A", "7", 30);
     const expected = new Map<number, string[]>();
-    expected.set(0, vats(
-      vat("0+1", 10),
-      vat("0+1+2", 10)
-    ));
-    expected.set(4, vats(
-      vat("0+1+2+3", 14)
-    ));
-    expected.set(5, vats(
-      vat("0+1+2+3+4", 15)
-    ));
-    expected.set(10, vats(
-      vat("0+1+2+3+4+5", 20)
-    ));
-    expected.set(11, vats(
-      vat("0+3", 14),
-      vat("0+3+4", 15),
-      vat("0+3+4+5", 20)
-    ));
-    expected.set(12, vats(
-      vat("0+3+4+5+6", 22)
-    ));
-    expected.set(15, vats(
-      vat("0+4", 15),
-      vat("0+4+5", 20),
-      vat("0+4+5+6", 22)
-    ));
-    expected.set(16, vats(
-      vat("0+5", 20),
-      vat("0+5+6", 22)
-    ));
-    expected.set(20, vats(
-      vat("0+5+6+7", 30)
-    ));
-    expected.set(21, vats(
-      vat("0+6", 22),
-      vat("0+6+7", 30)
-    ));
-    expected.set(23, vats(
-      vat("0+7", 30)
-    ));
+    expected.set(0, vats(vat("0+1", 10), vat("0+1+2", 10)));
+    expected.set(4, vats(vat("0+1+2+3", 14)));
+    expected.set(5, vats(vat("0+1+2+3+4", 15)));
+    expected.set(10, vats(vat("0+1+2+3+4+5", 20)));
+    expected.set(11, vats(vat("0+3", 14), vat("0+3+4", 15), vat("0+3+4+5", 20)));
+    expected.set(12, vats(vat("0+3+4+5+6", 22)));
+    expected.set(15, vats(vat("0+4", 15), vat("0+4+5", 20), vat("0+4+5+6", 22)));
+    expected.set(16, vats(vat("0+5", 20), vat("0+5+6", 22)));
+    expected.set(20, vats(vat("0+5+6+7", 30)));
+    expected.set(21, vats(vat("0+6", 22), vat("0+6+7", 30)));
+    expected.set(23, vats(vat("0+7", 30)));
     expect(gatherOutput(supplier)).toEqual(expected);
   });
 
   it("testReduceSmallInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(10, 5), (grouped) => grouped.reduce(STRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 50000 })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceAndGrace(10, 5),
+      (grouped) => grouped.reduce(STRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 50000 })),
+      "topic",
+    );
     inputTopic.pipeInput("A", "1", 10);
     inputTopic.pipeInput("A", "2", 14);
     inputTopic.pipeInput("A", "3", 15);
@@ -108,30 +110,22 @@ describe("KStreamSlidingWindowAggregateTest", () => {
     expected.set(0, vats(vat("1", 10)));
     expected.set(4, vats(vat("1+2", 14)));
     expected.set(5, vats(vat("1+2+3", 15)));
-    expected.set(11, vats(
-      vat("2", 14),
-      vat("2+3", 15)
-    ));
+    expected.set(11, vats(vat("2", 14), vat("2+3", 15)));
     expected.set(12, vats(vat("2+3+4", 22)));
-    expected.set(15, vats(
-      vat("3", 15),
-      vat("3+4", 22)
-    ));
-    expected.set(16, vats(
-      vat("4", 22),
-      vat("4+5", 26)
-    ));
+    expected.set(15, vats(vat("3", 15), vat("3+4", 22)));
+    expected.set(16, vats(vat("4", 22), vat("4+5", 26)));
     expected.set(20, vats(vat("4+5+6", 30)));
-    expected.set(23, vats(
-      vat("5", 26),
-      vat("5+6", 30)
-    ));
+    expected.set(23, vats(vat("5", 26), vat("5+6", 30)));
     expected.set(27, vats(vat("6", 30)));
     expect(gatherOutput(supplier)).toEqual(expected);
   });
 
   it("testAggregateLargeInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(10, 50), (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 50000 })), "topic1");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceAndGrace(10, 50),
+      (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 50000 })),
+      "topic1",
+    );
     inputTopic.pipeInput("A", "1", 10);
     inputTopic.pipeInput("A", "2", 20);
     inputTopic.pipeInput("A", "3", 22);
@@ -151,115 +145,115 @@ describe("KStreamSlidingWindowAggregateTest", () => {
     inputTopic.pipeInput("D", "2", 12); // skip for emit final [2, 12], close time 15
     inputTopic.pipeInput("D", "3", 29);
     inputTopic.pipeInput("D", "5", 16); // skip for emit final [6, 16], close time: 19
-    
+
     expect(sortByKeyAndStart(supplier.processed)).toEqual([
-        // FINAL WINDOW: A@10 left window created when A@10 processed
-        kvt(windowed("A", 0, 10), "0+1", 10),
-        // FINAL WINDOW: A@15 left window created when A@15 processed
-        kvt(windowed("A", 5, 15), "0+1+4", 15),
-        // A@20 left window created when A@20 processed
-        kvt(windowed("A", 10, 20), "0+1+2", 20),
-        // FINAL WINDOW: A@20 left window updated when A@15 processed
-        kvt(windowed("A", 10, 20), "0+1+2+4", 20),
-        // A@10 right window created when A@20 processed
-        kvt(windowed("A", 11, 21), "0+2", 20),
-        // FINAL WINDOW: A@10 right window updated when A@15 processed
-        kvt(windowed("A", 11, 21), "0+2+4", 20),
-        // A@22 left window created when A@22 processed
-        kvt(windowed("A", 12, 22), "0+2+3", 22),
-        // FINAL WINDOW: A@22 left window updated when A@15 processed
-        kvt(windowed("A", 12, 22), "0+2+3+4", 22),
-        // FINAL WINDOW: A@15 right window created when A@15 processed
-        kvt(windowed("A", 16, 26), "0+2+3", 22),
-        // FINAL WINDOW: A@20 right window created when A@22 processed
-        kvt(windowed("A", 21, 31), "0+3", 22),
-        // FINAL WINDOW: B@12 left window created when B@12 processed
-        kvt(windowed("B", 2, 12), "0+1", 12),
-        // FINAL WINDOW: B@13 left window created when B@13 processed
-        kvt(windowed("B", 3, 13), "0+1+2", 13),
-        // FINAL WINDOW: B@14 left window created when B@14 processed
-        kvt(windowed("B", 4, 14), "0+1+2+6", 14),
-        // B@18 left window created when B@18 processed
-        kvt(windowed("B", 8, 18), "0+1+2+3", 18),
-        // FINAL WINDOW: B@18 left window updated when B@14 processed
-        kvt(windowed("B", 8, 18), "0+1+2+3+6", 18),
-        // B@19 left window created when B@19 processed
-        kvt(windowed("B", 9, 19), "0+1+2+3+4", 19),
-        // FINAL WINDOW: B@19 left window updated when B@14 processed
-        kvt(windowed("B", 9, 19),
-          "0+1+2+3+4+6", 19),
-        // B@12 right window created when B@13 processed
-        kvt(windowed("B", 13, 23), "0+2", 13),
-        // B@12 right window updated when B@18 processed
-        kvt(windowed("B", 13, 23), "0+2+3", 18),
-        // B@12 right window updated when B@19 processed
-        kvt(windowed("B", 13, 23), "0+2+3+4", 19),
-        // FINAL WINDOW: B@12 right window updated when B@14 processed
-        kvt(windowed("B", 13, 23),
-          "0+2+3+4+6", 19),
-        // B@13 right window created when B@18 processed
-        kvt(windowed("B", 14, 24), "0+3", 18),
-        // B@13 right window updated when B@19 processed
-        kvt(windowed("B", 14, 24), "0+3+4", 19),
-        // FINAL WINDOW: B@13 right window updated when B@14 processed
-        kvt(windowed("B", 14, 24), "0+3+4+6", 19),
-        // FINAL WINDOW: B@25 left window created when B@25 processed
-        kvt(windowed("B", 15, 25), "0+3+4+5", 25),
-        // B@18 right window created when B@19 processed
-        kvt(windowed("B", 19, 29), "0+4", 19),
-        // FINAL WINDOW: B@18 right window updated when B@25 processed
-        kvt(windowed("B", 19, 29), "0+4+5", 25),
-        // FINAL WINDOW: B@19 right window updated when B@25 processed
-        kvt(windowed("B", 20, 30), "0+5", 25),
-        // FINAL WINDOW: C@11 left window created when C@11 processed
-        kvt(windowed("C", 1, 11), "0+1", 11),
-        // FINAL WINDOW: C@15 left window created when C@15 processed
-        kvt(windowed("C", 5, 15), "0+1+2", 15),
-        // FINAL WINDOW: C@16 left window created when C@16 processed
-        kvt(windowed("C", 6, 16), "0+1+2+3", 16),
-        // FINAL WINDOW: C@21 left window created when C@21 processed
-        kvt(windowed("C", 11, 21),
-          "0+1+2+3+4", 21),
-        // C@11 right window created when C@15 processed
-        kvt(windowed("C", 12, 22), "0+2", 15),
-        // C@11 right window updated when C@16 processed
-        kvt(windowed("C", 12, 22), "0+2+3", 16),
-        // FINAL WINDOW: C@11 right window updated when C@21 processed
-        kvt(windowed("C", 12, 22), "0+2+3+4", 21),
-        // FINAL WINDOW: C@23 left window created when C@23 processed
-        kvt(windowed("C", 13, 23),
-          "0+2+3+4+5", 23),
-        // C@15 right window created when C@16 processed
-        kvt(windowed("C", 16, 26), "0+3", 16),
-        // C@15 right window updated when C@21 processed
-        kvt(windowed("C", 16, 26), "0+3+4", 21),
-        // FINAL WINDOW: C@15 right window updated when C@23 processed
-        kvt(windowed("C", 16, 26), "0+3+4+5", 23),
-        // C@16 right window created when C@21 processed
-        kvt(windowed("C", 17, 27), "0+4", 21),
-        // FINAL WINDOW: C@16 right window updated when C@23 processed
-        kvt(windowed("C", 17, 27), "0+4+5", 23),
-        // FINAL WINDOW: C@21 right window created when C@23 processed
-        kvt(windowed("C", 22, 32), "0+5", 23),
-        // FINAL WINDOW: D@11 left window created when D@11 processed
-        kvt(windowed("D", 1, 11), "0+4", 11),
-        // FINAL WINDOW: D@12 left window created when D@12 processed
-        kvt(windowed("D", 2, 12), "0+4+2", 12),
-        // FINAL WINDOW: D@16 left window created when D@16 processed
-        kvt(windowed("D", 6, 16), "0+4+2+5", 16),
-        // D@11 right window created when D@12 processed
-        kvt(windowed("D", 12, 22), "0+2", 12),
-        // FINAL WINDOW: D@11 right window updated when D@16 processed
-        kvt(windowed("D", 12, 22), "0+2+5", 16),
-        // FINAL WINDOW: D@12 right window created when D@16 processed
-        kvt(windowed("D", 13, 23), "0+5", 16),
-        // FINAL WINDOW: D@29 left window created when D@29 processed
-        kvt(windowed("D", 19, 29), "0+3", 29),
+      // FINAL WINDOW: A@10 left window created when A@10 processed
+      kvt(windowed("A", 0, 10), "0+1", 10),
+      // FINAL WINDOW: A@15 left window created when A@15 processed
+      kvt(windowed("A", 5, 15), "0+1+4", 15),
+      // A@20 left window created when A@20 processed
+      kvt(windowed("A", 10, 20), "0+1+2", 20),
+      // FINAL WINDOW: A@20 left window updated when A@15 processed
+      kvt(windowed("A", 10, 20), "0+1+2+4", 20),
+      // A@10 right window created when A@20 processed
+      kvt(windowed("A", 11, 21), "0+2", 20),
+      // FINAL WINDOW: A@10 right window updated when A@15 processed
+      kvt(windowed("A", 11, 21), "0+2+4", 20),
+      // A@22 left window created when A@22 processed
+      kvt(windowed("A", 12, 22), "0+2+3", 22),
+      // FINAL WINDOW: A@22 left window updated when A@15 processed
+      kvt(windowed("A", 12, 22), "0+2+3+4", 22),
+      // FINAL WINDOW: A@15 right window created when A@15 processed
+      kvt(windowed("A", 16, 26), "0+2+3", 22),
+      // FINAL WINDOW: A@20 right window created when A@22 processed
+      kvt(windowed("A", 21, 31), "0+3", 22),
+      // FINAL WINDOW: B@12 left window created when B@12 processed
+      kvt(windowed("B", 2, 12), "0+1", 12),
+      // FINAL WINDOW: B@13 left window created when B@13 processed
+      kvt(windowed("B", 3, 13), "0+1+2", 13),
+      // FINAL WINDOW: B@14 left window created when B@14 processed
+      kvt(windowed("B", 4, 14), "0+1+2+6", 14),
+      // B@18 left window created when B@18 processed
+      kvt(windowed("B", 8, 18), "0+1+2+3", 18),
+      // FINAL WINDOW: B@18 left window updated when B@14 processed
+      kvt(windowed("B", 8, 18), "0+1+2+3+6", 18),
+      // B@19 left window created when B@19 processed
+      kvt(windowed("B", 9, 19), "0+1+2+3+4", 19),
+      // FINAL WINDOW: B@19 left window updated when B@14 processed
+      kvt(windowed("B", 9, 19), "0+1+2+3+4+6", 19),
+      // B@12 right window created when B@13 processed
+      kvt(windowed("B", 13, 23), "0+2", 13),
+      // B@12 right window updated when B@18 processed
+      kvt(windowed("B", 13, 23), "0+2+3", 18),
+      // B@12 right window updated when B@19 processed
+      kvt(windowed("B", 13, 23), "0+2+3+4", 19),
+      // FINAL WINDOW: B@12 right window updated when B@14 processed
+      kvt(windowed("B", 13, 23), "0+2+3+4+6", 19),
+      // B@13 right window created when B@18 processed
+      kvt(windowed("B", 14, 24), "0+3", 18),
+      // B@13 right window updated when B@19 processed
+      kvt(windowed("B", 14, 24), "0+3+4", 19),
+      // FINAL WINDOW: B@13 right window updated when B@14 processed
+      kvt(windowed("B", 14, 24), "0+3+4+6", 19),
+      // FINAL WINDOW: B@25 left window created when B@25 processed
+      kvt(windowed("B", 15, 25), "0+3+4+5", 25),
+      // B@18 right window created when B@19 processed
+      kvt(windowed("B", 19, 29), "0+4", 19),
+      // FINAL WINDOW: B@18 right window updated when B@25 processed
+      kvt(windowed("B", 19, 29), "0+4+5", 25),
+      // FINAL WINDOW: B@19 right window updated when B@25 processed
+      kvt(windowed("B", 20, 30), "0+5", 25),
+      // FINAL WINDOW: C@11 left window created when C@11 processed
+      kvt(windowed("C", 1, 11), "0+1", 11),
+      // FINAL WINDOW: C@15 left window created when C@15 processed
+      kvt(windowed("C", 5, 15), "0+1+2", 15),
+      // FINAL WINDOW: C@16 left window created when C@16 processed
+      kvt(windowed("C", 6, 16), "0+1+2+3", 16),
+      // FINAL WINDOW: C@21 left window created when C@21 processed
+      kvt(windowed("C", 11, 21), "0+1+2+3+4", 21),
+      // C@11 right window created when C@15 processed
+      kvt(windowed("C", 12, 22), "0+2", 15),
+      // C@11 right window updated when C@16 processed
+      kvt(windowed("C", 12, 22), "0+2+3", 16),
+      // FINAL WINDOW: C@11 right window updated when C@21 processed
+      kvt(windowed("C", 12, 22), "0+2+3+4", 21),
+      // FINAL WINDOW: C@23 left window created when C@23 processed
+      kvt(windowed("C", 13, 23), "0+2+3+4+5", 23),
+      // C@15 right window created when C@16 processed
+      kvt(windowed("C", 16, 26), "0+3", 16),
+      // C@15 right window updated when C@21 processed
+      kvt(windowed("C", 16, 26), "0+3+4", 21),
+      // FINAL WINDOW: C@15 right window updated when C@23 processed
+      kvt(windowed("C", 16, 26), "0+3+4+5", 23),
+      // C@16 right window created when C@21 processed
+      kvt(windowed("C", 17, 27), "0+4", 21),
+      // FINAL WINDOW: C@16 right window updated when C@23 processed
+      kvt(windowed("C", 17, 27), "0+4+5", 23),
+      // FINAL WINDOW: C@21 right window created when C@23 processed
+      kvt(windowed("C", 22, 32), "0+5", 23),
+      // FINAL WINDOW: D@11 left window created when D@11 processed
+      kvt(windowed("D", 1, 11), "0+4", 11),
+      // FINAL WINDOW: D@12 left window created when D@12 processed
+      kvt(windowed("D", 2, 12), "0+4+2", 12),
+      // FINAL WINDOW: D@16 left window created when D@16 processed
+      kvt(windowed("D", 6, 16), "0+4+2+5", 16),
+      // D@11 right window created when D@12 processed
+      kvt(windowed("D", 12, 22), "0+2", 12),
+      // FINAL WINDOW: D@11 right window updated when D@16 processed
+      kvt(windowed("D", 12, 22), "0+2+5", 16),
+      // FINAL WINDOW: D@12 right window created when D@16 processed
+      kvt(windowed("D", 13, 23), "0+5", 16),
+      // FINAL WINDOW: D@29 left window created when D@29 processed
+      kvt(windowed("D", 19, 29), "0+3", 29),
     ]);
   });
 
   it("testEarlyRecordsSmallInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(50, 0), (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceAndGrace(50, 0),
+      (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING })),
+      "topic",
+    );
     inputTopic.pipeInput("A", "1", 0);
     inputTopic.pipeInput("A", "2", 5);
     inputTopic.pipeInput("A", "3", 6);
@@ -268,53 +262,22 @@ describe("KStreamSlidingWindowAggregateTest", () => {
     inputTopic.pipeInput("A", "6", 10);
     inputTopic.pipeInput("A", "7", 70);
     const expected = new Map<number, string[]>();
-    expected.set(0, vats(
-        vat("0+1", 0),
-        vat("0+1+2", 5),
-        vat("0+1+2+3", 6),
-        vat("0+1+2+3+4", 6),
-        vat("0+1+2+3+4+5", 13),
-        vat("0+1+2+3+4+5+6", 13)
-      )
-    );
-    expected.set(1, vats(
-        vat("0+2", 5),
-        vat("0+2+3", 6),
-        vat("0+2+3+4", 6),
-        vat("0+2+3+4+5", 13),
-        vat("0+2+3+4+5+6", 13)
-      )
-    );
-    expected.set(4, vats(
-        vat("0+2+3", 6),
-        vat("0+2+3+5", 13),
-        vat("0+2+3+5+6", 13)
-      )
-    );
-    expected.set(6, vats(
-        vat("0+3", 6),
-        vat("0+3+5", 13),
-        vat("0+3+5+6", 13)
-      )
-    );
-    expected.set(7, vats(
-        vat("0+5", 13),
-        vat("0+5+6", 13)
-      )
-    );
-    expected.set(11, vats(
-        vat("0+5", 13)
-      )
-    );
-    expected.set(20, vats(
-        vat("0+7", 70)
-      )
-    );
+    expected.set(0, vats(vat("0+1", 0), vat("0+1+2", 5), vat("0+1+2+3", 6), vat("0+1+2+3+4", 6), vat("0+1+2+3+4+5", 13), vat("0+1+2+3+4+5+6", 13)));
+    expected.set(1, vats(vat("0+2", 5), vat("0+2+3", 6), vat("0+2+3+4", 6), vat("0+2+3+4+5", 13), vat("0+2+3+4+5+6", 13)));
+    expected.set(4, vats(vat("0+2+3", 6), vat("0+2+3+5", 13), vat("0+2+3+5+6", 13)));
+    expected.set(6, vats(vat("0+3", 6), vat("0+3+5", 13), vat("0+3+5+6", 13)));
+    expected.set(7, vats(vat("0+5", 13), vat("0+5+6", 13)));
+    expected.set(11, vats(vat("0+5", 13)));
+    expected.set(20, vats(vat("0+7", 70)));
     expect(gatherOutput(supplier)).toEqual(expected);
   });
 
   it("testEarlyRecordsRepeatedInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(5, 0), (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceAndGrace(5, 0),
+      (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING })),
+      "topic",
+    );
     inputTopic.pipeInput("A", "1", 0);
     inputTopic.pipeInput("A", "2", 2);
     inputTopic.pipeInput("A", "3", 4);
@@ -324,36 +287,23 @@ describe("KStreamSlidingWindowAggregateTest", () => {
     inputTopic.pipeInput("A", "7", 0);
     inputTopic.pipeInput("A", "8", 7);
     const expected = new Map<number, string[]>();
-    expected.set(0, vats(
-      vat("0+1", 0),
-      vat("0+1+2", 2),
-      vat("0+1+2+3+4+5", 4),
-      vat("0+1+2+3+4+5+6", 4),
-      vat("0+1+2+3", 4),
-      vat("0+1+2+3+4", 4),
-      vat("0+1+2+3+4+5+6+7", 4)
-    ));
-    expected.set(1, vats(
-      vat("0+2+3+5+6", 4),
-      vat("0+2", 2),
-      vat("0+2+3", 4),
-      vat("0+2+3+5", 4)
-    ));
-    expected.set(2, vats(
-      vat("0+2+3+5+6+8", 7)
-    ));
-    expected.set(3, vats(
-      vat("0+3", 4),
-      vat("0+3+8", 7)
-    ));
-    expected.set(5, vats(
-      vat("0+8", 7)
-    ));
+    expected.set(
+      0,
+      vats(vat("0+1", 0), vat("0+1+2", 2), vat("0+1+2+3+4+5", 4), vat("0+1+2+3+4+5+6", 4), vat("0+1+2+3", 4), vat("0+1+2+3+4", 4), vat("0+1+2+3+4+5+6+7", 4)),
+    );
+    expected.set(1, vats(vat("0+2+3+5+6", 4), vat("0+2", 2), vat("0+2+3", 4), vat("0+2+3+5", 4)));
+    expected.set(2, vats(vat("0+2+3+5+6+8", 7)));
+    expected.set(3, vats(vat("0+3", 4), vat("0+3+8", 7)));
+    expected.set(5, vats(vat("0+8", 7)));
     expect(gatherOutput(supplier)).toEqual(expected);
   });
 
   it("testEarlyRecordsLargeInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(10, 50), (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 50000 })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceAndGrace(10, 50),
+      (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 50000 })),
+      "topic",
+    );
     inputTopic.pipeInput("E", "1", 0);
     inputTopic.pipeInput("E", "3", 5);
     inputTopic.pipeInput("E", "4", 6);
@@ -363,86 +313,81 @@ describe("KStreamSlidingWindowAggregateTest", () => {
     inputTopic.pipeInput("E", "7", 4);
     inputTopic.pipeInput("E", "8", 2);
     inputTopic.pipeInput("E", "9", 15);
-    
+
     expect(sortByKeyAndStart(supplier.processed)).toEqual([
-        // E@0
-        kvt(windowed("E", 0, 10), "0+1", 0),
-        // E@5
-        kvt(windowed("E", 0, 10), "0+1+3", 5),
-        // E@6
-        kvt(windowed("E", 0, 10), "0+1+3+4", 6),
-        // E@3
-        kvt(windowed("E", 0, 10), "0+1+3+4+2", 6),
-        //E@10
-        kvt(windowed("E", 0, 10),
-          "0+1+3+4+2+5", 10),
-        //E@4
-        kvt(windowed("E", 0, 10),
-          "0+1+3+4+2+5+7", 10),
-        //E@2
-        kvt(windowed("E", 0, 10),
-          "0+1+3+4+2+5+7+8", 10),
-        // E@5
-        kvt(windowed("E", 1, 11), "0+3", 5),
-        // E@6
-        kvt(windowed("E", 1, 11), "0+3+4", 6),
-        // E@3
-        kvt(windowed("E", 1, 11), "0+3+4+2", 6),
-        //E@10
-        kvt(windowed("E", 1, 11), "0+3+4+2+5", 10),
-        //E@4
-        kvt(windowed("E", 1, 11),
-          "0+3+4+2+5+7", 10),
-        //E@2
-        kvt(windowed("E", 1, 11),
-          "0+3+4+2+5+7+8", 10),
-        //E@13
-        kvt(windowed("E", 3, 13), "0+3+4+2+6", 13),
-        //E@10
-        kvt(windowed("E", 3, 13),
-          "0+3+4+2+6+5", 13),
-        //E@4
-        kvt(windowed("E", 3, 13),
-          "0+3+4+2+6+5+7", 13),
-        // E@3
-        kvt(windowed("E", 4, 14), "0+3+4", 6),
-        //E@13
-        kvt(windowed("E", 4, 14), "0+3+4+6", 13),
-        //E@10
-        kvt(windowed("E", 4, 14), "0+3+4+6+5", 13),
-        //E@4
-        kvt(windowed("E", 4, 14),
-          "0+3+4+6+5+7", 13),
-        //E@4
-        kvt(windowed("E", 5, 15), "0+3+4+6+5", 13),
-        //E@15
-        kvt(windowed("E", 5, 15),
-          "0+3+4+6+5+9", 15),
-        // E@6
-        kvt(windowed("E", 6, 16), "0+4", 6),
-        //E@13
-        kvt(windowed("E", 6, 16), "0+4+6", 13),
-        //E@10
-        kvt(windowed("E", 6, 16), "0+4+6+5", 13),
-        //E@15
-        kvt(windowed("E", 6, 16), "0+4+6+5+9", 15),
-        //E@13
-        kvt(windowed("E", 7, 17), "0+6", 13),
-        //E@10
-        kvt(windowed("E", 7, 17), "0+6+5", 13),
-        //E@15
-        kvt(windowed("E", 7, 17), "0+6+5+9", 15),
-        //E@10
-        kvt(windowed("E", 11, 21), "0+6", 13),
-        //E@15
-        kvt(windowed("E", 11, 21), "0+6+9", 15),
-        //E@15
-        kvt(windowed("E", 14, 24), "0+9", 15),
+      // E@0
+      kvt(windowed("E", 0, 10), "0+1", 0),
+      // E@5
+      kvt(windowed("E", 0, 10), "0+1+3", 5),
+      // E@6
+      kvt(windowed("E", 0, 10), "0+1+3+4", 6),
+      // E@3
+      kvt(windowed("E", 0, 10), "0+1+3+4+2", 6),
+      //E@10
+      kvt(windowed("E", 0, 10), "0+1+3+4+2+5", 10),
+      //E@4
+      kvt(windowed("E", 0, 10), "0+1+3+4+2+5+7", 10),
+      //E@2
+      kvt(windowed("E", 0, 10), "0+1+3+4+2+5+7+8", 10),
+      // E@5
+      kvt(windowed("E", 1, 11), "0+3", 5),
+      // E@6
+      kvt(windowed("E", 1, 11), "0+3+4", 6),
+      // E@3
+      kvt(windowed("E", 1, 11), "0+3+4+2", 6),
+      //E@10
+      kvt(windowed("E", 1, 11), "0+3+4+2+5", 10),
+      //E@4
+      kvt(windowed("E", 1, 11), "0+3+4+2+5+7", 10),
+      //E@2
+      kvt(windowed("E", 1, 11), "0+3+4+2+5+7+8", 10),
+      //E@13
+      kvt(windowed("E", 3, 13), "0+3+4+2+6", 13),
+      //E@10
+      kvt(windowed("E", 3, 13), "0+3+4+2+6+5", 13),
+      //E@4
+      kvt(windowed("E", 3, 13), "0+3+4+2+6+5+7", 13),
+      // E@3
+      kvt(windowed("E", 4, 14), "0+3+4", 6),
+      //E@13
+      kvt(windowed("E", 4, 14), "0+3+4+6", 13),
+      //E@10
+      kvt(windowed("E", 4, 14), "0+3+4+6+5", 13),
+      //E@4
+      kvt(windowed("E", 4, 14), "0+3+4+6+5+7", 13),
+      //E@4
+      kvt(windowed("E", 5, 15), "0+3+4+6+5", 13),
+      //E@15
+      kvt(windowed("E", 5, 15), "0+3+4+6+5+9", 15),
+      // E@6
+      kvt(windowed("E", 6, 16), "0+4", 6),
+      //E@13
+      kvt(windowed("E", 6, 16), "0+4+6", 13),
+      //E@10
+      kvt(windowed("E", 6, 16), "0+4+6+5", 13),
+      //E@15
+      kvt(windowed("E", 6, 16), "0+4+6+5+9", 15),
+      //E@13
+      kvt(windowed("E", 7, 17), "0+6", 13),
+      //E@10
+      kvt(windowed("E", 7, 17), "0+6+5", 13),
+      //E@15
+      kvt(windowed("E", 7, 17), "0+6+5+9", 15),
+      //E@10
+      kvt(windowed("E", 11, 21), "0+6", 13),
+      //E@15
+      kvt(windowed("E", 11, 21), "0+6+9", 15),
+      //E@15
+      kvt(windowed("E", 14, 24), "0+9", 15),
     ]);
   });
 
   it("testEarlyNoGracePeriodSmallInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceWithNoGrace(50), (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceWithNoGrace(50),
+      (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING })),
+      "topic",
+    );
     inputTopic.pipeInput("A", "1", 0);
     inputTopic.pipeInput("A", "2", 5);
     inputTopic.pipeInput("A", "3", 6);
@@ -451,46 +396,22 @@ describe("KStreamSlidingWindowAggregateTest", () => {
     inputTopic.pipeInput("A", "6", 10);
     inputTopic.pipeInput("A", "6", 70);
     const expected = new Map<number, string[]>();
-    expected.set(0, vats(
-      vat("0+1", 0),
-      vat("0+1+2", 5),
-      vat("0+1+2+3", 6),
-      vat("0+1+2+3+4", 6),
-      vat("0+1+2+3+4+5", 13),
-      vat("0+1+2+3+4+5+6", 13)
-    ));
-    expected.set(1, vats(
-      vat("0+2", 5),
-      vat("0+2+3", 6),
-      vat("0+2+3+4", 6),
-      vat("0+2+3+4+5", 13),
-      vat("0+2+3+4+5+6", 13)
-    ));
-    expected.set(4, vats(
-      vat("0+2+3", 6),
-      vat("0+2+3+5", 13),
-      vat("0+2+3+5+6", 13)
-    ));
-    expected.set(6, vats(
-      vat("0+3", 6),
-      vat("0+3+5", 13),
-      vat("0+3+5+6", 13)
-    ));
-    expected.set(7, vats(
-      vat("0+5", 13),
-      vat("0+5+6", 13)
-    ));
-    expected.set(11, vats(
-      vat("0+5", 13)
-    ));
-    expected.set(20, vats(
-      vat("0+6", 70)
-    ));
+    expected.set(0, vats(vat("0+1", 0), vat("0+1+2", 5), vat("0+1+2+3", 6), vat("0+1+2+3+4", 6), vat("0+1+2+3+4+5", 13), vat("0+1+2+3+4+5+6", 13)));
+    expected.set(1, vats(vat("0+2", 5), vat("0+2+3", 6), vat("0+2+3+4", 6), vat("0+2+3+4+5", 13), vat("0+2+3+4+5+6", 13)));
+    expected.set(4, vats(vat("0+2+3", 6), vat("0+2+3+5", 13), vat("0+2+3+5+6", 13)));
+    expected.set(6, vats(vat("0+3", 6), vat("0+3+5", 13), vat("0+3+5+6", 13)));
+    expected.set(7, vats(vat("0+5", 13), vat("0+5+6", 13)));
+    expected.set(11, vats(vat("0+5", 13)));
+    expected.set(20, vats(vat("0+6", 70)));
     expect(gatherOutput(supplier)).toEqual(expected);
   });
 
   it("testNoGracePeriodSmallInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceWithNoGrace(50), (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceWithNoGrace(50),
+      (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING })),
+      "topic",
+    );
     inputTopic.pipeInput("A", "1", 100);
     inputTopic.pipeInput("A", "2", 105);
     inputTopic.pipeInput("A", "3", 106);
@@ -498,49 +419,24 @@ describe("KStreamSlidingWindowAggregateTest", () => {
     inputTopic.pipeInput("A", "5", 113);
     inputTopic.pipeInput("A", "6", 110);
     const expected = new Map<number, string[]>();
-    expected.set(50, vats(
-      vat("0+1", 100)
-    ));
-    expected.set(55, vats(
-      vat("0+1+2", 105)
-    ));
-    expected.set(56, vats(
-      vat("0+1+2+3", 106),
-      vat("0+1+2+3+4", 106)
-    ));
-    expected.set(63, vats(
-      vat("0+1+2+3+4+5", 113),
-      vat("0+1+2+3+4+5+6", 113)
-    ));
-    expected.set(101, vats(
-      vat("0+2", 105),
-      vat("0+2+3", 106),
-      vat("0+2+3+4", 106),
-      vat("0+2+3+4+5", 113),
-      vat("0+2+3+4+5+6", 113)
-    ));
-    expected.set(104, vats(
-      vat("0+2+3", 106),
-      vat("0+2+3+5", 113),
-      vat("0+2+3+5+6", 113)
-    ));
-    expected.set(106, vats(
-      vat("0+3", 106),
-      vat("0+3+5", 113),
-      vat("0+3+5+6", 113)
-    ));
-    expected.set(107, vats(
-      vat("0+5", 113),
-      vat("0+5+6", 113)
-    ));
-    expected.set(111, vats(
-      vat("0+5", 113)
-    ));
+    expected.set(50, vats(vat("0+1", 100)));
+    expected.set(55, vats(vat("0+1+2", 105)));
+    expected.set(56, vats(vat("0+1+2+3", 106), vat("0+1+2+3+4", 106)));
+    expected.set(63, vats(vat("0+1+2+3+4+5", 113), vat("0+1+2+3+4+5+6", 113)));
+    expected.set(101, vats(vat("0+2", 105), vat("0+2+3", 106), vat("0+2+3+4", 106), vat("0+2+3+4+5", 113), vat("0+2+3+4+5+6", 113)));
+    expected.set(104, vats(vat("0+2+3", 106), vat("0+2+3+5", 113), vat("0+2+3+5+6", 113)));
+    expected.set(106, vats(vat("0+3", 106), vat("0+3+5", 113), vat("0+3+5+6", 113)));
+    expected.set(107, vats(vat("0+5", 113), vat("0+5+6", 113)));
+    expected.set(111, vats(vat("0+5", 113)));
     expect(gatherOutput(supplier)).toEqual(expected);
   });
 
   it("testEarlyNoGracePeriodLargeInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceWithNoGrace(10), (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 500 })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceWithNoGrace(10),
+      (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 500 })),
+      "topic",
+    );
     inputTopic.pipeInput("E", "1", 0);
     inputTopic.pipeInput("E", "3", 5);
     inputTopic.pipeInput("E", "4", 6);
@@ -550,65 +446,69 @@ describe("KStreamSlidingWindowAggregateTest", () => {
     inputTopic.pipeInput("E", "7", 4);
     inputTopic.pipeInput("E", "8", 2);
     inputTopic.pipeInput("E", "9", 15);
-    
+
     expect(sortByKeyAndStart(supplier.processed)).toEqual([
-        // E@0
-        kvt(windowed("E", 0, 10), "0+1", 0),
-        // E@5
-        kvt(windowed("E", 0, 10), "0+1+3", 5),
-        // E@6
-        kvt(windowed("E", 0, 10), "0+1+3+4", 6),
-        // E@3
-        kvt(windowed("E", 0, 10), "0+1+3+4+2", 6),
-        // E@5
-        kvt(windowed("E", 1, 11), "0+3", 5),
-        // E@6
-        kvt(windowed("E", 1, 11), "0+3+4", 6),
-        // E@3
-        kvt(windowed("E", 1, 11), "0+3+4+2", 6),
-        //E@13
-        kvt(windowed("E", 3, 13), "0+3+4+2+6", 13),
-        //E@10
-        kvt(windowed("E", 3, 13), "0+3+4+2+6+5", 13),
-        //E@4
-        kvt(windowed("E", 3, 13), "0+3+4+2+6+5+7", 13),
-        // E@3
-        kvt(windowed("E", 4, 14), "0+3+4", 6),
-        //E@13
-        kvt(windowed("E", 4, 14), "0+3+4+6", 13),
-        //E@10
-        kvt(windowed("E", 4, 14), "0+3+4+6+5", 13),
-        //E@4
-        kvt(windowed("E", 4, 14), "0+3+4+6+5+7", 13),
-        //E@4
-        kvt(windowed("E", 5, 15), "0+3+4+6+5", 13),
-        //E@15
-        kvt(windowed("E", 5, 15), "0+3+4+6+5+9", 15),
-        // E@6
-        kvt(windowed("E", 6, 16), "0+4", 6),
-        //E@13
-        kvt(windowed("E", 6, 16), "0+4+6", 13),
-        //E@10
-        kvt(windowed("E", 6, 16), "0+4+6+5", 13),
-        //E@15
-        kvt(windowed("E", 6, 16), "0+4+6+5+9", 15),
-        //E@13
-        kvt(windowed("E", 7, 17), "0+6", 13),
-        //E@10
-        kvt(windowed("E", 7, 17), "0+6+5", 13),
-        //E@15
-        kvt(windowed("E", 7, 17), "0+6+5+9", 15),
-        //E@10
-        kvt(windowed("E", 11, 21), "0+6", 13),
-        //E@15
-        kvt(windowed("E", 11, 21), "0+6+9", 15),
-        //E@15
-        kvt(windowed("E", 14, 24), "0+9", 15),
+      // E@0
+      kvt(windowed("E", 0, 10), "0+1", 0),
+      // E@5
+      kvt(windowed("E", 0, 10), "0+1+3", 5),
+      // E@6
+      kvt(windowed("E", 0, 10), "0+1+3+4", 6),
+      // E@3
+      kvt(windowed("E", 0, 10), "0+1+3+4+2", 6),
+      // E@5
+      kvt(windowed("E", 1, 11), "0+3", 5),
+      // E@6
+      kvt(windowed("E", 1, 11), "0+3+4", 6),
+      // E@3
+      kvt(windowed("E", 1, 11), "0+3+4+2", 6),
+      //E@13
+      kvt(windowed("E", 3, 13), "0+3+4+2+6", 13),
+      //E@10
+      kvt(windowed("E", 3, 13), "0+3+4+2+6+5", 13),
+      //E@4
+      kvt(windowed("E", 3, 13), "0+3+4+2+6+5+7", 13),
+      // E@3
+      kvt(windowed("E", 4, 14), "0+3+4", 6),
+      //E@13
+      kvt(windowed("E", 4, 14), "0+3+4+6", 13),
+      //E@10
+      kvt(windowed("E", 4, 14), "0+3+4+6+5", 13),
+      //E@4
+      kvt(windowed("E", 4, 14), "0+3+4+6+5+7", 13),
+      //E@4
+      kvt(windowed("E", 5, 15), "0+3+4+6+5", 13),
+      //E@15
+      kvt(windowed("E", 5, 15), "0+3+4+6+5+9", 15),
+      // E@6
+      kvt(windowed("E", 6, 16), "0+4", 6),
+      //E@13
+      kvt(windowed("E", 6, 16), "0+4+6", 13),
+      //E@10
+      kvt(windowed("E", 6, 16), "0+4+6+5", 13),
+      //E@15
+      kvt(windowed("E", 6, 16), "0+4+6+5+9", 15),
+      //E@13
+      kvt(windowed("E", 7, 17), "0+6", 13),
+      //E@10
+      kvt(windowed("E", 7, 17), "0+6+5", 13),
+      //E@15
+      kvt(windowed("E", 7, 17), "0+6+5+9", 15),
+      //E@10
+      kvt(windowed("E", 11, 21), "0+6", 13),
+      //E@15
+      kvt(windowed("E", 11, 21), "0+6+9", 15),
+      //E@15
+      kvt(windowed("E", 14, 24), "0+9", 15),
     ]);
   });
 
   it("testNoGracePeriodLargeInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceWithNoGrace(10), (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 500 })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceWithNoGrace(10),
+      (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store", { value: STRING, retentionMs: 500 })),
+      "topic",
+    );
     inputTopic.pipeInput("E", "1", 100);
     inputTopic.pipeInput("E", "3", 105);
     inputTopic.pipeInput("E", "4", 106);
@@ -618,60 +518,60 @@ describe("KStreamSlidingWindowAggregateTest", () => {
     inputTopic.pipeInput("E", "7", 104);
     inputTopic.pipeInput("E", "8", 102);
     inputTopic.pipeInput("E", "9", 115);
-    
+
     expect(sortByKeyAndStart(supplier.processed)).toEqual([
-        // E@0
-        kvt(windowed("E", 90, 100), "0+1", 100),
-        // E@5
-        kvt(windowed("E", 95, 105), "0+1+3", 105),
-        // E@6
-        kvt(windowed("E", 96, 106), "0+1+3+4", 106),
-        // E@3
-        kvt(windowed("E", 96, 106), "0+1+3+4+2", 106),
-        // E@5
-        kvt(windowed("E", 101, 111), "0+3", 105),
-        // E@6
-        kvt(windowed("E", 101, 111), "0+3+4", 106),
-        // E@3
-        kvt(windowed("E", 101, 111), "0+3+4+2", 106),
-        //E@13
-        kvt(windowed("E", 103, 113), "0+3+4+2+6", 113),
-        //E@10
-        kvt(windowed("E", 103, 113), "0+3+4+2+6+5", 113),
-        //E@4
-        kvt(windowed("E", 103, 113), "0+3+4+2+6+5+7", 113),
-        // E@3
-        kvt(windowed("E", 104, 114), "0+3+4", 106),
-        //E@13
-        kvt(windowed("E", 104, 114), "0+3+4+6", 113),
-        //E@10
-        kvt(windowed("E", 104, 114), "0+3+4+6+5", 113),
-        //E@4
-        kvt(windowed("E", 104, 114), "0+3+4+6+5+7", 113),
-        //E@4
-        kvt(windowed("E", 105, 115), "0+3+4+6+5", 113),
-        //E@15
-        kvt(windowed("E", 105, 115), "0+3+4+6+5+9", 115),
-        // E@6
-        kvt(windowed("E", 106, 116), "0+4", 106),
-        //E@13
-        kvt(windowed("E", 106, 116), "0+4+6", 113),
-        //E@10
-        kvt(windowed("E", 106, 116), "0+4+6+5", 113),
-        //E@15
-        kvt(windowed("E", 106, 116), "0+4+6+5+9", 115),
-        //E@13
-        kvt(windowed("E", 107, 117), "0+6", 113),
-        //E@10
-        kvt(windowed("E", 107, 117), "0+6+5", 113),
-        //E@15
-        kvt(windowed("E", 107, 117), "0+6+5+9", 115),
-        //E@10
-        kvt(windowed("E", 111, 121), "0+6", 113),
-        //E@15
-        kvt(windowed("E", 111, 121), "0+6+9", 115),
-        //E@15
-        kvt(windowed("E", 114, 124), "0+9", 115),
+      // E@0
+      kvt(windowed("E", 90, 100), "0+1", 100),
+      // E@5
+      kvt(windowed("E", 95, 105), "0+1+3", 105),
+      // E@6
+      kvt(windowed("E", 96, 106), "0+1+3+4", 106),
+      // E@3
+      kvt(windowed("E", 96, 106), "0+1+3+4+2", 106),
+      // E@5
+      kvt(windowed("E", 101, 111), "0+3", 105),
+      // E@6
+      kvt(windowed("E", 101, 111), "0+3+4", 106),
+      // E@3
+      kvt(windowed("E", 101, 111), "0+3+4+2", 106),
+      //E@13
+      kvt(windowed("E", 103, 113), "0+3+4+2+6", 113),
+      //E@10
+      kvt(windowed("E", 103, 113), "0+3+4+2+6+5", 113),
+      //E@4
+      kvt(windowed("E", 103, 113), "0+3+4+2+6+5+7", 113),
+      // E@3
+      kvt(windowed("E", 104, 114), "0+3+4", 106),
+      //E@13
+      kvt(windowed("E", 104, 114), "0+3+4+6", 113),
+      //E@10
+      kvt(windowed("E", 104, 114), "0+3+4+6+5", 113),
+      //E@4
+      kvt(windowed("E", 104, 114), "0+3+4+6+5+7", 113),
+      //E@4
+      kvt(windowed("E", 105, 115), "0+3+4+6+5", 113),
+      //E@15
+      kvt(windowed("E", 105, 115), "0+3+4+6+5+9", 115),
+      // E@6
+      kvt(windowed("E", 106, 116), "0+4", 106),
+      //E@13
+      kvt(windowed("E", 106, 116), "0+4+6", 113),
+      //E@10
+      kvt(windowed("E", 106, 116), "0+4+6+5", 113),
+      //E@15
+      kvt(windowed("E", 106, 116), "0+4+6+5+9", 115),
+      //E@13
+      kvt(windowed("E", 107, 117), "0+6", 113),
+      //E@10
+      kvt(windowed("E", 107, 117), "0+6+5", 113),
+      //E@15
+      kvt(windowed("E", 107, 117), "0+6+5+9", 115),
+      //E@10
+      kvt(windowed("E", 111, 121), "0+6", 113),
+      //E@15
+      kvt(windowed("E", 111, 121), "0+6+9", 115),
+      //E@15
+      kvt(windowed("E", 114, 124), "0+9", 115),
     ]);
   });
 
@@ -693,7 +593,10 @@ describe("KStreamSlidingWindowAggregateTest", () => {
     const table2 = aggregated("topic2", "store2");
     table1.toStream().process(processors[0]!.supplier);
     table2.toStream().process(processors[1]!.supplier);
-    table1.join(table2, (p1, p2) => `${p1}%${p2}`).toStream().process(processors[2]!.supplier);
+    table1
+      .join(table2, (p1, p2) => `${p1}%${p2}`)
+      .toStream()
+      .process(processors[2]!.supplier);
     const driver = new TopologyTestDriver(build(builder, "topic1", "topic2"));
     const inputTopic1 = new TestInputTopic(driver, "topic1", STRING, STRING);
     const inputTopic2 = new TestInputTopic(driver, "topic2", STRING, STRING);
@@ -760,7 +663,11 @@ describe("KStreamSlidingWindowAggregateTest", () => {
   });
 
   it("shouldLogAndMeterWhenSkippingNullKey", () => {
-    const { driver, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(10, 100), (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic1-Canonized", { value: STRING })), "topic");
+    const { driver, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceAndGrace(10, 100),
+      (grouped) => grouped.aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic1-Canonized", { value: STRING })),
+      "topic",
+    );
     inputTopic.pipeInput(null, "1");
     // Kafka logs "Skipping record due to null key or value" and counts it as dropped.
     expect(droppedRecordsTotal(driver)).toBe(1);
@@ -798,15 +705,57 @@ describe("KStreamSlidingWindowAggregateTest", () => {
 
   it("testAggregateRandomInput", () => {
     const input: [string, number][] = [
-      ["A", 10], ["B", 15], ["C", 16], ["D", 18], ["E", 30], ["F", 40], ["G", 55], ["H", 56], ["I", 58], ["J", 58], ["K", 62],
-      ["L", 63], ["M", 63], ["N", 63], ["O", 76], ["P", 77], ["Q", 80], ["R", 2], ["S", 3], ["T", 5], ["U", 8],
+      ["A", 10],
+      ["B", 15],
+      ["C", 16],
+      ["D", 18],
+      ["E", 30],
+      ["F", 40],
+      ["G", 55],
+      ["H", 56],
+      ["I", 58],
+      ["J", 58],
+      ["K", 62],
+      ["L", 63],
+      ["M", 63],
+      ["N", 63],
+      ["O", 76],
+      ["P", 77],
+      ["Q", 80],
+      ["R", 2],
+      ["S", 3],
+      ["T", 5],
+      ["U", 8],
     ];
     const expected = new Map<number, string>([
-      [0, vat("ARSTU", 10)], [3, vat("ASTU", 10)], [4, vat("ATU", 10)], [5, vat("ABTU", 15)], [6, vat("ABCU", 16)], [8, vat("ABCDU", 18)],
-      [9, vat("ABCD", 18)], [11, vat("BCD", 18)], [16, vat("CD", 18)], [17, vat("D", 18)], [20, vat("E", 30)], [30, vat("EF", 40)],
-      [31, vat("F", 40)], [45, vat("G", 55)], [46, vat("GH", 56)], [48, vat("GHIJ", 58)], [52, vat("GHIJK", 62)], [53, vat("GHIJKLMN", 63)],
-      [56, vat("HIJKLMN", 63)], [57, vat("IJKLMN", 63)], [59, vat("KLMN", 63)], [63, vat("LMN", 63)], [66, vat("O", 76)], [67, vat("OP", 77)],
-      [70, vat("OPQ", 80)], [77, vat("PQ", 80)], [78, vat("Q", 80)], [171, vat("V", 181)],
+      [0, vat("ARSTU", 10)],
+      [3, vat("ASTU", 10)],
+      [4, vat("ATU", 10)],
+      [5, vat("ABTU", 15)],
+      [6, vat("ABCU", 16)],
+      [8, vat("ABCDU", 18)],
+      [9, vat("ABCD", 18)],
+      [11, vat("BCD", 18)],
+      [16, vat("CD", 18)],
+      [17, vat("D", 18)],
+      [20, vat("E", 30)],
+      [30, vat("EF", 40)],
+      [31, vat("F", 40)],
+      [45, vat("G", 55)],
+      [46, vat("GH", 56)],
+      [48, vat("GHIJ", 58)],
+      [52, vat("GHIJK", 62)],
+      [53, vat("GHIJKLMN", 63)],
+      [56, vat("HIJKLMN", 63)],
+      [57, vat("IJKLMN", 63)],
+      [59, vat("KLMN", 63)],
+      [63, vat("LMN", 63)],
+      [66, vat("O", 76)],
+      [67, vat("OP", 77)],
+      [70, vat("OPQ", 80)],
+      [77, vat("PQ", 80)],
+      [78, vat("Q", 80)],
+      [171, vat("V", 181)],
     ]);
     // Kafka shuffles with a random seed; here a handful of fixed seeds, so a failure reproduces.
     for (const seed of [1, 7, 42, 1234, 99991]) {
@@ -820,7 +769,12 @@ describe("KStreamSlidingWindowAggregateTest", () => {
       // The aggregator sorts its characters, so a window's value does not depend on the order of its records.
       const { supplier, inputTopic } = setUp(
         SlidingWindows.ofTimeDifferenceAndGrace(10, 100),
-        (grouped) => grouped.aggregate(() => "", (_key, value, aggregate) => [...aggregate + value].sort().join(""), Materialized.as("store", { value: STRING, retentionMs: 50000 })),
+        (grouped) =>
+          grouped.aggregate(
+            () => "",
+            (_key, value, aggregate) => [...(aggregate + value)].sort().join(""),
+            Materialized.as("store", { value: STRING, retentionMs: 50000 }),
+          ),
         "topic1",
       );
       for (const [value, timestamp] of shuffled) inputTopic.pipeInput("A", value, timestamp);
@@ -836,7 +790,11 @@ describe("KStreamSlidingWindowAggregateTest ON_WINDOW_CLOSE", () => {
   const onClose = (grouped: TimeWindowedKStream<string, string>) => grouped.emitStrategy(EmitStrategy.onWindowClose());
 
   it("testAggregateSmallInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(10, 5), (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store-name", { value: STRING })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceAndGrace(10, 5),
+      (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("store-name", { value: STRING })),
+      "topic",
+    );
     inputTopic.pipeInput("A", "1", 10);
     inputTopic.pipeInput("A", "2", 10);
     inputTopic.pipeInput("A", "3", 14);
@@ -857,7 +815,11 @@ describe("KStreamSlidingWindowAggregateTest ON_WINDOW_CLOSE", () => {
   });
 
   it("testReduceSmallInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(10, 5), (grouped) => onClose(grouped).reduce(STRING_ADDER, Materialized.as("store-name")), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceAndGrace(10, 5),
+      (grouped) => onClose(grouped).reduce(STRING_ADDER, Materialized.as("store-name")),
+      "topic",
+    );
     inputTopic.pipeInput("A", "1", 10);
     inputTopic.pipeInput("A", "2", 14);
     inputTopic.pipeInput("A", "3", 15);
@@ -876,7 +838,11 @@ describe("KStreamSlidingWindowAggregateTest ON_WINDOW_CLOSE", () => {
   });
 
   it("testEarlyRecordsSmallInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(50, 0), (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceAndGrace(50, 0),
+      (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })),
+      "topic",
+    );
     inputTopic.pipeInput("A", "1", 0);
     inputTopic.pipeInput("A", "2", 5);
     inputTopic.pipeInput("A", "3", 6);
@@ -897,7 +863,11 @@ describe("KStreamSlidingWindowAggregateTest ON_WINDOW_CLOSE", () => {
   });
 
   it("testEarlyRecordsRepeatedInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceAndGrace(5, 0), (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceAndGrace(5, 0),
+      (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })),
+      "topic",
+    );
     inputTopic.pipeInput("A", "1", 0);
     inputTopic.pipeInput("A", "2", 2);
     inputTopic.pipeInput("A", "3", 4);
@@ -915,7 +885,11 @@ describe("KStreamSlidingWindowAggregateTest ON_WINDOW_CLOSE", () => {
   });
 
   it("testEarlyNoGracePeriodSmallInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceWithNoGrace(50), (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceWithNoGrace(50),
+      (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })),
+      "topic",
+    );
     // all events are considered as early events since record timestamp is less than time difference of the window
     inputTopic.pipeInput("A", "1", 0);
     inputTopic.pipeInput("A", "2", 5);
@@ -937,7 +911,11 @@ describe("KStreamSlidingWindowAggregateTest ON_WINDOW_CLOSE", () => {
   });
 
   it("testNoGracePeriodSmallInput", () => {
-    const { supplier, inputTopic } = setUp(SlidingWindows.ofTimeDifferenceWithNoGrace(50), (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })), "topic");
+    const { supplier, inputTopic } = setUp(
+      SlidingWindows.ofTimeDifferenceWithNoGrace(50),
+      (grouped) => onClose(grouped).aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic-Canonized", { value: STRING })),
+      "topic",
+    );
     inputTopic.pipeInput("A", "1", 100);
     inputTopic.pipeInput("A", "2", 105);
     inputTopic.pipeInput("A", "3", 106);

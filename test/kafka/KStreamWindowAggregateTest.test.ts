@@ -15,7 +15,18 @@
  */
 import { describe, expect, it } from "vitest";
 import { EmitStrategy, Materialized, StreamsBuilder, TimeWindows, TopologyTestDriver, type Windowed } from "../../src/streams";
-import { build, droppedRecordsTotal, kvt, MockApiProcessorSupplier, STRING, STRING_INIT, TestInputTopic, TestOutputTopic, toStringAdder, windowedString } from "./support";
+import {
+  build,
+  droppedRecordsTotal,
+  kvt,
+  MockApiProcessorSupplier,
+  STRING,
+  STRING_INIT,
+  TestInputTopic,
+  TestOutputTopic,
+  toStringAdder,
+  windowedString,
+} from "./support";
 
 const windowed = (key: string, start: number, end: number): Windowed<string> => ({ key, window: { start, end } });
 const TOSTRING_ADDER = toStringAdder("+");
@@ -97,12 +108,9 @@ describe("KStreamWindowAggregateTest", () => {
       kvt(windowed("C", 5, 15), "0+3+3", 14),
       kvt(windowed("C", 10, 20), "0+3", 14),
       kvt(windowed("B", 0, 10), "0+2+2+2+1", 8),
-      kvt(windowed("B", 0, 10),
-        "0+2+2+2+1+2", 8),
-      kvt(windowed("B", 0, 10),
-        "0+2+2+2+1+2+3", 9),
-      kvt(windowed("B", 5, 15),
-        "0+2+2+2+2+3", 13)
+      kvt(windowed("B", 0, 10), "0+2+2+2+1+2", 8),
+      kvt(windowed("B", 0, 10), "0+2+2+2+1+2+3", 9),
+      kvt(windowed("B", 5, 15), "0+2+2+2+2+3", 13),
     ]);
   });
 
@@ -124,7 +132,10 @@ describe("KStreamWindowAggregateTest", () => {
     table1.toStream().process(processors[0]!.supplier);
     const table2 = aggregated("topic2", "topic2-Canonized");
     table2.toStream().process(processors[1]!.supplier);
-    table1.join(table2, (p1, p2) => `${p1}%${p2}`).toStream().process(processors[2]!.supplier);
+    table1
+      .join(table2, (p1, p2) => `${p1}%${p2}`)
+      .toStream()
+      .process(processors[2]!.supplier);
     const driver = new TopologyTestDriver(build(builder, "topic1", "topic2"));
     const inputTopic1 = new TestInputTopic(driver, "topic1", STRING, STRING);
     const inputTopic2 = new TestInputTopic(driver, "topic2", STRING, STRING);
@@ -141,7 +152,7 @@ describe("KStreamWindowAggregateTest", () => {
       kvt(windowed("C", 0, 10), "0+3", 2),
       kvt(windowed("D", 0, 10), "0+4", 3),
       kvt(windowed("A", 0, 10), "0+1+1", 9),
-      kvt(windowed("A", 5, 15), "0+1", 9)
+      kvt(windowed("A", 5, 15), "0+1", 9),
     );
     processors[1]!.checkAndClearProcessResult();
     processors[2]!.checkAndClearProcessResult();
@@ -162,7 +173,7 @@ describe("KStreamWindowAggregateTest", () => {
       kvt(windowed("B", 0, 10), "0+2+2+2", 8),
       kvt(windowed("B", 5, 15), "0+2+2", 8),
       kvt(windowed("C", 0, 10), "0+3+3", 9),
-      kvt(windowed("C", 5, 15), "0+3", 9)
+      kvt(windowed("C", 5, 15), "0+3", 9),
     );
     processors[1]!.checkAndClearProcessResult();
     processors[2]!.checkAndClearProcessResult();
@@ -181,14 +192,13 @@ describe("KStreamWindowAggregateTest", () => {
       kvt(windowed("D", 15, 25), "0+d", 20),
       kvt(windowed("D", 20, 30), "0+d", 20),
       kvt(windowed("A", 15, 25), "0+a", 20),
-      kvt(windowed("A", 20, 30), "0+a", 20)
+      kvt(windowed("A", 20, 30), "0+a", 20),
     );
     processors[2]!.checkAndClearProcessResult(
-      kvt(windowed("A", 0, 10),
-        "0+1+1+1%0+a", 9),
-      kvt(windowed("B", 0, 10),
-        "0+2+2+2%0+b", 8),
-      kvt(windowed("C", 0, 10), "0+3+3%0+c", 9));
+      kvt(windowed("A", 0, 10), "0+1+1+1%0+a", 9),
+      kvt(windowed("B", 0, 10), "0+2+2+2%0+b", 8),
+      kvt(windowed("C", 0, 10), "0+3+3%0+c", 9),
+    );
 
     inputTopic2.pipeInput("A", "a", 5);
     inputTopic2.pipeInput("B", "b", 6);
@@ -207,17 +217,15 @@ describe("KStreamWindowAggregateTest", () => {
       kvt(windowed("D", 10, 20), "0+d", 18),
       kvt(windowed("D", 15, 25), "0+d+d", 20),
       kvt(windowed("A", 15, 25), "0+a+a", 21),
-      kvt(windowed("A", 20, 30), "0+a+a", 21)
+      kvt(windowed("A", 20, 30), "0+a+a", 21),
     );
     processors[2]!.checkAndClearProcessResult(
-      kvt(windowed("A", 0, 10),
-        "0+1+1+1%0+a+a", 9),
+      kvt(windowed("A", 0, 10), "0+1+1+1%0+a+a", 9),
       kvt(windowed("A", 5, 15), "0+1+1%0+a", 9),
-      kvt(windowed("B", 0, 10),
-        "0+2+2+2%0+b+b", 8),
+      kvt(windowed("B", 0, 10), "0+2+2+2%0+b+b", 8),
       kvt(windowed("B", 5, 15), "0+2+2%0+b", 8),
       kvt(windowed("D", 0, 10), "0+4+4%0+d", 7),
-      kvt(windowed("D", 5, 15), "0+4%0+d", 7)
+      kvt(windowed("D", 5, 15), "0+4%0+d", 7),
     );
   });
 
@@ -390,11 +398,26 @@ describe("KStreamWindowAggregateTest ON_WINDOW_CLOSE", () => {
     const driver = new TopologyTestDriver(build(builder, "topic1"));
     const inputTopic1 = new TestInputTopic(driver, "topic1", STRING, STRING);
     for (const [key, value, timestamp] of [
-      ["A", "1", 0], ["B", "2", 1], ["C", "3", 2], ["D", "4", 3], ["A", "1", 4],
-      ["A", "1", 5], ["B", "2", 6], ["D", "4", 7], ["B", "2", 8], ["C", "3", 9],
-      ["A", "1", 10], ["B", "2", 11], ["D", "4", 12], ["B", "2", 13], ["C", "3", 14],
-      ["B", "1", 3], ["B", "2", 2], ["B", "3", 9],
-    ] as const) inputTopic1.pipeInput(key, value, timestamp);
+      ["A", "1", 0],
+      ["B", "2", 1],
+      ["C", "3", 2],
+      ["D", "4", 3],
+      ["A", "1", 4],
+      ["A", "1", 5],
+      ["B", "2", 6],
+      ["D", "4", 7],
+      ["B", "2", 8],
+      ["C", "3", 9],
+      ["A", "1", 10],
+      ["B", "2", 11],
+      ["D", "4", 12],
+      ["B", "2", 13],
+      ["C", "3", 14],
+      ["B", "1", 3],
+      ["B", "2", 2],
+      ["B", "3", 9],
+    ] as const)
+      inputTopic1.pipeInput(key, value, timestamp);
     // Nothing processed since grace is 100L and no window closes
     expect(supplier.processed).toEqual([]);
   });
@@ -417,7 +440,10 @@ describe("KStreamWindowAggregateTest ON_WINDOW_CLOSE", () => {
       .emitStrategy(emitStrategy)
       .aggregate(STRING_INIT, TOSTRING_ADDER, Materialized.as("topic2-Canonized", { value: STRING }));
     table2.toStream().process(processors[1]!.supplier);
-    table1.join(table2, (p1, p2) => `${p1}%${p2}`).toStream().process(processors[2]!.supplier);
+    table1
+      .join(table2, (p1, p2) => `${p1}%${p2}`)
+      .toStream()
+      .process(processors[2]!.supplier);
     const driver = new TopologyTestDriver(build(builder, "topic1", "topic2"));
     const inputTopic1 = new TestInputTopic(driver, "topic1", STRING, STRING);
     const inputTopic2 = new TestInputTopic(driver, "topic2", STRING, STRING);

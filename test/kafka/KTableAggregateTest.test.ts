@@ -27,7 +27,14 @@ function testCountHelper(builder: StreamsBuilder, input: string, supplier: MockA
   inputTopic.pipeInput("A", "blue", 12);
   inputTopic.pipeInput("C", "yellow", 15);
   inputTopic.pipeInput("D", "green", 11);
-  expect(supplier.processed).toEqual([kvt("green", 1, 10), kvt("green", 2, 10), kvt("green", 1, 12), kvt("blue", 1, 12), kvt("yellow", 1, 15), kvt("green", 2, 12)]);
+  expect(supplier.processed).toEqual([
+    kvt("green", 1, 10),
+    kvt("green", 2, 10),
+    kvt("green", 1, 12),
+    kvt("blue", 1, 12),
+    kvt("yellow", 1, 15),
+    kvt("green", 2, 12),
+  ]);
 }
 
 describe("KTableAggregateTest", () => {
@@ -103,7 +110,12 @@ describe("KTableAggregateTest", () => {
   it("testCount", () => {
     const builder = new StreamsBuilder();
     const supplier = new MockApiProcessorSupplier<string, number | null>();
-    builder.table("count-test-input", consumed).groupBy(selectValueKeyValueMapper, stringSerialized).count(Materialized.as("count")).toStream().process(supplier.supplier);
+    builder
+      .table("count-test-input", consumed)
+      .groupBy(selectValueKeyValueMapper, stringSerialized)
+      .count(Materialized.as("count"))
+      .toStream()
+      .process(supplier.supplier);
     testCountHelper(builder, "count-test-input", supplier);
   });
 
@@ -227,6 +239,13 @@ describe("KTableAggregateTest", () => {
     inputTopic.pipeInput("A", "blue", 11); // out-of-order record will be ignored
     inputTopic.pipeInput("C", "yellow", 15);
     inputTopic.pipeInput("D", "green", 11);
-    expect(supplier.processed).toEqual([kvt("green", 1, 10), kvt("green", 2, 10), kvt("green", 1, 12), kvt("blue", 1, 12), kvt("yellow", 1, 15), kvt("green", 2, 12)]);
+    expect(supplier.processed).toEqual([
+      kvt("green", 1, 10),
+      kvt("green", 2, 10),
+      kvt("green", 1, 12),
+      kvt("blue", 1, 12),
+      kvt("yellow", 1, 15),
+      kvt("green", 2, 12),
+    ]);
   });
 });

@@ -131,7 +131,13 @@ function doTestSendingOldValue(builder: StreamsBuilder, table1: KTable<string, n
   table2Output.checkAndClearProcessResult(kvt("B", chg(null, 2), 20));
 }
 
-function doTestSkipNullOnMaterialization(builder: StreamsBuilder, table1: KTable<string, string>, table2: KTable<string, string, null>, topic1: string, shouldSkip: boolean) {
+function doTestSkipNullOnMaterialization(
+  builder: StreamsBuilder,
+  table1: KTable<string, string>,
+  table2: KTable<string, string, null>,
+  topic1: string,
+  shouldSkip: boolean,
+) {
   const table1Output = new MockApiProcessorSupplier<string, Change<string>>();
   const table2Output = new MockApiProcessorSupplier<string, Change<string>>();
   addTableProcessor(table1, table1Output);
@@ -143,7 +149,8 @@ function doTestSkipNullOnMaterialization(builder: StreamsBuilder, table1: KTable
   inputTopic.pipeInput("C", "reject", 20);
   table1Output.checkAndClearProcessResult(kvt("A", chg("reject", null), 5), kvt("B", chg("reject", null), 10), kvt("C", chg("reject", null), 20));
   if (shouldSkip) table2Output.checkAndClearProcessResult();
-  else table2Output.checkAndClearProcessResult(kvt("A", chg<string>(null, null), 5), kvt("B", chg<string>(null, null), 10), kvt("C", chg<string>(null, null), 20));
+  else
+    table2Output.checkAndClearProcessResult(kvt("A", chg<string>(null, null), 5), kvt("B", chg<string>(null, null), 10), kvt("C", chg<string>(null, null), 20));
 }
 
 /** `MockReducer.STRING_ADDER` and `STRING_REMOVER`. */

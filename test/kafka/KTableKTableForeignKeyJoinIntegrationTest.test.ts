@@ -38,12 +38,21 @@ function getTopology(
   const right = builder.table(RIGHT_TABLE, { key: STRING, value: STRING }, rightVersioned ? versioned("right") : undefined);
   const joiner = (value1: string, value2: string | null) => `(${value1},${value2})`;
   const rejoiner = (value1: string, value2: string | null) => `rejoin(${value1},${value2})`;
-  const mainMaterialized = queryableStoreName === null ? Materialized.with<string, string>(undefined, STRING) : Materialized.as<string, string>(queryableStoreName, { value: STRING });
-  const rejoinMaterialized = queryableStoreName === null ? Materialized.with<string, string>(undefined, STRING) : Materialized.as<string, string>(`${queryableStoreName}-rejoin`, { value: STRING });
-  const fkJoin: KTable<string, string, null> = leftJoin ? left.leftJoin(right, extractor, joiner, mainMaterialized) : left.join(right, extractor, joiner, mainMaterialized);
+  const mainMaterialized =
+    queryableStoreName === null ? Materialized.with<string, string>(undefined, STRING) : Materialized.as<string, string>(queryableStoreName, { value: STRING });
+  const rejoinMaterialized =
+    queryableStoreName === null
+      ? Materialized.with<string, string>(undefined, STRING)
+      : Materialized.as<string, string>(`${queryableStoreName}-rejoin`, { value: STRING });
+  const fkJoin: KTable<string, string, null> = leftJoin
+    ? left.leftJoin(right, extractor, joiner, mainMaterialized)
+    : left.join(right, extractor, joiner, mainMaterialized);
   fkJoin.toStream().to(OUTPUT, { key: STRING, value: STRING });
   // also make sure the FK join is set up right for downstream operations that require materialization
-  if (rejoin) (leftJoin ? fkJoin.leftJoin(left, rejoiner, rejoinMaterialized) : fkJoin.join(left, rejoiner, rejoinMaterialized)).toStream().to(REJOIN_OUTPUT, { key: STRING, value: STRING });
+  if (rejoin)
+    (leftJoin ? fkJoin.leftJoin(left, rejoiner, rejoinMaterialized) : fkJoin.join(left, rejoiner, rejoinMaterialized))
+      .toStream()
+      .to(REJOIN_OUTPUT, { key: STRING, value: STRING });
   return builder.build({ applicationId: "fk", topics: { [LEFT_TABLE]: 1, [RIGHT_TABLE]: 1, [OUTPUT]: 1, [REJOIN_OUTPUT]: 1 } });
 }
 
@@ -62,7 +71,13 @@ function setUp(materialized: boolean, leftJoin: boolean, rejoin: boolean, extrac
     left: new TestInputTopic(driver, LEFT_TABLE, STRING, STRING),
     outputTopic: new TestOutputTopic(driver, OUTPUT, STRING, STRING),
     rejoinOutputTopic: new TestOutputTopic(driver, REJOIN_OUTPUT, STRING, STRING),
-    store: () => new Map(driver.store<string, string>(driver.tasks.keys().next().value!, "store").all().map((e) => [e.key, e.value])),
+    store: () =>
+      new Map(
+        driver
+          .store<string, string>(driver.tasks.keys().next().value!, "store")
+          .all()
+          .map((e) => [e.key, e.value]),
+      ),
   };
 }
 
@@ -72,12 +87,15 @@ const flags = [true, false];
 const data = flags.flatMap((leftJoin) => flags.flatMap((materialized) => flags.map((rejoin) => ({ leftJoin, materialized, rejoin, ...UNVERSIONED }))));
 /** Kafka's `versionedData()`: either table versioned or not, without rejoin. */
 const versionedData = flags.flatMap((leftJoin) =>
-  flags.flatMap((materialized) => flags.flatMap((leftVersioned) => flags.map((rightVersioned) => ({ leftJoin, materialized, rejoin: false, leftVersioned, rightVersioned })))),
+  flags.flatMap((materialized) =>
+    flags.flatMap((leftVersioned) => flags.map((rightVersioned) => ({ leftJoin, materialized, rejoin: false, leftVersioned, rightVersioned }))),
+  ),
 );
 /** Kafka's `testCases()`: both, without duplicates. */
 const cases = [...data, ...versionedData.filter((c) => c.leftVersioned || c.rightVersioned)];
 type Case = (typeof cases)[number];
-const name = (c: Case) => `leftJoin=${c.leftJoin} materialized=${c.materialized} rejoin=${c.rejoin} leftVersioned=${c.leftVersioned} rightVersioned=${c.rightVersioned}`;
+const name = (c: Case) =>
+  `leftJoin=${c.leftJoin} materialized=${c.materialized} rejoin=${c.rejoin} leftVersioned=${c.leftVersioned} rightVersioned=${c.rightVersioned}`;
 
 describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
   it.each(cases.map((c) => [name(c), c] as const))("doJoinFromLeftThenDeleteLeftEntity %s", (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
@@ -95,7 +113,9 @@ describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
     const expected = map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2|rhs2,rhsValue2)"]);
     expect(t.outputTopic.readKeyValuesToMap()).toEqual(expected);
     if (rejoin) {
-      expect(t.rejoinOutputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", "rejoin((lhsValue1|rhs1,rhsValue1),lhsValue1|rhs1)"], ["lhs2", "rejoin((lhsValue2|rhs2,rhsValue2),lhsValue2|rhs2)"]));
+      expect(t.rejoinOutputTopic.readKeyValuesToMap()).toEqual(
+        map(["lhs1", "rejoin((lhsValue1|rhs1,rhsValue1),lhsValue1|rhs1)"], ["lhs2", "rejoin((lhsValue2|rhs2,rhsValue2),lhsValue2|rhs2)"]),
+      );
     }
     if (materialized) expect(t.store()).toEqual(expected);
 
@@ -103,7 +123,8 @@ describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
     t.left.pipeInput("lhs3", "lhsValue3|rhs1", baseTimestamp + 5);
     expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs3", "(lhsValue3|rhs1,rhsValue1)"]));
     if (rejoin) expect(t.rejoinOutputTopic.readKeyValuesToMap()).toEqual(map(["lhs3", "rejoin((lhsValue3|rhs1,rhsValue1),lhsValue3|rhs1)"]));
-    if (materialized) expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2|rhs2,rhsValue2)"], ["lhs3", "(lhsValue3|rhs1,rhsValue1)"]));
+    if (materialized)
+      expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2|rhs2,rhsValue2)"], ["lhs3", "(lhsValue3|rhs1,rhsValue1)"]));
 
     // Now delete one LHS entity such that one delete is propagated down to the output.
     t.left.pipeInput("lhs1", null, baseTimestamp + 6);
@@ -143,95 +164,111 @@ describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
 
     // Now delete the RHS entity such that all matching keys have deletes propagated.
     t.right.pipeInput("rhs1", null, baseTimestamp + 6);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", leftJoin ? "(lhsValue1|rhs1,null)" : null], ["lhs3", leftJoin ? "(lhsValue3|rhs1,null)" : null]));
+    expect(t.outputTopic.readKeyValuesToMap()).toEqual(
+      map(["lhs1", leftJoin ? "(lhsValue1|rhs1,null)" : null], ["lhs3", leftJoin ? "(lhsValue3|rhs1,null)" : null]),
+    );
     if (materialized) {
       expect(t.store()).toEqual(
-        leftJoin ? map(["lhs1", "(lhsValue1|rhs1,null)"], ["lhs2", "(lhsValue2|rhs2,rhsValue2)"], ["lhs3", "(lhsValue3|rhs1,null)"]) : map(["lhs2", "(lhsValue2|rhs2,rhsValue2)"]),
+        leftJoin
+          ? map(["lhs1", "(lhsValue1|rhs1,null)"], ["lhs2", "(lhsValue2|rhs2,rhsValue2)"], ["lhs3", "(lhsValue3|rhs1,null)"])
+          : map(["lhs2", "(lhsValue2|rhs2,rhsValue2)"]),
       );
     }
   });
 
-  it.each(cases.map((c) => [name(c), c] as const))("shouldEmitTombstoneWhenDeletingNonJoiningRecords %s", (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
-    const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
-    t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp);
-    const expected = leftJoin ? map(["lhs1", "(lhsValue1|rhs1,null)"]) : map();
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(expected);
-    if (materialized) expect(t.store()).toEqual(expected);
-    // Deleting a non-joining record produces an unnecessary tombstone for inner joins, because
-    // it's not possible to know whether a result was previously emitted.
-    // For the left join, the tombstone is necessary.
-    t.left.pipeInput("lhs1", null, baseTimestamp + 1);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", null]));
-    if (materialized) expect(t.store()).toEqual(map());
-    // Deleting a non-existing record is idempotent
-    t.left.pipeInput("lhs1", null, baseTimestamp + 2);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map());
-    if (materialized) expect(t.store()).toEqual(map());
-  });
+  it.each(cases.map((c) => [name(c), c] as const))(
+    "shouldEmitTombstoneWhenDeletingNonJoiningRecords %s",
+    (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
+      const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
+      t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp);
+      const expected = leftJoin ? map(["lhs1", "(lhsValue1|rhs1,null)"]) : map();
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(expected);
+      if (materialized) expect(t.store()).toEqual(expected);
+      // Deleting a non-joining record produces an unnecessary tombstone for inner joins, because
+      // it's not possible to know whether a result was previously emitted.
+      // For the left join, the tombstone is necessary.
+      t.left.pipeInput("lhs1", null, baseTimestamp + 1);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", null]));
+      if (materialized) expect(t.store()).toEqual(map());
+      // Deleting a non-existing record is idempotent
+      t.left.pipeInput("lhs1", null, baseTimestamp + 2);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map());
+      if (materialized) expect(t.store()).toEqual(map());
+    },
+  );
 
-  it.each(cases.map((c) => [name(c), c] as const))("shouldNotEmitTombstonesWhenDeletingNonExistingRecords %s", (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
-    const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
-    // Deleting a record that never existed doesn't need to emit tombstones.
-    t.left.pipeInput("lhs1", null, baseTimestamp);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map());
-    if (materialized) expect(t.store()).toEqual(map());
-  });
+  it.each(cases.map((c) => [name(c), c] as const))(
+    "shouldNotEmitTombstonesWhenDeletingNonExistingRecords %s",
+    (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
+      const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
+      // Deleting a record that never existed doesn't need to emit tombstones.
+      t.left.pipeInput("lhs1", null, baseTimestamp);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map());
+      if (materialized) expect(t.store()).toEqual(map());
+    },
+  );
 
-  it.each(cases.map((c) => [name(c), c] as const))("joinShouldProduceNullsWhenValueHasNonMatchingForeignKey %s", (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
-    const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
-    t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp);
-    // no output for a new inner join on a non-existent FK
-    // the left join of course emits the half-joined output
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs1,null)"]) : map());
-    if (materialized) expect(t.store()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs1,null)"]) : map());
-    // "moving" our subscription to another non-existent FK results in an unnecessary tombstone for inner join,
-    // since it impossible to know whether the prior FK existed or not (and thus whether any results have
-    // previously been emitted)
-    // The left join emits a _necessary_ update (since the lhs record has actually changed)
-    t.left.pipeInput("lhs1", "lhsValue1|rhs2", baseTimestamp + 1);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", leftJoin ? "(lhsValue1|rhs2,null)" : null]));
-    if (materialized) expect(t.store()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs2,null)"]) : map());
-    // of course, moving it again to yet another non-existent FK has the same effect
-    t.left.pipeInput("lhs1", "lhsValue1|rhs3", baseTimestamp + 2);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", leftJoin ? "(lhsValue1|rhs3,null)" : null]));
-    if (materialized) expect(t.store()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs3,null)"]) : map());
-    // Adding an RHS record now, so that we can demonstrate "moving" from a non-existent FK to an existent one
-    // This RHS key was previously referenced, but it's not referenced now, so adding this record should
-    // result in no changes whatsoever.
-    t.right.pipeInput("rhs1", "rhsValue1", baseTimestamp + 3);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map());
-    if (materialized) expect(t.store()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs3,null)"]) : map());
-    // now, we change to a FK that exists, and see the join completes
-    t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp + 4);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
-    if (materialized) expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
-    // but if we update it again to a non-existent one, we'll get a tombstone for the inner join, and the
-    // left join updates appropriately.
-    t.left.pipeInput("lhs1", "lhsValue1|rhs2", baseTimestamp + 5);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", leftJoin ? "(lhsValue1|rhs2,null)" : null]));
-    if (materialized) expect(t.store()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs2,null)"]) : map());
-  });
+  it.each(cases.map((c) => [name(c), c] as const))(
+    "joinShouldProduceNullsWhenValueHasNonMatchingForeignKey %s",
+    (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
+      const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
+      t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp);
+      // no output for a new inner join on a non-existent FK
+      // the left join of course emits the half-joined output
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs1,null)"]) : map());
+      if (materialized) expect(t.store()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs1,null)"]) : map());
+      // "moving" our subscription to another non-existent FK results in an unnecessary tombstone for inner join,
+      // since it impossible to know whether the prior FK existed or not (and thus whether any results have
+      // previously been emitted)
+      // The left join emits a _necessary_ update (since the lhs record has actually changed)
+      t.left.pipeInput("lhs1", "lhsValue1|rhs2", baseTimestamp + 1);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", leftJoin ? "(lhsValue1|rhs2,null)" : null]));
+      if (materialized) expect(t.store()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs2,null)"]) : map());
+      // of course, moving it again to yet another non-existent FK has the same effect
+      t.left.pipeInput("lhs1", "lhsValue1|rhs3", baseTimestamp + 2);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", leftJoin ? "(lhsValue1|rhs3,null)" : null]));
+      if (materialized) expect(t.store()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs3,null)"]) : map());
+      // Adding an RHS record now, so that we can demonstrate "moving" from a non-existent FK to an existent one
+      // This RHS key was previously referenced, but it's not referenced now, so adding this record should
+      // result in no changes whatsoever.
+      t.right.pipeInput("rhs1", "rhsValue1", baseTimestamp + 3);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map());
+      if (materialized) expect(t.store()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs3,null)"]) : map());
+      // now, we change to a FK that exists, and see the join completes
+      t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp + 4);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
+      if (materialized) expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
+      // but if we update it again to a non-existent one, we'll get a tombstone for the inner join, and the
+      // left join updates appropriately.
+      t.left.pipeInput("lhs1", "lhsValue1|rhs2", baseTimestamp + 5);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", leftJoin ? "(lhsValue1|rhs2,null)" : null]));
+      if (materialized) expect(t.store()).toEqual(leftJoin ? map(["lhs1", "(lhsValue1|rhs2,null)"]) : map());
+    },
+  );
 
-  it.each(cases.map((c) => [name(c), c] as const))("shouldUnsubscribeOldForeignKeyIfLeftSideIsUpdated %s", (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
-    const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
-    // Pre-populate the RHS records. This test is all about what happens when we change LHS records foreign key reference
-    // then populate update on RHS
-    t.right.pipeInput("rhs1", "rhsValue1", baseTimestamp);
-    t.right.pipeInput("rhs2", "rhsValue2", baseTimestamp + 1);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map());
-    if (materialized) expect(t.store()).toEqual(map());
-    t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp + 2);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
-    if (materialized) expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
-    // Change LHS foreign key reference
-    t.left.pipeInput("lhs1", "lhsValue1|rhs2", baseTimestamp + 3);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", "(lhsValue1|rhs2,rhsValue2)"]));
-    if (materialized) expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|rhs2,rhsValue2)"]));
-    // Populate RHS update on old LHS foreign key ref
-    t.right.pipeInput("rhs1", "rhsValue1Delta", baseTimestamp + 4);
-    expect(t.outputTopic.readKeyValuesToMap()).toEqual(map());
-    if (materialized) expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|rhs2,rhsValue2)"]));
-  });
+  it.each(cases.map((c) => [name(c), c] as const))(
+    "shouldUnsubscribeOldForeignKeyIfLeftSideIsUpdated %s",
+    (_name, { leftJoin, materialized, rejoin, ...versioned }) => {
+      const t = setUp(materialized, leftJoin, rejoin, undefined, versioned);
+      // Pre-populate the RHS records. This test is all about what happens when we change LHS records foreign key reference
+      // then populate update on RHS
+      t.right.pipeInput("rhs1", "rhsValue1", baseTimestamp);
+      t.right.pipeInput("rhs2", "rhsValue2", baseTimestamp + 1);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map());
+      if (materialized) expect(t.store()).toEqual(map());
+      t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp + 2);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
+      if (materialized) expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
+      // Change LHS foreign key reference
+      t.left.pipeInput("lhs1", "lhsValue1|rhs2", baseTimestamp + 3);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map(["lhs1", "(lhsValue1|rhs2,rhsValue2)"]));
+      if (materialized) expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|rhs2,rhsValue2)"]));
+      // Populate RHS update on old LHS foreign key ref
+      t.right.pipeInput("rhs1", "rhsValue1Delta", baseTimestamp + 4);
+      expect(t.outputTopic.readKeyValuesToMap()).toEqual(map());
+      if (materialized) expect(t.store()).toEqual(map(["lhs1", "(lhsValue1|rhs2,rhsValue2)"]));
+    },
+  );
 
   /** Kafka's `testCasesWithoutLeftJoinArg()`: the cases without their leftJoin flag, deduplicated. */
   const leftJoinCases = cases
@@ -264,55 +301,58 @@ describe("KTableKTableForeignKeyJoinIntegrationTest", () => {
     expect(t.subscriptionStore().get(key)).toBeUndefined();
   });
 
-  it.each(versionedData.map((c) => [name(c), c] as const))("shouldIgnoreOutOfOrderRecordsIffVersioned %s", (_name, { leftJoin, materialized, rejoin, leftVersioned, rightVersioned }) => {
-    const t = setUp(materialized, leftJoin, rejoin, undefined, { leftVersioned, rightVersioned });
-    const check = (output: Map<string, string | null>, store?: Map<string, string | null>) => {
-      expect(t.outputTopic.readKeyValuesToMap()).toEqual(output);
-      if (materialized) expect(t.store()).toEqual(store ?? output);
-    };
+  it.each(versionedData.map((c) => [name(c), c] as const))(
+    "shouldIgnoreOutOfOrderRecordsIffVersioned %s",
+    (_name, { leftJoin, materialized, rejoin, leftVersioned, rightVersioned }) => {
+      const t = setUp(materialized, leftJoin, rejoin, undefined, { leftVersioned, rightVersioned });
+      const check = (output: Map<string, string | null>, store?: Map<string, string | null>) => {
+        expect(t.outputTopic.readKeyValuesToMap()).toEqual(output);
+        if (materialized) expect(t.store()).toEqual(store ?? output);
+      };
 
-    // RHS record
-    t.right.pipeInput("rhs1", "rhsValue1", baseTimestamp + 4);
-    check(map());
+      // RHS record
+      t.right.pipeInput("rhs1", "rhsValue1", baseTimestamp + 4);
+      check(map());
 
-    // LHS records with match to existing RHS record
-    t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp + 3);
-    t.left.pipeInput("lhs2", "lhsValue2|rhs1", baseTimestamp + 5);
-    check(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2|rhs1,rhsValue1)"]));
+      // LHS records with match to existing RHS record
+      t.left.pipeInput("lhs1", "lhsValue1|rhs1", baseTimestamp + 3);
+      t.left.pipeInput("lhs2", "lhsValue2|rhs1", baseTimestamp + 5);
+      check(map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2|rhs1,rhsValue1)"]));
 
-    // replace with tombstone, to validate behavior when latest record is null
-    t.left.pipeInput("lhs2", null, baseTimestamp + 6);
-    check(map(["lhs2", null]), map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
+      // replace with tombstone, to validate behavior when latest record is null
+      t.left.pipeInput("lhs2", null, baseTimestamp + 6);
+      check(map(["lhs2", null]), map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
 
-    // out-of-order LHS record (for existing key) does not produce a new result iff LHS is versioned
-    t.left.pipeInput("lhs1", "lhsValue1_ooo|rhs1", baseTimestamp + 2);
-    t.left.pipeInput("lhs2", "lhsValue2_ooo|rhs1", baseTimestamp + 2);
-    if (leftVersioned) check(map(), map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
-    else check(map(["lhs1", "(lhsValue1_ooo|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_ooo|rhs1,rhsValue1)"]));
+      // out-of-order LHS record (for existing key) does not produce a new result iff LHS is versioned
+      t.left.pipeInput("lhs1", "lhsValue1_ooo|rhs1", baseTimestamp + 2);
+      t.left.pipeInput("lhs2", "lhsValue2_ooo|rhs1", baseTimestamp + 2);
+      if (leftVersioned) check(map(), map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
+      else check(map(["lhs1", "(lhsValue1_ooo|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_ooo|rhs1,rhsValue1)"]));
 
-    // out-of-order LHS tombstone (for existing key) is similarly ignored (iff LHS is versioned)
-    t.left.pipeInput("lhs1", null, baseTimestamp + 2);
-    if (leftVersioned) check(map(), map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
-    else check(map(["lhs1", null]), map(["lhs2", "(lhsValue2_ooo|rhs1,rhsValue1)"]));
+      // out-of-order LHS tombstone (for existing key) is similarly ignored (iff LHS is versioned)
+      t.left.pipeInput("lhs1", null, baseTimestamp + 2);
+      if (leftVersioned) check(map(), map(["lhs1", "(lhsValue1|rhs1,rhsValue1)"]));
+      else check(map(["lhs1", null]), map(["lhs2", "(lhsValue2_ooo|rhs1,rhsValue1)"]));
 
-    // LHS record with larger timestamp always produces a new result
-    t.left.pipeInput("lhs1", "lhsValue1_new|rhs1", baseTimestamp + 8);
-    t.left.pipeInput("lhs2", "lhsValue2_new|rhs1", baseTimestamp + 8);
-    check(map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1)"]));
+      // LHS record with larger timestamp always produces a new result
+      t.left.pipeInput("lhs1", "lhsValue1_new|rhs1", baseTimestamp + 8);
+      t.left.pipeInput("lhs2", "lhsValue2_new|rhs1", baseTimestamp + 8);
+      check(map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1)"]));
 
-    // out-of-order RHS record (for existing key) does not produce a new result iff RHS is versioned
-    t.right.pipeInput("rhs1", "rhsValue1_ooo", baseTimestamp + 1);
-    if (rightVersioned) check(map(), map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1)"]));
-    else check(map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1_ooo)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1_ooo)"]));
+      // out-of-order RHS record (for existing key) does not produce a new result iff RHS is versioned
+      t.right.pipeInput("rhs1", "rhsValue1_ooo", baseTimestamp + 1);
+      if (rightVersioned) check(map(), map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1)"]));
+      else check(map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1_ooo)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1_ooo)"]));
 
-    // out-of-order RHS tombstone (for existing key) is similarly ignored (iff RHS is versioned)
-    t.right.pipeInput("rhs1", null, baseTimestamp + 1);
-    if (rightVersioned) check(map(), map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1)"]));
-    else if (leftJoin) check(map(["lhs1", "(lhsValue1_new|rhs1,null)"], ["lhs2", "(lhsValue2_new|rhs1,null)"]));
-    else check(map(["lhs1", null], ["lhs2", null]), map());
+      // out-of-order RHS tombstone (for existing key) is similarly ignored (iff RHS is versioned)
+      t.right.pipeInput("rhs1", null, baseTimestamp + 1);
+      if (rightVersioned) check(map(), map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1)"]));
+      else if (leftJoin) check(map(["lhs1", "(lhsValue1_new|rhs1,null)"], ["lhs2", "(lhsValue2_new|rhs1,null)"]));
+      else check(map(["lhs1", null], ["lhs2", null]), map());
 
-    // RHS record with larger timestamps always produces new results
-    t.right.pipeInput("rhs1", "rhsValue1_new", baseTimestamp + 6);
-    check(map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1_new)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1_new)"]));
-  });
+      // RHS record with larger timestamps always produces new results
+      t.right.pipeInput("rhs1", "rhsValue1_new", baseTimestamp + 6);
+      check(map(["lhs1", "(lhsValue1_new|rhs1,rhsValue1_new)"], ["lhs2", "(lhsValue2_new|rhs1,rhsValue1_new)"]));
+    },
+  );
 });

@@ -96,7 +96,12 @@ describe("KTableKTableInnerJoinTest", () => {
       2: [kvt(0, chg("X0+Y0", null), 5), kvt(1, chg("X1+Y1", null), 10)],
       3: [kvt(0, chg("XX0+Y0", "X0+Y0"), 7), kvt(1, chg("XX1+Y1", "X1+Y1"), 10)],
       4: [kvt(0, chg("XX0+YY0", "XX0+Y0"), 7), kvt(1, chg("XX1+YY1", "XX1+Y1"), 7), kvt(2, chg("XX2+YY2", null), 10), kvt(3, chg("XX3+YY3", null), 15)],
-      5: [kvt(0, chg("XXX0+YY0", "XX0+YY0"), 6), kvt(1, chg("XXX1+YY1", "XX1+YY1"), 6), kvt(2, chg("XXX2+YY2", "XX2+YY2"), 10), kvt(3, chg("XXX3+YY3", "XX3+YY3"), 15)],
+      5: [
+        kvt(0, chg("XXX0+YY0", "XX0+YY0"), 6),
+        kvt(1, chg("XXX1+YY1", "XX1+YY1"), 6),
+        kvt(2, chg("XXX2+YY2", "XX2+YY2"), 10),
+        kvt(3, chg("XXX3+YY3", "XX3+YY3"), 15),
+      ],
       6: [kvt(0, chg(null, "XXX0+YY0"), 6), kvt(1, chg(null, "XXX1+YY1"), 7)],
       7: [kvt(2, chg("XXXX2+YY2", "XXX2+YY2"), 13), kvt(3, chg("XXXX3+YY3", "XXX3+YY3"), 15)],
       8: [kvt(2, chg(null, "XXXX2+YY2"), 10), kvt(3, chg(null, "XXXX3+YY3"), 20)],

@@ -72,11 +72,31 @@ describe("KTableKTableOuterJoinTest", () => {
       1: [kvt(0, chg("X0+null", null), 5), kvt(1, chg("X1+null", null), 6)],
       2: [kvt(0, chg("X0+Y0", "X0+null"), 5), kvt(1, chg("X1+Y1", "X1+null"), 10)],
       3: [kvt(0, chg("XX0+Y0", "X0+Y0"), 7), kvt(1, chg("XX1+Y1", "X1+Y1"), 10), kvt(2, chg("XX2+null", null), 7), kvt(3, chg("XX3+null", null), 7)],
-      4: [kvt(0, chg("XX0+YY0", "XX0+Y0"), 7), kvt(1, chg("XX1+YY1", "XX1+Y1"), 7), kvt(2, chg("XX2+YY2", "XX2+null"), 10), kvt(3, chg("XX3+YY3", "XX3+null"), 15)],
-      5: [kvt(0, chg("XXX0+YY0", "XX0+YY0"), 6), kvt(1, chg("XXX1+YY1", "XX1+YY1"), 6), kvt(2, chg("XXX2+YY2", "XX2+YY2"), 10), kvt(3, chg("XXX3+YY3", "XX3+YY3"), 15)],
+      4: [
+        kvt(0, chg("XX0+YY0", "XX0+Y0"), 7),
+        kvt(1, chg("XX1+YY1", "XX1+Y1"), 7),
+        kvt(2, chg("XX2+YY2", "XX2+null"), 10),
+        kvt(3, chg("XX3+YY3", "XX3+null"), 15),
+      ],
+      5: [
+        kvt(0, chg("XXX0+YY0", "XX0+YY0"), 6),
+        kvt(1, chg("XXX1+YY1", "XX1+YY1"), 6),
+        kvt(2, chg("XXX2+YY2", "XX2+YY2"), 10),
+        kvt(3, chg("XXX3+YY3", "XX3+YY3"), 15),
+      ],
       6: [kvt(0, chg("XXX0+null", "XXX0+YY0"), 6), kvt(1, chg("XXX1+null", "XXX1+YY1"), 7)],
-      7: [kvt(0, chg("XXXX0+null", "XXX0+null"), 13), kvt(1, chg("XXXX1+null", "XXX1+null"), 13), kvt(2, chg("XXXX2+YY2", "XXX2+YY2"), 13), kvt(3, chg("XXXX3+YY3", "XXX3+YY3"), 15)],
-      8: [kvt(0, chg(null, "XXXX0+null"), 0), kvt(1, chg(null, "XXXX1+null"), 42), kvt(2, chg("null+YY2", "XXXX2+YY2"), 10), kvt(3, chg("null+YY3", "XXXX3+YY3"), 20)],
+      7: [
+        kvt(0, chg("XXXX0+null", "XXX0+null"), 13),
+        kvt(1, chg("XXXX1+null", "XXX1+null"), 13),
+        kvt(2, chg("XXXX2+YY2", "XXX2+YY2"), 13),
+        kvt(3, chg("XXXX3+YY3", "XXX3+YY3"), 15),
+      ],
+      8: [
+        kvt(0, chg(null, "XXXX0+null"), 0),
+        kvt(1, chg(null, "XXXX1+null"), 42),
+        kvt(2, chg("null+YY2", "XXXX2+YY2"), 10),
+        kvt(3, chg("null+YY3", "XXXX3+YY3"), 20),
+      ],
     });
   });
 });

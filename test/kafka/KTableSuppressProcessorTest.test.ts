@@ -52,8 +52,16 @@ class Harness<K> {
         process: () => forward!(queue.shift()!),
       };
     });
-    const windowing = finalResultsGrace === undefined ? undefined : { closeTime: (w: { end: number }) => w.end + finalResultsGrace, innerKeySerde: STRING as Serde<unknown> };
-    const table = new KTable<K, number>(feeder.graph, feeder.node, keySerde, INTEGER, undefined, windowing ? { oldValues: new OldValues(), windowing } : { oldValues: new OldValues() });
+    const windowing =
+      finalResultsGrace === undefined ? undefined : { closeTime: (w: { end: number }) => w.end + finalResultsGrace, innerKeySerde: STRING as Serde<unknown> };
+    const table = new KTable<K, number>(
+      feeder.graph,
+      feeder.node,
+      keySerde,
+      INTEGER,
+      undefined,
+      windowing ? { oldValues: new OldValues(), windowing } : { oldValues: new OldValues() },
+    );
     const suppressedTable = table.suppress(suppressed);
     // Old values are what the test hands in: the processor is asked to forward them, as Kafka's is.
     suppressedTable.enableSendingOldValues(true);

@@ -40,7 +40,8 @@ describe("ResetPartitionTimeIntegrationTest", () => {
     const log = new DurableLog(env.LOG_PARTITION, app.catalog);
     const input = { topic: `${id}-input`, partition: 0 };
     const outputRaw = { topic: `${id}-output-raw`, partition: 0 };
-    const output = async () => (await log.fetch(outputRaw, 0, { maxRecords: 100, maxBytes: 1 << 20 })).records.map((r) => ({ key: r.key, value: r.value, timestamp: r.timestamp }));
+    const output = async () =>
+      (await log.fetch(outputRaw, 0, { maxRecords: 100, maxBytes: 1 << 20 })).records.map((r) => ({ key: r.key, value: r.value, timestamp: r.timestamp }));
     await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
       const start = () => new StreamTask({ application: app, log, storage: state.storage });
       let kafkaStreams = start();

@@ -32,7 +32,8 @@ function setUp(leftJoin: boolean, lhs1: string | null) {
     forwarded,
     dropped: () => droppedRecordsTotal(driver) - droppedBefore,
     /** An answer for lhs1, as the right side writes it to the response topic. */
-    respond: (hash: string | null, foreignValue: string | null) => driver.pipe(responseTopic, "lhs1", JSON.stringify({ h: hash, v: foreignValue, p: 0 }), { partition: 0, timestamp: 0 }),
+    respond: (hash: string | null, foreignValue: string | null) =>
+      driver.pipe(responseTopic, "lhs1", JSON.stringify({ h: hash, v: foreignValue, p: 0 }), { partition: 0, timestamp: 0 }),
   };
 }
 

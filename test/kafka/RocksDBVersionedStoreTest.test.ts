@@ -12,7 +12,12 @@
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { InMemoryKeyValueStore, Serdes } from "../../src/streams";
-import { PUT_RETURN_CODE_NOT_PUT, PUT_RETURN_CODE_VALID_TO_UNDEFINED, RawVersionedStore, VersionedKeyValueStore } from "../../src/streams/state/versioned-store";
+import {
+  PUT_RETURN_CODE_NOT_PUT,
+  PUT_RETURN_CODE_VALID_TO_UNDEFINED,
+  RawVersionedStore,
+  VersionedKeyValueStore,
+} from "../../src/streams/state/versioned-store";
 
 const HISTORY_RETENTION = 300_000;
 const GRACE_PERIOD = HISTORY_RETENTION; // history retention doubles as grace period for now
@@ -22,7 +27,12 @@ const BASE_TIMESTAMP = 10;
 let store: VersionedKeyValueStore<string, string>;
 
 function createStore(historyRetention = HISTORY_RETENTION) {
-  store = new VersionedKeyValueStore("myversionedrocks", new RawVersionedStore(new InMemoryKeyValueStore(), new InMemoryKeyValueStore(), historyRetention), Serdes.string(), Serdes.string());
+  store = new VersionedKeyValueStore(
+    "myversionedrocks",
+    new RawVersionedStore(new InMemoryKeyValueStore(), new InMemoryKeyValueStore(), historyRetention),
+    Serdes.string(),
+    Serdes.string(),
+  );
 }
 
 function putToStore(key: string, value: string | null, timestamp: number, expectedValidTo: number) {

@@ -6,7 +6,15 @@
  * (TypeScript's types rule them out) and namedParamShouldSetName (no `Named`).
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { Materialized, Serdes, SessionWindows, StreamsBuilder, TopologyTestDriver, type KGroupedStream, type SessionWindowedCogroupedKStream } from "../../src/streams";
+import {
+  Materialized,
+  Serdes,
+  SessionWindows,
+  StreamsBuilder,
+  TopologyTestDriver,
+  type KGroupedStream,
+  type SessionWindowedCogroupedKStream,
+} from "../../src/streams";
 import { build, kvt, STRING, STRING_INIT, TestInputTopic, TestOutputTopic, toStringAdder } from "./support";
 
 const TOPIC = "topic";
@@ -38,7 +46,12 @@ function run(pipe: (one: TestInputTopic<string, string>, two: TestInputTopic<str
 
 describe("SessionWindowedCogroupedKStreamImplTest", () => {
   it("sessionWindowAggregateTest", () => {
-    groupedStream.cogroup(TOSTRING_ADDER).windowedBy(SessionWindows.ofInactivityGapWithNoGrace(500)).aggregate(STRING_INIT, sessionMerger, Materialized.with(STRING, STRING)).toStream().to(OUTPUT);
+    groupedStream
+      .cogroup(TOSTRING_ADDER)
+      .windowedBy(SessionWindows.ofInactivityGapWithNoGrace(500))
+      .aggregate(STRING_INIT, sessionMerger, Materialized.with(STRING, STRING))
+      .toStream()
+      .to(OUTPUT);
     const output = run((testInputTopic) => {
       testInputTopic.pipeInput("k1", "A", 0);
       testInputTopic.pipeInput("k2", "A", 0);
@@ -49,7 +62,12 @@ describe("SessionWindowedCogroupedKStreamImplTest", () => {
   });
 
   it("sessionWindowAggregate2Test", () => {
-    groupedStream.cogroup(TOSTRING_ADDER).windowedBy(SessionWindows.ofInactivityGapWithNoGrace(500)).aggregate(STRING_INIT, sessionMerger, Materialized.with(STRING, STRING)).toStream().to(OUTPUT);
+    groupedStream
+      .cogroup(TOSTRING_ADDER)
+      .windowedBy(SessionWindows.ofInactivityGapWithNoGrace(500))
+      .aggregate(STRING_INIT, sessionMerger, Materialized.with(STRING, STRING))
+      .toStream()
+      .to(OUTPUT);
     const output = run((testInputTopic) => {
       testInputTopic.pipeInput("k1", "A", 0);
       testInputTopic.pipeInput("k1", "A", 0);

@@ -5,7 +5,16 @@
  * namedParamShouldSetName (no `Named`).
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { Materialized, Serdes, SlidingWindows, StreamsBuilder, TopologyTestDriver, type KGroupedStream, type TimeWindowedCogroupedKStream, type Windowed } from "../../src/streams";
+import {
+  Materialized,
+  Serdes,
+  SlidingWindows,
+  StreamsBuilder,
+  TopologyTestDriver,
+  type KGroupedStream,
+  type TimeWindowedCogroupedKStream,
+  type Windowed,
+} from "../../src/streams";
 import { build, kvt, STRING, STRING_INIT, TestInputTopic, TestOutputTopic, toStringAdder } from "./support";
 
 const TOPIC = "topic";
@@ -82,7 +91,12 @@ describe("SlidingWindowedCogroupedKStreamImplTest", () => {
   });
 
   it("slidingWindowAggregateOverlappingWindowsTest", () => {
-    groupedStream.cogroup(TOSTRING_ADDER).windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(WINDOW_SIZE_MS, 2000)).aggregate(STRING_INIT, Materialized.with(STRING, STRING)).toStream().to(OUTPUT);
+    groupedStream
+      .cogroup(TOSTRING_ADDER)
+      .windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(WINDOW_SIZE_MS, 2000))
+      .aggregate(STRING_INIT, Materialized.with(STRING, STRING))
+      .toStream()
+      .to(OUTPUT);
     const results = run((testInputTopic) => {
       testInputTopic.pipeInput("k1", "A", 500);
       testInputTopic.pipeInput("k2", "A", 500);

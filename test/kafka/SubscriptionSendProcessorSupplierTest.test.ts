@@ -47,7 +47,11 @@ function setUp(leftJoin: boolean) {
   };
 }
 
-const subscription = (key: string | null, h: string | null, instruction: string) => ({ key, value: { hash: h, instruction, primaryKey: pk, primaryPartition: 0 }, timestamp: 0 });
+const subscription = (key: string | null, h: string | null, instruction: string) => ({
+  key,
+  value: { hash: h, instruction, primaryKey: pk, primaryPartition: 0 },
+  timestamp: 0,
+});
 
 describe("SubscriptionSendProcessorSupplierTest", () => {
   // Left join tests
@@ -160,7 +164,10 @@ describe("SubscriptionSendProcessorSupplierTest", () => {
     t.forwarded();
     const leftRecordValue = { foreignKey: fk2 };
     t.pipe(leftRecordValue);
-    expect(t.forwarded()).toEqual([subscription(fk1, hash(leftRecordValue), "DELETE_KEY_NO_PROPAGATE"), subscription(fk2, hash(leftRecordValue), "PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE")]);
+    expect(t.forwarded()).toEqual([
+      subscription(fk1, hash(leftRecordValue), "DELETE_KEY_NO_PROPAGATE"),
+      subscription(fk2, hash(leftRecordValue), "PROPAGATE_NULL_IF_NO_FK_VAL_AVAILABLE"),
+    ]);
   });
 
   it("innerJoinShouldPropagateNothingWhenOldAndNewFKIsNull", () => {

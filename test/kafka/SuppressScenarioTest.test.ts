@@ -11,7 +11,18 @@
  * only build the topology, as that one does).
  */
 import { describe, expect, it } from "vitest";
-import { BufferConfig, Materialized, SessionWindows, SlidingWindows, StreamsBuilder, Suppressed, TimeWindows, TopologyTestDriver, type KTable, type Windowed } from "../../src/streams";
+import {
+  BufferConfig,
+  Materialized,
+  SessionWindows,
+  SlidingWindows,
+  StreamsBuilder,
+  Suppressed,
+  TimeWindows,
+  TopologyTestDriver,
+  type KTable,
+  type Windowed,
+} from "../../src/streams";
 import { build, INTEGER, kvt, STRING, TestInputTopic, TestOutputTopic, windowedString, type KeyValueTimestamp, compareStrings } from "./support";
 
 const { maxBytes, maxRecords, unbounded } = BufferConfig;
@@ -37,7 +48,11 @@ function valueCountsScenario(suppressed: Suppressed) {
   const driver = driverOf(builder, "input", "output-raw", "output-suppressed");
   const raw = new TestOutputTopic(driver, "output-raw", STRING, INTEGER);
   const suppressedOut = new TestOutputTopic(driver, "output-suppressed", STRING, INTEGER);
-  return { inputTopic: new TestInputTopic(driver, "input", STRING, STRING), raw: () => raw.readRecordsToList(), suppressed: () => suppressedOut.readRecordsToList() };
+  return {
+    inputTopic: new TestInputTopic(driver, "input", STRING, STRING),
+    raw: () => raw.readRecordsToList(),
+    suppressed: () => suppressedOut.readRecordsToList(),
+  };
 }
 
 /** The counts to `output-raw`, their final results to `output-suppressed`, both keyed by `Windowed#toString`. */
@@ -136,12 +151,23 @@ describe("SuppressScenarioTest", () => {
     inputTopic.pipeInput("k1", "v1", 5);
     // note this last record gets dropped because it is out of the grace period
     inputTopic.pipeInput("k1", "v1", 0);
-    expect(raw()).toEqual([kvt("[k1@0/2]", 1, 0), kvt("[k1@0/2]", 2, 1), kvt("[k1@2/4]", 1, 2), kvt("[k1@0/2]", 3, 1), kvt("[k1@0/2]", 4, 1), kvt("[k1@4/6]", 1, 5)]);
+    expect(raw()).toEqual([
+      kvt("[k1@0/2]", 1, 0),
+      kvt("[k1@0/2]", 2, 1),
+      kvt("[k1@2/4]", 1, 2),
+      kvt("[k1@0/2]", 3, 1),
+      kvt("[k1@0/2]", 4, 1),
+      kvt("[k1@4/6]", 1, 5),
+    ]);
     expect(suppressed()).toEqual([kvt("[k1@0/2]", 4, 1), kvt("[k1@2/4]", 1, 2)]);
   });
 
   it("shouldSupportFinalResultsForTimeWindowsWithLargeJump", () => {
-    const { inputTopic, raw, suppressed } = scenario((b) => grouped(b).windowedBy(TimeWindows.ofSizeAndGrace(2, 2)).count(Materialized.as("counts", { key: STRING })));
+    const { inputTopic, raw, suppressed } = scenario((b) =>
+      grouped(b)
+        .windowedBy(TimeWindows.ofSizeAndGrace(2, 2))
+        .count(Materialized.as("counts", { key: STRING })),
+    );
     inputTopic.pipeInput("k1", "v1", 0);
     inputTopic.pipeInput("k1", "v1", 1);
     inputTopic.pipeInput("k1", "v1", 2);
@@ -166,7 +192,11 @@ describe("SuppressScenarioTest", () => {
   });
 
   it("shouldSupportFinalResultsForSlidingWindows", () => {
-    const { inputTopic, raw, suppressed } = scenario((b) => grouped(b).windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(5, 15)).count(Materialized.as("counts", { key: STRING })));
+    const { inputTopic, raw, suppressed } = scenario((b) =>
+      grouped(b)
+        .windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(5, 15))
+        .count(Materialized.as("counts", { key: STRING })),
+    );
     inputTopic.pipeInput("k1", "v1", 10);
     inputTopic.pipeInput("k1", "v1", 11);
     inputTopic.pipeInput("k1", "v1", 10);
@@ -225,7 +255,9 @@ describe("SuppressScenarioTest", () => {
   });
 
   it("shouldSupportFinalResultsForSessionWindows", () => {
-    const { inputTopic, raw, suppressed } = scenario((b) => grouped(b).windowedBy(SessionWindows.ofInactivityGapWithNoGrace(5)).count(Materialized.as("counts")));
+    const { inputTopic, raw, suppressed } = scenario((b) =>
+      grouped(b).windowedBy(SessionWindows.ofInactivityGapWithNoGrace(5)).count(Materialized.as("counts")),
+    );
     // first window
     inputTopic.pipeInput("k1", "v1", 0);
     inputTopic.pipeInput("k1", "v1", 5);

@@ -13,7 +13,12 @@ const { untilTimeLimit, untilWindowCloses } = Suppressed;
 const MAX_VALUE = Infinity;
 
 /** What Kafka's `SuppressedInternal` / `FinalResultsSuppressionBuilder` hold. */
-const suppressedOf = (mode: "until-window-closes" | "until-time-limit", name: string | undefined, timeLimitMs: number, bufferConfig: BufferConfig) => ({ mode, name, timeLimitMs, bufferConfig });
+const suppressedOf = (mode: "until-window-closes" | "until-time-limit", name: string | undefined, timeLimitMs: number, bufferConfig: BufferConfig) => ({
+  mode,
+  name,
+  timeLimitMs,
+  bufferConfig,
+});
 
 describe("SuppressedTest", () => {
   it("bufferBuilderShouldBeConsistent", () => {
@@ -44,11 +49,17 @@ describe("SuppressedTest", () => {
 
   it("finalEventsShouldAcceptStrictBuffersAndSetBounds", () => {
     expect(untilWindowCloses(unbounded())).toEqual(suppressedOf("until-window-closes", undefined, 0, unbounded()));
-    expect(untilWindowCloses(maxRecords(2).shutDownWhenFull())).toEqual(suppressedOf("until-window-closes", undefined, 0, new StrictBufferConfig(2, MAX_VALUE)));
+    expect(untilWindowCloses(maxRecords(2).shutDownWhenFull())).toEqual(
+      suppressedOf("until-window-closes", undefined, 0, new StrictBufferConfig(2, MAX_VALUE)),
+    );
     expect(untilWindowCloses(maxBytes(2).shutDownWhenFull())).toEqual(suppressedOf("until-window-closes", undefined, 0, new StrictBufferConfig(MAX_VALUE, 2)));
     expect(untilWindowCloses(unbounded()).withName("name")).toEqual(suppressedOf("until-window-closes", "name", 0, unbounded()));
-    expect(untilWindowCloses(maxRecords(2).shutDownWhenFull()).withName("name")).toEqual(suppressedOf("until-window-closes", "name", 0, new StrictBufferConfig(2, MAX_VALUE)));
-    expect(untilWindowCloses(maxBytes(2).shutDownWhenFull()).withName("name")).toEqual(suppressedOf("until-window-closes", "name", 0, new StrictBufferConfig(MAX_VALUE, 2)));
+    expect(untilWindowCloses(maxRecords(2).shutDownWhenFull()).withName("name")).toEqual(
+      suppressedOf("until-window-closes", "name", 0, new StrictBufferConfig(2, MAX_VALUE)),
+    );
+    expect(untilWindowCloses(maxBytes(2).shutDownWhenFull()).withName("name")).toEqual(
+      suppressedOf("until-window-closes", "name", 0, new StrictBufferConfig(MAX_VALUE, 2)),
+    );
     // Kafka's types refuse an eager buffer here; TypeScript's do too, and so does the call.
     expect(() => untilWindowCloses(maxRecords(2) as unknown as StrictBufferConfig)).toThrow(/strict buffer/);
   });

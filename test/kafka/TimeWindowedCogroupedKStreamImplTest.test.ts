@@ -6,7 +6,15 @@
  * `Named`).
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { Materialized, Serdes, StreamsBuilder, TimeWindows, TopologyTestDriver, type KGroupedStream, type TimeWindowedCogroupedKStream } from "../../src/streams";
+import {
+  Materialized,
+  Serdes,
+  StreamsBuilder,
+  TimeWindows,
+  TopologyTestDriver,
+  type KGroupedStream,
+  type TimeWindowedCogroupedKStream,
+} from "../../src/streams";
 import { build, kvt, STRING, STRING_INIT, TestInputTopic, TestOutputTopic, toStringAdder } from "./support";
 
 const WINDOW_SIZE = 500;
@@ -86,7 +94,12 @@ describe("TimeWindowedCogroupedKStreamImplTest", () => {
   });
 
   it("timeWindowAggregateManyWindowsTest", () => {
-    groupedStream.cogroup(TOSTRING_ADDER).windowedBy(TimeWindows.ofSizeWithNoGrace(500)).aggregate(STRING_INIT, Materialized.with(STRING, STRING)).toStream().to(OUTPUT);
+    groupedStream
+      .cogroup(TOSTRING_ADDER)
+      .windowedBy(TimeWindows.ofSizeWithNoGrace(500))
+      .aggregate(STRING_INIT, Materialized.with(STRING, STRING))
+      .toStream()
+      .to(OUTPUT);
     const output = run((testInputTopic) => {
       testInputTopic.pipeInput("k1", "A", 0);
       testInputTopic.pipeInput("k2", "A", 499);
@@ -97,7 +110,12 @@ describe("TimeWindowedCogroupedKStreamImplTest", () => {
   });
 
   it("timeWindowAggregateOverlappingWindowsTest", () => {
-    groupedStream.cogroup(TOSTRING_ADDER).windowedBy(TimeWindows.ofSizeWithNoGrace(500).advanceBy(200)).aggregate(STRING_INIT, Materialized.with(STRING, STRING)).toStream().to(OUTPUT);
+    groupedStream
+      .cogroup(TOSTRING_ADDER)
+      .windowedBy(TimeWindows.ofSizeWithNoGrace(500).advanceBy(200))
+      .aggregate(STRING_INIT, Materialized.with(STRING, STRING))
+      .toStream()
+      .to(OUTPUT);
     const output = run((testInputTopic) => {
       testInputTopic.pipeInput("k1", "A", 0);
       testInputTopic.pipeInput("k2", "A", 0);

@@ -22,7 +22,9 @@ export function globalTableFixture(kind: "join" | "leftJoin", topics: Record<str
   };
   const processor = new MockApiProcessorSupplier<number | null, string>();
   (kind === "join" ? stream.join(table, keyMapper, TOSTRING_JOINER) : stream.leftJoin(table, keyMapper, TOSTRING_JOINER)).process(processor.supplier);
-  const topology: Topology = Object.keys(topics).length ? builder.build({ applicationId: "kafka-test", topics }) : build(builder, streamTopic, globalTableTopic);
+  const topology: Topology = Object.keys(topics).length
+    ? builder.build({ applicationId: "kafka-test", topics })
+    : build(builder, streamTopic, globalTableTopic);
   const driver = new TopologyTestDriver(topology);
   // auto-advance stream timestamps by default, but not global table timestamps
   const inputStreamTopic = new TestInputTopic(driver, streamTopic, INTEGER, STRING, 0, 1);

@@ -62,7 +62,9 @@ export class TestInputTopic<K, V> {
   pipeInput(key: K | null, value: V | null, timestamp?: number): void {
     const time = timestamp ?? this.next;
     if (timestamp === undefined) this.next += this.advance;
-    this.driver.pipe(this.topic, key === null ? null : this.keySerde.serialize(key), value === null ? null : this.valueSerde.serialize(value), { timestamp: time });
+    this.driver.pipe(this.topic, key === null ? null : this.keySerde.serialize(key), value === null ? null : this.valueSerde.serialize(value), {
+      timestamp: time,
+    });
   }
 }
 
@@ -80,14 +82,20 @@ export class TestOutputTopic<K, V> {
   readRecordsToList(): KeyValueTimestamp<K | null, V | null>[] {
     const records = this.driver.records(this.topic).slice(this.read);
     this.read += records.length;
-    return records.map((r) => kvt(r.key === null ? null : this.keySerde.deserialize(r.key), r.value === null ? null : this.valueSerde.deserialize(r.value), r.timestamp));
+    return records.map((r) =>
+      kvt(r.key === null ? null : this.keySerde.deserialize(r.key), r.value === null ? null : this.valueSerde.deserialize(r.value), r.timestamp),
+    );
   }
 
   readRecord(): KeyValueTimestamp<K | null, V | null> {
     const [record] = this.driver.records(this.topic).slice(this.read, this.read + 1);
     if (!record) throw new Error(`no record left on ${this.topic}`);
     this.read++;
-    return kvt(record.key === null ? null : this.keySerde.deserialize(record.key), record.value === null ? null : this.valueSerde.deserialize(record.value), record.timestamp);
+    return kvt(
+      record.key === null ? null : this.keySerde.deserialize(record.key),
+      record.value === null ? null : this.valueSerde.deserialize(record.value),
+      record.timestamp,
+    );
   }
 
   /** Kafka's `readKeyValuesToMap`: the latest value per key (keys compared as JSON), in the order keys first appear. */
@@ -138,7 +146,11 @@ export function chg<V>(newValue: V | null, oldValue: V | null): Change<V> {
  */
 export function addTableProcessor<K, V>(table: KTable<K, V, null> | KTable<K, V>, supplier: MockApiProcessorSupplier<K, Change<V>>): void {
   const node = (table as KTable<K, V, null>).node;
-  (table as KTable<K, V, null>).graph.addProcessor("PROC", { parents: [node], supplier: supplier.supplier as ProcessorSupplier<unknown, unknown, unknown, unknown>, stores: [] });
+  (table as KTable<K, V, null>).graph.addProcessor("PROC", {
+    parents: [node],
+    supplier: supplier.supplier as ProcessorSupplier<unknown, unknown, unknown, unknown>,
+    stores: [],
+  });
 }
 
 /** Task 0_0's counters, where Kafka's tests read its metrics. */
@@ -177,5 +189,9 @@ export function compareStrings(a: string, b: string): number {
 
 /** Each subtopology's topics and stores, as Kafka's topology descriptions show them (sorted). */
 export function subtopologySummary(topology: Topology) {
-  return topology.subtopologies.map((s) => ({ sources: [...s.sourceTopics].sort(), sinks: [...s.sinkTopics].sort(), stores: s.stores.map((store) => store.name).sort() }));
+  return topology.subtopologies.map((s) => ({
+    sources: [...s.sourceTopics].sort(),
+    sinks: [...s.sinkTopics].sort(),
+    stores: s.stores.map((store) => store.name).sort(),
+  }));
 }

@@ -50,7 +50,11 @@ export function runTableJoinScenario(topology: Topology, check: (step: number, d
 }
 
 /** Checks what `supplier` received after each step against `expected` (new values, or changes). */
-export function checkProcessedAfterEachStep<V>(topology: Topology, supplier: MockApiProcessorSupplier<number, V>, expected: Record<number, KeyValueTimestamp<number, V>[]>): void {
+export function checkProcessedAfterEachStep<V>(
+  topology: Topology,
+  supplier: MockApiProcessorSupplier<number, V>,
+  expected: Record<number, KeyValueTimestamp<number, V>[]>,
+): void {
   runTableJoinScenario(topology, (step) => expect({ step, processed: supplier.processed.splice(0) }).toEqual({ step, processed: expected[step] }));
 }
 

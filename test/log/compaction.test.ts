@@ -19,7 +19,10 @@ const tp = { topic: "compaction-test", partition: 0 };
 const DAY = 24 * 60 * 60 * 1000;
 
 /** A store on a fresh object's storage, with a clock the test moves. */
-async function withStore<T>(config: TopicConfig, fn: (store: PartitionStore, clock: { now: number }, storage: DurableObjectStorage) => T | Promise<T>): Promise<T> {
+async function withStore<T>(
+  config: TopicConfig,
+  fn: (store: PartitionStore, clock: { now: number }, storage: DurableObjectStorage) => T | Promise<T>,
+): Promise<T> {
   return runInDurableObject(env.LOG_PARTITION.getByName(`compaction-scratch-${++scratch}`), (_object, state) => {
     const clock = { now: 1_000_000 };
     const store = new PartitionStore(state.storage, () => clock.now);
@@ -65,7 +68,11 @@ describe("compaction", () => {
 
   it("keeps each key's latest record; offsets keep their meaning and fetches skip the rest", () =>
     withStore(compacted, (store, clock) => {
-      for (let round = 0; round < 40; round++) store.append(tp, Array.from({ length: 30 }, (_, k) => put(`k${k}`, `v${round}`)));
+      for (let round = 0; round < 40; round++)
+        store.append(
+          tp,
+          Array.from({ length: 30 }, (_, k) => put(`k${k}`, `v${round}`)),
+        );
       store.append(tp, [put("k0", "last"), put("k1", "last")]);
       const before = readAll(store);
       expect(before).toHaveLength(1_202);
@@ -81,7 +88,12 @@ describe("compaction", () => {
       // A fetch from an offset compaction removed starts at the next record kept.
       const page = store.fetch(tp, 5, { maxRecords: 3, maxBytes: 1 << 20 });
       expect(page.records[0]!.offset).toBeGreaterThan(5);
-      expect(page.records.map((r) => r.offset)).toEqual(after.filter((r) => r.offset > 5).slice(0, 3).map((r) => r.offset));
+      expect(page.records.map((r) => r.offset)).toEqual(
+        after
+          .filter((r) => r.offset > 5)
+          .slice(0, 3)
+          .map((r) => r.offset),
+      );
       expect(store.stats(tp)).toMatchObject({ records: 30 });
     }));
 
@@ -89,10 +101,17 @@ describe("compaction", () => {
     withStore(compacted, (store, clock) => {
       store.append(tp, [put("a", "1"), put("b", "1")]);
       store.append(tp, [tombstone("a")]);
-      store.append(tp, Array.from({ length: 1_100 }, (_, i) => put(`other${i}`, "x")));
+      store.append(
+        tp,
+        Array.from({ length: 1_100 }, (_, i) => put(`other${i}`, "x")),
+      );
       store.append(tp, [put("c", "newest row")]);
       maintainUntilDone(store, clock.now);
-      expect(readAll(store).filter((r) => r.key === "a").map((r) => r.headers.length)).toEqual([1]);
+      expect(
+        readAll(store)
+          .filter((r) => r.key === "a")
+          .map((r) => r.headers.length),
+      ).toEqual([1]);
       clock.now += DAY + 1;
       maintainUntilDone(store, clock.now);
       expect(readAll(store).filter((r) => r.key === "a")).toEqual([]);
@@ -110,7 +129,11 @@ describe("compaction", () => {
 
   it("is crash-safe: a pass cut short after any step leaves the partition readable and complete, and the next goes on", () =>
     withStore(compacted, async (store, clock, storage) => {
-      for (let round = 0; round < 20; round++) store.append(tp, Array.from({ length: 10 }, (_, k) => put(`k${k}`, `v${round}`)));
+      for (let round = 0; round < 20; round++)
+        store.append(
+          tp,
+          Array.from({ length: 10 }, (_, k) => put(`k${k}`, `v${round}`)),
+        );
       store.append(tp, [put("z", "newest")]);
       const expected = latest(readAll(store));
       // One small step at a time, each by a store built afresh on the same storage (a restarted object).
@@ -125,7 +148,10 @@ describe("compaction", () => {
 
   it("never removes the partition's last record, even a tombstone past delete.retention.ms", () =>
     withStore(compacted, (store, clock) => {
-      store.append(tp, Array.from({ length: 1_200 }, (_, i) => put(`k${i % 10}`, `v${i}`)));
+      store.append(
+        tp,
+        Array.from({ length: 1_200 }, (_, i) => put(`k${i % 10}`, `v${i}`)),
+      );
       store.append(tp, [tombstone("k0")]);
       clock.now += 2 * DAY;
       maintainUntilDone(store, clock.now);
@@ -161,7 +187,10 @@ describe("retention", () => {
 
   it("purges a repartition partition below the offset its reading task committed", () =>
     withStore(topicConfig("repartition"), (store) => {
-      store.append(tp, Array.from({ length: 10 }, (_, i) => put(`k${i}`, "v")));
+      store.append(
+        tp,
+        Array.from({ length: 10 }, (_, i) => put(`k${i}`, "v")),
+      );
       store.commitOffset("app", tp, { offset: 6, metadata: "", epoch: 1_000_000 });
       expect(store.offsets(tp)).toEqual({ earliest: 6, latest: 10 });
       // A commit without an epoch (not a task) purges nothing.
@@ -174,7 +203,10 @@ describe("stored rows", () => {
   it("never exceed 1 MiB: a big append becomes several rows with contiguous offsets", () =>
     withStore(topicConfig("user"), (store, _clock, storage) => {
       const value = "v".repeat(200_000);
-      const result = store.append(tp, Array.from({ length: 40 }, (_, i) => put(`k${i}`, value)));
+      const result = store.append(
+        tp,
+        Array.from({ length: 40 }, (_, i) => put(`k${i}`, value)),
+      );
       expect(result).toMatchObject({ baseOffset: 0, count: 40 });
       const rows = storage.sql.exec<{ n: number; size: number }>("SELECT count AS n, length(records) + length(sizes) AS size FROM record_batches").toArray();
       expect(rows.length).toBeGreaterThan(5);

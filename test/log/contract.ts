@@ -4,14 +4,7 @@
  * backend from Node against a real `wrangler dev`.
  */
 import { describe, expect, it } from "vitest";
-import {
-  DuplicateSequenceMismatch,
-  InvalidRecord,
-  OffsetOutOfRange,
-  OutOfOrderSequence,
-  ProducerFenced,
-  UnknownTopicOrPartition,
-} from "../../src/log/errors";
+import { DuplicateSequenceMismatch, InvalidRecord, OffsetOutOfRange, OutOfOrderSequence, ProducerFenced, UnknownTopicOrPartition } from "../../src/log/errors";
 import type { Log, ProducerRecord, TopicPartition } from "../../src/log/types";
 
 export interface ContractSubject {
@@ -79,7 +72,10 @@ export function describeLogContract(backend: string, open: () => Promise<Contrac
     it("bounds a fetch by records and by bytes, always returning at least one record", async () => {
       const { log, topic } = await open();
       const tp = { topic, partition: 0 };
-      await log.append(tp, Array.from({ length: 10 }, (_, i) => rec("x".repeat(100), `k${i}`)));
+      await log.append(
+        tp,
+        Array.from({ length: 10 }, (_, i) => rec("x".repeat(100), `k${i}`)),
+      );
       const byCount = await log.fetch(tp, 2, { maxRecords: 3, maxBytes: 1 << 20 });
       expect(byCount.records.map((r) => r.offset)).toEqual([2, 3, 4]);
       expect(byCount.nextOffset).toBe(5);

@@ -53,7 +53,12 @@ describe("embedded log: durability and failures", () => {
   it("rejects a record over the size limit without writing any of its batch", async () => {
     const { log, topic } = await open();
     const tp = { topic, partition: 0 };
-    await expect(log.append(tp, [{ key: null, value: "ok" }, { key: null, value: "x".repeat(MAX_RECORD_BYTES + 1) }])).rejects.toBeInstanceOf(RecordTooLarge);
+    await expect(
+      log.append(tp, [
+        { key: null, value: "ok" },
+        { key: null, value: "x".repeat(MAX_RECORD_BYTES + 1) },
+      ]),
+    ).rejects.toBeInstanceOf(RecordTooLarge);
     expect((await log.offsets(tp)).latest).toBe(0);
   });
 
@@ -68,7 +73,10 @@ describe("embedded log: durability and failures", () => {
   it("fences a commit from an older epoch of the group's committer (I3)", async () => {
     const { log, topic } = await open();
     const tp = { topic, partition: 0 };
-    await log.append(tp, [{ key: null, value: "a" }, { key: null, value: "b" }]);
+    await log.append(tp, [
+      { key: null, value: "a" },
+      { key: null, value: "b" },
+    ]);
     await log.commitOffset("app", tp, { offset: 1, metadata: "", epoch: 5 });
     await expect(log.commitOffset("app", tp, { offset: 2, metadata: "", epoch: 4 })).rejects.toBeInstanceOf(ProducerFenced);
     expect((await log.committedOffset("app", tp))?.offset).toBe(1);

@@ -41,18 +41,39 @@ describe("embedded log: record batches", () => {
   it("keeps headers and per-record timestamps inside a batch", async () => {
     const { log, tp } = open();
     await log.append(tp, [
-      { key: null, value: "a", headers: [{ key: "h1", value: "x" }, { key: "h2", value: "" }], timestamp: 7 },
+      {
+        key: null,
+        value: "a",
+        headers: [
+          { key: "h1", value: "x" },
+          { key: "h2", value: "" },
+        ],
+        timestamp: 7,
+      },
       { key: "b", value: "", timestamp: 5 },
     ]);
     expect((await log.fetch(tp, 0, all)).records).toEqual([
-      { offset: 0, key: null, value: "a", headers: [{ key: "h1", value: "x" }, { key: "h2", value: "" }], timestamp: 7 },
+      {
+        offset: 0,
+        key: null,
+        value: "a",
+        headers: [
+          { key: "h1", value: "x" },
+          { key: "h2", value: "" },
+        ],
+        timestamp: 7,
+      },
       { offset: 1, key: "b", value: "", headers: [], timestamp: 5 },
     ]);
   });
 
   it("rejects records JSON would change (an undefined key, a NaN timestamp) instead of storing them changed", async () => {
     const { log, tp } = open();
-    const bad: unknown[] = [{ key: undefined, value: "x" }, { key: null, value: "x", timestamp: Number.NaN }, { key: null, value: "x", headers: [{ key: "h" }] }];
+    const bad: unknown[] = [
+      { key: undefined, value: "x" },
+      { key: null, value: "x", timestamp: Number.NaN },
+      { key: null, value: "x", headers: [{ key: "h" }] },
+    ];
     for (const record of bad) await expect(log.append(tp, [record as ProducerRecord])).rejects.toBeInstanceOf(InvalidRecord);
     expect((await log.offsets(tp)).latest).toBe(0);
   });
@@ -76,8 +97,14 @@ describe("embedded log: record batches", () => {
 
   it("finds a timestamp inside a later batch, skipping batches with older records", async () => {
     const { log, tp } = open();
-    await log.append(tp, [1, 2, 3].map((t) => ({ key: null, value: `${t}`, timestamp: t * 100 })));
-    await log.append(tp, [9, 4, 12].map((t) => ({ key: null, value: `${t}`, timestamp: t * 100 })));
+    await log.append(
+      tp,
+      [1, 2, 3].map((t) => ({ key: null, value: `${t}`, timestamp: t * 100 })),
+    );
+    await log.append(
+      tp,
+      [9, 4, 12].map((t) => ({ key: null, value: `${t}`, timestamp: t * 100 })),
+    );
     expect(await log.offsetForTimestamp(tp, 350)).toBe(3);
     expect(await log.offsetForTimestamp(tp, 1000)).toBe(5);
     expect(await log.offsetForTimestamp(tp, 1300)).toBe(6);
@@ -86,7 +113,10 @@ describe("embedded log: record batches", () => {
   it("tells a retry from a reused sequence by the stored records, also for each field", async () => {
     const { log, tp } = open();
     const producer = { producerId: "p", epoch: 0, sequence: 0 };
-    const first: ProducerRecord[] = [{ key: "a", value: "1", headers: [{ key: "h", value: "x" }] }, { key: null, value: "2", timestamp: 50 }];
+    const first: ProducerRecord[] = [
+      { key: "a", value: "1", headers: [{ key: "h", value: "x" }] },
+      { key: null, value: "2", timestamp: 50 },
+    ];
     await log.append(tp, first, producer);
     // Without a timestamp the first attempt was stamped by the log: a retry without one matches it.
     expect(await log.append(tp, first, producer)).toEqual({ baseOffset: 0, count: 2, duplicate: true });
@@ -124,7 +154,17 @@ describe("embedded log: record batches", () => {
     await runInDurableObject(stub, (_, state) => {
       const db = state.storage.sql;
       // The schema as migrations 1-3 left it, with two records and a remembered producer batch.
-      for (const table of ["partition_meta", "record_batches", "producers", "producer_batches", "committed_offsets", "subscribers", "compaction", "latest_keys", "_schema"]) {
+      for (const table of [
+        "partition_meta",
+        "record_batches",
+        "producers",
+        "producer_batches",
+        "committed_offsets",
+        "subscribers",
+        "compaction",
+        "latest_keys",
+        "_schema",
+      ]) {
         db.exec(`DROP TABLE IF EXISTS ${table}`);
       }
       db.exec(`
@@ -156,7 +196,10 @@ describe("embedded log: record batches", () => {
       ]);
       expect(store.fetch(tp, 1, { maxRecords: 10, maxBytes: 7 }).records.map((r) => r.offset)).toEqual([1, 2]);
       expect(store.offsetForTimestamp(tp, 150)).toBe(2);
-      const retry = [{ key: null, value: "v2", timestamp: 200 }, { key: "k3", value: "v3", timestamp: 300 }];
+      const retry = [
+        { key: null, value: "v2", timestamp: 200 },
+        { key: "k3", value: "v3", timestamp: 300 },
+      ];
       expect(store.append(tp, retry, { producerId: "p", epoch: 0, sequence: 0 })).toEqual({ baseOffset: 2, count: 2, duplicate: true });
       expect(() => store.append(tp, [retry[0]!, { key: "k3", value: "v3" }], { producerId: "p", epoch: 0, sequence: 0 })).toThrow(/already used/);
       expect(store.append(tp, [{ key: "k4", value: "v4" }], { producerId: "p", epoch: 0, sequence: 1 })).toEqual({ baseOffset: 4, count: 1, duplicate: false });
@@ -175,11 +218,25 @@ describe("utf8Length", () => {
 describe("parseEntries", () => {
   it("measures each record in UTF-8 bytes, whether the batch is plain ASCII, escaped or not", () => {
     const bytes = (text: string) => new TextEncoder().encode(text).length;
-    const records: [string, string][] = [["k", "plain"], ["clé", "é"], ["x", "😀"], ["\\u00e9", "a\\\\ub"], ["nl", "line\nbreak"]];
-    const ascii = JSON.stringify([["k", "plain", null], ["nl", "line\nbreak", null]]);
+    const records: [string, string][] = [
+      ["k", "plain"],
+      ["clé", "é"],
+      ["x", "😀"],
+      ["\\u00e9", "a\\\\ub"],
+      ["nl", "line\nbreak"],
+    ];
+    const ascii = JSON.stringify([
+      ["k", "plain", null],
+      ["nl", "line\nbreak", null],
+    ]);
     const raw = JSON.stringify(records.map(([k, v]) => [k, v, null]));
     // The same strings written with \u escapes, which an ASCII-only text may still stand for.
-    const escaped = raw.replace(/[^\x00-\x7f]/gu, (c) => c.split("").map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""));
+    const escaped = raw.replace(/[^\x00-\x7f]/gu, (c) =>
+      c
+        .split("")
+        .map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, "0")}`)
+        .join(""),
+    );
     expect(escaped).toMatch(/^[\x00-\x7f]*$/);
     expect(Array.from(parseEntries(ascii).sizes)).toEqual([1 + 5, 2 + 10]);
     for (const text of [raw, escaped]) {
@@ -202,7 +259,12 @@ describe("a partition's kept range in memory", () => {
       // The first call binds the partition inside a transaction that then fails: both are undone.
       expect(() => store.append(tp, [{ key: "a", value: "1" }], { producerId: "p", epoch: 0, sequence: 1 })).toThrow(/must start at sequence 0/);
       expect(state.storage.sql.exec("SELECT COUNT(*) AS n FROM partition_meta").one().n).toBe(0);
-      expect(store.append(tp, [{ key: "a", value: "1" }, { key: "b", value: "2" }])).toMatchObject({ baseOffset: 0, count: 2 });
+      expect(
+        store.append(tp, [
+          { key: "a", value: "1" },
+          { key: "b", value: "2" },
+        ]),
+      ).toMatchObject({ baseOffset: 0, count: 2 });
       expect(() => store.append(tp, [{ key: "c", value: "3" }], { producerId: "p", epoch: 0, sequence: 2 })).toThrow(/must start at sequence 0/);
       expect(store.append(tp, [{ key: "c", value: "3" }])).toMatchObject({ baseOffset: 2, count: 1 });
       expect(store.deleteRecordsBefore(tp, 2)).toEqual({ earliest: 2, latest: 3 });
@@ -212,4 +274,3 @@ describe("a partition's kept range in memory", () => {
     });
   });
 });
-

@@ -100,8 +100,7 @@ export function generateSchedule(seed: number, length: number): Op[] {
   const kinds = Object.entries(WEIGHTS) as [Op["kind"], number][];
   const total = kinds.reduce((n, [, w]) => n + w, 0);
   const keysOn = (partition: number) => Array.from({ length: KEYS_PER_PARTITION }, (_, j) => partition + j * PARTITIONS);
-  const orders = (count: number, keys: readonly number[]): PlannedOrder[] =>
-    Array.from({ length: count }, () => ({ key: pick(keys), amount: 1 + int(100) }));
+  const orders = (count: number, keys: readonly number[]): PlannedOrder[] => Array.from({ length: count }, () => ({ key: pick(keys), amount: 1 + int(100) }));
   const allKeys = Array.from({ length: PARTITIONS * KEYS_PER_PARTITION }, (_, i) => i);
 
   const schedule: Op[] = [];

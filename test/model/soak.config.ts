@@ -20,7 +20,9 @@ function count(name: string, fallback: number): number {
 }
 
 const soak = { seeds: count("SOAK_SEEDS", 20), ops: count("SOAK_OPS", 60), firstSeed: count("SOAK_FIRST_SEED", 1001) };
-const workers = (base.test?.projects ?? []).find((p): p is TestProjectInlineConfiguration => typeof p === "object" && "test" in p && p.test?.name === "workers");
+const workers = (base.test?.projects ?? []).find(
+  (p): p is TestProjectInlineConfiguration => typeof p === "object" && "test" in p && p.test?.name === "workers",
+);
 if (!workers) throw new Error("vitest.config.ts has no workers project");
 
 export default defineConfig({

@@ -142,7 +142,12 @@ describe("a body over MAX_BODY_BYTES", () => {
       expect(refused.status, refused.body).toBe(413);
       const health = await send({ path: "/healthz", agent });
       expect(health.status).toBe(200);
-      const small = await send({ path: "/topics/body-limits/records", headers: bearer(), chunks: [JSON.stringify({ records: [{ key: "again", value: 1 }] })], agent });
+      const small = await send({
+        path: "/topics/body-limits/records",
+        headers: bearer(),
+        chunks: [JSON.stringify({ records: [{ key: "again", value: 1 }] })],
+        agent,
+      });
       expect(small.status, small.body).toBe(200);
     } finally {
       agent.destroy();

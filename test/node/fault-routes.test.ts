@@ -21,7 +21,11 @@ async function api(path: string, init: { method?: string; body?: unknown; token?
   const token = init.token === undefined ? dev.token : init.token;
   if (token !== null) headers.Authorization = `Bearer ${token}`;
   if (init.body !== undefined) headers["Content-Type"] = "application/json";
-  return fetch(`${dev.url}${path}`, { method: init.method ?? (init.body === undefined ? "GET" : "POST"), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  return fetch(`${dev.url}${path}`, {
+    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
 }
 
 type Task = { id: string; placement: string; role: string; state: string; epoch: number; incarnation: number };

@@ -15,7 +15,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startWranglerDev, until, type WranglerDev } from "./wrangler-dev";
 
 const SYSTEM_CHROMIUM = "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const ORDERS = 3_000;
 const BATCH_RECORDS = 100;
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -77,10 +86,14 @@ describe("the status page in Chromium", () => {
       const records = Array.from({ length: 1_000 }, (_, i) => ({ key: `customer-${start + i}`, value: { amount: 1 }, partition: 0 }));
       await api("/topics/orders/records", { records });
     }
-    await until(async () => {
-      const t = await task0();
-      return t.state === "RUNNING" && t.lag === 0 && t.changelogs[0]!.end >= ORDERS;
-    }, 60_000, "task 0_0 to process every order");
+    await until(
+      async () => {
+        const t = await task0();
+        return t.state === "RUNNING" && t.lag === 0 && t.changelogs[0]!.end >= ORDERS;
+      },
+      60_000,
+      "task 0_0 to process every order",
+    );
     const before = await task0();
     const end = before.changelogs[0]!.end;
     const instance = `0_0@${before.placement}`;

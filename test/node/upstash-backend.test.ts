@@ -59,7 +59,11 @@ describe("LOG_BACKEND=upstash against another deployment's /kafka", () => {
     const before = (await tasks()).find((t) => t.id === "0_0" && t.role === "active")!;
     expect((await api("/admin/tasks/0_0/corrupt", {})).status).toBe(200);
     await api("/topics/orders/records", { records: keys.map((key) => ({ key, value: { amount: 4 } })) });
-    await until(async () => ((await tasks()).find((t) => t.id === "0_0" && t.role === "active")?.incarnation ?? 0) > before.incarnation && (await caughtUp()), 60_000, "the wiped task to restore from the remote changelog");
+    await until(
+      async () => ((await tasks()).find((t) => t.id === "0_0" && t.role === "active")?.incarnation ?? 0) > before.incarnation && (await caughtUp()),
+      60_000,
+      "the wiped task to restore from the remote changelog",
+    );
     for (const key of keys) expect(((await (await api(`/stores/totals/keys/${key}`)).json()) as { value: unknown }).value).toEqual({ count: 3, sum: 9 });
   });
 });

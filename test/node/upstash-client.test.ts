@@ -26,7 +26,11 @@ describe("@upstash/kafka against Edge Streams", () => {
 
   it("produces one message and many, and fetches them back", async () => {
     const producer = kafka.producer();
-    const one = await producer.produce("client-a", { hello: "world" }, { key: "alice", headers: [{ key: "trace", value: "t1" }], timestamp: 1_700_000_000_000 });
+    const one = await producer.produce(
+      "client-a",
+      { hello: "world" },
+      { key: "alice", headers: [{ key: "trace", value: "t1" }], timestamp: 1_700_000_000_000 },
+    );
     expect(one).toEqual({ topic: "client-a", partition: partitionForKey("alice", 3), offset: 0, timestamp: 1_700_000_000_000, duplicate: false });
     const many = await producer.produceMany([
       { topic: "client-a", value: "first", partition: 0 },
@@ -97,10 +101,13 @@ describe("@upstash/kafka against Edge Streams", () => {
 
   it("makes the client reject a wrong password with UpstashError 401 (after its own ~15 s of retries)", async () => {
     const wrong = new Kafka({ url: `${dev.url}/kafka`, username: "edge", password: "wrong" });
-    const error = await wrong.admin().topics().then(
-      () => null,
-      (e: unknown) => e,
-    );
+    const error = await wrong
+      .admin()
+      .topics()
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(UpstashError);
     expect((error as UpstashError).status).toBe(401);
   }, 40_000);

@@ -139,9 +139,7 @@ describe("@upstash/kafka backend: what the dialect carries", () => {
     const successor = open();
     const { baseOffset } = await zombie.append(tp, [{ key: "k", value: "old" }], { producerId: "task-0_0", epoch: 3, sequence: 0 });
     await successor.append(tp, [{ key: "k", value: "new" }], { producerId: "task-0_0", epoch: 4, sequence: 0 });
-    await expect(zombie.append(tp, [{ key: "k", value: "zombie" }], { producerId: "task-0_0", epoch: 3, sequence: 1 })).rejects.toBeInstanceOf(
-      ProducerFenced,
-    );
+    await expect(zombie.append(tp, [{ key: "k", value: "zombie" }], { producerId: "task-0_0", epoch: 3, sequence: 1 })).rejects.toBeInstanceOf(ProducerFenced);
     const page = await successor.fetch(tp, baseOffset, { maxRecords: 10, maxBytes: 1 << 20 });
     expect(page.records.map((r) => [r.value, r.headers])).toEqual([
       ["old", []],
@@ -159,15 +157,18 @@ describe("@upstash/kafka backend: what the dialect carries", () => {
   });
 
   it("refuses the reserved header name in records", async () => {
-    await expect(open().append({ topic: "extra", partition: 0 }, [{ key: null, value: "v", headers: [{ key: "edge-producer", value: "p;0;0" }] }])).rejects.toBeInstanceOf(
-      InvalidRecord,
-    );
+    await expect(
+      open().append({ topic: "extra", partition: 0 }, [{ key: null, value: "v", headers: [{ key: "edge-producer", value: "p;0;0" }] }]),
+    ).rejects.toBeInstanceOf(InvalidRecord);
   });
 
   it("keeps a null key and an empty key apart", async () => {
     const log = open();
     const tp = { topic: "extra", partition: 2 };
-    const { baseOffset } = await log.append(tp, [{ key: null, value: "a" }, { key: "", value: "b" }]);
+    const { baseOffset } = await log.append(tp, [
+      { key: null, value: "a" },
+      { key: "", value: "b" },
+    ]);
     const page = await log.fetch(tp, baseOffset, { maxRecords: 2, maxBytes: 1 << 20 });
     expect(page.records.map((r) => r.key)).toEqual([null, ""]);
   });

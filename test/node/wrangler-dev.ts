@@ -52,12 +52,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-
 export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
   const token = options.token ?? `node-test-${Math.random().toString(36).slice(2)}`;
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const persist = options.persistTo ?? mkdtempSync(`${tmpdir()}/edge-streams-dev-`);
-  const topics = Object.entries(options.topics ?? {}).map(([name, partitions]) => `${name}=${partitions}`).join(",");
+  const topics = Object.entries(options.topics ?? {})
+    .map(([name, partitions]) => `${name}=${partitions}`)
+    .join(",");
   const vars: Record<string, string> = { API_TOKEN: token, ENVIRONMENT: "test", ...(topics ? { TOPICS: topics } : {}), ...options.vars };
   const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", persist];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);

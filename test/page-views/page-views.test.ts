@@ -152,7 +152,10 @@ it("refuses writes from outside to its repartition and changelog topics (403, no
 it("purges its repartition topic below what the reading tasks committed (Kafka's repartition purge)", async () => {
   const minute = 7 * MINUTE_MS;
   await driver.pipe("regions", [{ key: "eu", value: { name: "Europe" } }]);
-  await driver.pipe("page-views", [1, 2, 3, 4].map((i) => ({ key: `purge-${i}`, value: { region: "eu", page: "/" }, timestamp: minute + i })));
+  await driver.pipe(
+    "page-views",
+    [1, 2, 3, 4].map((i) => ({ key: `purge-${i}`, value: { region: "eu", page: "/" }, timestamp: minute + i })),
+  );
   await driver.runUntilQuiet();
   const topic = application.topology.subtopologies.flatMap((s) => s.repartitionSourceTopics)[0]!;
   const { config, partitions } = await json<{ config: Record<string, unknown>; partitions: { earliest: number; latest: number; records: number }[] }>(

@@ -24,18 +24,34 @@ async function stored(store: string, key: string): Promise<number | undefined> {
 
 it("flushes pending counts on the task's alarm, exactly once, with no input arriving", async () => {
   const response = await call("/topics/policies-events/records", {
-    body: { records: [{ key: "k1", value: {} }, { key: "k1", value: {} }, { key: "k2", value: {} }] },
+    body: {
+      records: [
+        { key: "k1", value: {} },
+        { key: "k1", value: {} },
+        { key: "k2", value: {} },
+      ],
+    },
   });
   expect(response.status).toBe(200);
-  await until(async () => (await stored("policies-flushed", "k1")) === 2 && (await stored("policies-flushed", "k2")) === 1, 10_000, "the punctuator to flush k1 and k2", 50);
+  await until(
+    async () => (await stored("policies-flushed", "k1")) === 2 && (await stored("policies-flushed", "k2")) === 1,
+    10_000,
+    "the punctuator to flush k1 and k2",
+    50,
+  );
   expect(await stored("policies-pending", "k1")).toBeUndefined();
   // Later punctuations find nothing pending and send nothing more.
-  await until(async () => {
-    const text = await (await call("/metrics")).text();
-    const task = `0_${partitionForKey("k1", 2)}`;
-    const line = text.split("\n").find((l) => l.startsWith(`edge_streams_task_punctuations_total{task="${task}"`));
-    return Number(line?.split(" ").pop() ?? 0) >= 3;
-  }, 10_000, "more punctuations of k1's task", 50);
+  await until(
+    async () => {
+      const text = await (await call("/metrics")).text();
+      const task = `0_${partitionForKey("k1", 2)}`;
+      const line = text.split("\n").find((l) => l.startsWith(`edge_streams_task_punctuations_total{task="${task}"`));
+      return Number(line?.split(" ").pop() ?? 0) >= 3;
+    },
+    10_000,
+    "more punctuations of k1's task",
+    50,
+  );
   const flushed = (await driver.read("policies-flushed")).map((r) => [r.key, r.value]);
   expect(flushed.sort()).toEqual([
     ["k1", "2"],
@@ -50,8 +66,13 @@ it("keeps one alarm armed for the next punctuation of an idle task", async () =>
   const object = env.TASK_OBJECT.getByName(`${instance.taskId}@${instance.placement}`);
   const armed = () => runInDurableObject(object, (_, state) => state.storage.getAlarm());
   // Armed at most one interval ahead: the punctuator's next time.
-  await until(async () => {
-    const alarm = await armed();
-    return alarm !== null && alarm - Date.now() <= PUNCTUATE_EVERY_MS;
-  }, 5_000, "the task's alarm to be armed for its next punctuation", 10);
+  await until(
+    async () => {
+      const alarm = await armed();
+      return alarm !== null && alarm - Date.now() <= PUNCTUATE_EVERY_MS;
+    },
+    5_000,
+    "the task's alarm to be armed for its next punctuation",
+    10,
+  );
 });

@@ -55,7 +55,10 @@ it('"fail": stops only the failing task, until it is resumed', async () => {
   expect(stopped.lag).toBe(1);
 
   // The other task goes on; the stopped one takes nothing, even when driven by hand.
-  await post([{ key: other, value: {} }, { key: bad, value: {} }]);
+  await post([
+    { key: other, value: {} },
+    { key: bad, value: {} },
+  ]);
   await until(async () => (await flushed(other)) === 1, 10_000, "the other task to go on", 50);
   const instance = (await driver.instances()).find((i) => i.taskId === taskOf(bad) && i.role === "active")!;
   expect((await driver.task(instance).drain()).outcome).toBe("blocked");

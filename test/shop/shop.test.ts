@@ -80,12 +80,18 @@ describe("shop example on the real runtime", () => {
     expect(subtopologies.map((s) => s.globalSourceTopics)).toEqual([[], ["products"], []]);
     // The foreign-key join's subscription and response topics and the regrouping are internal.
     for (const suffix of ["-subscription-registration-repartition", "-subscription-response-repartition", "-orders-by-category-repartition"]) {
-      expect([...application.internalTopics].some((t) => t.endsWith(suffix)), suffix).toBe(true);
+      expect(
+        [...application.internalTopics].some((t) => t.endsWith(suffix)),
+        suffix,
+      ).toBe(true);
     }
   });
 
   it("prices, enriches and totals orders exactly once through a wipe of every task and crashes mid-commit", async () => {
-    await driver.pipe("products", Object.entries(CATALOG).map(([id, p]) => product(id, p.name, p.category, p.price)));
+    await driver.pipe(
+      "products",
+      Object.entries(CATALOG).map(([id, p]) => product(id, p.name, p.category, p.price)),
+    );
     await driver.pipe("customers", [customer("c1", "Ada", "Paris"), customer("c2", "Bob", "Rome")]);
     await driver.runUntilQuiet();
     await driver.pipe("orders", [order("o1", "c1", "tea", 2), order("o2", "c2", "cake", 1)]);

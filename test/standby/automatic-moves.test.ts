@@ -29,7 +29,10 @@ it("moves an active off a removed placement only after a warm-up instance caught
   const stranded = driver.task({ taskId: "0_0", placement: "c" });
   await stranded.assign({ taskId: "0_0", placement: "c", role: "active", epoch });
   const keys = keysOn(0, 6, "moving");
-  await driver.log.append({ topic: "orders", partition: 0 }, keys.map((key) => ({ key, value: '{"amount":2}' })));
+  await driver.log.append(
+    { topic: "orders", partition: 0 },
+    keys.map((key) => ({ key, value: '{"amount":2}' })),
+  );
   await stranded.drain();
   expect(((await stranded.describe()) as TaskDescription).changelogs[0]!.end).toBe(keys.length);
 

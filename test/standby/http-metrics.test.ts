@@ -26,7 +26,10 @@ describe("standby metrics", () => {
     const before = (await sample("task_standby_records_total", labels)) ?? 0;
     // 60 orders: 60 changelog records, more than two restore batches (RESTORE_BATCH_RECORDS=25).
     const keys = keysOn(2, 60, "standby-metrics");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 1 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 1 } })),
+    );
     await driver.runUntilQuiet();
     // The restore worker learns of the changelog's growth from the partition's wake-up: poll, bounded.
     for (const deadline = Date.now() + 10_000; Date.now() < deadline; ) {

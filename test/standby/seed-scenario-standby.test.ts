@@ -21,7 +21,10 @@ it("corrupt, revive, revoke while restoring to the standby, move back: every rec
   const expected = new Map<string, { count: number; sum: number }>();
   const produce = async (rounds: number) => {
     for (let r = 0; r < rounds; r++) {
-      await driver.pipe("orders", keys.map((key, i) => ({ key, value: { amount: i + r } })));
+      await driver.pipe(
+        "orders",
+        keys.map((key, i) => ({ key, value: { amount: i + r } })),
+      );
       keys.forEach((key, i) => {
         const t = expected.get(key) ?? { count: 0, sum: 0 };
         expected.set(key, { count: t.count + 1, sum: t.sum + i + r });

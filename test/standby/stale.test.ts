@@ -15,7 +15,10 @@ const driver = new TestDriver(env, application);
 
 async function instancesOf(taskId: string) {
   const instances = await driver.instances();
-  return { active: instances.find((i) => i.taskId === taskId && i.role === "active")!, standby: instances.find((i) => i.taskId === taskId && i.role === "standby")! };
+  return {
+    active: instances.find((i) => i.taskId === taskId && i.role === "active")!,
+    standby: instances.find((i) => i.taskId === taskId && i.role === "standby")!,
+  };
 }
 
 afterEach(async () => {
@@ -26,7 +29,10 @@ afterEach(async () => {
 describe("stale reads with a standby", () => {
   it("while the active restores, a scan with stale=true is served by the standby, marked stale", async () => {
     const keys = keysOn(1, 5, "sb-scan");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 2 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 2 } })),
+    );
     await driver.runUntilQuiet();
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
     expect((await call("/admin/tasks/0_1/corrupt", { method: "POST" })).status).toBe(200);
@@ -42,7 +48,10 @@ describe("stale reads with a standby", () => {
 
   it("a standby that restored nothing cannot answer: with the active wiped too, point reads and scans answer 503 with progress", async () => {
     const keys = keysOn(3, 5, "sb-none");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 4 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 4 } })),
+    );
     await driver.runUntilQuiet();
     const { standby } = await instancesOf("0_3");
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);

@@ -12,7 +12,6 @@ import { keysOn } from "../support/keys";
 
 const driver = new TestDriver(env, application);
 
-
 const describeInstance = async (taskId: string, placement: string) => (await driver.task({ taskId, placement }).describe()) as TaskDescription;
 
 describe("standby replicas", () => {
@@ -26,7 +25,10 @@ describe("standby replicas", () => {
       expect(standbys[0]!.placement).not.toBe(active[0]!.placement);
     }
     const keys = keysOn(0, 10, "standby");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 3 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 3 } })),
+    );
     await driver.runUntilQuiet();
     const standby = instances.find((i) => i.taskId === "0_0" && i.role === "standby")!;
     const described = await describeInstance("0_0", standby.placement);
@@ -40,7 +42,10 @@ describe("standby replicas", () => {
   it("promotes the standby on migration: it restores only the tail, and the old active becomes the standby", async () => {
     const taskId = "0_1";
     const keys = keysOn(1, 10, "promote");
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 1 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 1 } })),
+    );
     await driver.runUntilQuiet();
     const before = await driver.instances();
     const active = before.find((i) => i.taskId === taskId && i.role === "active")!;
@@ -58,7 +63,10 @@ describe("standby replicas", () => {
 
     const after = await driver.instances();
     expect(after.find((i) => i.taskId === taskId && i.role === "standby")!.placement).toBe(active.placement);
-    await driver.pipe("orders", keys.map((key) => ({ key, value: { amount: 2 } })));
+    await driver.pipe(
+      "orders",
+      keys.map((key) => ({ key, value: { amount: 2 } })),
+    );
     await driver.runUntilQuiet();
     for (const key of keys) expect(await driver.get("totals", key)).toEqual({ count: 2, sum: 3 });
     // The recycled old active kept its store: it is current again without a restore from scratch.

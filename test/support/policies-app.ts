@@ -38,39 +38,43 @@ export function policiesApp(id: string, punctuateEveryMs: number, partitions = 1
     .addStateStore(flushed, { key: Serdes.string(), value: Serdes.number() });
   builder
     .stream(`${id}-events`, { key: Serdes.string(), value: Serdes.json<PolicyEvent>() })
-    .process<string, number>(() => {
-      let context: ProcessorContext<string, number>;
-      return {
-        init: (c) => {
-          context = c;
-          c.schedule(punctuateEveryMs, "wall-clock", (now) => {
-            const counts = c.getStateStore<string, number>(pending);
-            const totals = c.getStateStore<string, number>(flushed);
-            for (const { key, value } of counts.all()) {
-              c.forward({ key, value, timestamp: now, headers: [] });
-              totals.put(key, (totals.get(key) ?? 0) + value);
-              counts.delete(key);
+    .process<string, number>(
+      () => {
+        let context: ProcessorContext<string, number>;
+        return {
+          init: (c) => {
+            context = c;
+            c.schedule(punctuateEveryMs, "wall-clock", (now) => {
+              const counts = c.getStateStore<string, number>(pending);
+              const totals = c.getStateStore<string, number>(flushed);
+              for (const { key, value } of counts.all()) {
+                c.forward({ key, value, timestamp: now, headers: [] });
+                totals.put(key, (totals.get(key) ?? 0) + value);
+                counts.delete(key);
+              }
+            });
+          },
+          process: (record) => {
+            const event = record.value;
+            if (event.fail) {
+              const at = context.recordMetadata()!;
+              const name = `${id}:${at.topic}/${at.partition}/${at.offset}`;
+              const attempt = (attempts.get(name) ?? 0) + 1;
+              attempts.set(name, attempt);
+              if (attempt <= (event.times ?? Infinity)) {
+                if (event.fail === "transient") throw new TransientFailure(`attempt ${attempt} of ${record.key} failed`);
+                if (event.fail === "fatal") throw new Error(`${record.key} cannot be processed`);
+                throw new PoisonPill(`${record.key} is a poison pill`);
+              }
             }
-          });
-        },
-        process: (record) => {
-          const event = record.value;
-          if (event.fail) {
-            const at = context.recordMetadata()!;
-            const name = `${id}:${at.topic}/${at.partition}/${at.offset}`;
-            const attempt = (attempts.get(name) ?? 0) + 1;
-            attempts.set(name, attempt);
-            if (attempt <= (event.times ?? Infinity)) {
-              if (event.fail === "transient") throw new TransientFailure(`attempt ${attempt} of ${record.key} failed`);
-              if (event.fail === "fatal") throw new Error(`${record.key} cannot be processed`);
-              throw new PoisonPill(`${record.key} is a poison pill`);
-            }
-          }
-          const counts = context.getStateStore<string, number>(pending);
-          counts.put(record.key!, (counts.get(record.key!) ?? 0) + 1);
-        },
-      };
-    }, pending, flushed)
+            const counts = context.getStateStore<string, number>(pending);
+            counts.put(record.key!, (counts.get(record.key!) ?? 0) + 1);
+          },
+        };
+      },
+      pending,
+      flushed,
+    )
     .to(`${id}-flushed`, { key: Serdes.string(), value: Serdes.number() });
   return new Application(
     builder.build({

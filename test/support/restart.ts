@@ -7,5 +7,7 @@ import { runInDurableObject } from "cloudflare:test";
 
 export async function restartDurableObject(stub: DurableObjectStub<Rpc.DurableObjectBranded | undefined>): Promise<void> {
   // The abort fails the call that runs it; the next call starts the object afresh.
-  await runInDurableObject(stub as DurableObjectStub<undefined>, (_instance, state) => state.abort("injected crash: restarted from storage")).catch(() => undefined);
+  await runInDurableObject(stub as DurableObjectStub<undefined>, (_instance, state) => state.abort("injected crash: restarted from storage")).catch(
+    () => undefined,
+  );
 }

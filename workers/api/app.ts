@@ -57,7 +57,10 @@ export function createApi(application: Application): Hono<ApiEnv> {
     await next();
   });
 
-  app.use("*", bodyLimit<ApiEnv>((c) => c.get("config").MAX_BODY_BYTES));
+  app.use(
+    "*",
+    bodyLimit<ApiEnv>((c) => c.get("config").MAX_BODY_BYTES),
+  );
 
   app.route("/", ingest);
   app.route("/", topics);

@@ -18,7 +18,11 @@ import { ApiError } from "./http-error";
 export function refuseInternalTopicWrite(application: Application, topic: string, producerId?: string): void {
   if (!application.internalTopics.has(topic)) return;
   if (producerId !== undefined && producerId.startsWith(`${application.applicationId}-`)) return;
-  throw new ApiError(403, "forbidden", `topic ${JSON.stringify(topic)} is internal to application ${application.applicationId}: only its tasks write it (reading is allowed)`);
+  throw new ApiError(
+    403,
+    "forbidden",
+    `topic ${JSON.stringify(topic)} is internal to application ${application.applicationId}: only its tasks write it (reading is allowed)`,
+  );
 }
 
 /**
@@ -30,5 +34,9 @@ export function refuseInternalTopicWrite(application: Application, topic: string
 export function refuseApplicationGroupCommit(application: Application, group: string, instance?: string): void {
   if (group !== application.groupId) return;
   if (instance !== undefined && epochFromInstanceId(instance) !== undefined) return;
-  throw new ApiError(403, "forbidden", `the committed offsets of group ${JSON.stringify(group)} belong to application ${application.applicationId}'s tasks: commit in another group`);
+  throw new ApiError(
+    403,
+    "forbidden",
+    `the committed offsets of group ${JSON.stringify(group)} belong to application ${application.applicationId}'s tasks: commit in another group`,
+  );
 }

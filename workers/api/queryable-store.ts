@@ -12,9 +12,11 @@ export function queryableStore(application: Application, name: string, route: St
   const found = application.store(name);
   if (!found) throw new ApiError(404, "not_found", `unknown store ${JSON.stringify(name)}`);
   const kind = found.store.kind;
-  if (kind === "buffer") throw new ApiError(400, "invalid_input", `store ${name} is a suppression buffer: it holds results that are not final and cannot be queried`);
+  if (kind === "buffer")
+    throw new ApiError(400, "invalid_input", `store ${name} is a suppression buffer: it holds results that are not final and cannot be queried`);
   const windowed = kind === "window" || kind === "session";
   if (route === "keys" && windowed) throw new ApiError(400, "invalid_input", `store ${name} is a ${kind} store: read it with /stores/${name}/windows/:key`);
-  if (route === "windows" && !windowed) throw new ApiError(400, "invalid_input", `store ${name} is not a window or session store: read it with /stores/${name}/keys/:key`);
+  if (route === "windows" && !windowed)
+    throw new ApiError(400, "invalid_input", `store ${name} is not a window or session store: read it with /stores/${name}/keys/:key`);
   return found;
 }

@@ -17,7 +17,11 @@ type Ok<A> = Extract<A, { status: "ok" }>;
  * the active's own if it runs by now, else the one that restored furthest. Undefined when none
  * can answer; an instance that cannot be reached does not stop the others from answering.
  */
-export async function staleAnswer<A extends Answer>(host: Host, taskId: string, ask: (stub: DurableObjectStub<TaskObject>) => Promise<A>): Promise<Ok<A> | undefined> {
+export async function staleAnswer<A extends Answer>(
+  host: Host,
+  taskId: string,
+  ask: (stub: DurableObjectStub<TaskObject>) => Promise<A>,
+): Promise<Ok<A> | undefined> {
   const instances = (await assignments(host)).filter((i) => i.taskId === taskId && (i.role === "standby" || i.role === "active"));
   const settled = await Promise.allSettled(instances.map((instance) => ask(taskObject(host, instance))));
   const answers = settled.flatMap((s) => (s.status === "fulfilled" && s.value.status === "ok" ? [s.value as Ok<A>] : []));

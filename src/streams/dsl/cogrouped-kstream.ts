@@ -51,7 +51,11 @@ function cogroupFold<K, VA, KT, T extends null>(parts: readonly CogroupPart<K, V
   const parents = parts.map((part) => part.grouped.aggregationParent(storeName, keySerde));
   const oldValues = new OldValues();
   const aggregations: GraphNode[] = parts.map((part, i) =>
-    graph.addProcessor("COGROUPKSTREAM-AGGREGATE", { parents: [parents[i]!], supplier: fold.aggregation(storeName, part.aggregator, oldValues), stores: [storeName] }),
+    graph.addProcessor("COGROUPKSTREAM-AGGREGATE", {
+      parents: [parents[i]!],
+      supplier: fold.aggregation(storeName, part.aggregator, oldValues),
+      stores: [storeName],
+    }),
   );
   const merge = graph.addProcessor("COGROUPKSTREAM-MERGE", { parents: aggregations, supplier: passThrough, stores: [] });
   const windowing = fold.windowing?.(keySerde);
@@ -116,7 +120,9 @@ export class TimeWindowedCogroupedKStream<K, VA> {
       windowing: (keySerde) => ({ closeTime: windows.closeTime.bind(windows), innerKeySerde: keySerde as Serde<unknown> }),
       aggregation: (storeName, aggregator, oldValues) => {
         const step = stepOf(initializer, aggregator);
-        return windows instanceof TimeWindows ? timeWindowAggregate(storeName, windows, retentionMs, step, oldValues) : slidingWindowAggregate(storeName, windows, retentionMs, step, oldValues);
+        return windows instanceof TimeWindows
+          ? timeWindowAggregate(storeName, windows, retentionMs, step, oldValues)
+          : slidingWindowAggregate(storeName, windows, retentionMs, step, oldValues);
       },
     });
   }

@@ -40,7 +40,13 @@ export type EmitRange = (closeTime: number, emitted: number | undefined) => { re
  * Emits the windows of `entries` that closed since the last emission, in the store's time order,
  * and records the new close time. Nothing happens unless the close time moved forward.
  */
-export function emitClosed(entries: TimeKeyedStore, closeTime: number, range: EmitRange, headers: readonly Header[], emit: (entry: TimedEntry, headers: readonly Header[]) => void): void {
+export function emitClosed(
+  entries: TimeKeyedStore,
+  closeTime: number,
+  range: EmitRange,
+  headers: readonly Header[],
+  emit: (entry: TimedEntry, headers: readonly Header[]) => void,
+): void {
   const emitted = entries.emittedCloseTime();
   if (emitted !== undefined && emitted >= closeTime) return;
   const bounds = range(closeTime, emitted);

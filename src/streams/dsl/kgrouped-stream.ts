@@ -93,16 +93,30 @@ export class KGroupedStream<K, V> {
     return new CogroupedKStream<K, VA>(this as unknown as KGroupedStream<K, unknown>, aggregator as (key: K, value: unknown, aggregate: VA) => VA);
   }
 
-  private fold<VA>(prefix: string, materialized: Materialized<K, VA>, defaultValueSerde: Serde<VA>, step: (key: K, value: V, current: VA | undefined) => VA): KTable<K, VA> {
+  private fold<VA>(
+    prefix: string,
+    materialized: Materialized<K, VA>,
+    defaultValueSerde: Serde<VA>,
+    step: (key: K, value: V, current: VA | undefined) => VA,
+  ): KTable<K, VA> {
     const { graph } = this.stream;
     const storeName = materialized.storeName ?? graph.newName(`${prefix}-STATE-STORE`);
     const keySerde = this.storeKeySerde(materialized);
     const valueSerde = materialized.valueSerde ?? defaultValueSerde;
     const retention = materialized.historyRetentionMs;
-    graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, caching: cachingOf(materialized as Materialized<unknown, unknown>), ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
+    graph.addStore({
+      name: storeName,
+      keySerde: keySerde as Serde<unknown>,
+      valueSerde: valueSerde as Serde<unknown>,
+      caching: cachingOf(materialized as Materialized<unknown, unknown>),
+      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
+    });
     const parent = this.aggregationParent(storeName, keySerde);
     const oldValues = new OldValues();
     const node = graph.addProcessor(prefix, { parents: [parent], supplier: aggregateProcessor(storeName, step, oldValues, retention), stores: [storeName] });
-    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, { oldValues, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
+    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, {
+      oldValues,
+      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
+    });
   }
 }

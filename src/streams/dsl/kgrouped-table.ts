@@ -68,11 +68,20 @@ export class KGroupedTable<K, V> {
     const keySerde = materialized.keySerde ?? this.keySerde;
     const valueSerde = materialized.valueSerde ?? defaultValueSerde;
     const retention = materialized.historyRetentionMs;
-    graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, caching: cachingOf(materialized as Materialized<unknown, unknown>), ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
+    graph.addStore({
+      name: storeName,
+      keySerde: keySerde as Serde<unknown>,
+      valueSerde: valueSerde as Serde<unknown>,
+      caching: cachingOf(materialized as Materialized<unknown, unknown>),
+      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
+    });
     const oldValues = new OldValues();
     const supplier = tableAggregateProcessor(storeName, aggregation, oldValues, retention);
     const node = graph.addProcessor(prefix, { parents: [this.repartition(storeName)], supplier, stores: [storeName] });
-    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, { oldValues, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
+    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, {
+      oldValues,
+      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
+    });
   }
 
   /** The source reading the changes back from the repartition topic; one per aggregation unless `Grouped.name` names it. */
@@ -93,7 +102,12 @@ export class KGroupedTable<K, V> {
  * the result and forwards it with the previous aggregate as its old value. The result's timestamp
  * is the update's, or the aggregate's when that is later and the aggregate was used.
  */
-function tableAggregateProcessor<K, V, VA>(storeName: string, aggregation: TableAggregation<K, V, VA>, oldValues: OldValues, historyRetentionMs: number | undefined) {
+function tableAggregateProcessor<K, V, VA>(
+  storeName: string,
+  aggregation: TableAggregation<K, V, VA>,
+  oldValues: OldValues,
+  historyRetentionMs: number | undefined,
+) {
   return erase(
     tableUpdateProcessorOf<K, Change<V>, VA>(storeName, oldValues, (record, context, forward) => {
       if (record.key === null) throw new Error(`Record key for KTable aggregate operator with state ${storeName} should not be null.`);

@@ -103,7 +103,13 @@ export class KStream<K, V> {
     if (other.graph !== this.graph) throw new TopologyError("cannot merge streams of different StreamsBuilders");
     const node = this.graph.addProcessor("KSTREAM-MERGE", { parents: [this.node, other.node], supplier: passThrough, stores: [] });
     const same = <T>(a: T | undefined, b: T | undefined) => (a === b ? a : undefined);
-    return new KStream(this.graph, node, same(this.keySerde, other.keySerde), same(this.valueSerde, other.valueSerde), this.repartitionRequired || other.repartitionRequired);
+    return new KStream(
+      this.graph,
+      node,
+      same(this.keySerde, other.keySerde),
+      same(this.valueSerde, other.valueSerde),
+      this.repartitionRequired || other.repartitionRequired,
+    );
   }
 
   /** Writes every record to a topic. A null value is written as a tombstone. */
@@ -141,7 +147,12 @@ export class KStream<K, V> {
   /** Joins each record with the table's row of its key, or null. */
   leftJoin<VT, VR, T extends null>(table: KTable<K, VT, T>, joiner: (value: V, row: VT | null) => VR, joined?: Joined<K, V>): KStream<K, VR>;
   /** Like `join`, and each record that found no partner in time is joined with null once it no longer can. */
-  leftJoin<VO, VR>(other: KStream<K, VO>, joiner: (value: V, otherValue: VO | null) => VR, windows: JoinWindows, joined?: StreamJoined<K, V, VO>): KStream<K, VR>;
+  leftJoin<VO, VR>(
+    other: KStream<K, VO>,
+    joiner: (value: V, otherValue: VO | null) => VR,
+    windows: JoinWindows,
+    joined?: StreamJoined<K, V, VO>,
+  ): KStream<K, VR>;
   /** Joins each record with the global table's row of the key `keySelector` computes from it, or null. */
   leftJoin<KG, VG, VR>(table: GlobalKTable<KG, VG>, keySelector: (key: K, value: V) => KG | null, joiner: (value: V, row: VG | null) => VR): KStream<K, VR>;
   leftJoin(other: JoinTarget<K>, joiner: LooseJoiner, third?: JoinThird<K, V>, joined?: StreamJoined<K, V, unknown>): KStream<K, unknown> {
@@ -149,7 +160,12 @@ export class KStream<K, V> {
   }
 
   /** Like `leftJoin`, for the records of both streams. */
-  outerJoin<VO, VR>(other: KStream<K, VO>, joiner: (value: V | null, otherValue: VO | null) => VR, windows: JoinWindows, joined?: StreamJoined<K, V, VO>): KStream<K, VR> {
+  outerJoin<VO, VR>(
+    other: KStream<K, VO>,
+    joiner: (value: V | null, otherValue: VO | null) => VR,
+    windows: JoinWindows,
+    joined?: StreamJoined<K, V, VO>,
+  ): KStream<K, VR> {
     return streamStreamJoin("outer", this, other, joiner, windows, joined ?? {});
   }
 
@@ -175,7 +191,11 @@ export class KStream<K, V> {
       keySerde: serdeOrDefault(keySerde) as Serde<unknown>,
       valueSerde: serdeOrDefault(valueSerde) as Serde<unknown>,
     });
-    return new KTable<K, V>(graph, source.node, keySerde, valueSerde, materialized.storeName, { oldValues: source.oldValues, source, ...(materialized.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized.historyRetentionMs }) });
+    return new KTable<K, V>(graph, source.node, keySerde, valueSerde, materialized.storeName, {
+      oldValues: source.oldValues,
+      source,
+      ...(materialized.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized.historyRetentionMs }),
+    });
   }
 
   /**
@@ -193,7 +213,10 @@ export class KStream<K, V> {
     const name = repartitioned.name ?? graph.newName("KSTREAM-REPARTITION");
     const keySerde = repartitioned.key ?? this.keySerde;
     const valueSerde = repartitioned.value ?? this.valueSerde;
-    const source = repartitionThrough(this, name, serdeOrDefault(keySerde), serdeOrDefault(valueSerde), true, { ...(partitions === undefined ? {} : { partitions }), ...(partitioner ? { partitioner } : {}) });
+    const source = repartitionThrough(this, name, serdeOrDefault(keySerde), serdeOrDefault(valueSerde), true, {
+      ...(partitions === undefined ? {} : { partitions }),
+      ...(partitioner ? { partitioner } : {}),
+    });
     return new KStream<K, V>(graph, source, keySerde, valueSerde, false);
   }
 
@@ -207,17 +230,35 @@ export class KStream<K, V> {
     return this.selectKey(selector).groupByKey(grouped);
   }
 
-  private joinWith(kind: "inner" | "left", other: JoinTarget<K>, joiner: LooseJoiner, third?: JoinThird<K, V>, joined?: StreamJoined<K, V, unknown>): KStream<K, unknown> {
+  private joinWith(
+    kind: "inner" | "left",
+    other: JoinTarget<K>,
+    joiner: LooseJoiner,
+    third?: JoinThird<K, V>,
+    joined?: StreamJoined<K, V, unknown>,
+  ): KStream<K, unknown> {
     if (other instanceof GlobalKTable) {
       if (typeof third !== "function") throw new TopologyError("a stream-global table join needs a key selector and a joiner");
-      return streamGlobalTableJoin<K, V, unknown, unknown, unknown>(kind, this, other, joiner as (key: K, value: V) => unknown, third as (value: V, row: unknown) => unknown);
+      return streamGlobalTableJoin<K, V, unknown, unknown, unknown>(
+        kind,
+        this,
+        other,
+        joiner as (key: K, value: V) => unknown,
+        third as (value: V, row: unknown) => unknown,
+      );
     }
     if (typeof third === "function") throw new TopologyError("a key selector is for joins with a global table");
     if (other instanceof KStream) {
       if (!(third instanceof JoinWindows)) throw new TopologyError("a stream-stream join needs JoinWindows");
       return streamStreamJoin<K, V, unknown, unknown>(kind, this, other, joiner as (value: V | null, other: unknown) => unknown, third, joined ?? {});
     }
-    return streamTableJoin<K, V, unknown, unknown, null>(kind, this, other as KTable<K, unknown, null>, joiner as (value: V, row: unknown) => unknown, (third ?? {}) as Joined<K, V>);
+    return streamTableJoin<K, V, unknown, unknown, null>(
+      kind,
+      this,
+      other as KTable<K, unknown, null>,
+      joiner as (value: V, row: unknown) => unknown,
+      (third ?? {}) as Joined<K, V>,
+    );
   }
 
   private sameKey<VOut>(prefix: string, valueSerde: Serde<VOut> | undefined, body: RecordHandler<K, V, K, VOut>): KStream<K, VOut> {

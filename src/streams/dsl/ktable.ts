@@ -139,16 +139,27 @@ export class KTable<K, V, Tombstone extends null = never> {
    */
   suppress(suppressed: Suppressed): KTable<K, V, Tombstone> {
     const finalResults = suppressed.mode === "until-window-closes";
-    if (this.historyRetentionMs !== undefined) throw new TopologyError("suppress is not supported for versioned tables: their out-of-order updates are not final");
-    if (finalResults && !this.windowing) throw new TopologyError("suppress(Suppressed.untilWindowCloses()) needs a windowed table, from windowedBy(...) and an aggregation");
+    if (this.historyRetentionMs !== undefined)
+      throw new TopologyError("suppress is not supported for versioned tables: their out-of-order updates are not final");
+    if (finalResults && !this.windowing)
+      throw new TopologyError("suppress(Suppressed.untilWindowCloses()) needs a windowed table, from windowedBy(...) and an aggregation");
     const storeName = suppressed.name ?? this.graph.newName("KTABLE-SUPPRESS-STATE-STORE");
     const valueSerde = serdeOrDefault(this.valueSerde) as Serde<unknown>;
     const keySerde = (finalResults ? this.windowing!.innerKeySerde : serdeOrDefault(this.keySerde)) as Serde<unknown>;
     this.graph.addStore({ name: storeName, kind: "buffer", keySerde, valueSerde });
     const oldValues = new OldValues((force) => this.oldValues.enable(force));
-    const supplier = suppressProcessor(finalResults ? { storeName, suppressed, closeTime: this.windowing!.closeTime, oldValues } : { storeName, suppressed, oldValues });
+    const supplier = suppressProcessor(
+      finalResults ? { storeName, suppressed, closeTime: this.windowing!.closeTime, oldValues } : { storeName, suppressed, oldValues },
+    );
     const node = this.graph.addProcessor("KTABLE-SUPPRESS", { parents: [this.node], supplier, stores: [storeName] });
-    return new KTable<K, V, Tombstone>(this.graph, node, this.keySerde, this.valueSerde, undefined, this.windowing ? { oldValues, windowing: this.windowing } : { oldValues });
+    return new KTable<K, V, Tombstone>(
+      this.graph,
+      node,
+      this.keySerde,
+      this.valueSerde,
+      undefined,
+      this.windowing ? { oldValues, windowing: this.windowing } : { oldValues },
+    );
   }
 
   /** Rows of both tables with the same key, joined; a row missing on either side has no result. */
@@ -157,23 +168,46 @@ export class KTable<K, V, Tombstone extends null = never> {
    * Each row joined with the other table's row whose key `foreignKeyExtractor` takes from its
    * value (a foreign-key join, KIP-213); a row without a match has no result.
    */
-  join<KO, VO, VR, T extends null>(other: KTable<KO, VO, T>, foreignKeyExtractor: (value: V) => KO | null, joiner: (value: V, other: VO) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null>;
+  join<KO, VO, VR, T extends null>(
+    other: KTable<KO, VO, T>,
+    foreignKeyExtractor: (value: V) => KO | null,
+    joiner: (value: V, other: VO) => VR,
+    materialized?: Materialized<K, VR>,
+  ): KTable<K, VR, null>;
   join(other: unknown, second: LooseFunction, third?: Materialized<K, unknown> | LooseFunction, fourth?: Materialized<K, unknown>): KTable<K, unknown, null> {
     if (typeof third === "function") return this.foreignKeyJoin(false, other, second, third, fourth);
     return this.tableJoin("inner", other as unknown as KTable<K, unknown, null>, second as unknown as (value: V | null, other: unknown) => unknown, third);
   }
 
   /** Every row of this table, joined with the other's row of the same key or null. */
-  leftJoin<VO, VR, T extends null>(other: KTable<K, VO, T>, joiner: (value: V, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null>;
+  leftJoin<VO, VR, T extends null>(
+    other: KTable<K, VO, T>,
+    joiner: (value: V, other: VO | null) => VR,
+    materialized?: Materialized<K, VR>,
+  ): KTable<K, VR, null>;
   /** Every row of this table, joined with the other table's row whose key its value names, or null (a foreign-key join). */
-  leftJoin<KO, VO, VR, T extends null>(other: KTable<KO, VO, T>, foreignKeyExtractor: (value: V) => KO | null, joiner: (value: V, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null>;
-  leftJoin(other: unknown, second: LooseFunction, third?: Materialized<K, unknown> | LooseFunction, fourth?: Materialized<K, unknown>): KTable<K, unknown, null> {
+  leftJoin<KO, VO, VR, T extends null>(
+    other: KTable<KO, VO, T>,
+    foreignKeyExtractor: (value: V) => KO | null,
+    joiner: (value: V, other: VO | null) => VR,
+    materialized?: Materialized<K, VR>,
+  ): KTable<K, VR, null>;
+  leftJoin(
+    other: unknown,
+    second: LooseFunction,
+    third?: Materialized<K, unknown> | LooseFunction,
+    fourth?: Materialized<K, unknown>,
+  ): KTable<K, unknown, null> {
     if (typeof third === "function") return this.foreignKeyJoin(true, other, second, third, fourth);
     return this.tableJoin("left", other as unknown as KTable<K, unknown, null>, second as unknown as (value: V | null, other: unknown) => unknown, third);
   }
 
   /** Every row of either table, joined with the other's row of the same key or null. */
-  outerJoin<VO, VR, T extends null>(other: KTable<K, VO, T>, joiner: (value: V | null, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null> {
+  outerJoin<VO, VR, T extends null>(
+    other: KTable<K, VO, T>,
+    joiner: (value: V | null, other: VO | null) => VR,
+    materialized?: Materialized<K, VR>,
+  ): KTable<K, VR, null> {
     return this.tableJoin("outer", other, joiner, materialized);
   }
 
@@ -187,7 +221,11 @@ export class KTable<K, V, Tombstone extends null = never> {
     const own = this.queryableStoreName ?? this.source?.store();
     if (own !== undefined) return this.materializedTable(this.node, own);
     const retention = this.historyRetentionMs;
-    const spec = { name: this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"), keySerde: serdeOrDefault(this.keySerde) as Serde<unknown>, valueSerde: serdeOrDefault(this.valueSerde) as Serde<unknown> };
+    const spec = {
+      name: this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"),
+      keySerde: serdeOrDefault(this.keySerde) as Serde<unknown>,
+      valueSerde: serdeOrDefault(this.valueSerde) as Serde<unknown>,
+    };
     // A versioned table's copy is versioned too, so that joins can read it as of a time.
     this.graph.addStore(retention === undefined ? spec : { ...spec, historyRetentionMs: retention });
     const name = spec.name;
@@ -213,7 +251,13 @@ export class KTable<K, V, Tombstone extends null = never> {
     return this.oldValues.enable(forceMaterialization);
   }
 
-  private foreignKeyJoin(leftJoin: boolean, other: unknown, extractor: LooseFunction, joiner: LooseFunction, materialized: Materialized<K, unknown> | undefined): KTable<K, unknown, null> {
+  private foreignKeyJoin(
+    leftJoin: boolean,
+    other: unknown,
+    extractor: LooseFunction,
+    joiner: LooseFunction,
+    materialized: Materialized<K, unknown> | undefined,
+  ): KTable<K, unknown, null> {
     return foreignKeyJoin<K, V, unknown, unknown, unknown>(
       this as unknown as KTable<K, V, null>,
       other as KTable<unknown, unknown, null>,
@@ -224,7 +268,12 @@ export class KTable<K, V, Tombstone extends null = never> {
     );
   }
 
-  private tableJoin<VO, VR, T extends null>(kind: TableJoinKind, other: KTable<K, VO, T>, joiner: (value: V | null, other: VO | null) => VR, materialized?: Materialized<K, VR>): KTable<K, VR, null> {
+  private tableJoin<VO, VR, T extends null>(
+    kind: TableJoinKind,
+    other: KTable<K, VO, T>,
+    joiner: (value: V | null, other: VO | null) => VR,
+    materialized?: Materialized<K, VR>,
+  ): KTable<K, VR, null> {
     if (other.graph !== this.graph) throw new TopologyError("cannot join tables of different StreamsBuilders");
     // Outer sides need their old values, to drop deletes of rows that were not there (as Kafka).
     if (kind !== "inner") this.oldValues.enable(true);
@@ -236,7 +285,9 @@ export class KTable<K, V, Tombstone extends null = never> {
     });
     const node = tableTableJoin(kind, this.graph, this.materialize(), other.materialize(), joiner as (left: unknown, right: unknown) => unknown, oldValues);
     const joined = new KTable<K, VR, null>(this.graph, node, this.keySerde, materialized?.valueSerde, undefined, { oldValues, windowing: this.windowing });
-    return materialized ? joined.materializedAs({ ...materialized, storeName: materialized.storeName ?? this.graph.newName("KTABLE-JOIN-STATE-STORE") }) : joined;
+    return materialized
+      ? joined.materializedAs({ ...materialized, storeName: materialized.storeName ?? this.graph.newName("KTABLE-JOIN-STATE-STORE") })
+      : joined;
   }
 
   /** This table, also kept in the store `materialized` names: a node after this one writes it. */
@@ -278,7 +329,9 @@ export class KTable<K, V, Tombstone extends null = never> {
     const valueSerde = materialized?.valueSerde ?? (dropEmpty ? (this.valueSerde as Serde<unknown> as Serde<VOut>) : undefined);
     const keySerde = materialized?.keySerde ?? this.keySerde;
     const historyRetentionMs = materialized?.historyRetentionMs;
-    const storeName = materialized ? this.declareStore(materialized.storeName ?? this.graph.newName(`${prefix}-STATE-STORE`), keySerde, valueSerde, historyRetentionMs) : undefined;
+    const storeName = materialized
+      ? this.declareStore(materialized.storeName ?? this.graph.newName(`${prefix}-STATE-STORE`), keySerde, valueSerde, historyRetentionMs)
+      : undefined;
     // Kafka's filter asks its parent for old values, without forcing it to materialize.
     const initially = dropEmpty && this.oldValues.enable(false);
     const oldValues = new OldValues((force) => storeName !== undefined || this.oldValues.enable(force), initially);

@@ -120,7 +120,12 @@ export function keyValueStoreOf<K, V>(context: ProcessorContext<unknown, unknown
 export function versionedStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string, historyRetentionMs: number): VersionedKeyValueStore<K, V> {
   const latest = internal(context).storeHandle(name);
   const history = internal(context).storeHandle(versionsStoreName(name));
-  return new VersionedKeyValueStore(name, new RawVersionedStore(latest.raw, history.raw, historyRetentionMs), latest.keySerde as Serde<K>, latest.valueSerde as Serde<V>);
+  return new VersionedKeyValueStore(
+    name,
+    new RawVersionedStore(latest.raw, history.raw, historyRetentionMs),
+    latest.keySerde as Serde<K>,
+    latest.valueSerde as Serde<V>,
+  );
 }
 
 /** A table's rows as aggregations read and write them, in a plain or a versioned store. */
@@ -134,7 +139,11 @@ export interface RowStore<K, V> {
 export function rowStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string, historyRetentionMs: number | undefined): RowStore<K, V> {
   if (historyRetentionMs === undefined) {
     const rows = keyValueStoreOf<K, V>(context, name);
-    return { getWithTimestamp: (key) => rows.getWithTimestamp(key), put: (key, value, timestamp) => rows.put(key, value, timestamp), delete: (key) => rows.delete(key) };
+    return {
+      getWithTimestamp: (key) => rows.getWithTimestamp(key),
+      put: (key, value, timestamp) => rows.put(key, value, timestamp),
+      delete: (key) => rows.delete(key),
+    };
   }
   const versions = versionedStoreOf<K, V>(context, name, historyRetentionMs);
   return {

@@ -34,7 +34,10 @@ export function repartitionThrough<K, V>(
     parent = graph.addProcessor("KSTREAM-FILTER", { parents: [stream.node], supplier: erase(dropNullKeys), stores: [] });
   }
   const { partitions, partitioner } = topic;
-  const chosen = { ...(partitions === undefined ? {} : { partitions }), ...(partitioner ? { partitioner: partitioner as unknown as StreamPartitioner<unknown, unknown> } : {}) };
+  const chosen = {
+    ...(partitions === undefined ? {} : { partitions }),
+    ...(partitioner ? { partitioner: partitioner as unknown as StreamPartitioner<unknown, unknown> } : {}),
+  };
   graph.addSink("KSTREAM-SINK", { parents: [parent], topic: name, repartition: true, ...serdes, ...chosen });
   return graph.addSource("KSTREAM-SOURCE", { topics: [name], repartition: true, ...serdes });
 }

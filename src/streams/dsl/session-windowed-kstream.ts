@@ -29,7 +29,13 @@ export class SessionWindowedKStream<K, V> {
 
   /** The number of records per key and session. */
   count(materialized: Materialized<K, number> = {}): KTable<Windowed<K>, number, null> {
-    return this.fold<number>(materialized, Serdes.number(), () => 0, (_key, _value, count) => count + 1, (_key, a, b) => a + b);
+    return this.fold<number>(
+      materialized,
+      Serdes.number(),
+      () => 0,
+      (_key, _value, count) => count + 1,
+      (_key, a, b) => a + b,
+    );
   }
 
   /** Combines the values of each session; merging sessions combines their aggregates with the same reducer. */
@@ -37,7 +43,13 @@ export class SessionWindowedKStream<K, V> {
     // Kafka's: no initial value (null), the first value as it is, merged sessions reduced in order.
     const step = (_key: K, value: V | null, aggregate: V | null): V | null => (aggregate === null ? value : reducer(aggregate, value as V));
     const merge = (key: K, a: V | null, b: V | null) => step(key, b, a);
-    return this.fold<V | null>(materialized as Materialized<K, V | null>, serdeOrDefault(this.grouped.groupedValueSerde) as Serde<V | null>, () => null, step, merge) as KTable<Windowed<K>, V, null>;
+    return this.fold<V | null>(
+      materialized as Materialized<K, V | null>,
+      serdeOrDefault(this.grouped.groupedValueSerde) as Serde<V | null>,
+      () => null,
+      step,
+      merge,
+    ) as KTable<Windowed<K>, V, null>;
   }
 
   /** Folds the values of each session into an aggregate; `merger` combines two sessions' aggregates when they merge. */
@@ -58,8 +70,14 @@ export class SessionWindowedKStream<K, V> {
     merger: (key: K, left: VA, right: VA) => VA,
   ): KTable<Windowed<K>, VA, null> {
     const { windows, emit } = this;
-    return windowedFold<K, V, VA, null>(this.grouped, windows, "session", "KSTREAM-SESSION-AGGREGATE", materialized, defaultValueSerde, (storeName, retentionMs, oldValues) =>
-      sessionAggregate(storeName, windows, retentionMs, initializer, aggregator, merger, oldValues, emit),
+    return windowedFold<K, V, VA, null>(
+      this.grouped,
+      windows,
+      "session",
+      "KSTREAM-SESSION-AGGREGATE",
+      materialized,
+      defaultValueSerde,
+      (storeName, retentionMs, oldValues) => sessionAggregate(storeName, windows, retentionMs, initializer, aggregator, merger, oldValues, emit),
     );
   }
 }

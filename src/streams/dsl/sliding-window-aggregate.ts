@@ -151,8 +151,16 @@ export function slidingWindowAggregate<K, V, VA>(
       }
 
       /** The windows a record at `t` adds: the previous record's right window, its own left and right windows. */
-      function create(starts: Set<number>, leftSeed: Seed<VA> | undefined, rightSeed: Seed<VA> | undefined, leftExists: boolean, rightExists: boolean, previous: number | undefined): void {
-        if (previous !== undefined && !starts.has(previous + 1) && previous + 1 + difference >= t) update(windowAt(previous + 1), { value: undefined, timestamp: t });
+      function create(
+        starts: Set<number>,
+        leftSeed: Seed<VA> | undefined,
+        rightSeed: Seed<VA> | undefined,
+        leftExists: boolean,
+        rightExists: boolean,
+        previous: number | undefined,
+      ): void {
+        if (previous !== undefined && !starts.has(previous + 1) && previous + 1 + difference >= t)
+          update(windowAt(previous + 1), { value: undefined, timestamp: t });
         if (!leftExists) {
           const seeded = previous !== undefined && t - difference <= previous && leftSeed !== undefined;
           update(windowAt(t - difference), { value: seeded ? leftSeed.value : undefined, timestamp: t });
@@ -163,4 +171,3 @@ export function slidingWindowAggregate<K, V, VA>(
     }),
   );
 }
-

@@ -24,11 +24,16 @@ export function streamGlobalTableJoin<K, V, KG, VG, VR>(
   const supplier = processorOf<K, V, K, VR>((record, context) => {
     const mapped = keySelector(record.key, record.value);
     const keepNullKey = kind === "left" && record.key === null && record.value !== null;
-    if (!keepNullKey && (mapped === null || mapped === undefined || record.value === null)) return context.dropRecord("null join key or value in a stream-global table join");
+    if (!keepNullKey && (mapped === null || mapped === undefined || record.value === null))
+      return context.dropRecord("null join key or value in a stream-global table join");
     const row = mapped === null || mapped === undefined ? undefined : keyValueStoreOf<KG, VG>(context, storeName).get(mapped);
     if (row === undefined && kind === "inner") return;
     context.forward({ ...record, value: joiner(record.value, row ?? null) });
   });
-  const node = graph.addProcessor(kind === "inner" ? "KSTREAM-JOIN" : "KSTREAM-LEFTJOIN", { parents: [stream.node], supplier: erase(supplier), stores: [storeName] });
+  const node = graph.addProcessor(kind === "inner" ? "KSTREAM-JOIN" : "KSTREAM-LEFTJOIN", {
+    parents: [stream.node],
+    supplier: erase(supplier),
+    stores: [storeName],
+  });
   return new KStream<K, VR>(graph, node, stream.keySerde, undefined, stream.repartitionRequired);
 }

@@ -51,10 +51,25 @@ export function streamStreamJoin<K, V, VO, VR>(
   if (right.graph !== graph) throw new TopologyError("cannot join streams of different StreamsBuilders");
   const base = joined.name ?? graph.newName("KSTREAM-JOIN");
   const keySerde = serdeOrDefault(joined.key ?? left.keySerde ?? right.keySerde);
-  const stores: JoinStores = { left: `${base}-this-join-store`, right: `${base}-other-join-store`, outer: kind === "inner" ? undefined : `${base}-outer-shared-join-store` };
-  graph.addStore({ name: stores.left, kind: "buffer", keySerde: keySerde as Serde<unknown>, valueSerde: serdeOrDefault(joined.value ?? left.valueSerde) as Serde<unknown> });
-  graph.addStore({ name: stores.right, kind: "buffer", keySerde: keySerde as Serde<unknown>, valueSerde: serdeOrDefault(joined.otherValue ?? right.valueSerde) as Serde<unknown> });
-  if (stores.outer) graph.addStore({ name: stores.outer, kind: "buffer", keySerde: keySerde as Serde<unknown>, valueSerde: serdeOrDefault<unknown>(undefined) });
+  const stores: JoinStores = {
+    left: `${base}-this-join-store`,
+    right: `${base}-other-join-store`,
+    outer: kind === "inner" ? undefined : `${base}-outer-shared-join-store`,
+  };
+  graph.addStore({
+    name: stores.left,
+    kind: "buffer",
+    keySerde: keySerde as Serde<unknown>,
+    valueSerde: serdeOrDefault(joined.value ?? left.valueSerde) as Serde<unknown>,
+  });
+  graph.addStore({
+    name: stores.right,
+    kind: "buffer",
+    keySerde: keySerde as Serde<unknown>,
+    valueSerde: serdeOrDefault(joined.otherValue ?? right.valueSerde) as Serde<unknown>,
+  });
+  if (stores.outer)
+    graph.addStore({ name: stores.outer, kind: "buffer", keySerde: keySerde as Serde<unknown>, valueSerde: serdeOrDefault<unknown>(undefined) });
   const leftParent = joinInput(left, { key: keySerde, ...(joined.value ? { value: joined.value } : {}) }, `${base}-this`, kind !== "inner");
   const rightParent = joinInput(right, { key: keySerde, ...(joined.otherValue ? { value: joined.otherValue } : {}) }, `${base}-other`, kind === "outer");
   const all = [stores.left, stores.right, ...(stores.outer ? [stores.outer] : [])];

@@ -53,7 +53,11 @@ export class StreamsBuilder {
       keySerde: keySerde as Serde<unknown>,
       valueSerde: valueSerde as Serde<unknown>,
     });
-    return new KTable<K, V>(this.graph, table.node, keySerde, valueSerde, storeName, { oldValues: table.oldValues, source: table, ...(materialized?.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized?.historyRetentionMs }) });
+    return new KTable<K, V>(this.graph, table.node, keySerde, valueSerde, storeName, {
+      oldValues: table.oldValues,
+      source: table,
+      ...(materialized?.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized?.historyRetentionMs }),
+    });
   }
 
   /**
@@ -93,13 +97,23 @@ export class StreamsBuilder {
    * Nothing expires by itself: the processor deletes what it no longer needs.
    */
   addWindowStore<K, V>(name: string, serdes: { key?: Serde<K>; value?: Serde<V> } = {}): this {
-    this.graph.addStore({ name, kind: "window", keySerde: serdeOrDefault(serdes.key) as Serde<unknown>, valueSerde: serdeOrDefault(serdes.value) as Serde<unknown> });
+    this.graph.addStore({
+      name,
+      kind: "window",
+      keySerde: serdeOrDefault(serdes.key) as Serde<unknown>,
+      valueSerde: serdeOrDefault(serdes.value) as Serde<unknown>,
+    });
     return this;
   }
 
   /** Declares a session store for processors of the Processor API (`ProcessorContext.getSessionStore`). */
   addSessionStore<K, V>(name: string, serdes: { key?: Serde<K>; value?: Serde<V> } = {}): this {
-    this.graph.addStore({ name, kind: "session", keySerde: serdeOrDefault(serdes.key) as Serde<unknown>, valueSerde: serdeOrDefault(serdes.value) as Serde<unknown> });
+    this.graph.addStore({
+      name,
+      kind: "session",
+      keySerde: serdeOrDefault(serdes.key) as Serde<unknown>,
+      valueSerde: serdeOrDefault(serdes.value) as Serde<unknown>,
+    });
     return this;
   }
 

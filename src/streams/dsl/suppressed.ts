@@ -12,7 +12,8 @@ import { TopologyError } from "../errors";
 export type BufferFullStrategy = "emit-early" | "shut-down";
 
 function checkLimit(what: string, limit: number): number {
-  if (!(limit >= 0) || (Number.isFinite(limit) && !Number.isInteger(limit))) throw new TopologyError(`${what} must be a non-negative integer (or Infinity), got ${limit}`);
+  if (!(limit >= 0) || (Number.isFinite(limit) && !Number.isInteger(limit)))
+    throw new TopologyError(`${what} must be a non-negative integer (or Infinity), got ${limit}`);
   return limit;
 }
 
@@ -108,7 +109,8 @@ export class Suppressed {
    */
   static untilWindowCloses(bufferConfig: StrictBufferConfig | { readonly name?: string } = BufferConfig.unbounded()): Suppressed {
     if (bufferConfig instanceof StrictBufferConfig) return new Suppressed("until-window-closes", 0, bufferConfig);
-    if ((bufferConfig as object) instanceof EagerBufferConfig) throw new TopologyError("untilWindowCloses needs a strict buffer (unbounded, or shutDownWhenFull): emitting early would not be final");
+    if ((bufferConfig as object) instanceof EagerBufferConfig)
+      throw new TopologyError("untilWindowCloses needs a strict buffer (unbounded, or shutDownWhenFull): emitting early would not be final");
     return new Suppressed("until-window-closes", 0, BufferConfig.unbounded(), bufferConfig.name);
   }
 

@@ -45,7 +45,13 @@ export function addTableSource(graph: TopologyGraph, parent: GraphNode, options:
   let storeName = options.storeName;
   const declare = (name: string) => graph.addStore({ name, keySerde: options.keySerde, valueSerde: options.valueSerde });
   const retention = options.historyRetentionMs;
-  if (storeName !== undefined) graph.addStore({ name: storeName, keySerde: options.keySerde, valueSerde: options.valueSerde, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
+  if (storeName !== undefined)
+    graph.addStore({
+      name: storeName,
+      keySerde: options.keySerde,
+      valueSerde: options.valueSerde,
+      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
+    });
   const oldValues = new OldValues((force) => {
     if (storeName === undefined && !force) return false;
     store();
@@ -66,7 +72,11 @@ export function addTableSource(graph: TopologyGraph, parent: GraphNode, options:
     writeRow(rows, record);
     context.forward({ ...record, value: change(record.value, old) });
   });
-  const node = graph.addProcessor(options.prefix, { parents: [parent], supplier: erase(supplier), stores: storeName === undefined ? [] : [storeName] }, options.name);
+  const node = graph.addProcessor(
+    options.prefix,
+    { parents: [parent], supplier: erase(supplier), stores: storeName === undefined ? [] : [storeName] },
+    options.name,
+  );
   function store(): string {
     if (storeName === undefined) {
       storeName = options.laterStoreName();

@@ -31,7 +31,14 @@ type Outcome = { readonly newValue: unknown; readonly oldValue: unknown } | unde
  * join and both sides of an outer join drop an update that has neither an old nor a new value
  * while the other row is absent.
  */
-function outcome(kind: TableJoinKind, fromLeft: boolean, update: Change<unknown>, other: unknown, sendOld: boolean, join: (mine: unknown, theirs: unknown) => unknown): Outcome {
+function outcome(
+  kind: TableJoinKind,
+  fromLeft: boolean,
+  update: Change<unknown>,
+  other: unknown,
+  sendOld: boolean,
+  join: (mine: unknown, theirs: unknown) => unknown,
+): Outcome {
   const { newValue, oldValue } = update;
   const hasOther = other !== null;
   if (kind === "inner" || (kind === "left" && !fromLeft)) {
@@ -52,7 +59,14 @@ function outcome(kind: TableJoinKind, fromLeft: boolean, update: Change<unknown>
 }
 
 /** Adds both sides' join processors and the node merging their results; returns that node. */
-export function tableTableJoin(kind: TableJoinKind, graph: TopologyGraph, left: MaterializedTable, right: MaterializedTable, joiner: Joiner, oldValues: OldValues): GraphNode {
+export function tableTableJoin(
+  kind: TableJoinKind,
+  graph: TopologyGraph,
+  left: MaterializedTable,
+  right: MaterializedTable,
+  joiner: Joiner,
+  oldValues: OldValues,
+): GraphNode {
   const sideProcessor = (fromLeft: boolean, other: MaterializedTable) =>
     erase(
       processorOf<unknown, Change<unknown>, unknown, Change<unknown>>((record: StreamRecord<unknown, Change<unknown>>, context) => {

@@ -72,7 +72,9 @@ export class TimeWindowedKStream<K, V> {
 
   /** Combines the values of each key and window; a window's first value is its first aggregate. */
   reduce(reducer: (aggregate: V, value: V) => V, materialized: Materialized<K, V> = {}): KTable<Windowed<K>, V> {
-    return this.fold<V>(materialized, serdeOrDefault(this.grouped.groupedValueSerde), (_key, value, current) => (current === undefined ? value : reducer(current, value)));
+    return this.fold<V>(materialized, serdeOrDefault(this.grouped.groupedValueSerde), (_key, value, current) =>
+      current === undefined ? value : reducer(current, value),
+    );
   }
 
   /** Folds the values of each key and window into an aggregate that starts as `initializer()`. */
@@ -82,8 +84,17 @@ export class TimeWindowedKStream<K, V> {
 
   private fold<VA>(materialized: Materialized<K, VA>, defaultValueSerde: Serde<VA>, step: Aggregation<K, V, VA>): KTable<Windowed<K>, VA> {
     const { windows, emit } = this;
-    return windowedFold<K, V, VA, never>(this.grouped, windows, "window", "KSTREAM-WINDOWED-AGGREGATE", materialized, defaultValueSerde, (storeName, retentionMs, oldValues) =>
-      windows instanceof TimeWindows ? timeWindowAggregate(storeName, windows, retentionMs, step, oldValues, emit) : slidingWindowAggregate(storeName, windows, retentionMs, step, oldValues, emit),
+    return windowedFold<K, V, VA, never>(
+      this.grouped,
+      windows,
+      "window",
+      "KSTREAM-WINDOWED-AGGREGATE",
+      materialized,
+      defaultValueSerde,
+      (storeName, retentionMs, oldValues) =>
+        windows instanceof TimeWindows
+          ? timeWindowAggregate(storeName, windows, retentionMs, step, oldValues, emit)
+          : slidingWindowAggregate(storeName, windows, retentionMs, step, oldValues, emit),
     );
   }
 }

@@ -51,7 +51,8 @@ export function timeWindowAggregate<K, V, VA>(
         const next = step(record.key, record.value, current?.value);
         const timestamp = current === undefined ? record.timestamp : Math.max(record.timestamp, current.timestamp);
         store.put(record.key, window, next, timestamp);
-        if (!emit.onClose) context.forward({ ...record, key: { key: record.key, window }, value: change(next, oldValues.sending ? (current?.value ?? null) : null), timestamp });
+        if (!emit.onClose)
+          context.forward({ ...record, key: { key: record.key, window }, value: change(next, oldValues.sending ? (current?.value ?? null) : null), timestamp });
       }
       if (emit.onClose) {
         emitClosed(store.entries, streamTime - windows.graceMs, range, record.headers, (entry, headers) => {
@@ -110,7 +111,8 @@ export function sessionAggregate<K, V, VA>(
         if (merged.start !== timestamp || merged.end !== timestamp) {
           for (const { window, value } of found) {
             store.remove(key, window);
-            if (!emit.onClose) context.forward({ ...record, key: { key, window }, value: change<VA>(null, oldValues.sending ? value : null), timestamp: window.end });
+            if (!emit.onClose)
+              context.forward({ ...record, key: { key, window }, value: change<VA>(null, oldValues.sending ? value : null), timestamp: window.end });
           }
         }
         const next = step(key, record.value, aggregate);

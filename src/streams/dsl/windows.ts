@@ -145,7 +145,8 @@ export class JoinWindows {
     readonly afterMs: number,
     readonly graceMs: number,
   ) {
-    if (!Number.isSafeInteger(beforeMs) || !Number.isSafeInteger(afterMs)) throw new TopologyError(`join window bounds must be integers of milliseconds, got ${beforeMs} and ${afterMs}`);
+    if (!Number.isSafeInteger(beforeMs) || !Number.isSafeInteger(afterMs))
+      throw new TopologyError(`join window bounds must be integers of milliseconds, got ${beforeMs} and ${afterMs}`);
     if (beforeMs + afterMs < 0) throw new TopologyError(`a join window must not end before it starts: before ${beforeMs} ms + after ${afterMs} ms < 0`);
   }
 

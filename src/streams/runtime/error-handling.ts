@@ -42,7 +42,10 @@ export class ErrorHandling {
       const position = this.task.current?.position;
       const where = position ? ` on ${position.topic}/${position.partition} offset ${position.offset}` : " in a wall-clock punctuation";
       const message = `${node} failed${where}: ${messageOf(error)}`;
-      const wrapped = stage === "processing" ? new ProcessingError(message, node, position, { cause: error }) : new ProductionError(message, node, position, { cause: error });
+      const wrapped =
+        stage === "processing"
+          ? new ProcessingError(message, node, position, { cause: error })
+          : new ProductionError(message, node, position, { cause: error });
       const handler = stage === "processing" ? this.onProcessing : this.onProduction;
       if (handler === "fail") throw wrapped;
       const metrics = this.task.eventMetrics;

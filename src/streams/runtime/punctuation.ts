@@ -32,7 +32,8 @@ export class PunctuationSchedules {
 
   /** Adds a schedule at `now` (the current stream time, -1 before any record, or wall-clock time). */
   add(type: PunctuationType, intervalMs: number, now: number, run: Punctuator): Cancellable {
-    if (!Number.isSafeInteger(intervalMs) || intervalMs < 1) throw new RangeError(`a punctuation interval is a positive integer of milliseconds, got ${intervalMs}`);
+    if (!Number.isSafeInteger(intervalMs) || intervalMs < 1)
+      throw new RangeError(`a punctuation interval is a positive integer of milliseconds, got ${intervalMs}`);
     const next = type === "stream-time" ? nextMultiple(now, intervalMs) : now + intervalMs;
     const schedule: Schedule = { intervalMs, run, next, cancelled: false };
     this.schedules[type].push(schedule);

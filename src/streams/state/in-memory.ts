@@ -47,9 +47,7 @@ export class InMemoryKeyValueStore implements RawKeyValueStore {
   }
 
   private sorted(): TimestampedKeyValue<string, string>[] {
-    return [...this.entries]
-      .sort(([a], [b]) => compareKeys(a, b))
-      .map(([key, { value, timestamp }]) => ({ key, value, timestamp }));
+    return [...this.entries].sort(([a], [b]) => compareKeys(a, b)).map(([key, { value, timestamp }]) => ({ key, value, timestamp }));
   }
 }
 
@@ -64,6 +62,10 @@ export class InMemoryStoreBackend implements StoreBackend {
 
   /** A store's entries as a plain object of serialized keys and values, for assertions. */
   contents(storeName: string): Record<string, string> {
-    return Object.fromEntries(this.keyValue(storeName).range().map(({ key, value }) => [key, value]));
+    return Object.fromEntries(
+      this.keyValue(storeName)
+        .range()
+        .map(({ key, value }) => [key, value]),
+    );
   }
 }

@@ -119,17 +119,31 @@ export class TopologyTestDriver {
 
   /** `windows`, with each window's timestamp. */
   timestampedWindows<K, V>(storeName: string, key: K, from = 0, to = MAX_TIME): TimestampedWindowedValue<V>[] {
-    return this.readStore(storeName, "window", (backend, definition) => new WindowStoreView<K, V>(storeName, backend.keyValue(storeName), definition.keySerde as Serde<K>, definition.valueSerde as Serde<V>).fetchWithTimestamps(key, from, to));
+    return this.readStore(storeName, "window", (backend, definition) =>
+      new WindowStoreView<K, V>(storeName, backend.keyValue(storeName), definition.keySerde as Serde<K>, definition.valueSerde as Serde<V>).fetchWithTimestamps(
+        key,
+        from,
+        to,
+      ),
+    );
   }
 
   /** A key's windows with a start in `[from, to]`, from the window store of whichever task holds them. */
   windows<K, V>(storeName: string, key: K, from = 0, to = MAX_TIME): WindowedValue<V>[] {
-    return this.readStore(storeName, "window", (backend, definition) => new WindowStoreView<K, V>(storeName, backend.keyValue(storeName), definition.keySerde as Serde<K>, definition.valueSerde as Serde<V>).fetch(key, from, to));
+    return this.readStore(storeName, "window", (backend, definition) =>
+      new WindowStoreView<K, V>(storeName, backend.keyValue(storeName), definition.keySerde as Serde<K>, definition.valueSerde as Serde<V>).fetch(
+        key,
+        from,
+        to,
+      ),
+    );
   }
 
   /** A key's sessions, from the session store of whichever task holds them. */
   sessions<K, V>(storeName: string, key: K): WindowedValue<V>[] {
-    return this.readStore(storeName, "session", (backend, definition) => new SessionStoreView<K, V>(storeName, backend.keyValue(storeName), definition.keySerde as Serde<K>, definition.valueSerde as Serde<V>).fetch(key));
+    return this.readStore(storeName, "session", (backend, definition) =>
+      new SessionStoreView<K, V>(storeName, backend.keyValue(storeName), definition.keySerde as Serde<K>, definition.valueSerde as Serde<V>).fetch(key),
+    );
   }
 
   /** Appends a serialized record to an input topic and processes everything that follows from it. */

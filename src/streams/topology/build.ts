@@ -7,7 +7,16 @@ import type { TopicSpec } from "../../log/topics";
 import { TopologyError } from "../errors";
 import type { GraphNode, SinkNode, SourceNode, TopologyGraph } from "./graph";
 import { groupNodes } from "./grouping";
-import { Topology, type DeserializationHandler, type ErrorHandler, type ErrorHandlers, type StoreDefinition, type Subtopology, type TopologyNode, type UncaughtErrorHandler } from "./topology";
+import {
+  Topology,
+  type DeserializationHandler,
+  type ErrorHandler,
+  type ErrorHandlers,
+  type StoreDefinition,
+  type Subtopology,
+  type TopologyNode,
+  type UncaughtErrorHandler,
+} from "./topology";
 import { checkDeclaredTopics, checkName, checkStores, checkTopics } from "./validation";
 
 export interface BuildOptions {
@@ -50,8 +59,11 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
     ...repartitionBases.map((base) => repartitionTopicName(applicationId, base)),
     ...graph.stores.map((s) => changelogTopicName(applicationId, s.name)),
   ]);
-  const unusedGlobal = graph.stores.find((s) => s.global && !graph.nodes.some((n) => n.kind === "processor" && n.stores.includes(s.name) && !isGlobalWriter(n)));
-  if (unusedGlobal) throw new TopologyError(`global table ${JSON.stringify(unusedGlobal.name)} is not joined by any stream: a global table lives in the tasks that join it`);
+  const unusedGlobal = graph.stores.find(
+    (s) => s.global && !graph.nodes.some((n) => n.kind === "processor" && n.stores.includes(s.name) && !isGlobalWriter(n)),
+  );
+  if (unusedGlobal)
+    throw new TopologyError(`global table ${JSON.stringify(unusedGlobal.name)} is not joined by any stream: a global table lives in the tasks that join it`);
   checkTopics(graph, topics, internal, realName);
   const errorHandlers: ErrorHandlers = {
     processing: options.onProcessingError ?? "fail",
@@ -94,7 +106,8 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
     };
   });
   const unknownConfig = Object.keys(options.topicConfigs ?? {}).find((t) => allTopics[t] === undefined);
-  if (unknownConfig !== undefined) throw new TopologyError(`topicConfigs names ${JSON.stringify(unknownConfig)}, which the topology neither declares nor creates`);
+  if (unknownConfig !== undefined)
+    throw new TopologyError(`topicConfigs names ${JSON.stringify(unknownConfig)}, which the topology neither declares nor creates`);
   const changelogs = new Set(subtopologies.flatMap((s) => s.stores.map((store) => store.changelogTopic)));
   const repartitions = new Set(subtopologies.flatMap((s) => s.repartitionSourceTopics));
   // A topic read only as a global table's (not also as a stream or table of some task) is compacted.
@@ -134,7 +147,13 @@ function partitionCounts(
     if (resolving.has(id)) throw new TopologyError(`subtopology ${id} feeds itself through repartition topics`);
     resolving.add(id);
     const sources = groups[id]!.flatMap((node) =>
-      node.kind !== "source" || node.global ? [] : node.topics.map((topic) => ({ topic: realName(topic, node.repartition), fixed: node.repartition ? writerOf.get(topic)!.sink.partitions : topics[topic]!, base: topic })),
+      node.kind !== "source" || node.global
+        ? []
+        : node.topics.map((topic) => ({
+            topic: realName(topic, node.repartition),
+            fixed: node.repartition ? writerOf.get(topic)!.sink.partitions : topics[topic]!,
+            base: topic,
+          })),
     );
     if (sources.length === 0) throw new TopologyError(`subtopology ${id} has no source topic`);
     const fixed = sources.filter((s) => s.fixed !== undefined);
@@ -164,7 +183,13 @@ function partitionCounts(
  * like any store; when several subtopologies hold a copy, each copy's changelog is named after
  * its subtopology too (`<applicationId>-<store>-<subtopology>-changelog`).
  */
-function storeDefinitions(graph: TopologyGraph, nodes: readonly GraphNode[], applicationId: string, subtopology: number, globalUsers: ReadonlyMap<string, number>): StoreDefinition[] {
+function storeDefinitions(
+  graph: TopologyGraph,
+  nodes: readonly GraphNode[],
+  applicationId: string,
+  subtopology: number,
+  globalUsers: ReadonlyMap<string, number>,
+): StoreDefinition[] {
   const used = unique(nodes.flatMap((n) => (n.kind === "processor" ? n.stores : [])));
   return used.map((name) => {
     const spec = graph.stores.find((s) => s.name === name)!;
@@ -187,14 +212,30 @@ function resolveNodes(
     switch (node.kind) {
       case "source": {
         const { keySerde, valueSerde, timestampExtractor } = node;
-        const source = { kind: "source", name: node.name, topics: node.topics.map((t) => realName(t, node.repartition)), keySerde, valueSerde, ...links, ...(node.global ? { global: true } : {}) } as const;
+        const source = {
+          kind: "source",
+          name: node.name,
+          topics: node.topics.map((t) => realName(t, node.repartition)),
+          keySerde,
+          valueSerde,
+          ...links,
+          ...(node.global ? { global: true } : {}),
+        } as const;
         return timestampExtractor ? { ...source, timestampExtractor } : source;
       }
       case "processor":
         return { kind: "processor", name: node.name, supplier: node.supplier, stores: node.stores, ...links };
       case "sink": {
         const { keySerde, valueSerde, partitioner } = node;
-        const sink = { kind: "sink", name: node.name, topic: realName(node.topic, node.repartition), partitions: sinkPartitions(node), keySerde, valueSerde, ...links } as const;
+        const sink = {
+          kind: "sink",
+          name: node.name,
+          topic: realName(node.topic, node.repartition),
+          partitions: sinkPartitions(node),
+          keySerde,
+          valueSerde,
+          ...links,
+        } as const;
         return partitioner ? { ...sink, partitioner } : sink;
       }
     }

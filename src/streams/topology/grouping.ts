@@ -52,7 +52,11 @@ export function groupNodes(graph: TopologyGraph): GraphNode[][] {
   const globalTables = new Map<string, GraphNode[]>();
   for (const node of graph.nodes) {
     if (!globalRoots.has(components.find(node.name)) || node.kind !== "processor") continue;
-    for (const store of node.stores) globalTables.set(store, graph.nodes.filter((n) => components.find(n.name) === components.find(node.name)));
+    for (const store of node.stores)
+      globalTables.set(
+        store,
+        graph.nodes.filter((n) => components.find(n.name) === components.find(node.name)),
+      );
   }
 
   const idOfRoot = new Map<string, number>();

@@ -34,7 +34,11 @@ admin.post("/admin/tasks/:id/resume", async (c) => {
   const result = await coordinator(c.var.host).resumeTask(taskId);
   if (result.status === "application-shut-down") {
     const { shutdown } = result;
-    throw new ApiError(409, "conflict", `the application is shut down (task ${shutdown.taskId} failed: ${shutdown.reason}); resume it with POST /admin/application/resume`);
+    throw new ApiError(
+      409,
+      "conflict",
+      `the application is shut down (task ${shutdown.taskId} failed: ${shutdown.reason}); resume it with POST /admin/application/resume`,
+    );
   }
   return c.json({ task: result.task });
 });
@@ -99,7 +103,8 @@ faults.post("/admin/tasks/:id/crash", async (c) => {
   if (!parsed.success) throw new ApiError(400, "invalid_input", parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; "));
   const { at, placement } = parsed.data;
   const active = await requireActive(c, c.req.param("id"));
-  if (placement !== undefined && !c.get("config").PLACEMENTS.includes(placement)) throw new ApiError(400, "invalid_input", `unknown placement ${JSON.stringify(placement)}`);
+  if (placement !== undefined && !c.get("config").PLACEMENTS.includes(placement))
+    throw new ApiError(400, "invalid_input", `unknown placement ${JSON.stringify(placement)}`);
   const instance = { taskId: active.taskId, placement: placement ?? active.placement };
   if (at !== undefined) {
     await taskObject(c.var.host, instance).crash(at);

@@ -78,7 +78,11 @@ export const ingest = new Hono<ApiEnv>().post(
     const batches = planIngest(records, partitions, (value) => JSON.stringify(value));
     const settled = await Promise.allSettled(
       batches.map((batch) =>
-        log.append({ topic, partition: batch.partition }, batch.records, key === undefined ? undefined : { producerId: `ingest:${key}`, epoch: 0, sequence: 0 }),
+        log.append(
+          { topic, partition: batch.partition },
+          batch.records,
+          key === undefined ? undefined : { producerId: `ingest:${key}`, epoch: 0, sequence: 0 },
+        ),
       ),
     );
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");

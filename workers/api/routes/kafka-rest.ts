@@ -149,7 +149,11 @@ kafkaRest.post(
     const offsets = await Promise.all(
       c.req.valid("json").map(async (tp) => {
         const offset =
-          timestamp === "earliest" ? (await log.offsets(tp)).earliest : timestamp === "latest" ? (await log.offsets(tp)).latest : await log.offsetForTimestamp(tp, timestamp);
+          timestamp === "earliest"
+            ? (await log.offsets(tp)).earliest
+            : timestamp === "latest"
+              ? (await log.offsets(tp)).latest
+              : await log.offsetForTimestamp(tp, timestamp);
         return { topic: tp.topic, partition: tp.partition, offset };
       }),
     );

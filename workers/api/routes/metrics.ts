@@ -62,8 +62,16 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   const restoreRate = family("task_restore_records_per_second", "gauge", "Changelog records restored per second over the last 10 s.");
   const standby = family("task_standby_records_total", "counter", "Changelog records applied as a standby.");
   const standbyRate = family("task_standby_records_per_second", "gauge", "Changelog records applied as a standby per second over the last 10 s.");
-  const remaining = family("task_restore_remaining_records", "gauge", "Changelog records still to apply before the instance is caught up (restoring or standby).");
-  const lag = family("task_lag_records", "gauge", "Active: input records not yet processed and committed. Standby and idle: changelog records not yet applied.");
+  const remaining = family(
+    "task_restore_remaining_records",
+    "gauge",
+    "Changelog records still to apply before the instance is caught up (restoring or standby).",
+  );
+  const lag = family(
+    "task_lag_records",
+    "gauge",
+    "Active: input records not yet processed and committed. Standby and idle: changelog records not yet applied.",
+  );
   const pending = family("task_pending_batches", "gauge", "Outgoing batches committed locally and not yet acknowledged by the log.");
   const corruptions = family("task_corruptions_total", "counter", "Times the instance was found corrupted, closed dirty and wiped (its incarnation).");
   const migrations = family("task_migrations_total", "counter", "Times the active instance here was revoked to move to another placement.");
@@ -72,12 +80,32 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     "counter",
     "Times input was gone below the task's position (deleted by retention) and the task resumed at the earliest offset kept: records lost.",
   );
-  const late = family("task_late_records_dropped_total", "counter", "Records dropped because the window they belong to had closed (stream time past its end + grace).");
-  const dropped = family("task_dropped_records_total", "counter", "Records dropped (Kafka's dropped-records), by reason: deserialization (skipped by the handler), invalid (a null key where one is needed), late (too late for their window).");
-  const processingErrors = family("task_processing_errors_total", "counter", "Processing errors handled by the topology's handler, by outcome (continued or dead-lettered).");
-  const productionErrors = family("task_production_errors_total", "counter", "Output records that could not be produced, handled by the topology's handler, by outcome.");
+  const late = family(
+    "task_late_records_dropped_total",
+    "counter",
+    "Records dropped because the window they belong to had closed (stream time past its end + grace).",
+  );
+  const dropped = family(
+    "task_dropped_records_total",
+    "counter",
+    "Records dropped (Kafka's dropped-records), by reason: deserialization (skipped by the handler), invalid (a null key where one is needed), late (too late for their window).",
+  );
+  const processingErrors = family(
+    "task_processing_errors_total",
+    "counter",
+    "Processing errors handled by the topology's handler, by outcome (continued or dead-lettered).",
+  );
+  const productionErrors = family(
+    "task_production_errors_total",
+    "counter",
+    "Output records that could not be produced, handled by the topology's handler, by outcome.",
+  );
   const punctuations = family("task_punctuations_total", "counter", "Punctuator calls (stream-time and wall-clock) in committed work.");
-  const uncaught = family("task_uncaught_errors_total", "counter", "Errors that escaped processing and rolled a commit back, by the uncaught-error policy applied.");
+  const uncaught = family(
+    "task_uncaught_errors_total",
+    "counter",
+    "Errors that escaped processing and rolled a commit back, by the uncaught-error policy applied.",
+  );
   const failed = family("task_failed", "gauge", "1 while the instance is stopped by a failure (an uncaught error, fencing, an application shutdown).");
   const shutdown = family("application_shutdown", "gauge", "1 while the application is shut down by an uncaught error (every task stopped), else 0.");
   shutdown.samples.push({ labels: {}, value: snapshot.shutdown ? 1 : 0 });
@@ -93,7 +121,10 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     incarnation.samples.push({ labels, value: instance.incarnation });
     processed.samples.push({ labels, value: counters.processed.total });
     processedRate.samples.push({ labels, value: counters.processed.rate });
-    latency.samples.push({ labels, value: counters.commitLatency.sumMs / 1000, suffix: "_sum" }, { labels, value: counters.commitLatency.count, suffix: "_count" });
+    latency.samples.push(
+      { labels, value: counters.commitLatency.sumMs / 1000, suffix: "_sum" },
+      { labels, value: counters.commitLatency.count, suffix: "_count" },
+    );
     if (counters.commitLatency.lastMs !== null) latencyLast.samples.push({ labels, value: counters.commitLatency.lastMs / 1000 });
     if (counters.commitLatency.maxMs !== null) latencyMax.samples.push({ labels, value: counters.commitLatency.maxMs / 1000 });
     restored.samples.push({ labels, value: counters.restored.total });
@@ -129,7 +160,27 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     if (placement.restorePaused !== null) paused.samples.push({ labels: { placement: placement.name }, value: placement.restorePaused ? 1 : 0 });
   }
   return [
-    ...[up, info, epoch, incarnation, processed, processedRate, latency, latencyLast, latencyMax, restored, restoreRate, standby, standbyRate, remaining, lag, pending, corruptions, migrations, inputResets],
+    ...[
+      up,
+      info,
+      epoch,
+      incarnation,
+      processed,
+      processedRate,
+      latency,
+      latencyLast,
+      latencyMax,
+      restored,
+      restoreRate,
+      standby,
+      standbyRate,
+      remaining,
+      lag,
+      pending,
+      corruptions,
+      migrations,
+      inputResets,
+    ],
     ...[late, dropped, processingErrors, productionErrors, punctuations, uncaught, failed, paused, shutdown],
   ];
 }

@@ -88,7 +88,8 @@ async function scanTask(host: Host, taskId: string, store: string, bounds: ScanB
     const active = (await assignments(host, fresh)).find((i) => i.taskId === taskId && i.role === "active");
     if (!active) continue;
     const answer = (await taskObject(host, active).scan(store, bounds)) as ScanAnswer;
-    if (answer.status === "restoring" && allowStale) return (await staleAnswer(host, taskId, async (stub) => (await stub.scan(store, bounds, true)) as ScanAnswer)) ?? answer;
+    if (answer.status === "restoring" && allowStale)
+      return (await staleAnswer(host, taskId, async (stub) => (await stub.scan(store, bounds, true)) as ScanAnswer)) ?? answer;
     if (answer.status !== "not-owner") return answer;
   }
   throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);

@@ -21,7 +21,9 @@ async function partitionView(log: Log, tp: TopicPartition) {
 export const topics = new Hono<ApiEnv>()
   .get("/topics", (c) => {
     const catalog = c.var.host.catalog;
-    const list = [...catalog.all].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, partitions]) => ({ name, partitions, config: catalog.config(name) }));
+    const list = [...catalog.all]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, partitions]) => ({ name, partitions, config: catalog.config(name) }));
     return c.json({ topics: list });
   })
   .get("/topics/:topic", async (c) => {

@@ -123,7 +123,10 @@ function InstanceCard(props: { instance: InstanceView; now: number }) {
   const progress = restoreProgress(instance);
   const remaining = remainingToRestore(instance);
   const latency = counters.commitLatency;
-  const events = instance.lifecycle.recent.filter((e) => NOTABLE.has(e.event)).slice(-3).reverse();
+  const events = instance.lifecycle.recent
+    .filter((e) => NOTABLE.has(e.event))
+    .slice(-3)
+    .reverse();
   return (
     <article class={`card ${instance.role}`} data-instance={name} data-state={instance.state}>
       <h3>
@@ -263,8 +266,8 @@ export function StatusPage(props: { snapshot: ClusterSnapshot; application: stri
       <main>
         {snapshot.shutdown ? (
           <p class="error shutdown">
-            Application shut down: task {snapshot.shutdown.taskId} at {snapshot.shutdown.placement} failed ({snapshot.shutdown.reason}). Every task is stopped until{" "}
-            <code>POST /admin/application/resume</code>.
+            Application shut down: task {snapshot.shutdown.taskId} at {snapshot.shutdown.placement} failed ({snapshot.shutdown.reason}). Every task is stopped
+            until <code>POST /admin/application/resume</code>.
           </p>
         ) : null}
         <div class="placements" style={`grid-template-columns: repeat(${Math.max(1, snapshot.placements.length)}, minmax(260px, 1fr))`}>

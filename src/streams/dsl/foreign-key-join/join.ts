@@ -39,7 +39,11 @@ export function foreignKeyJoin<K, V, KO, VO, VR>(
 
   // Left: subscriptions out, keyed by foreign key (a left join's null foreign key still goes, to be answered null).
   const registration = graph.newName("KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION");
-  const send = graph.addProcessor("KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION", { parents: [left.node], supplier: subscriptionSend(foreignKeyExtractor, foreignKeySerde, leftValueSerde, leftJoin), stores: [] });
+  const send = graph.addProcessor("KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION", {
+    parents: [left.node],
+    supplier: subscriptionSend(foreignKeyExtractor, foreignKeySerde, leftValueSerde, leftJoin),
+    stores: [],
+  });
   const toForeignKey: StreamPartitioner<KO | null, Subscription<K>> = (key) => (key === null ? 0 : undefined);
   const subscriptionTopic = `${registration}-subscription-registration`;
   graph.addSink("KTABLE-SINK", {
@@ -52,13 +56,26 @@ export function foreignKeyJoin<K, V, KO, VO, VR>(
   });
 
   // Right: subscriptions in, kept by foreign key, answered; right updates answer their subscribers.
-  const subscriptionSource = graph.addSource("KTABLE-SOURCE", { topics: [subscriptionTopic], repartition: true, keySerde: foreignKeySerde as Serde<unknown>, valueSerde: subscriptions as Serde<unknown> });
+  const subscriptionSource = graph.addSource("KTABLE-SOURCE", {
+    topics: [subscriptionTopic],
+    repartition: true,
+    keySerde: foreignKeySerde as Serde<unknown>,
+    valueSerde: subscriptions as Serde<unknown>,
+  });
   const storeName = graph.newName("KTABLE-FK-JOIN-SUBSCRIPTION-STATE-STORE");
   graph.addStore({ name: storeName, kind: "buffer", keySerde: foreignKeySerde as Serde<unknown>, valueSerde: subscriptions as Serde<unknown> });
   const rightTable = right.materialize();
   const side = { storeName, foreignKeySerde, primaryKeySerde, subscriptionSerde: subscriptions, right: rightTable };
-  const receive = graph.addProcessor("KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR", { parents: [subscriptionSource], supplier: subscriptionReceive<K, KO, VO>(side), stores: [storeName, rightTable.storeName] });
-  const foreign = graph.addProcessor("KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR", { parents: [rightTable.node], supplier: foreignTableJoin<K, KO, VO>(side), stores: [storeName] });
+  const receive = graph.addProcessor("KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR", {
+    parents: [subscriptionSource],
+    supplier: subscriptionReceive<K, KO, VO>(side),
+    stores: [storeName, rightTable.storeName],
+  });
+  const foreign = graph.addProcessor("KTABLE-FK-JOIN-SUBSCRIPTION-PROCESSOR", {
+    parents: [rightTable.node],
+    supplier: foreignTableJoin<K, KO, VO>(side),
+    stores: [storeName],
+  });
   const responseTopic = `${graph.newName("KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE")}-subscription-response`;
   const toPrimaryPartition: StreamPartitioner<K, Response<VO>> = (_key, response) => response.primaryPartition;
   graph.addSink("KTABLE-SINK", {
@@ -71,7 +88,12 @@ export function foreignKeyJoin<K, V, KO, VO, VR>(
   });
 
   // Left again: answers in, checked against the row as it is now, joined.
-  const responseSource = graph.addSource("KTABLE-SOURCE", { topics: [responseTopic], repartition: true, keySerde: primaryKeySerde as Serde<unknown>, valueSerde: responses as Serde<unknown> });
+  const responseSource = graph.addSource("KTABLE-SOURCE", {
+    topics: [responseTopic],
+    repartition: true,
+    keySerde: primaryKeySerde as Serde<unknown>,
+    valueSerde: responses as Serde<unknown>,
+  });
   const leftTable = left.materialize();
   const resolver = graph.addProcessor("KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-RESOLVER-PROCESSOR", {
     parents: [responseSource],
@@ -90,5 +112,9 @@ export function foreignKeyJoin<K, V, KO, VO, VR>(
     valueSerde: serdeOrDefault(valueSerde) as Serde<unknown>,
   });
   const retention = materialized.historyRetentionMs;
-  return new KTable<K, VR, null>(graph, output.node, keySerde, valueSerde, materialized.storeName, { oldValues: output.oldValues, source: output, ...(retention === undefined ? {} : { historyRetentionMs: retention }) });
+  return new KTable<K, VR, null>(graph, output.node, keySerde, valueSerde, materialized.storeName, {
+    oldValues: output.oldValues,
+    source: output,
+    ...(retention === undefined ? {} : { historyRetentionMs: retention }),
+  });
 }

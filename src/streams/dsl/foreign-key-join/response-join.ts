@@ -12,7 +12,12 @@ import type { MaterializedTable } from "../ktable";
 import { erase, processorOf } from "../processors";
 import { valueHash, type Response } from "./wrappers";
 
-export function responseJoin<K, V, VO, VR>(left: MaterializedTable, valueSerde: Serde<V>, joiner: (value: V, other: VO | null) => VR, leftJoin: boolean): AnySupplier {
+export function responseJoin<K, V, VO, VR>(
+  left: MaterializedTable,
+  valueSerde: Serde<V>,
+  joiner: (value: V, other: VO | null) => VR,
+  leftJoin: boolean,
+): AnySupplier {
   return erase(
     processorOf<K, Response<VO>, K, VR | null>((record: StreamRecord<K, Response<VO>>, context) => {
       const current = left.lookup(context, record.key)?.value as V | undefined;

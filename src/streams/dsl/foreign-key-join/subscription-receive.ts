@@ -64,7 +64,12 @@ export function subscriptionReceive<K, KO, VO>(side: RightSide<K, KO, VO>): AnyS
       const row = record.key === null ? undefined : side.right.lookup(context, record.key);
       const timestamp = row === undefined ? record.timestamp : Math.max(record.timestamp, row.timestamp);
       const answer = (foreignValue: VO | null) =>
-        context.forward({ ...record, key: subscription.primaryKey, value: { hash: subscription.hash, foreignValue, primaryPartition: subscription.primaryPartition }, timestamp });
+        context.forward({
+          ...record,
+          key: subscription.primaryKey,
+          value: { hash: subscription.hash, foreignValue, primaryPartition: subscription.primaryPartition },
+          timestamp,
+        });
       switch (instruction) {
         case "DELETE_KEY_AND_PROPAGATE":
           return answer(null);

@@ -12,7 +12,12 @@ import type { Change } from "../change";
 import { erase, processorOf } from "../processors";
 import { valueHash, type Instruction, type Subscription } from "./wrappers";
 
-export function subscriptionSend<K, V, KO>(foreignKeyExtractor: (value: V) => KO | null, foreignKeySerde: Serde<KO>, valueSerde: Serde<V>, leftJoin: boolean): AnySupplier {
+export function subscriptionSend<K, V, KO>(
+  foreignKeyExtractor: (value: V) => KO | null,
+  foreignKeySerde: Serde<KO>,
+  valueSerde: Serde<V>,
+  leftJoin: boolean,
+): AnySupplier {
   const same = (a: KO | null, b: KO | null) => a !== null && b !== null && foreignKeySerde.serialize(a) === foreignKeySerde.serialize(b);
   const extract = (value: V | null) => (value === null ? null : (foreignKeyExtractor(value) ?? null));
   return erase(

@@ -62,7 +62,12 @@ export function subscriptionSerde<K>(primaryKeySerde: Serde<K>): Serde<Subscript
     serialize: (s) => JSON.stringify({ h: s.hash, i: s.instruction, k: primaryKeySerde.serialize(s.primaryKey), p: s.primaryPartition }),
     deserialize: (text) => {
       const { h, i, k, p } = parse(text, "subscription");
-      return { hash: (h as string | null) ?? null, instruction: i as Instruction, primaryKey: primaryKeySerde.deserialize(k as string), primaryPartition: p as number };
+      return {
+        hash: (h as string | null) ?? null,
+        instruction: i as Instruction,
+        primaryKey: primaryKeySerde.deserialize(k as string),
+        primaryPartition: p as number,
+      };
     },
   };
 }
@@ -72,7 +77,11 @@ export function responseSerde<VO>(foreignValueSerde: Serde<VO>): Serde<Response<
     serialize: (r) => JSON.stringify({ h: r.hash, v: r.foreignValue === null ? null : foreignValueSerde.serialize(r.foreignValue), p: r.primaryPartition }),
     deserialize: (text) => {
       const { h, v, p } = parse(text, "response");
-      return { hash: (h as string | null) ?? null, foreignValue: v === null ? null : foreignValueSerde.deserialize(v as string), primaryPartition: p as number };
+      return {
+        hash: (h as string | null) ?? null,
+        foreignValue: v === null ? null : foreignValueSerde.deserialize(v as string),
+        primaryPartition: p as number,
+      };
     },
   };
 }
