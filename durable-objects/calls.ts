@@ -6,7 +6,7 @@
  */
 import type { Application } from "../src/application";
 import type { Config } from "../src/config";
-import type { ApplicationShutdown } from "../src/coordinator/coordinator-store";
+import type { ApplicationShutdown, InstanceAssignment } from "../src/coordinator/coordinator-store";
 import type { Log, TopicPartition } from "../src/log/types";
 import type { Registration } from "../src/restore/registry";
 import type { CorruptedInstance } from "../src/restore/restorer";
@@ -34,10 +34,28 @@ export interface ShutdownRequest {
   readonly reason: string;
 }
 
-/** What task objects and restore workers call of the coordinator. */
+/** What task objects, restore workers and log partitions call of the coordinator. */
 export interface CoordinatorCalls {
   shutdownApplication(request: ShutdownRequest): Promise<ApplicationShutdown>;
   reportCorruption(corrupted: readonly CorruptedInstance[]): Promise<void>;
+  /** A partition's first append while no one listened: the tasks reading it are made if they are not yet. */
+  inputArrived(tp: TopicPartition): Promise<void>;
+}
+
+/** The assignment as the API caches it: every instance, and its version (the last epoch handed out). */
+export interface AssignmentSnapshot {
+  /** Names the coordinator's storage: a new one (its storage deleted) starts versions over. */
+  readonly generation: string;
+  readonly version: number;
+  readonly instances: InstanceAssignment[];
+}
+
+/** A page of the assignment (`GET /tasks`): instances in task and placement order, the total, and the shutdown. */
+export interface AssignmentPage extends AssignmentSnapshot {
+  readonly total: number;
+  /** More instances follow the last one of this page. */
+  readonly more: boolean;
+  readonly shutdown: ApplicationShutdown | null;
 }
 
 /** What task objects and log partitions call of a restore worker. */

@@ -135,6 +135,10 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       if (!before || before.epoch !== meta.epoch || before.role !== meta.role) {
         this.lifecycle.record("assign", meta, before ? `was ${before.role} at epoch ${before.epoch}` : undefined);
       }
+      // The same assignment again may halt the instance (application shut down) or resume it (lifted).
+      const now = this.task.meta()!;
+      if (before?.failure === null && now.failure !== null) this.lifecycle.record("failed", now, now.failure);
+      if (before?.failure && now.failure === null) this.lifecycle.record("resumed", now, `was stopped: ${before.failure}`);
       this.noteRunning(before);
       await this.crashes.reachAfterWrites("assign:after-meta");
       await this.reconcileOutside(true);

@@ -89,6 +89,7 @@ const ROUTES: [method: string, path: string, body?: unknown][] = [
   ["POST", "/admin/tasks/0_0/corrupt"],
   ["POST", "/admin/tasks/0_0/crash"],
   ["POST", "/admin/log/fail", { topic: "orders", partition: 0, times: 3 }],
+  ["POST", "/admin/coordinator/fail", { seconds: 1 }],
 ];
 
 describe("authentication", () => {

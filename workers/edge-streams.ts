@@ -72,7 +72,7 @@ export function defineEdgeStreams(topology: Topology | Application, options: App
     },
     LogPartition: class extends LogPartition {
       constructor(ctx: DurableObjectState, env: EdgeStreamsEnv) {
-        super(ctx, env, host(env).objects);
+        super(ctx, env, host(env).objects, { isTaskInput: (topic) => application.isTaskInput(topic) });
       }
     },
     ConsumerGroup: class extends ConsumerGroup {

@@ -136,7 +136,7 @@ export class StreamTask {
       // The coordinator pushes assignments again (after a crash, and in its periodic sweep): the
       // same assignment changes nothing, but it carries whether the application is shut down.
       if (assignment.halted !== undefined && current.failure === null) this.fail(assignment.halted);
-      if (assignment.halted === undefined && current.role === "active" && current.failure?.startsWith(APPLICATION_SHUT_DOWN)) this.resume();
+      if (assignment.halted === undefined && current.role === "active" && current.failure !== null && (assignment.resume || current.failure.startsWith(APPLICATION_SHUT_DOWN))) this.resume();
       return this.storage.meta()!;
     }
     if (current && !this.outbox.isEmpty()) await this.flush();

@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { isMigrationUnderWay } from "../../src/coordinator/migration";
+import { isCoordinatorUnavailable } from "../../src/coordinator/unavailable";
 import { isNotAssigned } from "../../src/task/not-assigned";
 import { isLogUnavailable, LogError, type LogErrorCode } from "../../src/log/errors";
 
@@ -58,6 +59,7 @@ const fromLog: Record<LogErrorCode, [ContentfulStatusCode, ErrorCode]> = {
  */
 function unavailable(error: unknown): ApiError | undefined {
   if (isNotAssigned(error)) return new ApiError(503, "unavailable", "the task instance has not taken its assignment yet; retry shortly", 1);
+  if (isCoordinatorUnavailable(error)) return new ApiError(503, "unavailable", (error as Error).message.replace(/^CoordinatorUnavailable: /, ""), 1);
   if (isMigrationUnderWay(error)) return new ApiError(503, "unavailable", (error as Error).message.replace(/^MigrationUnderWay: /, ""), 1);
   if (isLogUnavailable(error)) return new ApiError(503, "unavailable", `the log is unavailable: ${(error as Error).message.replace(/^[A-Za-z_]+: /, "")}`, 1);
   const flags = (error ?? {}) as { overloaded?: unknown; retryable?: unknown; durableObjectReset?: unknown };

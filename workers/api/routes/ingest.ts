@@ -4,10 +4,10 @@
  * producer (one batch per partition), so a retry appends only what is missing.
  */
 import { zValidator } from "@hono/zod-validator";
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { z } from "zod";
 import { offsetsInRequestOrder, planIngest } from "../../../src/ingest/plan";
-import { assignments } from "../cluster";
+import { cachedAssignment } from "../cluster";
 import { ApiError } from "../http-error";
 import { refuseInternalTopicWrite } from "../owned";
 import type { ApiEnv } from "../context";
@@ -57,6 +57,16 @@ const ingestHeaders = z.object({
   "idempotency-key": z.string().min(1, "Idempotency-Key must be 1 to 200 characters").max(200, "Idempotency-Key must be 1 to 200 characters").optional(),
 });
 
+/** Lets `work` finish after the response, without failing the request. */
+function background(c: Context<ApiEnv>, work: Promise<unknown>): void {
+  const done = work.catch(() => undefined);
+  try {
+    c.executionCtx.waitUntil(done);
+  } catch {
+    // No execution context (called directly, as in some tests): the promise runs on regardless.
+  }
+}
+
 export const ingest = new Hono<ApiEnv>().post(
   "/topics/:topic/records",
   zValidator("header", ingestHeaders, invalidInput),
@@ -73,8 +83,10 @@ export const ingest = new Hono<ApiEnv>().post(
       throw new ApiError(400, "invalid_input", `records[${outOfRange}].partition: topic ${topic} has partitions 0 to ${partitions - 1}`);
     }
     const key = c.req.valid("header")["idempotency-key"];
-    // The application's tasks must exist to be woken by these appends (made once, then cached).
-    await assignments(c.var.host);
+    // Appends never wait for the coordinator: the first append to a partition of the embedded log
+    // tells it, and it makes the tasks. A remote log tells no one: the isolate's first ingest asks
+    // for the assignment (which makes it) once, beside the appends.
+    if (c.get("config").LOG_BACKEND === "upstash") background(c, cachedAssignment(c.var.host));
     const batches = planIngest(records, partitions, (value) => JSON.stringify(value));
     const settled = await Promise.allSettled(
       batches.map((batch) =>

@@ -13,7 +13,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { compareKeys } from "../../../src/streams/state/key-value-store";
 import type { ScanAnswer, ScanBounds } from "../../../src/task/protocol";
-import { assignments, taskObject } from "../cluster";
+import { askActive } from "../cluster";
 import type { ApiEnv } from "../context";
 import type { Host } from "../../../platform/host";
 import { ApiError } from "../http-error";
@@ -80,17 +80,13 @@ export function mergeByKey<T extends { key: string }>(pages: readonly (readonly 
 }
 
 /**
- * The page of one task from its active instance (a cached assignment that is stale is retried
- * once); while it restores, with `allowStale`, from an instance holding part of the store.
+ * The page of one task from its active instance (workers/api/cluster.ts: the cached assignment's,
+ * read again when it says it is not the owner); while it restores, with `allowStale`, from an instance holding part of the store.
  */
 async function scanTask(host: Host, taskId: string, store: string, bounds: ScanBounds, allowStale: boolean): Promise<ScanAnswer> {
-  for (const fresh of [false, true]) {
-    const active = (await assignments(host, fresh)).find((i) => i.taskId === taskId && i.role === "active");
-    if (!active) continue;
-    const answer = (await taskObject(host, active).scan(store, bounds)) as ScanAnswer;
-    if (answer.status === "restoring" && allowStale) return (await staleAnswer(host, taskId, async (stub) => (await stub.scan(store, bounds, true)) as ScanAnswer)) ?? answer;
-    if (answer.status !== "not-owner") return answer;
-  }
+  const answer = await askActive(host, taskId, async (stub) => (await stub.scan(store, bounds)) as ScanAnswer);
+  if (answer?.status === "restoring" && allowStale) return (await staleAnswer(host, taskId, async (stub) => (await stub.scan(store, bounds, true)) as ScanAnswer)) ?? answer;
+  if (answer && answer.status !== "not-owner") return answer;
   throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
 }
 

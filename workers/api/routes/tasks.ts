@@ -3,11 +3,11 @@
  * failure, and whether the application is shut down (`shutdown`: null, or who stopped it and why).
  */
 import { Hono } from "hono";
-import { assignments, coordinator, taskObject } from "../cluster";
+import { coordinator, freshAssignment, taskObject } from "../cluster";
 import type { ApiEnv } from "../context";
 
 export const tasks = new Hono<ApiEnv>().get("/tasks", async (c) => {
-  const instances = await assignments(c.var.host, true);
+  const { instances } = await freshAssignment(c.var.host);
   const [described, shutdown] = await Promise.all([
     Promise.all(instances.map((instance) => taskObject(c.var.host, instance).describe())),
     coordinator(c.var.host).shutdownState(),

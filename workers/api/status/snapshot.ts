@@ -7,7 +7,7 @@ import type { InstanceMetrics } from "../../../durable-objects/task-object";
 import type { Config } from "../../../src/config";
 import type { ApplicationShutdown, InstanceAssignment } from "../../../src/coordinator/coordinator-store";
 import type { Host } from "../../../platform/host";
-import { assignments, coordinator, taskObject } from "../cluster";
+import { coordinator, freshAssignment, taskObject } from "../cluster";
 
 export type InstanceView =
   | ({ readonly up: true } & InstanceMetrics)
@@ -47,7 +47,7 @@ export function restoreProgress(instance: InstanceMetrics): { restored: number; 
 }
 
 export async function clusterSnapshot(host: Host, config: Config): Promise<ClusterSnapshot> {
-  const known = await assignments(host, true);
+  const known = (await freshAssignment(host)).instances;
   const [described, controls, shutdown] = await Promise.all([
     Promise.allSettled(known.map((instance) => taskObject(host, instance).metrics() as Promise<InstanceMetrics>)),
     Promise.allSettled(config.PLACEMENTS.map((p) => host.restoreWorker(p).status())),
