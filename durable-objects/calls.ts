@@ -11,6 +11,7 @@ import type { Log, TopicPartition } from "../src/log/types";
 import type { Registration } from "../src/restore/registry";
 import type { CorruptedInstance } from "../src/restore/restorer";
 import type { RegistrationEnd } from "../src/restore/suspensions";
+import type { InstanceReport } from "../src/summary/summary";
 import type { PartialTaskDescription, TaskDescription } from "../src/task/describe";
 import type { Assignment, InstanceAck, RestoreBatch, RestoreReply } from "../src/task/protocol";
 
@@ -60,9 +61,12 @@ export interface AssignmentPage extends AssignmentSnapshot {
 
 /** What task objects and log partitions call of a restore worker. */
 export interface RestoreWorkerCalls {
-  register(registration: Registration & { placement: string }): Promise<boolean>;
+  /** `worker`: the name the instance reached this worker by (its shard), which its changelogs wake. */
+  register(registration: Registration & { placement: string; worker?: string }): Promise<boolean>;
   unregister(instance: string, incarnation: number, end?: RegistrationEnd, epoch?: number): Promise<void>;
   wake(source?: TopicPartition): Promise<void>;
+  /** An instance of the shard says what it is now, for the application summary. */
+  report(report: InstanceReport): Promise<void>;
 }
 
 /** What task objects and restore workers call of a log partition besides the log itself: wake-up subscriptions. */
@@ -81,7 +85,7 @@ export interface GroupDirectoryCalls {
 export interface ObjectDirectory {
   taskObject(name: string): TaskObjectCalls;
   coordinator(): CoordinatorCalls;
-  /** A restore worker by its object name (`restoreWorkerName(placement)`). */
+  /** A restore worker by its object name (`restoreWorkerName(placement, shard)`). */
   restoreWorker(name: string): RestoreWorkerCalls;
   partition(tp: TopicPartition): PartitionCalls;
   groupDirectory(): GroupDirectoryCalls;
@@ -91,6 +95,10 @@ export interface ObjectDirectory {
 export interface ObjectHost {
   readonly application: Application;
   readonly config: Config;
+  /** Restore workers per placement. */
+  readonly restoreShards: number;
+  /** The name of the restore worker serving an instance (its placement's shard for its task). */
+  restoreWorkerNameOf(instance: { readonly taskId: string; readonly placement: string }): string;
   readonly log: Log;
   readonly objects: ObjectDirectory;
 }

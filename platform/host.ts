@@ -10,6 +10,7 @@ import { readConfig, type Config } from "../src/config";
 import type { TopicCatalog } from "../src/log/topics";
 import type { Log, TopicPartition } from "../src/log/types";
 import { COORDINATOR_NAME, GROUP_DIRECTORY_NAME, groupObjectName, instanceName, partitionName, restoreWorkerName } from "../src/names";
+import { restoreShardCount, restoreShardOf } from "../src/restore/sharding";
 import type { EdgeStreamsEnv } from "./bindings";
 import { openLog } from "./open-log";
 
@@ -19,6 +20,8 @@ export class Host implements ObjectHost {
   readonly config: Config;
   /** Every topic of the application (inputs, outputs, changelogs, repartition topics) plus those of the `TOPICS` var. */
   readonly catalog: TopicCatalog;
+  /** Restore workers per placement (`RESTORE_SHARDS`, `auto` sized by the application's tasks). */
+  readonly restoreShards: number;
   private opened: Log | undefined;
 
   /** The host of `application` in `env`, made on first use. Throws `ConfigError` for invalid vars. */
@@ -36,6 +39,7 @@ export class Host implements ObjectHost {
   ) {
     this.config = readConfig(env);
     this.catalog = application.catalog.with(this.config.TOPICS);
+    this.restoreShards = restoreShardCount(this.config.RESTORE_SHARDS, application.taskIds().length);
   }
 
   get log(): Log {
@@ -51,8 +55,19 @@ export class Host implements ObjectHost {
     return this.env.TASK_OBJECT.getByName(instanceName(instance));
   }
 
-  restoreWorker(placement: string) {
-    return this.env.RESTORE_WORKER.getByName(restoreWorkerName(placement));
+  /** A restore worker of a placement (shard 0 by default). */
+  restoreWorker(placement: string, shard = 0) {
+    return this.env.RESTORE_WORKER.getByName(restoreWorkerName(placement, shard));
+  }
+
+  /** Every restore worker of a placement, shard by shard. */
+  restoreWorkers(placement: string) {
+    return Array.from({ length: this.restoreShards }, (_, shard) => this.restoreWorker(placement, shard));
+  }
+
+  /** The name of the restore worker serving an instance: its placement's shard for its task. */
+  restoreWorkerNameOf(instance: { readonly taskId: string; readonly placement: string }): string {
+    return restoreWorkerName(instance.placement, restoreShardOf(instance.taskId, this.restoreShards));
   }
 
   /** The object of a partition of the embedded log, whether or not the catalog declares it. */

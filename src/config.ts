@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { parseTopicConfig, topicConfig } from "./log/topic-config";
+import { MAX_RESTORE_SHARDS, type RestoreShardsSetting } from "./restore/sharding";
 import type { TopicSpec } from "./log/topics";
 import { setLogLevel } from "./util/log";
 
@@ -22,6 +23,17 @@ const schema = z.object({
   /** A warm instance this close to the changelog's end may take over as active (Kafka's acceptable.recovery.lag). */
   ACCEPTABLE_RECOVERY_LAG: count(10_000, 0),
   RESTORE_BATCH_RECORDS: count(1000, 1),
+  /** Restore workers per placement: a number, or `auto` (one per 128 tasks, up to 32). */
+  RESTORE_SHARDS: z
+    .string()
+    .default("auto")
+    .transform((s, ctx): RestoreShardsSetting => {
+      const text = s.trim();
+      if (text === "auto") return "auto";
+      if (/^[0-9]{1,4}$/.test(text) && Number(text) >= 1 && Number(text) <= MAX_RESTORE_SHARDS) return Number(text);
+      ctx.addIssue({ code: "custom", message: `"${s}" is not auto or a whole number from 1 to ${MAX_RESTORE_SHARDS}` });
+      return z.NEVER;
+    }),
   /** The first back-off of the `"retry"` uncaught-error policy; it doubles per failure, up to 60 s. */
   RETRY_BACKOFF_MS: count(1000, 1),
   FAULT_INJECTION: onOff.default("off"),

@@ -70,6 +70,8 @@ export class StreamTask {
   readonly counters: TaskCounters;
   /** When the commit now in progress started (its transaction), for its latency. */
   private commitStartedAt = 0;
+  /** Each input partition's end as its last fetch saw it (in memory: for reports, which must not call the log). */
+  private readonly inputEnds = new Map<string, number>();
   /** How much input the last step found; see `loaded` and `backlog`. */
   private pace = { loaded: false, backlog: false };
 
@@ -329,6 +331,7 @@ export class StreamTask {
     const bounds = { maxRecords, maxBytes: this.options.maxBatchBytes ?? 1 << 20 };
     const read = async (from: number) => {
       const { records, latest } = await this.options.log.fetch(tp, from, bounds);
+      this.inputEnds.set(positionKey(tp), latest);
       return { records: records.map((r) => toInput(tp, r)), waiting: Math.max(records.length, latest - from) };
     };
     try {
@@ -410,6 +413,11 @@ export class StreamTask {
 
   replayed(): Map<string, number> {
     return this.storage.replayed();
+  }
+
+  /** Input partitions' ends as last fetched (by position key); none before the first fetch. */
+  knownInputEnds(): ReadonlyMap<string, number> {
+    return this.inputEnds;
   }
 
   positions(): InputPositions {

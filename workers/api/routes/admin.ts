@@ -45,13 +45,14 @@ admin.post("/admin/application/resume", async (c) => {
 });
 
 admin.post("/admin/restore/pause", async (c) => {
-  await Promise.all(c.get("config").PLACEMENTS.map((p) => c.var.host.restoreWorker(p).pause()));
+  await Promise.all(c.get("config").PLACEMENTS.flatMap((p) => c.var.host.restoreWorkers(p).map((worker) => worker.pause())));
   return c.json({ paused: true });
 });
 
 admin.post("/admin/restore/resume", zValidator("json", resumeBody, invalidInput), async (c) => {
   const { maxBatches } = c.req.valid("json");
-  await Promise.all(c.get("config").PLACEMENTS.map((p) => c.var.host.restoreWorker(p).resume(maxBatches)));
+  // Every shard of every placement; with `maxBatches`, each shard may take that many.
+  await Promise.all(c.get("config").PLACEMENTS.flatMap((p) => c.var.host.restoreWorkers(p).map((worker) => worker.resume(maxBatches))));
   return c.json({ paused: maxBatches !== undefined, maxBatches: maxBatches ?? null });
 });
 

@@ -14,6 +14,7 @@ import { z } from "zod";
 import { compareKeys } from "../../../src/streams/state/key-value-store";
 import type { ScanAnswer, ScanBounds } from "../../../src/task/protocol";
 import { askActive } from "../cluster";
+import { decodeCursor, encodeCursor } from "../cursor";
 import type { ApiEnv } from "../context";
 import type { Host } from "../../../platform/host";
 import { ApiError } from "../http-error";
@@ -27,23 +28,7 @@ export const MAX_SCAN_LIMIT = 1000;
 const MAX_BOUND_LENGTH = 16_384;
 const MAX_CURSOR_LENGTH = 65_536;
 
-export function encodeCursor(key: string): string {
-  let binary = "";
-  for (const byte of new TextEncoder().encode(key)) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-/** The key a cursor names; undefined when it is not one this route made. */
-export function decodeCursor(cursor: string): string | undefined {
-  if (!/^[A-Za-z0-9_-]*$/.test(cursor) || cursor.length % 4 === 1) return undefined;
-  try {
-    const binary = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-    const key = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0)));
-    return encodeCursor(key) === cursor ? key : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export { decodeCursor, encodeCursor } from "../cursor";
 
 const bound = z.string().max(MAX_BOUND_LENGTH, `at most ${MAX_BOUND_LENGTH} characters`);
 
