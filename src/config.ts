@@ -116,6 +116,22 @@ export function readConfig(env: object): Config {
   return result;
 }
 
+/**
+ * A whole-number var of the application's own (one its topology is built from, such as the
+ * default example's `PARTITIONS`): `fallback` when unset or empty; a `ConfigError` naming the var
+ * when it is not a whole number from `min` to `max`.
+ */
+export function intVar(env: object, name: string, fallback: number, { min = 1, max = Number.MAX_SAFE_INTEGER }: { min?: number; max?: number } = {}): number {
+  const raw = (env as Record<string, unknown>)[name];
+  if (raw === undefined || raw === "") return fallback;
+  const text = typeof raw === "string" ? raw.trim() : String(raw);
+  const value = /^-?[0-9]{1,16}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`invalid configuration: ${name}: ${JSON.stringify(raw)} is not a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
 /** Splits at commas outside parentheses (a setting's value may hold one: `cleanup.policy=compact,delete`). */
 function splitTopLevel(text: string): string[] {
   const parts: string[] = [];

@@ -7,7 +7,7 @@
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 import { Host } from "../platform/host";
 import { COORDINATOR_NAME } from "../src/names";
 import type { QueryAnswer } from "../src/task/protocol";

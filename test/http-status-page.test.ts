@@ -6,7 +6,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 import { sessionValid, sessionValue, SESSION_SECONDS } from "../workers/api/status/session";
 import { call, TOKEN } from "./support/api";
 

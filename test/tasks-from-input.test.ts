@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME } from "../src/names";
 import { TestDriver } from "../src/testing/test-driver";

@@ -30,10 +30,10 @@ export class TestDriver {
 
   /**
    * `env` is the test's `env` from "cloudflare:workers"; `application` the one the Worker runs: what
-   * `defineEdgeStreams` returned, or its `application`.
+   * `defineEdgeStreams` returned (its application for `env`), or an `Application`.
    */
-  constructor(env: EdgeStreamsEnv, application: Application | { readonly application: Application }) {
-    this.app = application instanceof Application ? application : application.application;
+  constructor(env: EdgeStreamsEnv, application: Application | { applicationFor(env: EdgeStreamsEnv): Application }) {
+    this.app = application instanceof Application ? application : application.applicationFor(env);
     this.host = Host.of(this.app, env);
     // The application's own topics only (not those of the `TOPICS` var), as the tasks see them.
     this.log = new DurableLog(env.LOG_PARTITION, this.app.catalog);

@@ -7,6 +7,7 @@ import { logEvent } from "../../src/util/log";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ConfigError } from "../../src/config";
 import { isMigrationUnderWay } from "../../src/coordinator/migration";
 import { isCoordinatorUnavailable } from "../../src/coordinator/unavailable";
 import { isNotAssigned } from "../../src/task/not-assigned";
@@ -71,6 +72,8 @@ function unavailable(error: unknown): ApiError | undefined {
 
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  // Invalid vars: the message names each one and what is wrong (vars are not secrets).
+  if (error instanceof ConfigError) return new ApiError(500, "misconfigured", error.message);
   if (error instanceof LogError) {
     const [status, code] = fromLog[error.code];
     return new ApiError(status, code, error.message, status === 503 ? 1 : undefined);
