@@ -9,7 +9,8 @@ import type { Application } from "../src/application";
 import { readConfig, type Config } from "../src/config";
 import type { TopicCatalog } from "../src/log/topics";
 import type { Log, TopicPartition } from "../src/log/types";
-import { COORDINATOR_NAME, GROUP_DIRECTORY_NAME, groupObjectName, instanceName, partitionName, restoreWorkerName } from "../src/names";
+import { COORDINATOR_NAME, GROUP_DIRECTORY_NAME, groupObjectName, instanceName, parseInstanceName, parseRestoreWorkerName, partitionName, restoreWorkerName } from "../src/names";
+import type { Placement } from "../src/placements";
 import { restoreShardCount, restoreShardOf } from "../src/restore/sharding";
 import type { EdgeStreamsEnv } from "./bindings";
 import { openLog } from "./open-log";
@@ -50,14 +51,42 @@ export class Host implements ObjectHost {
     return this.env.COORDINATOR.getByName(COORDINATOR_NAME);
   }
 
-  /** The task object of an instance (`<task>@<placement>`). */
+  /** The task object of an instance (`<task>@<placement>`), in its placement's location and jurisdiction. */
   taskObject(instance: { readonly taskId: string; readonly placement: string }) {
-    return this.env.TASK_OBJECT.getByName(instanceName(instance));
+    return this.placed(this.env.TASK_OBJECT, instanceName(instance), instance.placement);
   }
 
-  /** A restore worker of a placement (shard 0 by default). */
+  /** A restore worker of a placement (shard 0 by default), in the placement's location and jurisdiction. */
   restoreWorker(placement: string, shard = 0) {
-    return this.env.RESTORE_WORKER.getByName(restoreWorkerName(placement, shard));
+    return this.placed(this.env.RESTORE_WORKER, restoreWorkerName(placement, shard), placement);
+  }
+
+  /** A restore worker by its name (`restore@<placement>[#<shard>]`). */
+  restoreWorkerNamed(name: string) {
+    const parsed = parseRestoreWorkerName(name);
+    return parsed ? this.restoreWorker(parsed.placement, parsed.shard) : this.env.RESTORE_WORKER.getByName(name);
+  }
+
+  /** A task object by its name (`<task>@<placement>`). */
+  taskObjectNamed(name: string) {
+    const parsed = parseInstanceName(name);
+    return parsed ? this.taskObject(parsed) : this.env.TASK_OBJECT.getByName(name);
+  }
+
+  /**
+   * An object of a placement: created with the placement's location hint, in its jurisdiction's
+   * namespace (a jurisdiction is part of an object's identity: the same name in another
+   * jurisdiction is another object). A placement no longer configured has neither.
+   */
+  private placed<T extends Rpc.DurableObjectBranded | undefined>(namespace: DurableObjectNamespace<T>, name: string, placement: string): DurableObjectStub<T> {
+    const spec = this.placement(placement);
+    const scoped = spec?.jurisdiction ? namespace.jurisdiction(spec.jurisdiction) : namespace;
+    return spec?.locationHint ? scoped.getByName(name, { locationHint: spec.locationHint }) : scoped.getByName(name);
+  }
+
+  /** A configured placement's settings. */
+  placement(name: string): Placement | undefined {
+    return this.config.placements.find((p) => p.name === name);
   }
 
   /** Every restore worker of a placement, shard by shard. */
@@ -88,9 +117,9 @@ export class Host implements ObjectHost {
    * spell results differently from the classes' own signatures; each class `implements` its calls.
    */
   readonly objects: ObjectDirectory = {
-    taskObject: (name) => this.env.TASK_OBJECT.getByName(name) as unknown as TaskObjectCalls,
+    taskObject: (name) => this.taskObjectNamed(name) as unknown as TaskObjectCalls,
     coordinator: () => this.coordinator() as unknown as CoordinatorCalls,
-    restoreWorker: (name) => this.env.RESTORE_WORKER.getByName(name) as unknown as RestoreWorkerCalls,
+    restoreWorker: (name) => this.restoreWorkerNamed(name) as unknown as RestoreWorkerCalls,
     partition: (tp) => this.partition(tp),
     groupDirectory: () => this.groupDirectory(),
   };

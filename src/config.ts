@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { parseTopicConfig, topicConfig } from "./log/topic-config";
 import { MAX_RESTORE_SHARDS, type RestoreShardsSetting } from "./restore/sharding";
+import { parsePlacements, type Placement } from "./placements";
 import type { TopicSpec } from "./log/topics";
 import { setLogLevel } from "./util/log";
 
@@ -14,11 +15,18 @@ const count = (fallback: number, min: number) => z.coerce.number().int().min(min
 const schema = z.object({
   API_TOKEN: z.string().optional(),
   ENVIRONMENT: z.string().default("production"),
+  /** Placements: `name`, `name:locationHint` or `name:locationHint:jurisdiction`, comma-separated (src/placements.ts). */
   PLACEMENTS: z
     .string()
     .default("a,b")
-    .transform((s) => s.split(",").map((p) => p.trim()).filter(Boolean))
-    .pipe(z.array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "placement names are 1-64 letters, digits, _ or -")).min(1)),
+    .transform((s, ctx) => {
+      try {
+        return parsePlacements(s);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
+        return z.NEVER;
+      }
+    }),
   NUM_STANDBYS: count(0, 0),
   /** A warm instance this close to the changelog's end may take over as active (Kafka's acceptable.recovery.lag). */
   ACCEPTABLE_RECOVERY_LAG: count(10_000, 0),
@@ -84,7 +92,11 @@ const schema = z.object({
 /** The vars a Worker may set (every one optional; the defaults are the schema's): strings, as Worker vars are. */
 export type ConfigVars = { readonly [K in keyof z.input<typeof schema>]?: string };
 
-export type Config = Readonly<z.infer<typeof schema>> & {
+export type Config = Readonly<Omit<z.infer<typeof schema>, "PLACEMENTS">> & {
+  /** The configured placements' names, in order. */
+  readonly PLACEMENTS: readonly string[];
+  /** The configured placements, with their location hints and jurisdictions. */
+  readonly placements: readonly Placement[];
   /** True under `wrangler dev` / tests with `ENVIRONMENT=development`: an unset token is tolerated. */
   readonly localDevelopment: boolean;
 };
@@ -109,7 +121,7 @@ export function readConfig(env: object): Config {
   if (config.LOG_BACKEND === "upstash" && (!config.UPSTASH_KAFKA_REST_URL || !config.UPSTASH_KAFKA_REST_USERNAME || !config.UPSTASH_KAFKA_REST_PASSWORD)) {
     throw new ConfigError("invalid configuration: LOG_BACKEND=upstash needs UPSTASH_KAFKA_REST_URL, _USERNAME and _PASSWORD");
   }
-  const result = { ...config, localDevelopment: config.ENVIRONMENT === "development" };
+  const result: Config = { ...config, PLACEMENTS: config.PLACEMENTS.map((p) => p.name), placements: config.PLACEMENTS, localDevelopment: config.ENVIRONMENT === "development" };
   // Every entry point reads the configuration before it logs: this is where the level is set.
   setLogLevel(result.LOG_LEVEL);
   cache.set(env, result);

@@ -105,7 +105,7 @@ export class TestDriver {
 
   /** The restore worker serving an instance (its placement's shard for its task). */
   restoreWorkerOf(instance: { taskId: string; placement: string }) {
-    return this.host.env.RESTORE_WORKER.getByName(this.host.restoreWorkerNameOf(instance));
+    return this.host.restoreWorkerNamed(this.host.restoreWorkerNameOf(instance));
   }
 
   /** The task object of an instance. */
