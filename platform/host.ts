@@ -10,7 +10,8 @@ import { readConfig, type Config } from "../src/config";
 import type { TopicCatalog } from "../src/log/topics";
 import type { Log, TopicPartition } from "../src/log/types";
 import { COORDINATOR_NAME, GROUP_DIRECTORY_NAME, groupObjectName, instanceName, parseInstanceName, parseRestoreWorkerName, partitionName, restoreWorkerName } from "../src/names";
-import type { Placement } from "../src/placements";
+import type { Jurisdiction, Placement } from "../src/placements";
+import { logEvent } from "../src/util/log";
 import { restoreShardCount, restoreShardOf } from "../src/restore/sharding";
 import type { EdgeStreamsEnv } from "./bindings";
 import { openLog } from "./open-log";
@@ -80,7 +81,7 @@ export class Host implements ObjectHost {
    */
   private placed<T extends Rpc.DurableObjectBranded | undefined>(namespace: DurableObjectNamespace<T>, name: string, placement: string): DurableObjectStub<T> {
     const spec = this.placement(placement);
-    const scoped = spec?.jurisdiction ? namespace.jurisdiction(spec.jurisdiction) : namespace;
+    const scoped = spec?.jurisdiction ? inJurisdiction(namespace, spec.jurisdiction) : namespace;
     return spec?.locationHint ? scoped.getByName(name, { locationHint: spec.locationHint }) : scoped.getByName(name);
   }
 
@@ -123,4 +124,24 @@ export class Host implements ObjectHost {
     partition: (tp) => this.partition(tp),
     groupDirectory: () => this.groupDirectory(),
   };
+}
+
+let warnedLocalJurisdiction = false;
+
+/**
+ * The namespace restricted to a jurisdiction. Local workerd (`wrangler dev`, tests) does not
+ * implement jurisdictions and says so: there, and only there, the unrestricted namespace is used,
+ * with a warning (deployed, an object of the placement is never created outside it).
+ */
+function inJurisdiction<T extends Rpc.DurableObjectBranded | undefined>(namespace: DurableObjectNamespace<T>, jurisdiction: Jurisdiction): DurableObjectNamespace<T> {
+  try {
+    return namespace.jurisdiction(jurisdiction);
+  } catch (error) {
+    if (!/not implemented in workerd/i.test(String(error))) throw error;
+    if (!warnedLocalJurisdiction) {
+      warnedLocalJurisdiction = true;
+      logEvent("placement.jurisdiction-ignored-locally", { jurisdiction, reason: String(error) }, "warn");
+    }
+    return namespace;
+  }
 }

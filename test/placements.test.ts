@@ -15,15 +15,18 @@ import { application } from "./support/orders-app";
 
 type Call = { binding: string; jurisdiction?: string; name: string; options?: unknown };
 
-/** Namespaces that record how stubs are asked for. */
-function recordingEnv(vars: Record<string, string>): { env: EdgeStreamsEnv; calls: Call[] } {
+/** Namespaces that record how stubs are asked for (`jurisdictionError`: what `jurisdiction()` throws, as workerd does). */
+function recordingEnv(vars: Record<string, string>, jurisdictionError?: string): { env: EdgeStreamsEnv; calls: Call[] } {
   const calls: Call[] = [];
   const namespace = (binding: string, jurisdiction?: string): unknown => ({
     getByName: (name: string, options?: unknown) => {
       calls.push({ binding, name, ...(jurisdiction ? { jurisdiction } : {}), ...(options ? { options } : {}) });
       return {};
     },
-    jurisdiction: (j: string) => namespace(binding, j),
+    jurisdiction: (j: string) => {
+      if (jurisdictionError) throw new Error(jurisdictionError);
+      return namespace(binding, j);
+    },
   });
   const env = { ...vars } as Record<string, unknown>;
   for (const binding of ["LOG_PARTITION", "CONSUMER_GROUP", "TASK_OBJECT", "COORDINATOR", "RESTORE_WORKER"]) env[binding] = namespace(binding);
@@ -82,6 +85,15 @@ describe("PLACEMENTS", () => {
       { binding: "COORDINATOR", name: "coordinator" },
       { binding: "LOG_PARTITION", name: "orders/0" },
     ]);
+  });
+
+  it("uses the unrestricted namespace only where workerd says it has no jurisdictions (local), and fails otherwise", () => {
+    const local = recordingEnv({ PLACEMENTS: "eu:weur:eu" }, "Jurisdiction restrictions are not implemented in workerd.");
+    Host.of(application, local.env).taskObject({ taskId: "0_0", placement: "eu" });
+    expect(local.calls).toEqual([{ binding: "TASK_OBJECT", name: "0_0@eu", options: { locationHint: "weur" } }]);
+    const broken = recordingEnv({ PLACEMENTS: "eu:weur:eu" }, "something else went wrong");
+    expect(() => Host.of(application, broken.env).taskObject({ taskId: "0_0", placement: "eu" })).toThrow(/something else/);
+    expect(broken.calls).toEqual([]);
   });
 
   it("standbys always go to another placement than their active", () => {
