@@ -45,4 +45,13 @@ describe("PARTITIONS", () => {
     expect(fixed.applicationFor(env)).toBe(fixed.application);
     expect(() => streams.application).toThrow(/applicationFor\(env\)/);
   });
+
+  it("survives being copied with a spread, as wrangler dev's middleware copies the default export", () => {
+    const copy = { ...streams };
+    expect(Object.keys(copy)).not.toContain("application");
+    expect(copy.fetch).toBe(streams.fetch);
+    expect(copy.TaskObject).toBe(streams.TaskObject);
+    // A Worker defined by a plain topology still has it.
+    expect(defineEdgeStreams(ordersTotalsTopology("fail", 3)).application.taskIds()).toHaveLength(3);
+  });
 });

@@ -69,11 +69,7 @@ export function defineEdgeStreams<E extends EdgeStreamsEnv = EdgeStreamsEnv>(sou
   const host = (env: EdgeStreamsEnv) => Host.of(applicationFor(env), env);
   const app = createApi(applicationFor);
   const fixed = typeof source === "function" ? undefined : applicationFor({} as EdgeStreamsEnv);
-  return {
-    get application(): Application {
-      if (!fixed) throw new Error("this Worker builds its application from the environment: use applicationFor(env)");
-      return fixed;
-    },
+  const streams: Omit<EdgeStreams, "application"> = {
     applicationFor,
     app,
     fetch: (request, env, ctx) => app.fetch(request, env, ctx),
@@ -104,6 +100,16 @@ export function defineEdgeStreams<E extends EdgeStreamsEnv = EdgeStreamsEnv>(sou
       }
     },
   };
+  // Not enumerable: `wrangler dev` copies the default export with a spread (its middleware), which
+  // must not read it (reading it throws for an application built from the environment).
+  Object.defineProperty(streams, "application", {
+    enumerable: false,
+    get(): Application {
+      if (!fixed) throw new Error("this Worker builds its application from the environment: use applicationFor(env)");
+      return fixed;
+    },
+  });
+  return streams as EdgeStreams;
 }
 
 /**
