@@ -89,7 +89,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
   private readonly crashes: CrashPoints<CoordinatorStep>;
   /** Alarm rounds in a row that left something unpushed (for the back-off). */
   private failures = 0;
-  /** Calls received since the object started (the bench counts them: none in steady state). */
+  /** Calls received since the object started (tests check that ingest in steady state makes none). */
   private received = 0;
   /** The assignment version last reconciled with the configuration (nothing to plan until it changes). */
   private reconciled: number | undefined;
@@ -181,7 +181,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
     return { generation: this.generation(), version: this.store.version(), instances, total: all.length, more, shutdown: this.store.shutdown() ?? null };
   }
 
-  /** Calls received since the object started (the bench's count of coordinator calls). */
+  /** Calls received since the object started (tests count them: ingest in steady state makes none). */
   async callsReceived(): Promise<number> {
     return this.received;
   }
