@@ -14,7 +14,9 @@
  * Scenarios: log-append (the log vs plain SQLite inserts), process (the example topology's
  * throughput on one task, record cache on and off, vs a hand-written Durable Object), e2e (ingest-to-query latency), restore (a wiped
  * task restoring 200,000 changelog records vs plain SQLite inserts), compaction (compaction's
- * throughput, and the records a wiped task replays per live key from a compacted changelog).
+ * throughput, and the records a wiped task replays per live key from a compacted changelog), scale
+ * (the example with 256 partitions and a standby each in its own `wrangler dev`: ingest, views,
+ * coordinator calls, SQLite rows and Durable Object requests per record; the pure reconcile step).
  * A tool beside it, not run by `npm run bench`: bench/profile.mjs (a CPU profile of the app under
  * the process workload, by component).
  */
@@ -23,7 +25,14 @@ import { fileURLToPath } from "node:url";
 import { startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
 import { note } from "./lib/stats.mjs";
 
-const SCENARIOS = ["./scenarios/log-append.mjs", "./scenarios/process.mjs", "./scenarios/e2e.mjs", "./scenarios/restore.mjs", "./scenarios/compaction.mjs"];
+const SCENARIOS = [
+  "./scenarios/log-append.mjs",
+  "./scenarios/process.mjs",
+  "./scenarios/e2e.mjs",
+  "./scenarios/restore.mjs",
+  "./scenarios/compaction.mjs",
+  "./scenarios/scale.mjs",
+];
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 

@@ -6,11 +6,12 @@
  */
 import type { Application } from "../src/application";
 import type { Config } from "../src/config";
-import type { ApplicationShutdown } from "../src/coordinator/coordinator-store";
+import type { ApplicationShutdown, InstanceAssignment } from "../src/coordinator/coordinator-store";
 import type { Log, TopicPartition } from "../src/log/types";
 import type { Registration } from "../src/restore/registry";
 import type { CorruptedInstance } from "../src/restore/restorer";
 import type { RegistrationEnd } from "../src/restore/suspensions";
+import type { InstanceReport } from "../src/summary/summary";
 import type { PartialTaskDescription, TaskDescription } from "../src/task/describe";
 import type { Assignment, InstanceAck, RestoreBatch, RestoreReply } from "../src/task/protocol";
 
@@ -34,17 +35,38 @@ export interface ShutdownRequest {
   readonly reason: string;
 }
 
-/** What task objects and restore workers call of the coordinator. */
+/** What task objects, restore workers and log partitions call of the coordinator. */
 export interface CoordinatorCalls {
   shutdownApplication(request: ShutdownRequest): Promise<ApplicationShutdown>;
   reportCorruption(corrupted: readonly CorruptedInstance[]): Promise<void>;
+  /** A partition's first append while no one listened: the tasks reading it are made if they are not yet. */
+  inputArrived(tp: TopicPartition): Promise<void>;
+}
+
+/** The assignment as the API caches it: every instance, and its version (the last epoch handed out). */
+export interface AssignmentSnapshot {
+  /** Names the coordinator's storage: a new one (its storage deleted) starts versions over. */
+  readonly generation: string;
+  readonly version: number;
+  readonly instances: InstanceAssignment[];
+}
+
+/** A page of the assignment (`GET /tasks`): instances in task and placement order, the total, and the shutdown. */
+export interface AssignmentPage extends AssignmentSnapshot {
+  readonly total: number;
+  /** More instances follow the last one of this page. */
+  readonly more: boolean;
+  readonly shutdown: ApplicationShutdown | null;
 }
 
 /** What task objects and log partitions call of a restore worker. */
 export interface RestoreWorkerCalls {
-  register(registration: Registration & { placement: string }): Promise<boolean>;
+  /** `worker`: the name the instance reached this worker by (its shard), which its changelogs wake. */
+  register(registration: Registration & { placement: string; worker?: string }): Promise<boolean>;
   unregister(instance: string, incarnation: number, end?: RegistrationEnd, epoch?: number): Promise<void>;
   wake(source?: TopicPartition): Promise<void>;
+  /** An instance of the shard says what it is now, for the application summary. */
+  report(report: InstanceReport): Promise<void>;
 }
 
 /** What task objects and restore workers call of a log partition besides the log itself: wake-up subscriptions. */
@@ -63,7 +85,7 @@ export interface GroupDirectoryCalls {
 export interface ObjectDirectory {
   taskObject(name: string): TaskObjectCalls;
   coordinator(): CoordinatorCalls;
-  /** A restore worker by its object name (`restoreWorkerName(placement)`). */
+  /** A restore worker by its object name (`restoreWorkerName(placement, shard)`). */
   restoreWorker(name: string): RestoreWorkerCalls;
   partition(tp: TopicPartition): PartitionCalls;
   groupDirectory(): GroupDirectoryCalls;
@@ -73,6 +95,10 @@ export interface ObjectDirectory {
 export interface ObjectHost {
   readonly application: Application;
   readonly config: Config;
+  /** Restore workers per placement. */
+  readonly restoreShards: number;
+  /** The name of the restore worker serving an instance (its placement's shard for its task). */
+  restoreWorkerNameOf(instance: { readonly taskId: string; readonly placement: string }): string;
   readonly log: Log;
   readonly objects: ObjectDirectory;
 }

@@ -11,21 +11,28 @@
  * killed — leaves a goal that the alarm pushes again, idempotently, until every instance has
  * acknowledged it. A periodic sweep pushes acknowledged assignments again too and checks what the
  * instances report, repairing what they may have lost.
+ *
+ * It is off the data path: ingest and queries of running tasks never wait for it (the API caches
+ * the versioned assignment, see workers/api/cluster.ts). Pushes go out in chunks of PUSH_CHUNK
+ * instances per invocation (each is a subrequest), the alarm continuing with the next chunk; the
+ * reconcile plan is O(T log T) (src/coordinator/reconcile.ts).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Config } from "../src/config";
-import { assignActives } from "../src/coordinator/assignor";
 import { MigrationRefused, MigrationUnderWay } from "../src/coordinator/migration";
 import { CoordinatorStore, type ApplicationShutdown, type InstanceAssignment } from "../src/coordinator/coordinator-store";
-import { placeStandbys, warmUpTargets } from "../src/coordinator/standbys";
+import { planReconcile } from "../src/coordinator/reconcile";
+import { warmUpTargets } from "../src/coordinator/standbys";
+import { CoordinatorUnavailable } from "../src/coordinator/unavailable";
 import type { TaskDescription } from "../src/task/describe";
 import { holds } from "../src/coordinator/holds";
 import { APPLICATION_SHUT_DOWN, type Assignment, type InstanceAck } from "../src/task/protocol";
+import type { TopicPartition } from "../src/log/types";
 import { instanceName } from "../src/names";
 import { CrashPoints } from "../src/util/crash-points";
 import { logEvent } from "../src/util/log";
 import { Serial } from "../src/util/serial";
-import type { CoordinatorCalls, ObjectHost, ShutdownRequest } from "./calls";
+import type { AssignmentPage, AssignmentSnapshot, CoordinatorCalls, ObjectHost, ShutdownRequest } from "./calls";
 
 /** How soon the alarm pushes again what could not be pushed, and re-checks pending automatic moves. */
 const REBALANCE_CHECK_MS = 1_000;
@@ -35,9 +42,21 @@ const MAX_RETRY_MS = 30_000;
 const SWEEP_INTERVAL_MS = 5 * 60_000;
 /** Instances pushed per alarm by the sweep (each push is a subrequest or a few). */
 const SWEEP_CHUNK = 100;
-/** Keys in the object's KV storage: when the next sweep is due, and where the current one stands. */
+/**
+ * Assignments pushed per invocation (each is one subrequest): with the sweep's chunk and the
+ * checks of automatic moves, an alarm stays far below the 1,000 subrequests of the Free plan.
+ */
+export const PUSH_CHUNK = 200;
+/** Warm-up instances described per invocation to decide automatic moves. */
+const MOVE_CHECK_CHUNK = 50;
+/** Keys in the object's KV storage: when the next sweep is due, where the current one stands, and an injected outage. */
 const NEXT_SWEEP_KEY = "next-sweep-at";
 const SWEEP_CURSOR_KEY = "sweep-cursor";
+const FAILING_UNTIL_KEY = "failing-until";
+/** Names this coordinator's storage, for caches of its versioned assignment. */
+const GENERATION_KEY = "generation";
+/** Set while the actives' assignments are pushed again after the shutdown was lifted (they carry `resume`). */
+const RESUMING_KEY = "resuming";
 
 /**
  * Points between the awaits of the coordinator's operations where tests can kill it; each must
@@ -60,6 +79,9 @@ export type TaskResumeResult =
   | { readonly status: "resumed"; readonly task: TaskDescription }
   | { readonly status: "application-shut-down"; readonly shutdown: ApplicationShutdown };
 
+/** Where converging stands: everything pushed; more to push (at once); or something failed or waits (back off). */
+type Progress = { readonly done: boolean; readonly more: boolean };
+
 /** The coordinator; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
 export class Coordinator extends DurableObject implements CoordinatorCalls {
   private readonly store: CoordinatorStore;
@@ -67,6 +89,12 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
   private readonly crashes: CrashPoints<CoordinatorStep>;
   /** Alarm rounds in a row that left something unpushed (for the back-off). */
   private failures = 0;
+  /** Calls received since the object started (tests check that ingest in steady state makes none). */
+  private received = 0;
+  /** The assignment version last reconciled with the configuration (nothing to plan until it changes). */
+  private reconciled: number | undefined;
+  /** Until when an injected outage lasts (epoch ms; kept in storage too). */
+  private failingUntil: number;
 
   constructor(
     ctx: DurableObjectState,
@@ -75,6 +103,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
   ) {
     super(ctx, env as never);
     this.store = new CoordinatorStore(ctx.storage);
+    this.failingUntil = ctx.storage.kv.get<number>(FAILING_UNTIL_KEY) ?? 0;
     this.crashes = new CrashPoints(
       (reason) => this.ctx.abort(reason),
       () => this.ctx.storage.sync(),
@@ -90,89 +119,171 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
   }
 
   /**
-   * The assignment, made or repaired as needed, and pushed to the instances that have not
-   * acknowledged theirs. An instance that cannot be told now does not fail the call (callers
+   * Every call starts here: counted, and refused while an injected outage lasts (the fault route
+   * `POST /admin/coordinator/fail`), as a coordinator that cannot be reached would fail.
+   */
+  private enter(): void {
+    this.received++;
+    const left = this.failingUntil - Date.now();
+    if (left > 0) throw new CoordinatorUnavailable(`the coordinator does not answer (injected failure, ${Math.ceil(left / 1000)} s left)`);
+  }
+
+  /**
+   * The assignment, made or repaired as needed, and pushed (a chunk) to the instances that have
+   * not acknowledged theirs. An instance that cannot be told now does not fail the call (callers
    * need the assignment, not the push): the alarm pushes again shortly.
    */
   async ensureAssigned(): Promise<InstanceAssignment[]> {
+    this.enter();
     return this.serial.run(async () => {
       await this.converge();
       return this.store.instances();
     });
   }
 
-  /** Every step toward the goal, each of which may be cut short (the alarm comes back to it). True when nothing is left. */
-  private async converge(): Promise<boolean> {
+  /**
+   * The versioned assignment the API caches at the edge; made first when some task has no active
+   * instance yet (first use, or a task the application gained), and pushed (a chunk) while an
+   * active has not taken its assignment, so that it names owners that answer.
+   */
+  async snapshot(): Promise<AssignmentSnapshot> {
+    this.enter();
+    if (!this.everyActiveAcknowledged()) await this.serial.run(() => this.converge());
+    return { generation: this.generation(), version: this.store.version(), instances: this.store.instances() };
+  }
+
+  private generation(): string {
+    const stored = this.ctx.storage.kv.get<string>(GENERATION_KEY);
+    if (stored !== undefined) return stored;
+    const generation = crypto.randomUUID();
+    this.ctx.storage.kv.put(GENERATION_KEY, generation);
+    return generation;
+  }
+
+  /**
+   * A log partition had its first append while no one listened (src: `LogPartition`): tasks are
+   * made when their input first arrives. Cheap when every task has an active instance already.
+   */
+  async inputArrived(_tp: TopicPartition): Promise<void> {
+    this.enter();
+    if (this.everyTaskAssigned()) return;
+    await this.serial.run(() => this.converge());
+  }
+
+  /** A page of the assignment for `GET /tasks` and the views: instances after `after`, the total and the shutdown. */
+  async page(after: { taskId: string; placement: string } | undefined, limit: number): Promise<AssignmentPage> {
+    this.enter();
+    if (!this.everyTaskAssigned()) await this.serial.run(() => this.converge());
+    const instances = this.store.page(after, limit);
+    const all = this.store.instances();
+    const last = instances[instances.length - 1];
+    const more = last !== undefined && all[all.length - 1] !== last;
+    return { generation: this.generation(), version: this.store.version(), instances, total: all.length, more, shutdown: this.store.shutdown() ?? null };
+  }
+
+  /** Calls received since the object started (tests count them: ingest in steady state makes none). */
+  async callsReceived(): Promise<number> {
+    return this.received;
+  }
+
+  /**
+   * Fault route: for `ms`, every call fails as if the coordinator could not be reached, and its
+   * alarm does no work (rebalancing stops). Kept in storage, so a restart does not end it; 0 ends it.
+   */
+  async failFor(ms: number): Promise<{ until: number }> {
+    const until = Date.now() + Math.max(0, ms);
+    if (ms > 0) this.ctx.storage.kv.put(FAILING_UNTIL_KEY, until);
+    else this.ctx.storage.kv.delete(FAILING_UNTIL_KEY);
+    this.failingUntil = ms > 0 ? until : 0;
+    // Afterwards, whatever waits is pushed.
+    await this.armAlarm(Math.max(0, ms));
+    return { until };
+  }
+
+  private everyTaskAssigned(): boolean {
+    return this.host.application.taskIds().every((t) => this.store.activeOf(t) !== undefined);
+  }
+
+  /** Every task has an active instance that took its assignment: the snapshot names owners that answer. */
+  private everyActiveAcknowledged(): boolean {
+    return this.host.application.taskIds().every((t) => this.store.activeOf(t)?.acknowledged === true);
+  }
+
+  /** Every step toward the goal, each of which may be cut short (the alarm comes back to it). */
+  private async converge(focus?: string): Promise<Progress> {
     this.reconcile();
-    const pushed = await this.pushUnacknowledged();
+    const pushed = await this.pushUnacknowledged(focus);
     const moved = await this.moveOffRemovedPlacements().catch((error: unknown) => {
       logEvent("coordinator.move-failed", { error: String(error) }, "warn");
-      return false;
+      return { done: false, more: false };
     });
-    const halted = await this.haltActives();
-    return pushed && moved && halted;
+    return { done: pushed.done && moved.done, more: (pushed.more || moved.more) && !(pushed.failed ?? false) };
   }
 
   /** Whether (and why) the application is shut down. */
   async shutdownState(): Promise<ApplicationShutdown | null> {
+    this.enter();
     return this.store.shutdown() ?? null;
   }
 
   /**
    * A task's uncaught error chose `"shutdown-application"` (Kafka's SHUTDOWN_APPLICATION): every
    * active instance stops, and instances assigned later start stopped, until `resumeApplication`.
-   * The first request's reason stays; the shutdown survives restarts of the coordinator.
+   * The first request's reason stays; the shutdown survives restarts of the coordinator. The
+   * actives' assignments are marked to be pushed again (halted), in chunks, with the shutdown.
    */
   async shutdownApplication(request: ShutdownRequest): Promise<ApplicationShutdown> {
+    this.enter();
     return this.serial.run(async () => {
+      const existing = this.store.shutdown();
+      if (existing) return existing;
       await this.armAlarm(REBALANCE_CHECK_MS);
-      const shutdown = this.store.transaction(() => this.store.shutDown({ ...request, at: Date.now() }));
+      const shutdown = this.store.transaction(() => {
+        this.store.unacknowledge("active");
+        return this.store.shutDown({ ...request, at: Date.now() });
+      });
       await this.crashes.reachAfterWrites("shutdown:after-record");
-      await this.haltActives();
+      await this.pushUnacknowledged();
       return shutdown;
     });
   }
 
   /**
-   * An operator lifts the shutdown: every active instance's failure is cleared and it processes
-   * again. A crash after the shutdown is lifted leaves the rest to the sweep, due at once.
+   * An operator lifts the shutdown: every active instance's assignment is pushed again without
+   * the halt, which clears its failure, and it processes again. Answers the actives resumed by
+   * this call (the first chunk); the alarm resumes any others.
    */
-  async resumeApplication(): Promise<TaskDescription[]> {
+  async resumeApplication(): Promise<InstanceAck[]> {
+    this.enter();
     return this.serial.run(async () => {
-      this.ctx.storage.kv.put(NEXT_SWEEP_KEY, 0);
       await this.armAlarm(REBALANCE_CHECK_MS);
-      this.store.transaction(() => this.store.clearShutdown());
+      this.store.transaction(() => {
+        this.store.clearShutdown();
+        this.store.unacknowledge("active");
+        this.ctx.storage.kv.put(RESUMING_KEY, true);
+      });
       await this.crashes.reachAfterWrites("resume:after-clear");
-      const actives = this.store.instances().filter((i) => i.role === "active");
-      return Promise.all(actives.map((active) => this.instance(active).resume()));
+      const { acks } = await this.pushUnacknowledged();
+      return acks.filter((a): a is InstanceAck => a !== undefined && a.role === "active");
     });
   }
 
   /** An operator resumes one task stopped by its own uncaught error; refused while the application is shut down. */
   async resumeTask(taskId: string): Promise<TaskResumeResult> {
+    this.enter();
     return this.serial.run(async () => {
       const shutdown = this.store.shutdown();
       if (shutdown) return { status: "application-shut-down" as const, shutdown };
       this.reconcile();
-      await this.pushUnacknowledged();
-      const active = this.store.instances().find((i) => i.taskId === taskId && i.role === "active")!;
+      await this.pushUnacknowledged(taskId);
+      const active = this.store.activeOf(taskId)!;
       return { status: "resumed" as const, task: await this.instance(active).resume() };
     });
   }
 
-  /** While the application is shut down, stops every active instance still processing. False when one could not be told (the alarm retries). */
-  private async haltActives(): Promise<boolean> {
-    const shutdown = this.store.shutdown();
-    if (!shutdown) return true;
-    const actives = this.store.instances().filter((i) => i.role === "active");
-    const results = await Promise.allSettled(actives.map((active) => this.instance(active).halt(haltReason(shutdown))));
-    if (results.every((r) => r.status === "fulfilled")) return true;
-    await this.armAlarm(REBALANCE_CHECK_MS);
-    return false;
-  }
-
   /** The current assignment, without changing it. */
   async assignments(): Promise<InstanceAssignment[]> {
+    this.enter();
     return this.store.instances();
   }
 
@@ -184,6 +295,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
    * delays it (the alarm completes it), and the call fails saying so.
    */
   async migrate(taskId: string, to: string): Promise<MigrationResult> {
+    this.enter();
     return this.serial.run(() => this.migrateNow(taskId, to));
   }
 
@@ -191,18 +303,15 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
     if (!this.host.application.task(taskId)) throw new MigrationRefused(`unknown task ${JSON.stringify(taskId)}`);
     if (!this.config.PLACEMENTS.includes(to)) throw new MigrationRefused(`unknown placement ${JSON.stringify(to)}`);
     this.reconcile();
-    const active = this.activeOf(taskId);
+    const active = this.store.activeOf(taskId)!;
     if (active.placement !== to) {
       await this.armAlarm(REBALANCE_CHECK_MS);
-      this.store.transaction(() => {
-        this.store.put({ ...active, role: "idle", acknowledged: false });
-        this.store.put({ taskId, placement: to, role: "active", epoch: this.store.nextEpoch(), acknowledged: false });
-      });
+      this.store.transaction(() => this.storeMove(active, to));
       await this.crashes.reachAfterWrites("migrate:after-intent");
       this.reconcile();
     }
-    await this.pushUnacknowledged();
-    const now = this.activeOf(taskId);
+    await this.pushUnacknowledged(taskId);
+    const now = this.store.activeOf(taskId)!;
     if (!now.acknowledged)
       throw new MigrationUnderWay(
         `the move of task ${taskId} to ${to} is under way and completes on its own: ${this.lastPushError ?? "an instance has not answered yet"}`,
@@ -210,8 +319,10 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
     return { changed: active.placement !== to, from: active.placement, to, epoch: now.epoch };
   }
 
-  private activeOf(taskId: string): InstanceAssignment {
-    return this.store.instances().find((i) => i.taskId === taskId && i.role === "active")!;
+  /** The goal of a move: the active becomes idle (to revoke), the instance at `to` the new active. */
+  private storeMove(active: InstanceAssignment, to: string): void {
+    this.store.put({ ...active, role: "idle", acknowledged: false });
+    this.store.put({ taskId: active.taskId, placement: to, role: "active", epoch: this.store.nextEpoch(), acknowledged: false });
   }
 
   /**
@@ -221,24 +332,31 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
    * worker, which keeps the registrations until it got through.)
    */
   async reportCorruption(corrupted: readonly { instance: string; incarnation: number }[]): Promise<void> {
+    this.enter();
     await Promise.all(corrupted.map(({ instance, incarnation }) => this.host.objects.taskObject(instance).corrupt(incarnation)));
   }
 
   /**
-   * Pushes what is unacknowledged, completes automatic moves and the shutdown, and sweeps when
-   * due. Never fails (an alarm that fails 6 times is dropped): it comes back with a back-off.
+   * Pushes what is unacknowledged (a chunk per invocation), completes automatic moves, and sweeps
+   * when due. Never fails (an alarm that fails 6 times is dropped): it comes back with a back-off.
+   * During an injected outage it does nothing until the outage ends.
    */
   override async alarm(): Promise<void> {
-    let done = false;
+    if (this.failingUntil > Date.now()) {
+      await this.ctx.storage.setAlarm(this.failingUntil);
+      return;
+    }
+    let progress: Progress = { done: false, more: false };
     let sweeping = false;
     try {
-      done = await this.serial.run(() => this.converge());
+      progress = await this.serial.run(() => this.converge());
       sweeping = await this.serial.run(() => this.sweepIfDue());
     } catch (error) {
       logEvent("coordinator.alarm-failed", { error: String(error) }, "warn");
     }
-    this.failures = done ? 0 : this.failures + 1;
-    if (!done) await this.armAlarm(Math.min(MAX_RETRY_MS, REBALANCE_CHECK_MS * 2 ** Math.min(this.failures - 1, 16)));
+    this.failures = progress.done || progress.more ? 0 : this.failures + 1;
+    if (progress.more) await this.armAlarm(0);
+    else if (!progress.done) await this.armAlarm(Math.min(MAX_RETRY_MS, REBALANCE_CHECK_MS * 2 ** Math.min(this.failures - 1, 16)));
     else if (sweeping) await this.armAlarm(REBALANCE_CHECK_MS);
     else await this.armAlarm(Math.max(0, (this.ctx.storage.kv.get<number>(NEXT_SWEEP_KEY) ?? 0) - Date.now()));
   }
@@ -250,6 +368,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
    * lacks. Runs when due (every SWEEP_INTERVAL_MS); true while a sweep is under way.
    */
   async sweep(): Promise<{ pushed: number; repaired: number; more: boolean }> {
+    this.enter();
     return this.serial.run(() => this.sweepChunk());
   }
 
@@ -294,80 +413,69 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
   }
 
   /**
-   * Brings the stored assignment in line with the configuration: an active per task (sticky,
-   * balanced), NUM_STANDBYS standbys at other placements, and a warm-up standby for every active
-   * on a placement no longer configured. Only writes; pushing comes after.
+   * Brings the stored assignment in line with the configuration (src/coordinator/reconcile.ts):
+   * an active per task (sticky, balanced), NUM_STANDBYS standbys at other placements, and a
+   * warm-up standby for every active on a placement no longer configured. Only writes (pushing
+   * comes after), all under fresh epochs, in one transaction; nothing to do while the assignment
+   * has not changed since it was last reconciled.
    */
   private reconcile(): void {
-    const { PLACEMENTS: placements, NUM_STANDBYS: standbys } = this.config;
-    this.store.transaction(() => {
-      const instances = this.store.instances();
-      const actives = instances.filter((i) => i.role === "active");
-      const taskIds = this.host.application.taskIds();
-      const activeTasks = new Set(actives.map((a) => a.taskId));
-      const missing = new Set(taskIds.filter((t) => !activeTasks.has(t)));
-      if (missing.size > 0) {
-        const wanted = assignActives(
-          taskIds,
-          placements,
-          actives.filter((a) => placements.includes(a.placement)),
-        );
-        for (const { taskId, placement } of wanted) {
-          if (!missing.has(taskId)) continue;
-          this.store.put({ taskId, placement, role: "active", epoch: this.store.nextEpoch(), acknowledged: false });
-        }
-      }
-      const current = this.store.instances();
-      const activePlacements = current.filter((i) => i.role === "active" && placements.includes(i.placement));
-      const desired = [...placeStandbys(activePlacements, placements, current, standbys), ...warmUpTargets(current, placements)];
-      const isDesired = (i: { taskId: string; placement: string }) => desired.some((d) => d.taskId === i.taskId && d.placement === i.placement);
-      for (const instance of current) {
-        if (instance.role === "active") continue;
-        const wanted = isDesired(instance);
-        if (wanted && instance.role !== "standby") this.store.put({ ...instance, role: "standby", epoch: this.store.nextEpoch(), acknowledged: false });
-        if (!wanted && instance.role === "standby") this.store.put({ ...instance, role: "idle", epoch: this.store.nextEpoch(), acknowledged: false });
-      }
-      for (const d of desired) {
-        if (!current.some((i) => i.taskId === d.taskId && i.placement === d.placement)) {
-          this.store.put({ ...d, role: "standby", epoch: this.store.nextEpoch(), acknowledged: false });
-        }
-      }
+    if (this.reconciled === this.store.version() && this.reconciled !== undefined) return;
+    const changes = planReconcile({
+      taskIds: this.host.application.taskIds(),
+      placements: this.config.PLACEMENTS,
+      standbys: this.config.NUM_STANDBYS,
+      instances: this.store.instances(),
     });
+    if (changes.length > 0) {
+      this.store.transaction(() => {
+        let epoch = this.store.allocateEpochs(changes.length);
+        for (const change of changes) this.store.put({ ...change, epoch: epoch++, acknowledged: false });
+      });
+    }
+    this.reconciled = this.store.version();
   }
 
   /** Why the last push failed, for the error of a migration left under way. */
   private lastPushError: string | undefined;
 
   /**
-   * Tells instances their unacknowledged assignments, the alarm armed first. Revocations and
-   * standby assignments go first; a task's new active only once every other instance of that task
-   * has acknowledged (so the previous active has flushed and stopped). Every instance is told even
-   * when one cannot be; false when some could not (they stay unacknowledged, for the alarm).
+   * Tells instances their unacknowledged assignments (at most PUSH_CHUNK; `focus`'s first), the
+   * alarm armed first. Revocations and standby assignments go first; a task's new active only
+   * once every other instance of that task has acknowledged (so the previous active has flushed
+   * and stopped). Every instance of the chunk is told even when one cannot be. `done` when nothing
+   * is left unacknowledged; `more` when the chunk was full; `failed` when some could not be told.
    */
-  private async pushUnacknowledged(): Promise<boolean> {
-    const pending = this.store.instances().filter((i) => !i.acknowledged);
-    if (pending.length === 0) return true;
+  private async pushUnacknowledged(focus?: string): Promise<{ done: boolean; more: boolean; failed?: boolean; acks: (InstanceAck | undefined)[] }> {
+    let pending = this.store.instances().filter((i) => !i.acknowledged);
+    if (pending.length === 0) return { done: true, more: false, acks: [] };
     await this.armAlarm(REBALANCE_CHECK_MS);
-    const others = pending.filter((i) => i.role !== "active");
-    const failed = (await this.pushAll(others)).length > 0;
+    if (focus !== undefined) pending = [...pending.filter((i) => i.taskId === focus), ...pending.filter((i) => i.taskId !== focus)];
+    const others = pending.filter((i) => i.role !== "active").slice(0, PUSH_CHUNK);
+    const first = await this.pushAll(others);
     const waiting = new Set(
       this.store
         .instances()
         .filter((i) => !i.acknowledged && i.role !== "active")
         .map((i) => i.taskId),
     );
-    const actives = pending.filter((i) => i.role === "active" && !waiting.has(i.taskId));
-    const failedActives = await this.pushAll(actives);
-    return !failed && failedActives.length === 0 && waiting.size === 0;
+    const actives = pending.filter((i) => i.role === "active" && !waiting.has(i.taskId)).slice(0, PUSH_CHUNK - others.length);
+    const second = await this.pushAll(actives);
+    const failed = first.failed.length + second.failed.length > 0;
+    const left = this.store.instances().some((i) => !i.acknowledged);
+    if (this.ctx.storage.kv.get(RESUMING_KEY) && !this.store.instances().some((i) => !i.acknowledged && i.role === "active"))
+      this.ctx.storage.kv.delete(RESUMING_KEY);
+    return { done: !left, more: left && !failed && others.length + actives.length >= PUSH_CHUNK, failed, acks: [...first.acks, ...second.acks] };
   }
 
-  /** Pushes each instance's assignment and records each acknowledgement; returns the ones that failed. */
-  private async pushAll(instances: readonly InstanceAssignment[]): Promise<InstanceAssignment[]> {
+  /** Pushes each instance's assignment and records each acknowledgement; returns the acknowledgements and the ones that failed. */
+  private async pushAll(instances: readonly InstanceAssignment[]): Promise<{ acks: (InstanceAck | undefined)[]; failed: InstanceAssignment[] }> {
     const results = await Promise.allSettled(
       instances.map(async (instance) => {
-        await this.push(instance);
+        const ack = await this.push(instance);
         await this.crashes.reachAfterWrites("push:after-instance");
         this.store.transaction(() => this.store.acknowledge(instance.taskId, instance.placement, instance.epoch));
+        return ack;
       }),
     );
     const failed = instances.filter((_, i) => results[i]!.status === "rejected");
@@ -376,7 +484,8 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
       this.lastPushError = reasons[0];
       logEvent("coordinator.push-failed", { instances: failed.map(instanceName).join(","), error: reasons[0] }, "warn");
     }
-    return failed;
+    const acks = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    return { acks, failed };
   }
 
   /**
@@ -390,32 +499,53 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
     return stub.assign(this.assignmentOf(instance, this.store.shutdown()));
   }
 
-  /** What an instance is told: its assignment, halted while the application is shut down. */
+  /**
+   * What an instance is told: its assignment, halted while the application is shut down, and for
+   * an active whose shutdown was just lifted, to resume.
+   */
   private assignmentOf(instance: InstanceAssignment, shutdown: ApplicationShutdown | undefined): Assignment {
     const { taskId, placement, role, epoch } = instance;
-    return { taskId, placement, role, epoch, ...(shutdown && role === "active" ? { halted: haltReason(shutdown) } : {}) };
+    if (role !== "active") return { taskId, placement, role, epoch };
+    if (shutdown) return { taskId, placement, role, epoch, halted: haltReason(shutdown) };
+    return this.ctx.storage.kv.get(RESUMING_KEY) && !instance.acknowledged
+      ? { taskId, placement, role, epoch, resume: true }
+      : { taskId, placement, role, epoch };
   }
 
   /**
    * Actives on placements no longer configured move once their warm-up standby (see `reconcile`)
-   * is within ACCEPTABLE_RECOVERY_LAG (Kafka's acceptable.recovery.lag). False while one is still
-   * catching up (the alarm checks again shortly).
+   * is within ACCEPTABLE_RECOVERY_LAG (Kafka's acceptable.recovery.lag): MOVE_CHECK_CHUNK warm-up
+   * instances described per call, the moves found stored together and pushed. Not done while one
+   * is still catching up or left unchecked (the alarm checks again).
    */
-  private async moveOffRemovedPlacements(): Promise<boolean> {
+  private async moveOffRemovedPlacements(): Promise<Progress> {
     const targets = warmUpTargets(this.store.instances(), this.config.PLACEMENTS);
+    if (targets.length === 0) return { done: true, more: false };
     let waiting = false;
+    const checks: InstanceAssignment[] = [];
     for (const { taskId, placement: to } of targets) {
-      const warm = this.store.instances().find((i) => i.taskId === taskId && i.placement === to);
-      if (!warm?.acknowledged) {
-        waiting = true;
-        continue;
-      }
-      const description = await this.instance(warm).describe();
-      if (description.lag <= this.config.ACCEPTABLE_RECOVERY_LAG) await this.migrateNow(taskId, to);
-      else waiting = true;
+      const warm = this.store.get(taskId, to);
+      if (!warm?.acknowledged || checks.length >= MOVE_CHECK_CHUNK) waiting = true;
+      else checks.push(warm);
+    }
+    const described = await Promise.allSettled(checks.map((warm) => this.instance(warm).describe()));
+    const ready = checks.filter((_, i) => {
+      const d = described[i]!;
+      const caughtUp = d.status === "fulfilled" && d.value.lag <= this.config.ACCEPTABLE_RECOVERY_LAG;
+      if (!caughtUp) waiting = true;
+      return caughtUp;
+    });
+    if (ready.length > 0) {
+      await this.armAlarm(REBALANCE_CHECK_MS);
+      this.store.transaction(() => {
+        for (const warm of ready) this.storeMove(this.store.activeOf(warm.taskId)!, warm.placement);
+      });
+      this.reconcile();
+      const pushed = await this.pushUnacknowledged();
+      if (!pushed.done) waiting = true;
     }
     if (waiting) await this.armAlarm(REBALANCE_CHECK_MS);
-    return !waiting;
+    return { done: !waiting, more: false };
   }
 
   /** Arms the alarm `delayMs` from now, unless one is armed sooner. */

@@ -21,6 +21,15 @@ const MAX_ECHO_MS = 5 * 60_000;
 const UNSEEN_READER_ECHOES = 2;
 /** A failed wake-up is tried again this many times, after these delays. */
 const WAKE_RETRY_MS = [100, 1_000];
+/** Key in the object's KV storage: the coordinator has heard of this partition's input. */
+const COORDINATOR_TOLD_KEY = "coordinator-told";
+/** A failed call to the coordinator is made again by the alarm this much later. */
+const COORDINATOR_RETRY_MS = 5_000;
+
+/** What a partition knows of the application it serves: which topics its tasks read (none for a bare log). */
+export interface PartitionOptions {
+  readonly isTaskInput?: (topic: string) => boolean;
+}
 
 /** A partition of the embedded log; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
 export class LogPartition extends DurableObject implements PartitionCalls {
@@ -33,10 +42,14 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   /** Echo wake-ups made since the last append (for their back-off); unknown after a restart. */
   private echoes: number | undefined;
 
+  /** A call to the coordinator is on its way. */
+  private tellingCoordinator = false;
+
   constructor(
     ctx: DurableObjectState,
     env: unknown,
     private readonly objects: ObjectDirectory,
+    private readonly options: PartitionOptions = {},
   ) {
     super(ctx, env as never);
     this.store = new PartitionStore(ctx.storage);
@@ -76,6 +89,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (config) this.store.configure(tp, config);
     if (!result.value.duplicate) {
       this.wakeSubscribers(tp);
+      if (this.coordinatorMustHear(tp)) this.ctx.waitUntil(this.tellCoordinator(tp));
       // A wake-up can be lost: the alarm wakes the subscribers again a little later (see `alarm`).
       this.echoes = 0;
       if (this.subscribers.list().length > 0) await this.armAlarm(Date.now() + ECHO_MS);
@@ -111,6 +125,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       this.echoes = (this.echoes ?? 0) + 1;
       sooner(now + Math.min(MAX_ECHO_MS, ECHO_MS * 2 ** Math.min(this.echoes, 16)));
     }
+    if (this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp))) sooner(now + COORDINATOR_RETRY_MS);
     try {
       sooner(this.store.maintain(tp, now, undefined, false).nextAt);
     } catch (error) {
@@ -118,6 +133,35 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       sooner(now + MAINTENANCE_RETRY_MS);
     }
     if (next !== undefined) await this.ctx.storage.setAlarm(Math.max(Date.now(), next));
+  }
+
+  /**
+   * Tasks come into being when their input first arrives: the first append to a partition that
+   * tasks read, while no task listens, tells the coordinator once (it makes the tasks that do not
+   * exist yet). Not the data path: the append does not wait for it, and it is never asked again
+   * once it answered; a failure is retried by the alarm.
+   */
+  private coordinatorMustHear(tp: TopicPartition): boolean {
+    return (
+      (this.options.isTaskInput?.(tp.topic) ?? false) && this.subscribers.list().length === 0 && this.ctx.storage.kv.get(COORDINATOR_TOLD_KEY) === undefined
+    );
+  }
+
+  /** True once the coordinator has heard (or a call is on its way); false when it could not be reached (the alarm tries again). */
+  private async tellCoordinator(tp: TopicPartition): Promise<boolean> {
+    if (this.tellingCoordinator) return true;
+    this.tellingCoordinator = true;
+    try {
+      await this.objects.coordinator().inputArrived(tp);
+      this.ctx.storage.kv.put(COORDINATOR_TOLD_KEY, Date.now());
+      return true;
+    } catch (error) {
+      logEvent("log.coordinator-unreachable", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
+      await this.armAlarm(Date.now() + COORDINATOR_RETRY_MS);
+      return false;
+    } finally {
+      this.tellingCoordinator = false;
+    }
   }
 
   /** Runs retention and compaction now, within the usual budget (tests and operators; the alarm does the same). */

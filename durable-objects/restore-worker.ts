@@ -9,10 +9,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Log, TopicPartition } from "../src/log/types";
 import { RestoreRegistry, type ChangelogWork, type Registration } from "../src/restore/registry";
+import { InstanceReports } from "../src/restore/reports";
+import type { InstanceReport, Summary } from "../src/summary/summary";
 import { Restorer, type CorruptedInstance, type RestoreStep } from "../src/restore/restorer";
 import { suspensionsOnEnd, suspensionsOnRegister, type RegistrationEnd, type Suspension } from "../src/restore/suspensions";
 import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
-import { restoreWorkerName } from "../src/names";
+import { parseRestoreWorkerName, restoreWorkerName } from "../src/names";
+import { restoreShardOf } from "../src/restore/sharding";
 import { CrashPoints } from "../src/util/crash-points";
 import { logEvent } from "../src/util/log";
 import { Serial } from "../src/util/serial";
@@ -23,10 +26,14 @@ import type { ObjectHost, RestoreWorkerCalls } from "./calls";
 const RETRY_MS = 250;
 /** ... doubling per such round, up to this. Alarms are never left to fail: Cloudflare drops one after 6 failed retries. */
 const MAX_RETRY_MS = 30_000;
+/** Key in the object's KV storage: the name instances reach this worker by (`restore@<placement>[#<shard>]`). */
+const NAME_KEY = "name";
 
 /** The restore worker; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
 export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   private readonly registry: RestoreRegistry;
+  /** The latest report of each instance this shard serves, for the application summary. */
+  private readonly reports: InstanceReports;
   private readonly restorer: Restorer;
   private readonly log: Log;
   private readonly serial = new Serial();
@@ -51,13 +58,14 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     const { application, config } = host;
     this.polls = config.LOG_BACKEND === "upstash";
     this.registry = new RestoreRegistry(ctx.storage);
+    this.reports = new InstanceReports(ctx.storage);
     this.log = host.log;
     this.restorer = new Restorer({
       registry: this.registry,
       log: this.log,
       batchRecords: config.RESTORE_BATCH_RECORDS,
       apply: (instance, batch) => this.apply(instance, batch),
-      reportCorruption: (corrupted) => this.report(corrupted),
+      reportCorruption: (corrupted) => this.reportCorrupted(corrupted),
       restoreListener: application.restoreListener,
       standbyListener: application.standbyListener,
       onStep: (step) => this.crashes.reach(step),
@@ -70,15 +78,17 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
    * instances repeat it until they hear it was taken. The alarm is armed first, so a registration
    * that became durable always has a round coming, whatever happens after.
    */
-  async register(registration: Registration & { placement: string }): Promise<boolean> {
+  async register(registration: Registration & { placement: string; worker?: string }): Promise<boolean> {
     await this.schedule();
+    const name = registration.worker ?? restoreWorkerName(registration.placement);
+    if (this.ctx.storage.kv.get(NAME_KEY) !== name) this.ctx.storage.kv.put(NAME_KEY, name);
     const previous = this.registry.all().filter((w) => w.instance === registration.instance);
     const outcome = this.registry.register(registration);
     if (outcome === "refused") return false;
     if (outcome === "registered") await this.notify(suspensionsOnRegister(previous, registration));
     if (registration.role === "standby") {
       // Standbys wait for their changelogs to grow: the partitions wake this worker on appends.
-      await Promise.all(registration.changelogs.map((tp) => this.partition(tp).subscribe(restoreWorkerName(registration.placement))));
+      await Promise.all(registration.changelogs.map((tp) => this.partition(tp).subscribe(name)));
     }
     return true;
   }
@@ -140,6 +150,20 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     return { ...this.registry.control(), changelogs: this.registry.all() };
   }
 
+  /** An instance of this shard says what it is now (throttled at the instance; a later report wins). */
+  async report(report: InstanceReport): Promise<void> {
+    this.reports.put(report);
+  }
+
+  /**
+   * This shard's part of the application summary — the reports of the tasks that hash to
+   * `shard` of `shards` (others are left from before `RESTORE_SHARDS` changed) — and its
+   * restore control. One call per shard makes a view, whatever the number of tasks.
+   */
+  async summary(shard: number, shards: number): Promise<Summary & { paused: boolean; budget: number | null }> {
+    return { ...this.reports.summary((r) => restoreShardOf(r.taskId, shards) === shard), ...this.registry.control() };
+  }
+
   /** Runs one round now (tests and the test driver; alarms do the same). */
   async runRound() {
     return this.serial.run(() => this.restorer.round());
@@ -156,6 +180,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     let more: boolean;
     let progressed = false;
     try {
+      this.dropForeignRegistrations();
       const result = await this.serial.run(() => this.restorer.round());
       more = result.more;
       progressed = result.applied > 0 || result.corrupted.length > 0;
@@ -171,6 +196,24 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       this.registry.transaction(() => this.registry.all().forEach((w) => this.registry.changelogGrew(w)));
       await this.schedule(backoff);
     }
+  }
+
+  /**
+   * After `RESTORE_SHARDS` changed, registrations of tasks that hash to another shard now are
+   * dropped here: their instances register with their new shard (the shard is part of what an
+   * instance keeps in line, see TaskObject), and batches are idempotent meanwhile (I4).
+   */
+  private dropForeignRegistrations(): void {
+    const name = this.ctx.storage.kv.get<string>(NAME_KEY);
+    const self = name === undefined ? undefined : parseRestoreWorkerName(name);
+    if (!self) return;
+    const foreign = new Set(
+      this.registry
+        .all()
+        .filter((w) => restoreShardOf(w.taskId, this.host.restoreShards) !== self.shard)
+        .map((w) => w.instance),
+    );
+    for (const instance of foreign) this.registry.unregister(instance, Number.MAX_SAFE_INTEGER);
   }
 
   /** Stops taking rounds; waits at most `timeoutMs` for the one in progress. True when it ended in time. */
@@ -198,7 +241,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     return this.host.objects.taskObject(instance).applyRestoreBatch(batch);
   }
 
-  private async report(corrupted: CorruptedInstance[]): Promise<void> {
+  private async reportCorrupted(corrupted: CorruptedInstance[]): Promise<void> {
     await this.host.objects.coordinator().reportCorruption(corrupted);
   }
 

@@ -32,12 +32,13 @@ import type { TaskMeta } from "../src/task/task-storage";
 import { CrashPoints } from "../src/util/crash-points";
 import { holds } from "../src/coordinator/holds";
 import { withTimeout } from "../src/util/timeout";
-import { instanceName, restoreWorkerName } from "../src/names";
+import { instanceName } from "../src/names";
 import type { RegistrationEnd } from "../src/restore/suspensions";
 import { positionKey } from "../src/task/record-collector";
 import { describeTask, describeWithoutLog, type PartialTaskDescription, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
 import { logEvent } from "../src/util/log";
+import { reportDue, type InstanceReport } from "../src/summary/summary";
 import type { ObjectHost, TaskObjectCalls } from "./calls";
 
 /** Registering and unregistering with the restore worker wait at most this long (KAFKA-10199). */
@@ -93,6 +94,12 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   private readonly polls: boolean;
   /** Polls in a row that found no input, for the back-off. */
   private idlePolls = 0;
+  /** The last report sent to the restore worker shard, and when (see `report`). */
+  private lastReport: { report: InstanceReport; at: number } | undefined;
+  /** Orders this object's reports, across its restarts too (it starts from the clock). */
+  private reportSeq = Date.now() * 1_000;
+  /** Each changelog's end as the last restore batch saw it (in memory, for reports). */
+  private readonly changelogEnds = new Map<string, number>();
 
   constructor(
     ctx: DurableObjectState,
@@ -136,10 +143,15 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       if (!before || before.epoch !== meta.epoch || before.role !== meta.role) {
         this.lifecycle.record("assign", meta, before ? `was ${before.role} at epoch ${before.epoch}` : undefined);
       }
+      // The same assignment again may halt the instance (application shut down) or resume it (lifted).
+      const now = this.task.meta()!;
+      if (before?.failure === null && now.failure !== null) this.lifecycle.record("failed", now, now.failure);
+      if (before?.failure && now.failure === null) this.lifecycle.record("resumed", now, `was stopped: ${before.failure}`);
       this.noteRunning(before);
       await this.crashes.reachAfterWrites("assign:after-meta");
       await this.reconcileOutside(true);
       await this.schedule(0);
+      this.report();
       return ack(this.task.meta()!);
     });
   }
@@ -172,6 +184,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       if (meta && before && before.role !== "idle") this.lifecycle.record(before.role === "active" ? "migrated-away" : "revoke", meta, `was ${before.role}`);
       await this.crashes.reachAfterWrites("revoke:after-suspend");
       await this.reconcileOutside();
+      this.report();
       return meta && ack(meta);
     });
   }
@@ -205,6 +218,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       else if (outcome === "more") await this.schedule(0);
       await this.scheduleRestoringCheck();
       await this.schedulePoll(outcome);
+      this.report();
     } catch (error) {
       this.failures++;
       logEvent("task.alarm-failed", { ...this.identity(), error: String(error) }, "warn");
@@ -213,6 +227,72 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       await this.scheduleWake();
     }
     await this.reportShutdown();
+  }
+
+  /**
+   * Tells the restore worker shard of this instance what it is now, for the application summary
+   * (src/summary/summary.ts) — from what the instance knows without calling the log: its meta row,
+   * its checkpoints and positions, and the ends its last fetches and restore batches saw. Sent at
+   * once when its role, state, epoch, incarnation or failure changed or when it caught up, else at
+   * most every REPORT_INTERVAL_MS; never awaited (not on the processing path), and a report that
+   * fails is sent again with the next one.
+   */
+  private report(): void {
+    const report = this.currentReport();
+    const now = Date.now();
+    if (!report || !reportDue(this.lastReport, report, now)) return;
+    const sent = { report, at: now };
+    this.lastReport = sent;
+    const worker = this.host.objects.restoreWorker(this.host.restoreWorkerNameOf(report));
+    this.ctx.waitUntil(
+      worker.report(report).catch((error: unknown) => {
+        if (this.lastReport === sent) this.lastReport = undefined;
+        logEvent("task.report-failed", { task: report.taskId, placement: report.placement, error: String(error) }, "debug");
+      }),
+    );
+  }
+
+  private currentReport(): InstanceReport | undefined {
+    const meta = this.task.meta();
+    if (!meta) return undefined;
+    const checkpoints = this.task.checkpoints();
+    let restored = 0;
+    let total = 0;
+    for (const tp of this.host.application.changelogPartitions(meta.taskId)) {
+      const key = positionKey(tp);
+      const at = checkpoints.get(key) ?? 0;
+      // A checkpoint is never past its changelog's end: the end as known at least (kept across a wipe).
+      const end = Math.max(at, this.changelogEnds.get(key) ?? 0);
+      this.changelogEnds.set(key, end);
+      restored += at;
+      total += end;
+    }
+    let lag = total - restored;
+    if (meta.role === "active") {
+      const positions = this.task.positions();
+      const ends = this.task.knownInputEnds();
+      lag = 0;
+      for (const tp of this.host.application.inputPartitions(meta.taskId)) {
+        const key = positionKey(tp);
+        const at = positions[key] ?? 0;
+        lag += Math.max(0, (ends.get(key) ?? at) - at);
+      }
+    }
+    const { taskId, placement, role, state, epoch, incarnation } = meta;
+    return {
+      instance: instanceName(meta),
+      taskId,
+      placement,
+      role,
+      state,
+      epoch,
+      incarnation,
+      failed: meta.failure !== null,
+      lag,
+      restored,
+      total,
+      seq: ++this.reportSeq,
+    };
   }
 
   private retryDelay(): number {
@@ -260,14 +340,15 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   /**
    * Makes what other objects know of this instance match its durable state: it is subscribed to
    * its input partitions exactly when active, and registered with its placement's restore worker
-   * exactly when restoring or standing by (for its current incarnation, epoch and role). Done
-   * once per state (the state last brought in line is kept in storage), or again with `force`.
+   * exactly when restoring or standing by (for its current incarnation, epoch and role), with the
+   * restore worker shard its task hashes to. Done once per state and shard (what was last brought
+   * in line is kept in storage), or again with `force`.
    * False when it could not be done now (the alarm tries again).
    */
   private async reconcileOutside(force = false): Promise<boolean> {
     const meta = this.task.meta();
     if (!meta) return true;
-    const goal = outsideGoal(meta);
+    const goal = `${outsideGoal(meta)}/${this.host.restoreWorkerNameOf(meta)}`;
     if (!force && this.ctx.storage.kv.get<string>(SYNCED_KEY) === goal) return true;
     try {
       const name = instanceName(meta);
@@ -311,6 +392,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       const before = this.task.meta();
       const meta = this.task.halt(reason);
       if (meta && before?.failure === null) this.lifecycle.record("failed", meta, reason);
+      this.report();
       return this.describeNow();
     });
   }
@@ -322,6 +404,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       const meta = this.task.resume();
       if (meta && before?.failure) this.lifecycle.record("resumed", meta, `was stopped: ${before.failure}`);
       await this.schedule(0);
+      this.report();
       return this.describeNow();
     });
   }
@@ -336,6 +419,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
         await this.reconcileOutside();
         const { worked, outcome } = await this.steps(maxSteps, false);
         await this.scheduleWake();
+        this.report();
         return { worked, outcome };
       } finally {
         this.draining = false;
@@ -384,8 +468,11 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     return this.serial.run(() => this.describeNow());
   }
 
-  private describeNow(): Promise<TaskDescription> {
-    return describeTask(this.task, this.host.application, this.host.log);
+  private async describeNow(): Promise<TaskDescription> {
+    const description = await describeTask(this.task, this.host.application, this.host.log);
+    // The ends it read are news for the reports too.
+    for (const c of description.changelogs) this.changelogEnds.set(positionKey(c), Math.max(c.end, this.changelogEnds.get(positionKey(c)) ?? 0));
+    return description;
   }
 
   /**
@@ -471,6 +558,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       this.noteRunning(wiped);
       await this.reconcileOutside();
       await this.schedule(0);
+      this.report();
       // The wipe is done: a log that cannot say its end offsets now must not make it look failed.
       return this.describeEvenWithoutLog();
     });
@@ -490,6 +578,8 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   async applyRestoreBatch(batch: RestoreBatch): Promise<RestoreReply> {
     return this.serial.run(async () => {
       const reply = this.task.applyRestoreBatch(batch);
+      this.changelogEnds.set(positionKey(batch), batch.end);
+      this.report();
       if (reply.caughtUp && reply.role === "active" && reply.state === "RESTORING") {
         await this.schedule(RECOVERY_DELAY_MS);
         if (await this.task.tryCompleteRestoration()) {
@@ -497,6 +587,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
           await this.crashes.reachAfterWrites("restore:after-running");
           await this.reconcileOutside();
           await this.schedule(0);
+          this.report();
           return { ...reply, state: "RUNNING" as const };
         }
         // Caught up with an end that has moved on since: still work for the restore worker.
@@ -513,10 +604,15 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
    */
   private async syncRestoreRegistration(meta: TaskMeta): Promise<boolean> {
     const registration = this.task.restoreRegistration();
-    const worker = this.restoreWorker(meta.placement);
+    const workerName = this.host.restoreWorkerNameOf(meta);
+    const worker = this.host.objects.restoreWorker(workerName);
     const instance = instanceName(meta);
     if (registration) {
-      return withTimeout(worker.register({ ...registration, instance, taskId: meta.taskId, placement: meta.placement }), RESTORE_CALL_TIMEOUT_MS, false);
+      return withTimeout(
+        worker.register({ ...registration, instance, taskId: meta.taskId, placement: meta.placement, worker: workerName }),
+        RESTORE_CALL_TIMEOUT_MS,
+        false,
+      );
     }
     // Running now (restored), or revoked: only a revocation cuts a restoration or an update short.
     const end: RegistrationEnd = meta.state === "RUNNING" ? "finished" : "revoked";
@@ -525,10 +621,6 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       RESTORE_CALL_TIMEOUT_MS,
       false,
     );
-  }
-
-  private restoreWorker(placement: string) {
-    return this.host.objects.restoreWorker(restoreWorkerName(placement));
   }
 
   /**

@@ -9,7 +9,19 @@ import type { Application } from "../src/application";
 import { readConfig, type Config } from "../src/config";
 import type { TopicCatalog } from "../src/log/topics";
 import type { Log, TopicPartition } from "../src/log/types";
-import { COORDINATOR_NAME, GROUP_DIRECTORY_NAME, groupObjectName, instanceName, partitionName, restoreWorkerName } from "../src/names";
+import {
+  COORDINATOR_NAME,
+  GROUP_DIRECTORY_NAME,
+  groupObjectName,
+  instanceName,
+  parseInstanceName,
+  parseRestoreWorkerName,
+  partitionName,
+  restoreWorkerName,
+} from "../src/names";
+import type { Jurisdiction, Placement } from "../src/placements";
+import { logEvent } from "../src/util/log";
+import { restoreShardCount, restoreShardOf } from "../src/restore/sharding";
 import type { EdgeStreamsEnv } from "./bindings";
 import { openLog } from "./open-log";
 
@@ -19,6 +31,8 @@ export class Host implements ObjectHost {
   readonly config: Config;
   /** Every topic of the application (inputs, outputs, changelogs, repartition topics) plus those of the `TOPICS` var. */
   readonly catalog: TopicCatalog;
+  /** Restore workers per placement (`RESTORE_SHARDS`, `auto` sized by the application's tasks). */
+  readonly restoreShards: number;
   private opened: Log | undefined;
 
   /** The host of `application` in `env`, made on first use. Throws `ConfigError` for invalid vars. */
@@ -36,6 +50,7 @@ export class Host implements ObjectHost {
   ) {
     this.config = readConfig(env);
     this.catalog = application.catalog.with(this.config.TOPICS);
+    this.restoreShards = restoreShardCount(this.config.RESTORE_SHARDS, application.taskIds().length);
   }
 
   get log(): Log {
@@ -46,13 +61,52 @@ export class Host implements ObjectHost {
     return this.env.COORDINATOR.getByName(COORDINATOR_NAME);
   }
 
-  /** The task object of an instance (`<task>@<placement>`). */
+  /** The task object of an instance (`<task>@<placement>`), in its placement's location and jurisdiction. */
   taskObject(instance: { readonly taskId: string; readonly placement: string }) {
-    return this.env.TASK_OBJECT.getByName(instanceName(instance));
+    return this.placed(this.env.TASK_OBJECT, instanceName(instance), instance.placement);
   }
 
-  restoreWorker(placement: string) {
-    return this.env.RESTORE_WORKER.getByName(restoreWorkerName(placement));
+  /** A restore worker of a placement (shard 0 by default), in the placement's location and jurisdiction. */
+  restoreWorker(placement: string, shard = 0) {
+    return this.placed(this.env.RESTORE_WORKER, restoreWorkerName(placement, shard), placement);
+  }
+
+  /** A restore worker by its name (`restore@<placement>[#<shard>]`). */
+  restoreWorkerNamed(name: string) {
+    const parsed = parseRestoreWorkerName(name);
+    return parsed ? this.restoreWorker(parsed.placement, parsed.shard) : this.env.RESTORE_WORKER.getByName(name);
+  }
+
+  /** A task object by its name (`<task>@<placement>`). */
+  taskObjectNamed(name: string) {
+    const parsed = parseInstanceName(name);
+    return parsed ? this.taskObject(parsed) : this.env.TASK_OBJECT.getByName(name);
+  }
+
+  /**
+   * An object of a placement: created with the placement's location hint, in its jurisdiction's
+   * namespace (a jurisdiction is part of an object's identity: the same name in another
+   * jurisdiction is another object). A placement no longer configured has neither.
+   */
+  private placed<T extends Rpc.DurableObjectBranded | undefined>(namespace: DurableObjectNamespace<T>, name: string, placement: string): DurableObjectStub<T> {
+    const spec = this.placement(placement);
+    const scoped = spec?.jurisdiction ? inJurisdiction(namespace, spec.jurisdiction) : namespace;
+    return spec?.locationHint ? scoped.getByName(name, { locationHint: spec.locationHint }) : scoped.getByName(name);
+  }
+
+  /** A configured placement's settings. */
+  placement(name: string): Placement | undefined {
+    return this.config.placements.find((p) => p.name === name);
+  }
+
+  /** Every restore worker of a placement, shard by shard. */
+  restoreWorkers(placement: string) {
+    return Array.from({ length: this.restoreShards }, (_, shard) => this.restoreWorker(placement, shard));
+  }
+
+  /** The name of the restore worker serving an instance: its placement's shard for its task. */
+  restoreWorkerNameOf(instance: { readonly taskId: string; readonly placement: string }): string {
+    return restoreWorkerName(instance.placement, restoreShardOf(instance.taskId, this.restoreShards));
   }
 
   /** The object of a partition of the embedded log, whether or not the catalog declares it. */
@@ -73,10 +127,33 @@ export class Host implements ObjectHost {
    * spell results differently from the classes' own signatures; each class `implements` its calls.
    */
   readonly objects: ObjectDirectory = {
-    taskObject: (name) => this.env.TASK_OBJECT.getByName(name) as unknown as TaskObjectCalls,
+    taskObject: (name) => this.taskObjectNamed(name) as unknown as TaskObjectCalls,
     coordinator: () => this.coordinator() as unknown as CoordinatorCalls,
-    restoreWorker: (name) => this.env.RESTORE_WORKER.getByName(name) as unknown as RestoreWorkerCalls,
+    restoreWorker: (name) => this.restoreWorkerNamed(name) as unknown as RestoreWorkerCalls,
     partition: (tp) => this.partition(tp),
     groupDirectory: () => this.groupDirectory(),
   };
+}
+
+let warnedLocalJurisdiction = false;
+
+/**
+ * The namespace restricted to a jurisdiction. Local workerd (`wrangler dev`, tests) does not
+ * implement jurisdictions and says so: there, and only there, the unrestricted namespace is used,
+ * with a warning (deployed, an object of the placement is never created outside it).
+ */
+function inJurisdiction<T extends Rpc.DurableObjectBranded | undefined>(
+  namespace: DurableObjectNamespace<T>,
+  jurisdiction: Jurisdiction,
+): DurableObjectNamespace<T> {
+  try {
+    return namespace.jurisdiction(jurisdiction);
+  } catch (error) {
+    if (!/not implemented in workerd/i.test(String(error))) throw error;
+    if (!warnedLocalJurisdiction) {
+      warnedLocalJurisdiction = true;
+      logEvent("placement.jurisdiction-ignored-locally", { jurisdiction, reason: String(error) }, "warn");
+    }
+    return namespace;
+  }
 }

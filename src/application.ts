@@ -27,6 +27,8 @@ export class Application {
   readonly internalTopics: ReadonlySet<string>;
   readonly restoreListener?: RestoreListener;
   readonly standbyListener?: StandbyUpdateListener;
+  /** The topics its tasks read (sources, repartition topics included). */
+  private readonly inputTopics: ReadonlySet<string>;
 
   constructor(
     readonly topology: Topology,
@@ -36,6 +38,12 @@ export class Application {
     this.internalTopics = new Set(topology.subtopologies.flatMap((s) => [...s.stores.map((store) => store.changelogTopic), ...s.repartitionSourceTopics]));
     this.restoreListener = options.restoreListener;
     this.standbyListener = options.standbyListener;
+    this.inputTopics = new Set(topology.subtopologies.flatMap((s) => s.sourceTopics));
+  }
+
+  /** Whether some task of the application reads `topic`. */
+  isTaskInput(topic: string): boolean {
+    return this.inputTopics.has(topic);
   }
 
   get applicationId(): string {

@@ -4,6 +4,8 @@
  */
 import { z } from "zod";
 import { parseTopicConfig, topicConfig } from "./log/topic-config";
+import { MAX_RESTORE_SHARDS, type RestoreShardsSetting } from "./restore/sharding";
+import { parsePlacements, type Placement } from "./placements";
 import type { TopicSpec } from "./log/topics";
 import { setLogLevel } from "./util/log";
 
@@ -13,20 +15,33 @@ const count = (fallback: number, min: number) => z.coerce.number().int().min(min
 const schema = z.object({
   API_TOKEN: z.string().optional(),
   ENVIRONMENT: z.string().default("production"),
+  /** Placements: `name`, `name:locationHint` or `name:locationHint:jurisdiction`, comma-separated (src/placements.ts). */
   PLACEMENTS: z
     .string()
     .default("a,b")
-    .transform((s) =>
-      s
-        .split(",")
-        .map((p) => p.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "placement names are 1-64 letters, digits, _ or -")).min(1)),
+    .transform((s, ctx) => {
+      try {
+        return parsePlacements(s);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
+        return z.NEVER;
+      }
+    }),
   NUM_STANDBYS: count(0, 0),
   /** A warm instance this close to the changelog's end may take over as active (Kafka's acceptable.recovery.lag). */
   ACCEPTABLE_RECOVERY_LAG: count(10_000, 0),
   RESTORE_BATCH_RECORDS: count(1000, 1),
+  /** Restore workers per placement: a number, or `auto` (one per 128 tasks, up to 32). */
+  RESTORE_SHARDS: z
+    .string()
+    .default("auto")
+    .transform((s, ctx): RestoreShardsSetting => {
+      const text = s.trim();
+      if (text === "auto") return "auto";
+      if (/^[0-9]{1,4}$/.test(text) && Number(text) >= 1 && Number(text) <= MAX_RESTORE_SHARDS) return Number(text);
+      ctx.addIssue({ code: "custom", message: `"${s}" is not auto or a whole number from 1 to ${MAX_RESTORE_SHARDS}` });
+      return z.NEVER;
+    }),
   /** Each task's record cache, in bytes (Kafka's statestore.cache.max.bytes); 0 sends every update on at once. */
   STATESTORE_CACHE_MAX_BYTES: count(10 * 1024 * 1024, 0),
   /** The first back-off of the `"retry"` uncaught-error policy; it doubles per failure, up to 60 s. */
@@ -79,7 +94,11 @@ const schema = z.object({
 /** The vars a Worker may set (every one optional; the defaults are the schema's): strings, as Worker vars are. */
 export type ConfigVars = { readonly [K in keyof z.input<typeof schema>]?: string };
 
-export type Config = Readonly<z.infer<typeof schema>> & {
+export type Config = Readonly<Omit<z.infer<typeof schema>, "PLACEMENTS">> & {
+  /** The configured placements' names, in order. */
+  readonly PLACEMENTS: readonly string[];
+  /** The configured placements, with their location hints and jurisdictions. */
+  readonly placements: readonly Placement[];
   /** True under `wrangler dev` / tests with `ENVIRONMENT=development`: an unset token is tolerated. */
   readonly localDevelopment: boolean;
 };
@@ -104,11 +123,32 @@ export function readConfig(env: object): Config {
   if (config.LOG_BACKEND === "upstash" && (!config.UPSTASH_KAFKA_REST_URL || !config.UPSTASH_KAFKA_REST_USERNAME || !config.UPSTASH_KAFKA_REST_PASSWORD)) {
     throw new ConfigError("invalid configuration: LOG_BACKEND=upstash needs UPSTASH_KAFKA_REST_URL, _USERNAME and _PASSWORD");
   }
-  const result = { ...config, localDevelopment: config.ENVIRONMENT === "development" };
+  const result: Config = {
+    ...config,
+    PLACEMENTS: config.PLACEMENTS.map((p) => p.name),
+    placements: config.PLACEMENTS,
+    localDevelopment: config.ENVIRONMENT === "development",
+  };
   // Every entry point reads the configuration before it logs: this is where the level is set.
   setLogLevel(result.LOG_LEVEL);
   cache.set(env, result);
   return result;
+}
+
+/**
+ * A whole-number var of the application's own (one its topology is built from, such as the
+ * default example's `PARTITIONS`): `fallback` when unset or empty; a `ConfigError` naming the var
+ * when it is not a whole number from `min` to `max`.
+ */
+export function intVar(env: object, name: string, fallback: number, { min = 1, max = Number.MAX_SAFE_INTEGER }: { min?: number; max?: number } = {}): number {
+  const raw = (env as Record<string, unknown>)[name];
+  if (raw === undefined || raw === "") return fallback;
+  const text = typeof raw === "string" ? raw.trim() : String(raw);
+  const value = /^-?[0-9]{1,16}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`invalid configuration: ${name}: ${JSON.stringify(raw)} is not a whole number from ${min} to ${max}`);
+  }
+  return value;
 }
 
 /** Splits at commas outside parentheses (a setting's value may hold one: `cleanup.policy=compact,delete`). */

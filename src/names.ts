@@ -1,6 +1,7 @@
 /**
  * Durable identities, built and parsed in this one place: a task instance's object is
- * `<task>@<placement>`, a placement's restore worker `restore@<placement>`, a log partition
+ * `<task>@<placement>`, a placement's restore workers `restore@<placement>` (shard 0) and
+ * `restore@<placement>#<shard>` (shards 1 and up; src/restore/sharding.ts), a log partition
  * `<topic>/<partition>`, the application's coordinator `coordinator`, a Kafka REST consumer group
  * `group:<id>` (and its directory `directory`). If two copies of a name drifted, state would split
  * between two objects.
@@ -13,9 +14,25 @@ export function instanceName(instance: { readonly taskId: string; readonly place
 
 const RESTORE_PREFIX = "restore@";
 
-/** The restore worker of a placement. */
-export function restoreWorkerName(placement: string): string {
-  return `${RESTORE_PREFIX}${placement}`;
+/**
+ * A restore worker of a placement: shard 0 keeps the name a placement's only restore worker had
+ * before restore workers were sharded (its registrations stay valid).
+ */
+export function restoreWorkerName(placement: string, shard = 0): string {
+  return shard === 0 ? `${RESTORE_PREFIX}${placement}` : `${RESTORE_PREFIX}${placement}#${shard}`;
+}
+
+/** The placement and shard of a restore worker's name; undefined for any other name. */
+export function parseRestoreWorkerName(name: string): { placement: string; shard: number } | undefined {
+  const match = /^restore@([^#@/]+)(?:#([1-9][0-9]*))?$/.exec(name);
+  return match ? { placement: match[1]!, shard: match[2] === undefined ? 0 : Number(match[2]) } : undefined;
+}
+
+/** The task and placement of a task instance's object name (`<task>@<placement>`); undefined for another name. */
+export function parseInstanceName(name: string): { taskId: string; placement: string } | undefined {
+  const at = name.lastIndexOf("@");
+  if (at <= 0 || at === name.length - 1 || name.startsWith(RESTORE_PREFIX)) return undefined;
+  return { taskId: name.slice(0, at), placement: name.slice(at + 1) };
 }
 
 /** Whether an object name is a restore worker's (log partitions wake both task objects and restore workers). */

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 import { call, json } from "./support/api";
 
 const driver = new TestDriver(env, application);

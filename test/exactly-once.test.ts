@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { partitionForKey } from "../src/log/partitioner";
 import type { CommitStep } from "../src/task/protocol";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 
 const driver = new TestDriver(env, application);
 

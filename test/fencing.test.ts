@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { ProducerFenced } from "../src/log/errors";
 import type { TaskDescription } from "../src/task/describe";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keyOn } from "./support/keys";
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { partitionForKey } from "../src/log/partitioner";
 import { compareKeys } from "../src/streams/state/key-value-store";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 import { decodeCursor, encodeCursor, mergeByKey } from "../workers/api/routes/scans";
 import { call, json } from "./support/api";
 

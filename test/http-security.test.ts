@@ -9,7 +9,7 @@ import { env, exports } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { TestDriver } from "../src/testing/test-driver";
 import { overrideLogLevel } from "../src/util/log";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 import { call, json, TOKEN, type CallOptions } from "./support/api";
 
 const driver = new TestDriver(env, application);
@@ -94,6 +94,7 @@ const ROUTES: [method: string, path: string, body?: unknown][] = [
   ["POST", "/admin/tasks/0_0/corrupt"],
   ["POST", "/admin/tasks/0_0/crash"],
   ["POST", "/admin/log/fail", { topic: "orders", partition: 0, times: 3 }],
+  ["POST", "/admin/coordinator/fail", { seconds: 1 }],
 ];
 
 describe("authentication", () => {

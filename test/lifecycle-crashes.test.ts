@@ -16,7 +16,7 @@ import { COORDINATOR_NAME } from "../src/names";
 import type { TaskDescription } from "../src/task/describe";
 import { APPLICATION_SHUT_DOWN, type LifecycleStep } from "../src/task/protocol";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";
 import { until } from "./support/until";

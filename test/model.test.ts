@@ -35,7 +35,7 @@ import type { TaskDescription } from "../src/task/describe";
 import { TOMBSTONE_HEADER } from "../src/task/record-collector";
 import type { TaskRole, TaskState } from "../src/task/state";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { kafka } from "./kafka-rest/support";
 import { formatOp, generateSchedule, keysFor, lastValues, PARTITIONS, runningTotals, type Op, type PlannedOrder, type Totals } from "./model/schedule";

@@ -11,7 +11,7 @@ import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME } from "../src/names";
 import type { TaskDescription } from "../src/task/describe";
 import { TestDriver } from "../src/testing/test-driver";
-import { application, DEAD_LETTER_TOPIC } from "../examples/orders-totals/app";
+import { application, DEAD_LETTER_TOPIC } from "./support/orders-app";
 import { call } from "./support/api";
 import { keyOn } from "./support/keys";
 import { until } from "./support/until";

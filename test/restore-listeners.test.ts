@@ -18,7 +18,7 @@ import type { TaskRole } from "../src/task/state";
 import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
 import type { TaskDescription } from "../src/task/describe";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";
 

@@ -18,7 +18,7 @@ import { RestoreRegistry, type Registration } from "../src/restore/registry";
 import { Restorer } from "../src/restore/restorer";
 import type { Suspension } from "../src/restore/suspensions";
 import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 
 let scratch = 0;
 

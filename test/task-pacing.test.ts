@@ -11,7 +11,7 @@ import { partitionForKey } from "../src/log/partitioner";
 import { StreamTask } from "../src/task/stream-task";
 import { totalsApp } from "./support/totals-app";
 import { TestDriver } from "../src/testing/test-driver";
-import { application } from "../examples/orders-totals/app";
+import { application } from "./support/orders-app";
 
 const orders = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ key: `c${(from + i) % 7}`, value: JSON.stringify({ amount: 1 }) }));
 

@@ -1,8 +1,9 @@
 /**
- * `defineEdgeStreams`: turns an application (a topology, and options) into what a Worker module
- * exports — the `fetch` handler of the HTTP API and the five Durable Object classes its
- * wrangler.toml binds. The classes close over the application: each passes its host (the
- * application, its configuration and log, the other objects) to the framework's object class.
+ * `defineEdgeStreams`: turns an application (a topology, and options — or a function of the
+ * environment that builds the topology) into what a Worker module exports — the `fetch` handler
+ * of the HTTP API and the five Durable Object classes its wrangler.toml binds. The classes close
+ * over the application: each passes its host (the application, its configuration and log, the
+ * other objects) to the framework's object class.
  *
  * ```ts
  * const streams = defineEdgeStreams(topology);
@@ -30,8 +31,22 @@ import type { ApiEnv } from "./api/context";
 /** A Durable Object class as the Worker exports it: constructed by the runtime with `(ctx, env)`. */
 export type EdgeStreamsObjectClass<T> = new (ctx: DurableObjectState, env: EdgeStreamsEnv) => T;
 
+/**
+ * What `defineEdgeStreams` runs: a built topology, an `Application`, or a function that builds
+ * either from the Worker's environment (its vars: a partition count, say), called once per
+ * configuration. It may throw `ConfigError` for vars it cannot use.
+ */
+export type ApplicationSource<E extends EdgeStreamsEnv = EdgeStreamsEnv> = Topology | Application | ((env: E) => Topology | Application);
+
 export interface EdgeStreams {
+  /**
+   * The application, for a Worker defined by a topology or an `Application`. One built from the
+   * environment has none until it has an environment: use `applicationFor(env)` (reading this
+   * throws, saying so).
+   */
   readonly application: Application;
+  /** The application the Worker runs in `env` (the same object for the same vars; vars of your own welcome). */
+  applicationFor<E extends EdgeStreamsEnv>(env: E): Application;
   /** The HTTP API (Hono): add routes of your own to it before the Worker serves. */
   readonly app: Hono<ApiEnv>;
   /** The Worker's fetch handler: the module's default export can be this object itself. */
@@ -45,14 +60,17 @@ export interface EdgeStreams {
 
 /**
  * The Worker of an application. Pass a built topology (and options: extra topics, restore and
- * standby listeners), or an `Application` made already (tests share one with their driver).
+ * standby listeners), an `Application` made already (tests share one with their driver), or a
+ * function of the environment that builds one — `defineEdgeStreams((env) => topology(env))` —
+ * for an application shaped by its vars (the default example's `PARTITIONS`).
  */
-export function defineEdgeStreams(topology: Topology | Application, options: ApplicationOptions = {}): EdgeStreams {
-  const application = topology instanceof Application ? topology : new Application(topology, options);
-  const host = (env: EdgeStreamsEnv) => Host.of(application, env);
-  const app = createApi(application);
-  return {
-    application,
+export function defineEdgeStreams<E extends EdgeStreamsEnv = EdgeStreamsEnv>(source: ApplicationSource<E>, options: ApplicationOptions = {}): EdgeStreams {
+  const applicationFor = applications(source, options);
+  const host = (env: EdgeStreamsEnv) => Host.of(applicationFor(env), env);
+  const app = createApi(applicationFor);
+  const fixed = typeof source === "function" ? undefined : applicationFor({} as EdgeStreamsEnv);
+  const streams: Omit<EdgeStreams, "application"> = {
+    applicationFor,
     app,
     fetch: (request, env, ctx) => app.fetch(request, env, ctx),
     TaskObject: class extends TaskObject {
@@ -72,7 +90,8 @@ export function defineEdgeStreams(topology: Topology | Application, options: App
     },
     LogPartition: class extends LogPartition {
       constructor(ctx: DurableObjectState, env: EdgeStreamsEnv) {
-        super(ctx, env, host(env).objects);
+        const application = applicationFor(env);
+        super(ctx, env, host(env).objects, { isTaskInput: (topic) => application.isTaskInput(topic) });
       }
     },
     ConsumerGroup: class extends ConsumerGroup {
@@ -80,5 +99,43 @@ export function defineEdgeStreams(topology: Topology | Application, options: App
         super(ctx, env, host(env));
       }
     },
+  };
+  // Not enumerable: `wrangler dev` copies the default export with a spread (its middleware), which
+  // must not read it (reading it throws for an application built from the environment).
+  Object.defineProperty(streams, "application", {
+    enumerable: false,
+    get(): Application {
+      if (!fixed) throw new Error("this Worker builds its application from the environment: use applicationFor(env)");
+      return fixed;
+    },
+  });
+  return streams as EdgeStreams;
+}
+
+/**
+ * The application per environment: the one given, or the one the function builds — once per
+ * distinct set of string vars (environment objects of the same configuration share it, so the
+ * Worker, its objects and a test driver see the same application).
+ */
+function applications<E extends EdgeStreamsEnv>(source: ApplicationSource<E>, options: ApplicationOptions): (env: EdgeStreamsEnv) => Application {
+  const wrap = (built: Topology | Application) => (built instanceof Application ? built : new Application(built, options));
+  if (typeof source !== "function") {
+    const application = wrap(source);
+    return () => application;
+  }
+  const byEnv = new WeakMap<object, Application>();
+  const byVars = new Map<string, Application>();
+  return (env) => {
+    const known = byEnv.get(env);
+    if (known) return known;
+    const vars = JSON.stringify(
+      Object.entries(env)
+        .filter(([, v]) => typeof v === "string")
+        .sort(([a], [b]) => (a < b ? -1 : 1)),
+    );
+    let application = byVars.get(vars);
+    if (!application) byVars.set(vars, (application = wrap(source(env as E))));
+    byEnv.set(env, application);
+    return application;
   };
 }

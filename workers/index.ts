@@ -5,7 +5,8 @@
  * Object classes. Tests that run the real objects in workerd use `edge-streams/testing`.
  */
 export * from "../src/streams/index";
-export { defineEdgeStreams, type EdgeStreams, type EdgeStreamsObjectClass } from "./edge-streams";
+export { defineEdgeStreams, type ApplicationSource, type EdgeStreams, type EdgeStreamsObjectClass } from "./edge-streams";
+export { ConfigError, intVar } from "../src/config";
 export { Application, type ApplicationOptions } from "../src/application";
 export type { RestoreListener, StandbyUpdateListener } from "../src/restore/restorer";
 export type { EdgeStreamsEnv } from "../platform/bindings";

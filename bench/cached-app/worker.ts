@@ -6,9 +6,9 @@
  */
 import { defineEdgeStreams } from "edge-streams";
 import { DEAD_LETTER_TOPIC } from "../../examples/orders-totals/app";
-import { ordersTotalsTopology } from "../../examples/orders-totals/topology";
+import { DEFAULT_PARTITIONS, ordersTotalsTopology } from "../../examples/orders-totals/topology";
 
-const streams = defineEdgeStreams(ordersTotalsTopology({ deadLetterTopic: DEAD_LETTER_TOPIC }, { caching: true }));
+const streams = defineEdgeStreams(ordersTotalsTopology({ deadLetterTopic: DEAD_LETTER_TOPIC }, DEFAULT_PARTITIONS, { caching: true }));
 
 export class TaskObject extends streams.TaskObject {}
 export class Coordinator extends streams.Coordinator {}

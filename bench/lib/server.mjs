@@ -36,15 +36,16 @@ export function freePort() {
 }
 
 /**
- * @param {{ root: string, config: string, vars?: Record<string, string>, extraArgs?: string[], ready: (baseUrl: string) => Promise<boolean> }} options
- * @returns {Promise<{ baseUrl: string, output: () => string, stop: () => Promise<void> }>}
+ * @param {{ root: string, config: string, script?: string, vars?: Record<string, string>, extraArgs?: string[], ready: (baseUrl: string) => Promise<boolean> }} options
+ * @returns {Promise<{ baseUrl: string, output: () => string, stop: () => Promise<void>, persistDir: string }>}
  */
-async function startWrangler({ root, config, vars = {}, extraArgs = [], ready }) {
+async function startWrangler({ root, config, script, vars = {}, extraArgs = [], ready }) {
   const persistDir = await mkdtemp(join(tmpdir(), "edge-streams-bench-"));
   const port = await freePort();
   const wrangler = join(root, "node_modules", ".bin", "wrangler");
   const args = [
     "dev",
+    ...(script ? [script] : []),
     "-c",
     config,
     "--ip",
@@ -116,7 +117,7 @@ async function startWrangler({ root, config, vars = {}, extraArgs = [], ready })
     await stop();
     throw new Error(`${error.message}\n--- wrangler output ---\n${log}`);
   }
-  return { baseUrl, output: () => log, stop };
+  return { baseUrl, output: () => log, stop, persistDir };
 }
 
 /** The bench Worker: the project's LogPartition and the baseline Durable Objects. */
@@ -134,12 +135,14 @@ export function startBenchWorker({ root }) {
 /**
  * The example application (orders → totals) from the root wrangler.toml, with API_TOKEN `token`
  * (overriding .dev.vars). Ready once an authenticated route answers, so the token is in force.
- * `config` and `vars` start it from another configuration or with other variables.
+ * `config` and `vars` start it from another configuration or with other variables; `script`
+ * with another Worker module than the configuration's `main` (bench/counting-app.ts).
  */
-export async function startAppWorker({ root, token = "bench", inspectorPort, config = join(root, "wrangler.toml"), vars = {} }) {
+export async function startAppWorker({ root, token = "bench", inspectorPort, config = join(root, "wrangler.toml"), script, vars = {} }) {
   const worker = await startWrangler({
     root,
     config,
+    script,
     vars: { ...vars, API_TOKEN: token, ENVIRONMENT: "test" },
     extraArgs: inspectorPort ? ["--inspector-port", String(inspectorPort)] : [],
     ready: async (baseUrl) => {

@@ -1,8 +1,10 @@
 /**
  * The topology of the default example (docs/http-api.md): per customer, the count and sum of the
- * amounts of all its orders, kept in store `totals` and published on topic `totals`.
+ * amounts of all its orders, kept in store `totals` and published on topic `totals`. Its topics'
+ * partition count comes from the `PARTITIONS` var (default 4): the same application runs with
+ * 128 or 1,024 partitions.
  */
-import { Materialized, Serdes, StreamsBuilder, type DeserializationHandler, type Topology } from "edge-streams";
+import { intVar, Materialized, Serdes, StreamsBuilder, type DeserializationHandler, type Topology } from "edge-streams";
 
 export interface Order {
   readonly amount: number;
@@ -28,14 +30,28 @@ export const orderSerde = Serdes.from<Order>(
 );
 
 export const ORDERS_APPLICATION_ID = "edge-streams";
-export const ORDERS_TOPICS = { orders: 4, totals: 4 } as const;
+/** Partitions of `orders` and `totals` unless the `PARTITIONS` var says otherwise. */
+export const DEFAULT_PARTITIONS = 4;
+/** The most `PARTITIONS` may ask for. */
+export const MAX_PARTITIONS = 10_000;
+export const ORDERS_TOPICS = { orders: DEFAULT_PARTITIONS, totals: DEFAULT_PARTITIONS } as const;
+
+/** The partition count of `orders` and `totals` the environment asks for (`PARTITIONS`, default 4). */
+export function partitionsOf(env: object): number {
+  return intVar(env, "PARTITIONS", DEFAULT_PARTITIONS, { min: 1, max: MAX_PARTITIONS });
+}
 
 /**
- * orders → group by customer → aggregate into `totals` → topic `totals`. One subtopology, tasks 0_0..0_3.
+ * orders → group by customer → aggregate into `totals` → topic `totals`. One subtopology, tasks
+ * 0_0 … 0_<partitions − 1> (0_0..0_3 by default).
  * `caching` puts `totals` behind the record cache (Kafka's default for a topology of one's own;
  * the bench measures it): the example application itself keeps it off, as its contract requires.
  */
-export function ordersTotalsTopology(onDeserializationError: DeserializationHandler = "fail", { caching = false }: { caching?: boolean } = {}): Topology {
+export function ordersTotalsTopology(
+  onDeserializationError: DeserializationHandler = "fail",
+  partitions: number = DEFAULT_PARTITIONS,
+  { caching = false }: { caching?: boolean } = {},
+): Topology {
   const builder = new StreamsBuilder();
   builder
     .stream("orders", { key: Serdes.string(), value: orderSerde })
@@ -49,6 +65,7 @@ export function ordersTotalsTopology(onDeserializationError: DeserializationHand
     .toStream()
     .to("totals");
   // A dead-letter topic is declared along with the application's own topics.
-  const topics = typeof onDeserializationError === "object" ? { ...ORDERS_TOPICS, [onDeserializationError.deadLetterTopic]: 1 } : ORDERS_TOPICS;
+  const orders = { orders: partitions, totals: partitions };
+  const topics = typeof onDeserializationError === "object" ? { ...orders, [onDeserializationError.deadLetterTopic]: 1 } : orders;
   return builder.build({ applicationId: ORDERS_APPLICATION_ID, topics, onDeserializationError });
 }

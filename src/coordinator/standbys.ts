@@ -2,13 +2,20 @@
  * Where each task's standby replicas go: `count` placements other than the active's, preferring
  * placements that already hold the task's state (a standby, or an idle instance left behind by a
  * migration — warm, so little to restore), then the least loaded. Pure; the coordinator applies it.
+ * Instances are indexed once by task and placement, so placing standbys for T tasks over P
+ * placements is O(T · P log P), whatever the number of instances.
  */
-import type { ActivePlacement } from "./assignor";
+import { leastLoaded, type ActivePlacement } from "./assignor";
 
 export interface HeldInstance {
   readonly taskId: string;
   readonly placement: string;
   readonly role: "active" | "standby" | "idle";
+}
+
+/** The key of an instance in maps: a task id and a placement (neither holds a NUL). */
+export function instanceKey(instance: { readonly taskId: string; readonly placement: string }): string {
+  return `${instance.taskId}\u0000${instance.placement}`;
 }
 
 export function placeStandbys(
@@ -17,17 +24,21 @@ export function placeStandbys(
   held: readonly HeldInstance[],
   count: number,
 ): ActivePlacement[] {
+  const result: ActivePlacement[] = [];
+  if (count <= 0) return result;
   const load = new Map(placements.map((p) => [p, 0]));
   for (const a of actives) if (load.has(a.placement)) load.set(a.placement, load.get(a.placement)! + 1);
-  const result: ActivePlacement[] = [];
+  const roles = new Map<string, HeldInstance["role"]>();
+  for (const h of held) roles.set(instanceKey(h), h.role);
+  const order = new Map(placements.map((p, i) => [p, i]));
   for (const { taskId, placement: activeAt } of actives) {
     const candidates = placements.filter((p) => p !== activeAt);
     const warmth = (p: string) => {
-      const instance = held.find((h) => h.taskId === taskId && h.placement === p);
-      return instance?.role === "standby" ? 2 : instance ? 1 : 0;
+      const role = roles.get(instanceKey({ taskId, placement: p }));
+      return role === "standby" ? 2 : role ? 1 : 0;
     };
-    const chosen = [...candidates]
-      .sort((a, b) => warmth(b) - warmth(a) || load.get(a)! - load.get(b)! || placements.indexOf(a) - placements.indexOf(b))
+    const chosen = candidates
+      .sort((a, b) => warmth(b) - warmth(a) || load.get(a)! - load.get(b)! || order.get(a)! - order.get(b)!)
       .slice(0, Math.min(count, candidates.length));
     for (const placement of chosen) {
       load.set(placement, load.get(placement)! + 1);
@@ -49,9 +60,12 @@ export function warmUpTargets(instances: readonly HeldInstance[], placements: re
   const stranded = instances
     .filter((i) => i.role === "active" && !load.has(i.placement))
     .sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0));
+  if (stranded.length === 0) return [];
+  // The first standby of each task at a configured placement, in the instances' order.
+  const standbyAt = new Map<string, string>();
+  for (const i of instances) if (i.role === "standby" && load.has(i.placement) && !standbyAt.has(i.taskId)) standbyAt.set(i.taskId, i.placement);
   return stranded.map(({ taskId }) => {
-    const standby = instances.find((i) => i.taskId === taskId && i.role === "standby" && load.has(i.placement));
-    const placement = standby?.placement ?? placements.reduce((best, p) => (load.get(p)! < load.get(best)! ? p : best), placements[0]!);
+    const placement = standbyAt.get(taskId) ?? leastLoaded(placements, load);
     load.set(placement, load.get(placement)! + 1);
     return { taskId, placement };
   });

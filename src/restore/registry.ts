@@ -94,6 +94,17 @@ export class RestoreRegistry {
           description: "growth counter per registered changelog",
           up: (db) => db.script(`ALTER TABLE changelogs ADD COLUMN grown INTEGER NOT NULL DEFAULT 0;`),
         },
+        {
+          id: 4,
+          description: "the latest report of every instance of the shard (src/restore/reports.ts)",
+          up: (db) =>
+            db.script(`
+              CREATE TABLE reports (
+                instance TEXT PRIMARY KEY, task_id TEXT NOT NULL, placement TEXT NOT NULL, role TEXT NOT NULL,
+                state TEXT NOT NULL, epoch INTEGER NOT NULL, incarnation INTEGER NOT NULL, failed INTEGER NOT NULL,
+                lag INTEGER NOT NULL, restored INTEGER NOT NULL, total INTEGER NOT NULL, seq INTEGER NOT NULL);
+            `),
+        },
       ]),
     );
   }

@@ -16,6 +16,11 @@ export interface Assignment {
   readonly epoch: number;
   /** The application is shut down (an uncaught error's `"shutdown-application"`): the instance starts stopped, with this reason. */
   readonly halted?: string;
+  /**
+   * An operator lifted the application's shutdown: an active instance holding this assignment
+   * clears its failure, whatever stopped it (its own error that asked for the shutdown too).
+   */
+  readonly resume?: true;
 }
 
 /**

@@ -72,6 +72,8 @@ export class StreamTask {
   readonly counters: TaskCounters;
   /** When the commit now in progress started (its transaction), for its latency. */
   private commitStartedAt = 0;
+  /** Each input partition's end as its last fetch saw it (in memory: for reports, which must not call the log). */
+  private readonly inputEnds = new Map<string, number>();
   /** How much input the last step found; see `loaded` and `backlog`. */
   private pace = { loaded: false, backlog: false };
 
@@ -144,7 +146,13 @@ export class StreamTask {
       // The coordinator pushes assignments again (after a crash, and in its periodic sweep): the
       // same assignment changes nothing, but it carries whether the application is shut down.
       if (assignment.halted !== undefined && current.failure === null) this.fail(assignment.halted);
-      if (assignment.halted === undefined && current.role === "active" && current.failure?.startsWith(APPLICATION_SHUT_DOWN)) this.resume();
+      if (
+        assignment.halted === undefined &&
+        current.role === "active" &&
+        current.failure !== null &&
+        (assignment.resume || current.failure.startsWith(APPLICATION_SHUT_DOWN))
+      )
+        this.resume();
       return this.storage.meta()!;
     }
     if (current && !this.outbox.isEmpty()) await this.flush();
@@ -337,6 +345,7 @@ export class StreamTask {
     const bounds = { maxRecords, maxBytes: this.options.maxBatchBytes ?? 1 << 20 };
     const read = async (from: number) => {
       const { records, latest } = await this.options.log.fetch(tp, from, bounds);
+      this.inputEnds.set(positionKey(tp), latest);
       return { records: records.map((r) => toInput(tp, r)), waiting: Math.max(records.length, latest - from) };
     };
     try {
@@ -408,6 +417,11 @@ export class StreamTask {
 
   replayed(): Map<string, number> {
     return this.storage.replayed();
+  }
+
+  /** Input partitions' ends as last fetched (by position key); none before the first fetch. */
+  knownInputEnds(): ReadonlyMap<string, number> {
+    return this.inputEnds;
   }
 
   positions(): InputPositions {

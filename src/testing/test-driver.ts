@@ -30,10 +30,10 @@ export class TestDriver {
 
   /**
    * `env` is the test's `env` from "cloudflare:workers"; `application` the one the Worker runs: what
-   * `defineEdgeStreams` returned, or its `application`.
+   * `defineEdgeStreams` returned (its application for `env`), or an `Application`.
    */
-  constructor(env: EdgeStreamsEnv, application: Application | { readonly application: Application }) {
-    this.app = application instanceof Application ? application : application.application;
+  constructor(env: EdgeStreamsEnv, application: Application | { applicationFor(env: EdgeStreamsEnv): Application }) {
+    this.app = application instanceof Application ? application : application.applicationFor(env);
     this.host = Host.of(this.app, env);
     // The application's own topics only (not those of the `TOPICS` var), as the tasks see them.
     this.log = new DurableLog(env.LOG_PARTITION, this.app.catalog);
@@ -91,15 +91,21 @@ export class TestDriver {
     throw new Error(`processing did not quiesce within ${maxRounds} rounds`);
   }
 
-  /** One round of every placement's restore worker; returns the batches applied. */
+  /** One round of every restore worker (every shard of every placement); returns the batches applied. */
   async restoreRound(): Promise<number> {
-    const placements = this.host.config.PLACEMENTS;
-    const rounds = await Promise.all(placements.map((p) => this.restoreWorker(p).runRound()));
+    const workers = this.host.config.PLACEMENTS.flatMap((p) => this.host.restoreWorkers(p));
+    const rounds = await Promise.all(workers.map((worker) => worker.runRound()));
     return rounds.reduce((n, r) => n + r.applied, 0);
   }
 
-  restoreWorker(placement: string) {
-    return this.host.restoreWorker(placement);
+  /** A placement's restore worker (shard 0: the only one while `RESTORE_SHARDS` is 1). */
+  restoreWorker(placement: string, shard = 0) {
+    return this.host.restoreWorker(placement, shard);
+  }
+
+  /** The restore worker serving an instance (its placement's shard for its task). */
+  restoreWorkerOf(instance: { taskId: string; placement: string }) {
+    return this.host.restoreWorkerNamed(this.host.restoreWorkerNameOf(instance));
   }
 
   /** The task object of an instance. */

@@ -11,7 +11,7 @@ import type { InstanceAssignment } from "../../src/coordinator/coordinator-store
 import { COORDINATOR_NAME } from "../../src/names";
 import type { TaskDescription } from "../../src/task/describe";
 import { TestDriver } from "../../src/testing/test-driver";
-import { application } from "../../examples/orders-totals/app";
+import { application } from "../support/orders-app";
 import { call, json } from "../support/api";
 import { keysOn } from "../support/keys";
 

@@ -13,7 +13,7 @@ import { COORDINATOR_NAME } from "../../src/names";
 import { KAFKA_DEFAULTS } from "../../src/log/topic-config";
 import type { InstanceMetrics } from "../../durable-objects/task-object";
 import { TestDriver } from "../../src/testing/test-driver";
-import { application } from "../../examples/orders-totals/app";
+import { application } from "../support/orders-app";
 import { call, json } from "../support/api";
 import { keyOn } from "../support/keys";
 import { until } from "../support/until";

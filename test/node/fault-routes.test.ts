@@ -45,6 +45,8 @@ describe("fault routes with FAULT_INJECTION off", () => {
       ["/admin/tasks/0_0/corrupt", undefined],
       ["/admin/tasks/0_1/crash", undefined],
       ["/admin/log/fail", { topic: "orders", partition: 0, times: 5 }],
+      ["/admin/wakes/drop", { seconds: 5 }],
+      ["/admin/coordinator/fail", { seconds: 60 }],
     ] as const) {
       const response = await api(path, { method: "POST", body });
       expect(response.status, path).toBe(404);
@@ -53,6 +55,9 @@ describe("fault routes with FAULT_INJECTION off", () => {
       expect(text).not.toContain(dev.token);
     }
     expect(await tasks()).toEqual(before);
+    // The coordinator was not told to fail: it still moves tasks.
+    const moved = await api("/admin/tasks/0_0/migrate", { body: { to: before.find((t) => t.id === "0_0" && t.role === "active")!.placement } });
+    expect(moved.status).toBe(200);
     // The log was not told to fail: an append to partition 0 succeeds at once.
     const ingest = await api("/topics/orders/records", { body: { records: [{ key: "fault-off", value: { amount: 1 }, partition: 0 }] } });
     expect(ingest.status).toBe(200);

@@ -9,7 +9,7 @@ import { expect, it } from "vitest";
 import type { CoordinatorStore } from "../../src/coordinator/coordinator-store";
 import type { TaskDescription } from "../../src/task/describe";
 import { TestDriver } from "../../src/testing/test-driver";
-import { application } from "../../examples/orders-totals/app";
+import { application } from "../support/orders-app";
 import { call } from "../support/api";
 import { keysOn } from "../support/keys";
 

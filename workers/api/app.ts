@@ -5,6 +5,7 @@
  */
 import { Hono } from "hono";
 import type { Application } from "../../src/application";
+import type { EdgeStreamsEnv } from "../../platform/bindings";
 import { Host } from "../../platform/host";
 import { bearerMatches, requiredToken } from "./auth";
 import { bodyLimit } from "./body-limit";
@@ -22,8 +23,8 @@ import { scans } from "./routes/scans";
 import { statusPage } from "./routes/status-page";
 import { PUBLIC_PAGES, sessionDecision } from "./status/session";
 
-/** A new Hono app serving `application`; more routes may be added to it before it serves. */
-export function createApi(application: Application): Hono<ApiEnv> {
+/** A new Hono app serving the application of each environment; more routes may be added to it before it serves. */
+export function createApi(applicationFor: (env: EdgeStreamsEnv) => Application): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
 
   // Errors of the middleware below reach here also for `/kafka`, which answers in its dialect.
@@ -33,7 +34,7 @@ export function createApi(application: Application): Hono<ApiEnv> {
   app.get("/healthz", (c) => c.json({ ok: true }));
 
   app.use("*", async (c, next) => {
-    const host = Host.of(application, c.env);
+    const host = Host.of(applicationFor(c.env), c.env);
     c.set("host", host);
     c.set("config", host.config);
     c.set("log", host.log);

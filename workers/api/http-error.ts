@@ -7,7 +7,9 @@ import { logEvent } from "../../src/util/log";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ConfigError } from "../../src/config";
 import { isMigrationUnderWay } from "../../src/coordinator/migration";
+import { isCoordinatorUnavailable } from "../../src/coordinator/unavailable";
 import { isNotAssigned } from "../../src/task/not-assigned";
 import { isLogUnavailable, LogError, type LogErrorCode } from "../../src/log/errors";
 
@@ -58,6 +60,7 @@ const fromLog: Record<LogErrorCode, [ContentfulStatusCode, ErrorCode]> = {
  */
 function unavailable(error: unknown): ApiError | undefined {
   if (isNotAssigned(error)) return new ApiError(503, "unavailable", "the task instance has not taken its assignment yet; retry shortly", 1);
+  if (isCoordinatorUnavailable(error)) return new ApiError(503, "unavailable", (error as Error).message.replace(/^CoordinatorUnavailable: /, ""), 1);
   if (isMigrationUnderWay(error)) return new ApiError(503, "unavailable", (error as Error).message.replace(/^MigrationUnderWay: /, ""), 1);
   if (isLogUnavailable(error)) return new ApiError(503, "unavailable", `the log is unavailable: ${(error as Error).message.replace(/^[A-Za-z_]+: /, "")}`, 1);
   const flags = (error ?? {}) as { overloaded?: unknown; retryable?: unknown; durableObjectReset?: unknown };
@@ -69,6 +72,8 @@ function unavailable(error: unknown): ApiError | undefined {
 
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  // Invalid vars: the message names each one and what is wrong (vars are not secrets).
+  if (error instanceof ConfigError) return new ApiError(500, "misconfigured", error.message);
   if (error instanceof LogError) {
     const [status, code] = fromLog[error.code];
     return new ApiError(status, code, error.message, status === 503 ? 1 : undefined);

@@ -7,13 +7,14 @@
  */
 import type { TaskObject } from "../../durable-objects/task-object";
 import type { Host } from "../../platform/host";
-import { assignments, taskObject } from "./cluster";
+import { holdersOf, taskObject } from "./cluster";
 
 type Answer = { readonly status: string; readonly stale?: boolean; readonly restored?: number };
 type Ok<A> = Extract<A, { status: "ok" }>;
 
 /**
- * Asks every standby and the active instance of `taskId` (in parallel) and takes the best answer:
+ * Asks every standby and the active instance of `taskId` (in parallel; by the cached assignment,
+ * or every placement's instance when the coordinator cannot answer) and takes the best answer:
  * the active's own if it runs by now, else the one that restored furthest. Undefined when none
  * can answer; an instance that cannot be reached does not stop the others from answering.
  */
@@ -22,7 +23,7 @@ export async function staleAnswer<A extends Answer>(
   taskId: string,
   ask: (stub: DurableObjectStub<TaskObject>) => Promise<A>,
 ): Promise<Ok<A> | undefined> {
-  const instances = (await assignments(host)).filter((i) => i.taskId === taskId && (i.role === "standby" || i.role === "active"));
+  const instances = await holdersOf(host, taskId);
   const settled = await Promise.allSettled(instances.map((instance) => ask(taskObject(host, instance))));
   const answers = settled.flatMap((s) => (s.status === "fulfilled" && s.value.status === "ok" ? [s.value as Ok<A>] : []));
   const current = answers.find((a) => !a.stale);

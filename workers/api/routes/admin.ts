@@ -1,7 +1,7 @@
 /**
  * Admin routes of docs/http-api.md: migrate, restore pause/resume, resuming tasks stopped by an uncaught
  * error (one task, or the whole application after `"shutdown-application"`), and — only with `FAULT_INJECTION=on` — the fault
- * routes (corrupt a task, crash it, make log calls fail).
+ * routes (corrupt a task, crash it, make log calls fail, drop wake-ups, make the coordinator fail).
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono, type Context } from "hono";
@@ -49,19 +49,20 @@ admin.post("/admin/application/resume", async (c) => {
 });
 
 admin.post("/admin/restore/pause", async (c) => {
-  await Promise.all(c.get("config").PLACEMENTS.map((p) => c.var.host.restoreWorker(p).pause()));
+  await Promise.all(c.get("config").PLACEMENTS.flatMap((p) => c.var.host.restoreWorkers(p).map((worker) => worker.pause())));
   return c.json({ paused: true });
 });
 
 admin.post("/admin/restore/resume", zValidator("json", resumeBody, invalidInput), async (c) => {
   const { maxBatches } = c.req.valid("json");
-  await Promise.all(c.get("config").PLACEMENTS.map((p) => c.var.host.restoreWorker(p).resume(maxBatches)));
+  // Every shard of every placement; with `maxBatches`, each shard may take that many.
+  await Promise.all(c.get("config").PLACEMENTS.flatMap((p) => c.var.host.restoreWorkers(p).map((worker) => worker.resume(maxBatches))));
   return c.json({ paused: maxBatches !== undefined, maxBatches: maxBatches ?? null });
 });
 
 // Fault injection: invisible (404) unless FAULT_INJECTION=on.
 const faults = new Hono<ApiEnv>();
-for (const path of ["/admin/tasks/:id/corrupt", "/admin/tasks/:id/crash", "/admin/log/fail", "/admin/wakes/drop"]) {
+for (const path of ["/admin/tasks/:id/corrupt", "/admin/tasks/:id/crash", "/admin/log/fail", "/admin/wakes/drop", "/admin/coordinator/fail"]) {
   faults.use(path, async (c, next) => {
     if (c.get("config").FAULT_INJECTION !== "on") throw new ApiError(404, "not_found", `no route for ${c.req.method} ${c.req.path}`);
     await next();
@@ -139,6 +140,18 @@ faults.post("/admin/wakes/drop", zValidator("json", wakesDropBody, invalidInput)
   const partitions = [...topics].flatMap(([topic, count]) => Array.from({ length: count }, (_, partition) => ({ topic, partition })));
   await Promise.all(partitions.map((tp) => c.var.host.partition(tp).dropWakes(seconds * 1000)));
   return c.json({ dropping: seconds, partitions: partitions.length });
+});
+
+const coordinatorFailBody = z.object({ seconds: z.number().int().min(0).max(3_600) }).strict();
+
+/**
+ * For `seconds`, the coordinator answers every call with an error, as an object that cannot be
+ * reached would, and rebalances nothing; 0 ends it. Ingest and queries of running tasks go on.
+ */
+faults.post("/admin/coordinator/fail", zValidator("json", coordinatorFailBody, invalidInput), async (c) => {
+  const { seconds } = c.req.valid("json");
+  const { until } = await coordinator(c.var.host).failFor(seconds * 1000);
+  return c.json({ failing: seconds, until: new Date(until).toISOString() });
 });
 
 admin.route("/", faults);

@@ -6,11 +6,17 @@
  * from the instance, the processors' events (records dropped by reason, late records dropped, handled processing and
  * production errors, punctuations), uncaught errors by policy, and whether the instance is stopped. Counters kept in memory restart at zero with their object, as a process's do.
  */
+import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
-import type { Log } from "../../../src/log/types";
+import { z } from "zod";
+import type { Log, TopicPartition } from "../../../src/log/types";
+import { parseInstanceName } from "../../../src/names";
 import type { TopicCatalog } from "../../../src/log/topics";
 import type { ApiEnv } from "../context";
+import { decodeCursor, encodeCursor } from "../cursor";
 import { clusterSnapshot, remainingToRestore, type ClusterSnapshot } from "../status/snapshot";
+import { invalidInput } from "../validation";
+import { DEFAULT_PAGE, MAX_PAGE } from "../views";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -108,8 +114,27 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   );
   const failed = family("task_failed", "gauge", "1 while the instance is stopped by a failure (an uncaught error, fencing, an application shutdown).");
   const shutdown = family("application_shutdown", "gauge", "1 while the application is shut down by an uncaught error (every task stopped), else 0.");
-  shutdown.samples.push({ labels: {}, value: snapshot.shutdown ? 1 : 0 });
   const paused = family("restore_paused", "gauge", "1 while restoration at the placement is paused (it may still have a batch budget).");
+  const appInstances = family("application_instances", "gauge", "Task instances of the application (the coordinator's assignment).");
+  const appStates = family(
+    "application_instances_by_state",
+    "gauge",
+    "Task instances by lifecycle state, as they last reported (reports are throttled: a few seconds behind).",
+  );
+  const appLag = family("application_lag_records", "gauge", "Lag summed over every task instance, as they last reported.");
+  const appRestored = family("application_restore_restored_records", "gauge", "Changelog records restored so far by the active instances still restoring.");
+  const appRestoreTotal = family("application_restore_total_records", "gauge", "Changelog records the active instances still restoring must reach.");
+  const appFailed = family("application_failed_instances", "gauge", "Task instances stopped by a failure, as they last reported.");
+  if (snapshot.first) {
+    const { summary } = snapshot;
+    shutdown.samples.push({ labels: {}, value: snapshot.shutdown ? 1 : 0 });
+    appInstances.samples.push({ labels: {}, value: summary.instances });
+    for (const [state, n] of Object.entries(summary.byState)) appStates.samples.push({ labels: { state }, value: n });
+    appLag.samples.push({ labels: {}, value: summary.lag });
+    appRestored.samples.push({ labels: {}, value: summary.restoring.restored });
+    appRestoreTotal.samples.push({ labels: {}, value: summary.restoring.total });
+    appFailed.samples.push({ labels: {}, value: summary.failed });
+  }
 
   for (const instance of snapshot.instances) {
     const labels = { task: instance.id, placement: instance.placement, role: instance.role };
@@ -156,7 +181,7 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     for (const [policy, value] of Object.entries(uncaughtErrors)) uncaught.samples.push({ labels: { ...labels, policy }, value });
     failed.samples.push({ labels, value: instance.failure ? 1 : 0 });
   }
-  for (const placement of snapshot.placements) {
+  for (const placement of snapshot.first ? snapshot.placements : []) {
     if (placement.restorePaused !== null) paused.samples.push({ labels: { placement: placement.name }, value: placement.restorePaused ? 1 : 0 });
   }
   return [
@@ -182,21 +207,29 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
       inputResets,
     ],
     ...[late, dropped, processingErrors, productionErrors, punctuations, uncaught, failed, paused, shutdown],
+    ...[appInstances, appStates, appLag, appRestored, appRestoreTotal, appFailed],
   ];
 }
 
+/** Every partition of every topic the Worker serves, by topic and partition. */
+function topicPartitions(catalog: TopicCatalog): TopicPartition[] {
+  return [...catalog.all]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .flatMap(([topic, count]) => Array.from({ length: count }, (_, partition) => ({ topic, partition })));
+}
+
 /**
- * Per topic partition, what it keeps (after retention and compaction) and its configured
- * retention; a partition that does not answer (or a log that cannot say) is left out.
+ * Per topic partition of `partitions`, what it keeps (after retention and compaction); with
+ * `retention`, every topic's configured retention too. A partition that does not answer (or a
+ * log that cannot say) is left out.
  */
-export async function topicFamilies(log: Log, catalog: TopicCatalog): Promise<Family[]> {
+export async function topicFamilies(log: Log, catalog: TopicCatalog, partitions: readonly TopicPartition[], retention: boolean): Promise<Family[]> {
   const family = (name: string, help: string): Family => ({ name: `edge_streams_${name}`, type: "gauge", help, samples: [] });
   const records = family("topic_partition_records", "Records the partition keeps now (after retention and compaction).");
   const bytes = family("topic_partition_bytes", "Bytes of keys, values and headers the partition keeps now.");
   const earliest = family("topic_partition_earliest_offset", "The partition's earliest kept offset.");
   const latest = family("topic_partition_latest_offset", "The partition's end offset.");
-  const retention = family("topic_retention_ms", "The topic's retention.ms (-1: kept forever); label policy is its cleanup.policy.");
-  const partitions = [...catalog.all].flatMap(([topic, count]) => Array.from({ length: count }, (_, partition) => ({ topic, partition })));
+  const retentionMs = family("topic_retention_ms", "The topic's retention.ms (-1: kept forever); label policy is its cleanup.policy.");
   const stats = log.stats ? await Promise.allSettled(partitions.map((tp) => log.stats!(tp))) : [];
   stats.forEach((result, i) => {
     if (result.status !== "fulfilled") return;
@@ -206,14 +239,75 @@ export async function topicFamilies(log: Log, catalog: TopicCatalog): Promise<Fa
     earliest.samples.push({ labels, value: result.value.earliest });
     latest.samples.push({ labels, value: result.value.latest });
   });
-  for (const [topic] of catalog.all) {
+  for (const [topic] of retention ? catalog.all : []) {
     const config = catalog.config(topic);
-    retention.samples.push({ labels: { topic, policy: config["cleanup.policy"] }, value: config["retention.ms"] });
+    retentionMs.samples.push({ labels: { topic, policy: config["cleanup.policy"] }, value: config["retention.ms"] });
   }
-  return [records, bytes, earliest, latest, retention];
+  return [records, bytes, earliest, latest, retentionMs];
 }
 
-export const metrics = new Hono<ApiEnv>().get("/metrics", async (c) => {
-  const [snapshot, topics] = await Promise.all([clusterSnapshot(c.var.host, c.get("config")), topicFamilies(c.get("log"), c.var.host.catalog)]);
+/**
+ * Where a page of `/metrics` starts: after an instance (`<task>@<placement>`), or after a topic
+ * partition (`<topic>/<partition>`) once every instance was listed.
+ */
+type MetricsAfter = { kind: "instance"; taskId: string; placement: string } | { kind: "partition"; topic: string; partition: number };
+
+const metricsQuery = z
+  .object({
+    limit: z
+      .string()
+      .regex(/^[0-9]{1,9}$/, "limit is a positive integer")
+      .transform(Number)
+      .pipe(z.number().int().min(1, "limit is at least 1").max(MAX_PAGE, `limit is at most ${MAX_PAGE}`))
+      .optional(),
+    cursor: z
+      .string()
+      .max(1_024, "cursor is too long")
+      .transform((cursor, ctx): MetricsAfter => {
+        const name = decodeCursor(cursor) ?? "";
+        const partition = /^([^/@]+)\/([0-9]{1,9})$/.exec(name);
+        if (partition) return { kind: "partition", topic: partition[1]!, partition: Number(partition[2]) };
+        const instance = parseInstanceName(name);
+        if (instance) return { kind: "instance", ...instance };
+        ctx.addIssue({ code: "custom", message: "cursor is not one this route returned" });
+        return z.NEVER;
+      })
+      .optional(),
+  })
+  .strict();
+
+/**
+ * `GET /metrics?limit=&cursor=`: a page of series sources — task instances first, then topic
+ * partitions — `limit` of them (default and at most 500); the application's own families (its
+ * summary, shutdown, restore pauses, topics' retention) on the first page. A `Link` header
+ * (`rel="next"`) names the next page. A page costs one call per instance or partition on it,
+ * plus one to the coordinator and one per restore worker shard.
+ */
+export const metrics = new Hono<ApiEnv>().get("/metrics", zValidator("query", metricsQuery, invalidInput), async (c) => {
+  const { limit = DEFAULT_PAGE, cursor } = c.req.valid("query");
+  const host = c.var.host;
+  const afterInstance = cursor?.kind === "instance" ? { taskId: cursor.taskId, placement: cursor.placement } : undefined;
+  // Once past the instances, a page has none of them (the coordinator still says the total and the shutdown).
+  const snapshot = await clusterSnapshot(host, { after: afterInstance, limit: cursor?.kind === "partition" ? 0 : limit, first: cursor === undefined });
+  const instancesDone = cursor?.kind === "partition" || snapshot.next === null;
+  const all = topicPartitions(host.catalog);
+  let start = 0;
+  if (cursor?.kind === "partition") {
+    const at = all.findIndex((tp) => tp.topic === cursor.topic && tp.partition === cursor.partition);
+    start = at + 1;
+  }
+  const room = instancesDone ? limit - snapshot.instances.length : 0;
+  const partitions = all.slice(start, start + Math.max(0, room));
+  const topics = await topicFamilies(c.get("log"), host.catalog, partitions, snapshot.first);
+  let next: string | null = null;
+  if (!instancesDone) next = snapshot.next;
+  else if (start + partitions.length < all.length) {
+    // After the last partition listed; or, when the instances filled the page, after the last instance.
+    const last = partitions[partitions.length - 1];
+    const lastInstance = snapshot.instances[snapshot.instances.length - 1];
+    if (last) next = encodeCursor(`${last.topic}/${last.partition}`);
+    else if (lastInstance) next = encodeCursor(`${lastInstance.id}@${lastInstance.placement}`);
+  }
+  if (next !== null) c.header("Link", `</metrics?limit=${limit}&cursor=${next}>; rel="next"`);
   return c.body(exposition([...metricFamilies(snapshot), ...topics]), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE, "Cache-Control": "no-store" });
 });

@@ -13,7 +13,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { compareKeys } from "../../../src/streams/state/key-value-store";
 import type { ScanAnswer, ScanBounds } from "../../../src/task/protocol";
-import { assignments, taskObject } from "../cluster";
+import { askActive } from "../cluster";
+import { decodeCursor, encodeCursor } from "../cursor";
 import type { ApiEnv } from "../context";
 import type { Host } from "../../../platform/host";
 import { ApiError } from "../http-error";
@@ -27,23 +28,7 @@ export const MAX_SCAN_LIMIT = 1000;
 const MAX_BOUND_LENGTH = 16_384;
 const MAX_CURSOR_LENGTH = 65_536;
 
-export function encodeCursor(key: string): string {
-  let binary = "";
-  for (const byte of new TextEncoder().encode(key)) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-/** The key a cursor names; undefined when it is not one this route made. */
-export function decodeCursor(cursor: string): string | undefined {
-  if (!/^[A-Za-z0-9_-]*$/.test(cursor) || cursor.length % 4 === 1) return undefined;
-  try {
-    const binary = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-    const key = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0)));
-    return encodeCursor(key) === cursor ? key : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export { decodeCursor, encodeCursor } from "../cursor";
 
 const bound = z.string().max(MAX_BOUND_LENGTH, `at most ${MAX_BOUND_LENGTH} characters`);
 
@@ -80,18 +65,14 @@ export function mergeByKey<T extends { key: string }>(pages: readonly (readonly 
 }
 
 /**
- * The page of one task from its active instance (a cached assignment that is stale is retried
- * once); while it restores, with `allowStale`, from an instance holding part of the store.
+ * The page of one task from its active instance (workers/api/cluster.ts: the cached assignment's,
+ * read again when it says it is not the owner); while it restores, with `allowStale`, from an instance holding part of the store.
  */
 async function scanTask(host: Host, taskId: string, store: string, bounds: ScanBounds, allowStale: boolean): Promise<ScanAnswer> {
-  for (const fresh of [false, true]) {
-    const active = (await assignments(host, fresh)).find((i) => i.taskId === taskId && i.role === "active");
-    if (!active) continue;
-    const answer = (await taskObject(host, active).scan(store, bounds)) as ScanAnswer;
-    if (answer.status === "restoring" && allowStale)
-      return (await staleAnswer(host, taskId, async (stub) => (await stub.scan(store, bounds, true)) as ScanAnswer)) ?? answer;
-    if (answer.status !== "not-owner") return answer;
-  }
+  const answer = await askActive(host, taskId, async (stub) => (await stub.scan(store, bounds)) as ScanAnswer);
+  if (answer?.status === "restoring" && allowStale)
+    return (await staleAnswer(host, taskId, async (stub) => (await stub.scan(store, bounds, true)) as ScanAnswer)) ?? answer;
+  if (answer && answer.status !== "not-owner") return answer;
   throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
 }
 

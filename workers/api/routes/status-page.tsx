@@ -1,7 +1,9 @@
 /**
- * `GET /`: the status page for people — placements as columns, every task instance with role,
- * state, epoch, incarnation, lag and restore or standby progress, recent corruptions and
- * migrations. Server-rendered, refreshing itself every 2 s, readable without JavaScript.
+ * `GET /`: the status page for people — the application summary (instances by state, lag, restore
+ * progress), placements as columns with their restore workers, and a page of task instances
+ * (`?cursor=` pages on) with role, state, epoch, incarnation, lag and restore or standby progress,
+ * recent corruptions and migrations. Server-rendered, refreshing itself every 2 s, readable without
+ * JavaScript; a refresh costs a bounded number of calls whatever the number of tasks.
  * `GET /login` / `POST /login` sign a browser in with the API token once (see status/session.ts);
  * `POST /logout` signs it out.
  */
@@ -18,6 +20,8 @@ import type { ApiEnv } from "../context";
 import { LoginPage, StatusPage } from "../status/components";
 import { endSession, SESSION_COOKIE, startSession } from "../status/session";
 import { clusterSnapshot } from "../status/snapshot";
+import { invalidInput } from "../validation";
+import { pageQuery } from "../views";
 
 /** Pages say what they are and load nothing from anywhere: no scripts, no framing. */
 function pageHeaders(c: Context): void {
@@ -36,8 +40,12 @@ const loginForm = z.object({ token: z.string().trim().min(1, "enter the API toke
 
 export const statusPage = new Hono<ApiEnv>();
 
-statusPage.get("/", async (c) => {
-  const snapshot = await clusterSnapshot(c.var.host, c.get("config"));
+/** Instances per page of the status page (`?cursor=` pages on): its refresh costs at most this many calls, plus one per restore worker shard and one to the coordinator. */
+export const STATUS_PAGE_INSTANCES = 100;
+
+statusPage.get("/", zValidator("query", pageQuery(STATUS_PAGE_INSTANCES, STATUS_PAGE_INSTANCES), invalidInput), async (c) => {
+  const { limit, after } = c.req.valid("query");
+  const snapshot = await clusterSnapshot(c.var.host, { after, limit });
   const signedIn = getCookie(c, SESSION_COOKIE, "host") !== undefined;
   return render(c, <StatusPage snapshot={snapshot} application={c.var.host.application.applicationId} signedIn={signedIn} />);
 });

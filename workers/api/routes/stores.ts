@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { QueryAnswer, WindowsAnswer } from "../../../src/task/protocol";
 import { partitionForKey } from "../../../src/log/partitioner";
-import { assignments, taskObject } from "../cluster";
+import { askActive } from "../cluster";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { queryableStore } from "../queryable-store";
@@ -29,14 +29,8 @@ export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+
   const taskId = c.var.host.application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
   const allowStale = c.req.valid("query").stale === "true";
 
-  let answer: QueryAnswer | undefined;
-  // A cached assignment may name an instance that was revoked since: it says so, and we ask again.
-  for (const fresh of [false, true]) {
-    const active = (await assignments(c.var.host, fresh)).find((i) => i.taskId === taskId && i.role === "active");
-    if (!active) continue;
-    answer = (await taskObject(c.var.host, active).query(name, key)) as QueryAnswer;
-    if (answer.status !== "not-owner") break;
-  }
+  // The cached assignment's owner; one that was revoked since says so, and the assignment is read again.
+  let answer = await askActive(c.var.host, taskId, async (stub) => (await stub.query(name, key)) as QueryAnswer);
   if (!answer || answer.status === "not-owner") throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
 
   if (answer.status === "restoring" && allowStale) {
@@ -68,13 +62,7 @@ stores.get("/stores/:store/windows/:key{[\\s\\S]+}", zValidator("query", windowQ
   const { from = 0, to = Number.MAX_SAFE_INTEGER } = c.req.valid("query");
   if (from > to) throw new ApiError(400, "invalid_input", "from must not be after to");
   const taskId = c.var.host.application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
-  let answer: WindowsAnswer | undefined;
-  for (const fresh of [false, true]) {
-    const active = (await assignments(c.var.host, fresh)).find((i) => i.taskId === taskId && i.role === "active");
-    if (!active) continue;
-    answer = (await taskObject(c.var.host, active).windows(name, key, from, to, kind)) as WindowsAnswer;
-    if (answer.status !== "not-owner") break;
-  }
+  const answer = await askActive(c.var.host, taskId, async (stub) => (await stub.windows(name, key, from, to, kind)) as WindowsAnswer);
   if (!answer || answer.status === "not-owner") throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
   if (answer.status === "restoring") {
     c.header("Retry-After", "1");

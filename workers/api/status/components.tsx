@@ -1,7 +1,8 @@
 /**
- * Server-rendered pieces of the status page and the sign-in form (`hono/jsx`, no scripts): a
- * column per placement, a card per task instance with progress bars for restoration and standby
- * updates, and recent corruptions and migrations. Everything interpolated is escaped by JSX.
+ * Server-rendered pieces of the status page and the sign-in form (`hono/jsx`, no scripts): the
+ * application summary, a column per placement, a card per task instance of the page with progress
+ * bars for restoration and standby updates, links to the other pages, and recent corruptions and
+ * migrations. Everything interpolated is escaped by JSX.
  */
 import type { Child } from "hono/jsx";
 import type { LifecycleEvent } from "../../../src/task/lifecycle";
@@ -48,6 +49,10 @@ form.login h1 { font-size:18px; margin:0 0 12px; }
 form.login input { width:100%; font:inherit; padding:7px 9px; border:1px solid var(--line); border-radius:6px; margin:6px 0 12px; }
 form.login button { font:inherit; background:var(--active); color:#fff; border:0; border-radius:6px; padding:7px 14px; cursor:pointer; }
 .error { color:var(--bad); }
+section.summary { display:flex; flex-wrap:wrap; gap:8px 24px; align-items:center; background:var(--card); border:1px solid var(--line); border-radius:8px; padding:10px 14px; margin-bottom:16px; }
+section.summary .stat b { font-size:16px; }
+section.summary .bar { flex:1 1 280px; }
+nav.pages { display:flex; gap:16px; margin:4px 0 14px; font-size:13px; }
 `;
 
 const numberFormat = new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 });
@@ -180,6 +185,63 @@ function InstanceCard(props: { instance: InstanceView; now: number }) {
 
 const ROLE_ORDER = { active: 0, standby: 1, idle: 2 } as const;
 
+/** The whole application at a glance, from the restore worker shards' summaries (not from the page). */
+function SummarySection(props: { snapshot: ClusterSnapshot }) {
+  const { summary } = props.snapshot;
+  const states = Object.entries(summary.byState).sort(([a], [b]) => a.localeCompare(b));
+  const { restored, total } = summary.restoring;
+  return (
+    <section class="summary" data-summary="application">
+      <span class="stat">
+        <b data-summary-instances>{fmt(summary.instances)}</b> task instances
+      </span>
+      {states.map(([state, n]) => (
+        <span class="stat" data-state-count={state}>
+          <b>{fmt(n)}</b> {state}
+        </span>
+      ))}
+      <span class="stat">
+        lag <b data-summary-lag>{fmt(summary.lag)}</b>
+      </span>
+      {summary.failed > 0 ? (
+        <span class="stat error">
+          <b>{fmt(summary.failed)}</b> stopped
+        </span>
+      ) : null}
+      {summary.reported < summary.instances ? <span class="stat muted">{fmt(summary.instances - summary.reported)} not reported yet</span> : null}
+      {total > 0 ? (
+        <div class="bar restore">
+          <div class="label">
+            <span>
+              Restoring <b>{fmt(restored)}</b> / {fmt(total)} records ({total > 0 ? Math.min(100, Math.floor((restored / total) * 100)) : 100}%)
+            </span>
+          </div>
+          <progress max={String(total)} value={String(Math.min(restored, total))} data-summary="restoring" />
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+/** Links to the first and the next page of instances. */
+function Pages(props: { snapshot: ClusterSnapshot }) {
+  const { snapshot } = props;
+  if (snapshot.first && snapshot.next === null) return null;
+  return (
+    <nav class="pages">
+      <span class="muted">
+        {snapshot.instances.length} of {fmt(snapshot.summary.instances)} instances on this page
+      </span>
+      {snapshot.first ? null : <a href="/">first page</a>}
+      {snapshot.next === null ? null : (
+        <a href={`/?cursor=${snapshot.next}`} rel="next">
+          next page
+        </a>
+      )}
+    </nav>
+  );
+}
+
 function PlacementColumn(props: { placement: PlacementView; instances: InstanceView[]; now: number }) {
   const { placement } = props;
   const restore =
@@ -191,12 +253,15 @@ function PlacementColumn(props: { placement: PlacementView; instances: InstanceV
           : "restoration paused"
         : "restoration running";
   const sorted = [...props.instances].sort((a, b) => ROLE_ORDER[a.role] - ROLE_ORDER[b.role] || a.id.localeCompare(b.id));
+  const roles = placement.summary.byRole;
+  const shards = placement.shards > 1 ? ` · ${placement.shardsAnswering} of ${placement.shards} restore workers answering` : "";
   return (
     <section class="placement" data-placement={placement.name}>
       <h2>Placement {placement.name}</h2>
       <p class="note">
-        {sorted.length} instances · {restore}
-        {placement.configured ? "" : " · no longer configured"}
+        {placement.configured
+          ? `${fmt(roles.active ?? 0)} active · ${fmt(roles.standby ?? 0)} standby · ${fmt(roles.idle ?? 0)} idle · ${sorted.length} on this page · ${restore}${shards}`
+          : `${sorted.length} instances on this page · no longer configured`}
       </p>
       {sorted.map((instance) => (
         <InstanceCard instance={instance} now={props.now} />
@@ -255,7 +320,7 @@ export function StatusPage(props: { snapshot: ClusterSnapshot; application: stri
       <header class="top">
         <h1>Edge Streams</h1>
         <span class="meta">
-          application <b>{props.application}</b> · {snapshot.instances.length} task instances · updated {time} UTC · refreshes every {REFRESH_SECONDS} s
+          application <b>{props.application}</b> · {fmt(snapshot.summary.instances)} task instances · updated {time} UTC · refreshes every {REFRESH_SECONDS} s
         </span>
         {props.signedIn ? (
           <form method="post" action="/logout">
@@ -270,6 +335,8 @@ export function StatusPage(props: { snapshot: ClusterSnapshot; application: stri
             until <code>POST /admin/application/resume</code>.
           </p>
         ) : null}
+        <SummarySection snapshot={snapshot} />
+        <Pages snapshot={snapshot} />
         <div class="placements" style={`grid-template-columns: repeat(${Math.max(1, snapshot.placements.length)}, minmax(260px, 1fr))`}>
           {snapshot.placements.map((placement) => (
             <PlacementColumn placement={placement} instances={snapshot.instances.filter((i) => i.placement === placement.name)} now={snapshot.at} />

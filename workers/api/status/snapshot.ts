@@ -1,35 +1,37 @@
 /**
- * What `GET /metrics` and the status page show, gathered once per request: every task instance
- * the coordinator knows (with its counters and lifecycle history), each placement's restore
- * control, and whether the application is shut down. An instance that cannot answer is listed as down rather than failing the whole view.
+ * What `GET /metrics` and the status page show, gathered once per request in a bounded number of
+ * calls (../views.ts): a page of the task instances (each with its counters and lifecycle
+ * history), the application summary and each placement's restore control from the restore
+ * worker shards, and whether the application is shut down. An instance that cannot answer is
+ * listed as down rather than failing the whole view.
  */
 import type { InstanceMetrics } from "../../../durable-objects/task-object";
-import type { Config } from "../../../src/config";
 import type { ApplicationShutdown, InstanceAssignment } from "../../../src/coordinator/coordinator-store";
+import type { Summary } from "../../../src/summary/summary";
 import type { Host } from "../../../platform/host";
-import { assignments, coordinator, taskObject } from "../cluster";
+import { taskObject } from "../cluster";
+import { applicationView, assignmentPage, nextCursor, type PlacementView } from "../views";
+
+export type { PlacementView } from "../views";
 
 export type InstanceView =
   | ({ readonly up: true } & InstanceMetrics)
   | { readonly up: false; readonly id: string; readonly placement: string; readonly role: InstanceAssignment["role"]; readonly epoch: number };
 
-export interface PlacementView {
-  readonly name: string;
-  /** False for a placement no longer configured that still holds instances. */
-  readonly configured: boolean;
-  /** Restoration paused by `POST /admin/restore/pause` (null when its worker did not answer). */
-  readonly restorePaused: boolean | null;
-  /** Batches still allowed while paused (`resume` with `maxBatches`). */
-  readonly restoreBudget: number | null;
-}
-
 export interface ClusterSnapshot {
   /** When it was taken (epoch ms). */
   readonly at: number;
   readonly placements: PlacementView[];
+  /** The instances of this page. */
   readonly instances: InstanceView[];
   /** Set while an uncaught error's `"shutdown-application"` keeps every task stopped. */
   readonly shutdown: ApplicationShutdown | null;
+  /** The whole application, summed up (`instances`: every instance of the assignment). */
+  readonly summary: Summary & { readonly instances: number };
+  /** The cursor of the next page of instances; null on the last page. */
+  readonly next: string | null;
+  /** Whether this is the first page. */
+  readonly first: boolean;
 }
 
 /** Changelog records an instance still has to apply to catch up (restoring or standing by). */
@@ -46,26 +48,33 @@ export function restoreProgress(instance: InstanceMetrics): { restored: number; 
   };
 }
 
-export async function clusterSnapshot(host: Host, config: Config): Promise<ClusterSnapshot> {
-  const known = await assignments(host, true);
-  const [described, controls, shutdown] = await Promise.all([
+/** A page of `limit` instances after `after` (the first page without), with the summary and placements. */
+export async function clusterSnapshot(
+  host: Host,
+  page: { after?: { taskId: string; placement: string }; limit: number; first?: boolean },
+): Promise<ClusterSnapshot> {
+  const assigned = await assignmentPage(host, page.after, page.limit);
+  const known = assigned.instances;
+  const [described, view] = await Promise.all([
     Promise.allSettled(known.map((instance) => taskObject(host, instance).metrics() as Promise<InstanceMetrics>)),
-    Promise.allSettled(config.PLACEMENTS.map((p) => host.restoreWorker(p).status())),
-    coordinator(host).shutdownState() as Promise<ApplicationShutdown | null>,
+    applicationView(
+      host,
+      assigned.total,
+      known.map((i) => i.placement),
+    ),
   ]);
   const instances: InstanceView[] = described.map((result, i) => {
     if (result.status === "fulfilled") return { up: true, ...result.value };
     const { taskId, placement, role, epoch } = known[i]!;
     return { up: false, id: taskId, placement, role, epoch };
   });
-  const extra = [...new Set(known.map((i) => i.placement))].filter((p) => !config.PLACEMENTS.includes(p));
-  const placements: PlacementView[] = [
-    ...config.PLACEMENTS.map((name, i) => {
-      const control = controls[i]!;
-      const value = control.status === "fulfilled" ? control.value : undefined;
-      return { name, configured: true, restorePaused: value?.paused ?? null, restoreBudget: value?.budget ?? null };
-    }),
-    ...extra.map((name) => ({ name, configured: false, restorePaused: null, restoreBudget: null })),
-  ];
-  return { at: Date.now(), placements, instances, shutdown };
+  return {
+    at: Date.now(),
+    placements: view.placements,
+    instances,
+    shutdown: assigned.shutdown,
+    summary: view.summary,
+    next: nextCursor(assigned),
+    first: page.first ?? page.after === undefined,
+  };
 }

@@ -1,0 +1,80 @@
+/**
+ * What a restore worker shard keeps for the application summary: the latest report of every
+ * instance that reports to it (src/summary/summary.ts), one row per instance, a later report
+ * (by its `seq`) replacing an earlier one. Its table is created by the restore registry's
+ * migrations (one schema per object). Kept in memory too; reads cost no SQL.
+ */
+import { Sql, sql, type StorageLike } from "../storage/sql";
+import type { TaskRole, TaskState } from "../task/state";
+import { summarize, type InstanceReport, type Summary } from "../summary/summary";
+
+type Row = {
+  instance: string;
+  task_id: string;
+  placement: string;
+  role: TaskRole;
+  state: TaskState;
+  epoch: number;
+  incarnation: number;
+  failed: number;
+  lag: number;
+  restored: number;
+  total: number;
+  seq: number;
+};
+
+export class InstanceReports {
+  private readonly db: Sql;
+  private cached: Map<string, InstanceReport> | undefined;
+
+  constructor(storage: StorageLike) {
+    this.db = new Sql(storage.sql);
+  }
+
+  /** Keeps `report` unless a later one of the same instance is held. True when kept. */
+  put(report: InstanceReport): boolean {
+    const held = this.load().get(report.instance);
+    if (held && held.seq >= report.seq) return false;
+    const r = report;
+    this.db.run(sql`INSERT INTO reports (instance, task_id, placement, role, state, epoch, incarnation, failed, lag, restored, total, seq)
+                    VALUES (${r.instance}, ${r.taskId}, ${r.placement}, ${r.role}, ${r.state}, ${r.epoch}, ${r.incarnation}, ${r.failed ? 1 : 0},
+                            ${r.lag}, ${r.restored}, ${r.total}, ${r.seq})
+                    ON CONFLICT (instance) DO UPDATE SET role = excluded.role, state = excluded.state, epoch = excluded.epoch,
+                      incarnation = excluded.incarnation, failed = excluded.failed, lag = excluded.lag, restored = excluded.restored,
+                      total = excluded.total, seq = excluded.seq`);
+    this.load().set(r.instance, r);
+    return true;
+  }
+
+  all(): InstanceReport[] {
+    return [...this.load().values()];
+  }
+
+  /** The summary of the reports `keep` selects (those of the tasks this shard serves). */
+  summary(keep: (report: InstanceReport) => boolean): Summary {
+    return summarize(this.all().filter(keep));
+  }
+
+  private load(): Map<string, InstanceReport> {
+    if (!this.cached) {
+      this.cached = new Map();
+      for (const r of this.db.cursor<Row>(sql`SELECT * FROM reports`)) {
+        this.cached.set(r.instance, {
+          instance: r.instance,
+          taskId: r.task_id,
+          placement: r.placement,
+          role: r.role,
+          state: r.state,
+          epoch: r.epoch,
+          incarnation: r.incarnation,
+          failed: r.failed === 1,
+          lag: r.lag,
+          restored: r.restored,
+          total: r.total,
+          seq: r.seq,
+        });
+      }
+    }
+    return this.cached;
+  }
+}
