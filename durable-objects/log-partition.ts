@@ -8,7 +8,17 @@ import { PartitionStore, Subscribers, type MaintenanceResult, type PartitionStat
 import type { TopicConfig } from "../src/log/topic-config";
 import { logEvent } from "../src/util/log";
 import type { EncodedFetch } from "../src/log/record-batch";
-import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "../src/log/types";
+import type { AppendOrigin } from "../src/log/durable-log";
+import type {
+  AppendResult,
+  CommittedOffset,
+  FetchBounds,
+  FetchResult,
+  OffsetRange,
+  ProducerId,
+  ProducerRecord,
+  TopicPartition,
+} from "../src/log/types";
 import { isRestoreWorkerName } from "../src/names";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
 
@@ -23,6 +33,8 @@ const UNSEEN_READER_ECHOES = 2;
 const WAKE_RETRY_MS = [100, 1_000];
 /** Key in the object's KV storage: the coordinator has heard of this partition's input. */
 const COORDINATOR_TOLD_KEY = "coordinator-told";
+/** Key in the object's KV storage: an append of the application's own must still tell the coordinator (the alarm retries). */
+const COORDINATOR_OWED_KEY = "coordinator-owed";
 /** A failed call to the coordinator is made again by the alarm this much later. */
 const COORDINATOR_RETRY_MS = 5_000;
 
@@ -67,29 +79,26 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   }
 
   /** Appends; `config` is the topic's configuration as the producer's side knows it (kept for retention and compaction). */
-  async append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>> {
-    return this.afterAppend(
-      tp,
-      config,
-      this.call(() => this.store.append(tp, records, producer)),
-    );
+  async append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId, config?: TopicConfig, origin?: AppendOrigin): Promise<Outcome<AppendResult>> {
+    return this.afterAppend(tp, config, origin, this.call(() => this.store.append(tp, records, producer)));
   }
 
   /** `append` of an encoded batch (src/log/record-batch.ts): one string instead of an object per record. */
-  async appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>> {
-    return this.afterAppend(
-      tp,
-      config,
-      this.call(() => this.store.appendEncoded(tp, records, producer)),
-    );
+  async appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig, origin?: AppendOrigin): Promise<Outcome<AppendResult>> {
+    return this.afterAppend(tp, config, origin, this.call(() => this.store.appendEncoded(tp, records, producer)));
   }
 
-  private async afterAppend(tp: TopicPartition, config: TopicConfig | undefined, result: Outcome<AppendResult>): Promise<Outcome<AppendResult>> {
+  private async afterAppend(tp: TopicPartition, config: TopicConfig | undefined, origin: AppendOrigin | undefined, result: Outcome<AppendResult>): Promise<Outcome<AppendResult>> {
     if (!result.ok) return result;
     if (config) this.store.configure(tp, config);
     if (!result.value.duplicate) {
       this.wakeSubscribers(tp);
-      if (this.coordinatorMustHear(tp)) this.ctx.waitUntil(this.tellCoordinator(tp));
+      // Only the application's own appends make its tasks (see AppendOrigin): an external
+      // producer may be another deployment using this log, whose tasks read these partitions.
+      if (origin !== "external" && this.coordinatorMustHear(tp)) {
+        this.ctx.storage.kv.put(COORDINATOR_OWED_KEY, true);
+        this.ctx.waitUntil(this.tellCoordinator(tp));
+      }
       // A wake-up can be lost: the alarm wakes the subscribers again a little later (see `alarm`).
       this.echoes = 0;
       if (this.subscribers.list().length > 0) await this.armAlarm(Date.now() + ECHO_MS);
@@ -125,7 +134,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       this.echoes = (this.echoes ?? 0) + 1;
       sooner(now + Math.min(MAX_ECHO_MS, ECHO_MS * 2 ** Math.min(this.echoes, 16)));
     }
-    if (this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp))) sooner(now + COORDINATOR_RETRY_MS);
+    if (this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp))) sooner(now + COORDINATOR_RETRY_MS);
     try {
       sooner(this.store.maintain(tp, now, undefined, false).nextAt);
     } catch (error) {
@@ -136,9 +145,9 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   }
 
   /**
-   * Tasks come into being when their input first arrives: the first append to a partition that
-   * tasks read, while no task listens, tells the coordinator once (it makes the tasks that do not
-   * exist yet). Not the data path: the append does not wait for it, and it is never asked again
+   * Tasks come into being when their input first arrives: the application's first append to a
+   * partition that tasks read (not an external producer's, see AppendOrigin), while no task
+   * listens, tells the coordinator once (it makes the tasks that do not exist yet). Not the data path: the append does not wait for it, and it is never asked again
    * once it answered; a failure is retried by the alarm.
    */
   private coordinatorMustHear(tp: TopicPartition): boolean {
@@ -154,6 +163,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     try {
       await this.objects.coordinator().inputArrived(tp);
       this.ctx.storage.kv.put(COORDINATOR_TOLD_KEY, Date.now());
+      this.ctx.storage.kv.delete(COORDINATOR_OWED_KEY);
       return true;
     } catch (error) {
       logEvent("log.coordinator-unreachable", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");

@@ -11,11 +11,21 @@ import type { TopicConfig } from "./topic-config";
 import type { TopicCatalog } from "./topics";
 import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, Log, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "./types";
 
+/**
+ * Who an append is for. `"application"`: the application that hosts the log (its ingest, its
+ * tasks, its test driver) — the first append to a partition its tasks read makes its tasks.
+ * `"external"`: a producer outside it, through the Kafka REST endpoint — possibly another
+ * deployment using this one as its log, whose tasks read these partitions under the same group;
+ * such appends never make this deployment's tasks (they would process that deployment's input
+ * beside its own tasks, with the same epochs, changelogs and group offsets).
+ */
+export type AppendOrigin = "application" | "external";
+
 /** What the embedded log calls of a partition's object (by RPC: errors come back as values). */
 export interface PartitionObject {
   /** `config` is the topic's configuration: the partition keeps it for its retention and compaction. */
-  append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>>;
-  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig): Promise<Outcome<AppendResult>>;
+  append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId, config?: TopicConfig, origin?: AppendOrigin): Promise<Outcome<AppendResult>>;
+  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig, origin?: AppendOrigin): Promise<Outcome<AppendResult>>;
   readEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<Outcome<EncodedFetch>>;
   offsets(tp: TopicPartition): Promise<Outcome<OffsetRange>>;
   offsetForTimestamp(tp: TopicPartition, timestamp: number): Promise<Outcome<number>>;
@@ -30,10 +40,21 @@ export interface PartitionObject {
  * calls of `PartitionObject`, which RPC stubs' types do not spell the same way.
  */
 export class DurableLog<P = PartitionObject> implements Log {
+  private externalView: DurableLog<P> | undefined;
+
   constructor(
     private readonly partitions: { getByName(name: string): P },
     readonly catalog: TopicCatalog,
+    /** Whose appends these are (see `AppendOrigin`); the application's unless made by `forExternalProducers`. */
+    readonly origin: AppendOrigin = "application",
   ) {}
+
+  /** The same log, its appends made for producers outside the application (the Kafka REST endpoint). */
+  forExternalProducers(): DurableLog<P> {
+    if (this.origin === "external") return this;
+    this.externalView ??= new DurableLog(this.partitions, this.catalog, "external");
+    return this.externalView;
+  }
 
   /** The stub of a declared partition (throws `UnknownTopicOrPartition` for others). */
   partition(tp: TopicPartition): P {
@@ -67,13 +88,13 @@ export class DurableLog<P = PartitionObject> implements Log {
    */
   append(tp: TopicPartition, records: readonly ProducerRecord[], producer?: ProducerId): Promise<AppendResult> {
     const encoded = encodeRecords(records);
-    if (encoded === undefined) return this.call(tp, (s, at) => s.append(at, [...records], producer, this.catalog.config(at.topic)));
+    if (encoded === undefined) return this.call(tp, (s, at) => s.append(at, [...records], producer, this.catalog.config(at.topic), this.origin));
     return this.appendEncoded(tp, encoded, producer);
   }
 
   /** The topic's configuration goes along, so the partition applies its retention and compaction. */
   appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId): Promise<AppendResult> {
-    return this.call(tp, (s, at) => s.appendEncoded(at, records, producer, this.catalog.config(at.topic)));
+    return this.call(tp, (s, at) => s.appendEncoded(at, records, producer, this.catalog.config(at.topic), this.origin));
   }
 
   stats(tp: TopicPartition): Promise<PartitionStats> {

@@ -43,9 +43,11 @@ export class Restoration {
     const meta = this.deps.storage.meta();
     if (!meta || meta.state !== "RESTORING") return meta?.state === "RUNNING";
     const changelogs = this.deps.application.changelogPartitions(meta.taskId);
-    const ends = await Promise.all(changelogs.map(async (tp) => (await this.deps.log.offsets(tp)).latest));
     const inputs = this.deps.application.inputPartitions(meta.taskId);
-    const starts = await Promise.all(inputs.map((tp) => this.startingPosition(tp, this.deps.application.isGlobalInput(meta.taskId, tp.topic))));
+    // The group's offsets first, then the changelogs' ends: an offset is committed only after the
+    // changelog records of what it covers were appended, so ends read after it include them all.
+    const starts = await Promise.all(inputs.map((tp) => this.startingPosition(tp)));
+    const ends = await Promise.all(changelogs.map(async (tp) => (await this.deps.log.offsets(tp)).latest));
     return this.deps.storage.transaction(() => {
       const now = this.deps.storage.meta();
       if (!now || now.state !== "RESTORING" || now.incarnation !== meta.incarnation) return false;

@@ -21,6 +21,7 @@ import { dialectErrorBody } from "../../../src/kafka-rest/errors";
 import { readBounded } from "../../../src/kafka-rest/fetch";
 import { metadataInRequestOrder, planProduce } from "../../../src/kafka-rest/produce";
 import { UnknownTopicOrPartition } from "../../../src/log/errors";
+import { DurableLog } from "../../../src/log/durable-log";
 import { checkBatch } from "../../../src/log/records";
 import type { AppendResult } from "../../../src/log/types";
 import { basicMatches, requiredToken } from "../auth";
@@ -60,7 +61,10 @@ async function produce(c: Context<ApiEnv>, messages: readonly TopicMessage[]): P
     const producer = header === undefined ? undefined : parseProducerHeader(String(header.value));
     refuseInternalTopicWrite(c.var.host.application, message.topic, producer?.producerId);
   }
-  const log = c.get("log");
+  // An external producer's appends never make this deployment's tasks (see AppendOrigin): it may
+  // be another deployment using this one as its log, under the same group and epochs.
+  const shared = c.get("log");
+  const log = shared instanceof DurableLog ? shared.forExternalProducers() : shared;
   const counts = await log.topics();
   const now = Date.now();
   const batches = planProduce(messages, {
