@@ -9,16 +9,7 @@ import type { TopicConfig } from "../src/log/topic-config";
 import { logEvent } from "../src/util/log";
 import type { EncodedFetch } from "../src/log/record-batch";
 import type { AppendOrigin } from "../src/log/durable-log";
-import type {
-  AppendResult,
-  CommittedOffset,
-  FetchBounds,
-  FetchResult,
-  OffsetRange,
-  ProducerId,
-  ProducerRecord,
-  TopicPartition,
-} from "../src/log/types";
+import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "../src/log/types";
 import { isRestoreWorkerName } from "../src/names";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
 
@@ -79,16 +70,37 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   }
 
   /** Appends; `config` is the topic's configuration as the producer's side knows it (kept for retention and compaction). */
-  async append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId, config?: TopicConfig, origin?: AppendOrigin): Promise<Outcome<AppendResult>> {
-    return this.afterAppend(tp, config, origin, this.call(() => this.store.append(tp, records, producer)));
+  async append(
+    tp: TopicPartition,
+    records: ProducerRecord[],
+    producer?: ProducerId,
+    config?: TopicConfig,
+    origin?: AppendOrigin,
+  ): Promise<Outcome<AppendResult>> {
+    return this.afterAppend(
+      tp,
+      config,
+      origin,
+      this.call(() => this.store.append(tp, records, producer)),
+    );
   }
 
   /** `append` of an encoded batch (src/log/record-batch.ts): one string instead of an object per record. */
   async appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig, origin?: AppendOrigin): Promise<Outcome<AppendResult>> {
-    return this.afterAppend(tp, config, origin, this.call(() => this.store.appendEncoded(tp, records, producer)));
+    return this.afterAppend(
+      tp,
+      config,
+      origin,
+      this.call(() => this.store.appendEncoded(tp, records, producer)),
+    );
   }
 
-  private async afterAppend(tp: TopicPartition, config: TopicConfig | undefined, origin: AppendOrigin | undefined, result: Outcome<AppendResult>): Promise<Outcome<AppendResult>> {
+  private async afterAppend(
+    tp: TopicPartition,
+    config: TopicConfig | undefined,
+    origin: AppendOrigin | undefined,
+    result: Outcome<AppendResult>,
+  ): Promise<Outcome<AppendResult>> {
     if (!result.ok) return result;
     if (config) this.store.configure(tp, config);
     if (!result.value.duplicate) {
@@ -134,7 +146,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       this.echoes = (this.echoes ?? 0) + 1;
       sooner(now + Math.min(MAX_ECHO_MS, ECHO_MS * 2 ** Math.min(this.echoes, 16)));
     }
-    if (this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp))) sooner(now + COORDINATOR_RETRY_MS);
+    if (this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp)))
+      sooner(now + COORDINATOR_RETRY_MS);
     try {
       sooner(this.store.maintain(tp, now, undefined, false).nextAt);
     } catch (error) {

@@ -46,7 +46,7 @@ export class Restoration {
     const inputs = this.deps.application.inputPartitions(meta.taskId);
     // The group's offsets first, then the changelogs' ends: an offset is committed only after the
     // changelog records of what it covers were appended, so ends read after it include them all.
-    const starts = await Promise.all(inputs.map((tp) => this.startingPosition(tp)));
+    const starts = await Promise.all(inputs.map((tp) => this.startingPosition(tp, this.deps.application.isGlobalInput(meta.taskId, tp.topic))));
     const ends = await Promise.all(changelogs.map(async (tp) => (await this.deps.log.offsets(tp)).latest));
     return this.deps.storage.transaction(() => {
       const now = this.deps.storage.meta();
