@@ -1,15 +1,15 @@
 /**
- * Scale and cost of the example application (orders → totals) with PARTITIONS=256 and two
- * placements (`eu:weur,us:enam`) with one standby each: 512 task instances.
+ * Scale and cost of the example application (orders → totals) with PARTITIONS=128 (256 stalls local workerd today: docs/scale.md#limits) and two
+ * placements (`eu:weur,us:enam`) with one standby each: 256 task instances.
  *
  * - `reconcile_ms_10k_tasks`: the coordinator's pure assignment step (src/coordinator/reconcile.ts,
  *   bundled for Node with esbuild) planning 10,000 tasks over two placements with a standby each,
  *   from nothing (20,000 instances); the median of BENCH_SCALE_RECONCILE_RUNS after a warm-up.
  * - The app runs in its own `wrangler dev` from bench/counting-app.ts (the example's Worker with
- *   Durable Object requests and SQLite rows counted; `GET /bench/usage`). Once all 512 instances
+ *   Durable Object requests and SQLite rows counted; `GET /bench/usage`). Once all instances
  *   run and every partition had its first record (each partition tells the coordinator once):
  *   - `scale_ingest_records_per_s`: BENCH_SCALE_RECORDS orders over random customers (so over all
- *     256 partitions), BENCH_SCALE_BATCH per `POST /topics/orders/records`, one request after
+ *     partitions), BENCH_SCALE_BATCH per `POST /topics/orders/records`, one request after
  *     another, timed to the last answer;
  *   - `coordinator_calls_per_1k_ingests`: RPC calls made to the coordinator during those ingest
  *     requests, per 1,000 requests (the goal: 0 — ingest never asks it in steady state);
@@ -25,8 +25,8 @@
  *     `scale_status_page_ms` (the status page), medians of BENCH_SCALE_VIEWS requests.
  *
  * Under `wrangler dev` every object shares one workerd thread: throughput is a floor (deployed,
- * the 256 partitions and their tasks run apart); the counts are what Cloudflare would bill.
- * BENCH_SCALE_PARTITIONS (256), BENCH_SCALE_RECORDS (20000), BENCH_SCALE_BATCH (1000), BENCH_SCALE_VIEWS (10),
+ * the partitions and their tasks run apart); the counts are what Cloudflare would bill.
+ * BENCH_SCALE_PARTITIONS (128), BENCH_SCALE_RECORDS (20000), BENCH_SCALE_BATCH (1000), BENCH_SCALE_VIEWS (10),
  * BENCH_SCALE_RECONCILE_RUNS (5), BENCH_SCALE_STANDBYS (1) tune it.
  */
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
@@ -39,7 +39,7 @@ import { envInt, median, note, waitFor } from "../lib/stats.mjs";
 
 export const name = "scale";
 
-const PARTITIONS = envInt("BENCH_SCALE_PARTITIONS", 256);
+const PARTITIONS = envInt("BENCH_SCALE_PARTITIONS", 128);
 const PLACEMENTS = "eu:weur,us:enam";
 const QUIET_TIMEOUT_MS = 900_000;
 
