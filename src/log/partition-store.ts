@@ -18,10 +18,19 @@ import { checkBatch } from "./records";
 import { decodeBatches, parseEntries, sameEntry, toEntry, type CheckedEntries, type EncodedBatch, type EncodedFetch, type Entry } from "./record-batch";
 import { entryOffset, firstEntryAt, isTombstone, splitIntoRows, type StoredRow } from "./stored-batch";
 import { compacts, deletes, type TopicConfig } from "./topic-config";
-import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, Header, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "./types";
+import {
+  REMEMBERED_BATCHES,
+  type AppendResult,
+  type CommittedOffset,
+  type FetchBounds,
+  type FetchResult,
+  type Header,
+  type OffsetRange,
+  type ProducerId,
+  type ProducerRecord,
+  type TopicPartition,
+} from "./types";
 
-/** Batches remembered per producer for answering retries, as Kafka keeps five. */
-export const REMEMBERED_BATCHES = 5;
 /** A producer not heard from for this long is forgotten (Kafka's producer id expiration). */
 export const PRODUCER_EXPIRY_MS = 7 * 24 * 60 * 60 * 1000;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;

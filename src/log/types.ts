@@ -88,6 +88,13 @@ export interface CommittedOffset {
   readonly epoch?: number;
 }
 
+/**
+ * Batches a log remembers per producer and partition to answer retries (Kafka keeps five): a
+ * producer must not have more unacknowledged batches than this in one partition, or a resend of
+ * the oldest is refused as out of order.
+ */
+export const REMEMBERED_BATCHES = 5;
+
 /** The log, as the rest of Edge Streams sees it. */
 export interface Log {
   /** The declared topics and their partition counts. */

@@ -6,7 +6,7 @@
  */
 import type { Application } from "../application";
 import { ProducerFenced } from "../log/errors";
-import type { AppendResult, Log, ProducerId } from "../log/types";
+import { REMEMBERED_BATCHES, type AppendResult, type Log, type ProducerId } from "../log/types";
 import { checkpointAfterAck } from "./checkpoint";
 import { CHANGELOG_PHASE, type Outbox, type OutboxBatch } from "./outbox";
 import type { CommitStep } from "./protocol";
@@ -36,22 +36,33 @@ export class OutboxSender {
    * transaction that also advances the checkpoints — only if the instance was not wiped or
    * reassigned meanwhile. (Until then a crash resends them, and the log answers with the original
    * offsets: recording each group's acknowledgement before sending the next would cost a storage
-   * commit per group and buy nothing.)
+   * commit per group and buy nothing.) The exception: the log answers retries only for the last
+   * REMEMBERED_BATCHES batches of a partition, so no partition ever has more sent but unrecorded
+   * batches than that — as Kafka's idempotent producer keeps at most five requests in flight.
    */
   async flush(): Promise<void> {
     const meta = this.deps.storage.meta();
     if (meta) {
       const sent = new Set<number>();
-      const acked: { batch: OutboxBatch; result: AppendResult }[] = [];
+      let acked: { batch: OutboxBatch; result: AppendResult }[] = [];
+      const unrecorded = new Map<string, number>();
       let failure: PromiseRejectedResult | undefined;
       for (;;) {
         const group = this.deps.outbox.nextGroup(sent);
         if (group.length === 0) break;
-        const results = await Promise.allSettled(group.map((batch) => this.send(batch, this.producer(meta, batch.sequence))));
+        let window = sendable(group, unrecorded);
+        if (window.length === 0) {
+          this.recordAcks(meta, acked);
+          acked = [];
+          unrecorded.clear();
+          window = sendable(group, unrecorded);
+        }
+        const results = await Promise.allSettled(window.map((batch) => this.send(batch, this.producer(meta, batch.sequence))));
         await this.deps.onCommitStep?.("mid-send");
-        group.forEach((batch, i) => {
+        window.forEach((batch, i) => {
           const result = results[i]!;
           sent.add(batch.id);
+          unrecorded.set(positionKey(batch), (unrecorded.get(positionKey(batch)) ?? 0) + 1);
           if (result.status === "fulfilled") acked.push({ batch, result: result.value });
         });
         failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -156,4 +167,26 @@ export class OutboxSender {
       if (!(error instanceof ProducerFenced)) throw error;
     }
   }
+}
+
+/**
+ * The longest prefix of `group` (oldest first) that keeps every partition's sent but unrecorded
+ * batches, `unrecorded` included, within what the log remembers for retries. Empty only when
+ * some partition is already at the limit: its acknowledgements must be recorded first.
+ */
+export function sendable<B extends { topic: string; partition: number }>(
+  group: readonly B[],
+  unrecorded: ReadonlyMap<string, number>,
+  limit = REMEMBERED_BATCHES,
+): B[] {
+  const counts = new Map(unrecorded);
+  const window: B[] = [];
+  for (const batch of group) {
+    const key = positionKey(batch);
+    const count = (counts.get(key) ?? 0) + 1;
+    if (count > limit) break;
+    counts.set(key, count);
+    window.push(batch);
+  }
+  return window;
 }
