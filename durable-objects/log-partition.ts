@@ -109,6 +109,9 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       // producer may be another deployment using this log, whose tasks read these partitions.
       if (origin !== "external" && this.coordinatorMustHear(tp)) {
         this.ctx.storage.kv.put(COORDINATOR_OWED_KEY, true);
+        // The retry is armed before the call goes out: dying while it is on its way must not
+        // leave the debt with no alarm (a topic without retention arms none of its own).
+        await this.armAlarm(Date.now() + COORDINATOR_RETRY_MS);
         this.ctx.waitUntil(this.tellCoordinator(tp));
       }
       // A wake-up can be lost: the alarm wakes the subscribers again a little later (see `alarm`).
