@@ -14,7 +14,7 @@ import { DurableLog } from "../src/log/durable-log";
 import { MAX_RECORD_BYTES } from "../src/log/records";
 import { MAX_ROW_BYTES } from "../src/log/stored-batch";
 import { Serdes, StreamsBuilder } from "../src/streams";
-import type { ErrorHandler } from "../src/streams";
+import type { ErrorHandler, ProcessorContext } from "../src/streams";
 import { StreamTask } from "../src/task/stream-task";
 
 /** in → one input record becomes `copies` output records of `size` characters each → out. */
@@ -107,6 +107,50 @@ describe("rows of at most 1 MiB", () => {
       expect(await task.step()).toBe("blocked");
       expect(task.meta()?.failure).toMatch(/at most 1000000/);
       expect((await log.offsets({ topic: `${id}-out`, partition: 0 })).latest).toBe(0);
+    });
+  });
+});
+
+/** in → a processor that forwards every record with timestamp -1 → out. */
+function badTimestampApp(id: string, onProductionError: ErrorHandler): Application {
+  const builder = new StreamsBuilder();
+  builder
+    .stream(`${id}-in`, { key: Serdes.string(), value: Serdes.string() })
+    .process<string, string>(() => {
+      let context: ProcessorContext<string, string>;
+      return {
+        init: (c) => {
+          context = c;
+        },
+        process: (record) => context.forward({ ...record, timestamp: -1 }),
+      };
+    })
+    .to(`${id}-out`, { key: Serdes.string(), value: Serdes.string() });
+  return new Application(
+    builder.build({ applicationId: id, topics: { [`${id}-in`]: 1, [`${id}-out`]: 1 }, onProductionError, onUncaughtError: () => "retry" }),
+  );
+}
+
+describe("timestamps the log refuses", () => {
+  it("drops a record forwarded with a negative timestamp with onProductionError continue, and goes on", async () => {
+    const id = "bad-ts-continue";
+    await withTask(badTimestampApp(id, "continue"), id, async (task, log) => {
+      await log.append({ topic: `${id}-in`, partition: 0 }, [{ key: "k", value: "v" }]);
+      expect(await task.step()).toBe("more");
+      expect((await log.offsets({ topic: `${id}-out`, partition: 0 })).latest).toBe(0);
+      expect(task.counters.snapshot().events.productionErrorsContinued).toBe(1);
+      expect(task.pendingOutboxBatches()).toBe(0);
+      expect(task.meta()?.failure).toBeNull();
+    });
+  });
+
+  it("stops the task with onProductionError fail, even when the policy says retry, rather than resending a refused batch for ever", async () => {
+    const id = "bad-ts-fail";
+    await withTask(badTimestampApp(id, "fail"), id, async (task, log) => {
+      await log.append({ topic: `${id}-in`, partition: 0 }, [{ key: "k", value: "v" }]);
+      expect(await task.step()).toBe("blocked");
+      expect(task.meta()?.failure).toMatch(/timestamp -1/);
+      expect(task.pendingOutboxBatches()).toBe(0);
     });
   });
 });

@@ -7,7 +7,7 @@
  * store-queries.ts; the types that cross RPC are in protocol.ts.
  */
 import type { Application } from "../application";
-import { LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "../log/errors";
+import { InvalidRecord, LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "../log/errors";
 import type { Log, LogRecord, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
 import type { InputRecord, TaskEventMetrics, TaskProcessor } from "../streams/runtime/types";
@@ -315,9 +315,9 @@ export class StreamTask {
 
   /** The topology's uncaught-error policy for an error that rolled a commit back. */
   private onUncaughtError(error: unknown): StepOutcome {
-    // A record too large for the log fails the same way on every attempt: retrying cannot help.
+    // A record the log refuses fails the same way on every attempt: retrying cannot help.
     const chosen = this.app.topology.uncaughtErrorPolicy(error);
-    const policy = chosen === "retry" && causedBy(error, RecordTooLarge) ? "fail" : chosen;
+    const policy = chosen === "retry" && (causedBy(error, RecordTooLarge) || causedBy(error, InvalidRecord)) ? "fail" : chosen;
     this.counters.uncaughtError(policy);
     const reason = `processing failed: ${error instanceof Error ? error.message : String(error)}`;
     if (policy === "retry") {

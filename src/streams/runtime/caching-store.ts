@@ -15,7 +15,7 @@ import { compareKeys, type RawKeyValueStore, type TimestampedKeyValue, type Valu
 import type { DirtyEntry, RecordCache } from "../state/record-cache";
 import type { WriteContext } from "./change-logging-store";
 import type { CurrentInput, ProcessorState } from "./processor-state";
-import { checkRecordSize } from "./record-size";
+import { checkRecordForLog } from "./record-for-log";
 
 /** What a cache entry remembers of its write: the record being processed then (none in `init`). */
 export type WriteOrigin = CurrentInput | undefined;
@@ -76,8 +76,9 @@ export class CachingKeyValueStore implements RawKeyValueStore, CachedStore {
   put(key: string, value: string, timestamp?: number): void {
     const context = this.writeContext();
     // Refused now, with the store unchanged, rather than at the flush: the changelog could not carry it.
-    checkRecordSize(`a write of store ${this.name}`, key, value, context.headers);
-    this.cache.put(this.name, key, value, timestamp ?? context.timestamp, this.task.current);
+    const time = timestamp ?? context.timestamp;
+    checkRecordForLog(`a write of store ${this.name}`, key, value, context.headers, time);
+    this.cache.put(this.name, key, value, time, this.task.current);
   }
 
   delete(key: string): void {

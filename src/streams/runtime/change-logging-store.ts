@@ -9,7 +9,7 @@
  * value its timestamp back. A put without a timestamp takes the current record's.
  */
 import type { Header, KeyValue } from "../record";
-import { checkRecordSize } from "./record-size";
+import { checkRecordForLog } from "./record-for-log";
 import type { RawKeyValueStore, TimestampedKeyValue, ValueAndTimestamp } from "../state/key-value-store";
 import type { RecordSink } from "./types";
 
@@ -37,7 +37,7 @@ export class ChangeLoggingKeyValueStore implements RawKeyValueStore {
     const context = this.writeContext();
     const time = timestamp ?? context.timestamp;
     // Before the write: a value its changelog cannot carry is refused with the store unchanged.
-    checkRecordSize(`a write of store ${this.changelogTopic.replace(/-changelog$/, "")}`, key, value, context.headers);
+    checkRecordForLog(`a write of store ${this.changelogTopic.replace(/-changelog$/, "")}`, key, value, context.headers, time);
     this.inner.put(key, value, time);
     this.collector.send({ topic: this.changelogTopic, partition: this.partition, key, value, timestamp: time, headers: context.headers });
   }

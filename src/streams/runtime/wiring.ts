@@ -5,7 +5,7 @@
  * runs under the processing error handler and every sink's serialization under the production
  * error handler (see `ErrorHandling`).
  */
-import { checkRecordSize } from "./record-size";
+import { checkRecordForLog } from "./record-for-log";
 import type { Processor, StoreHandle } from "../processor";
 import type { StreamRecord } from "../record";
 import type { Subtopology, TopologySink, TopologySource } from "../topology/topology";
@@ -77,6 +77,6 @@ function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>): O
   const key = record.key === null ? null : sink.keySerde.serialize(record.key);
   const value = record.value === null ? null : sink.valueSerde.serialize(record.value);
   // The log refuses it: better said here, where the production error handler decides.
-  checkRecordSize(`${sink.name}: the record for ${sink.topic}`, key, value, record.headers);
+  checkRecordForLog(`${sink.name}: the record for ${sink.topic}`, key, value, record.headers, record.timestamp);
   return partitions.map((partition) => ({ topic: sink.topic, partition, key, value, timestamp: record.timestamp, headers: record.headers }));
 }
