@@ -7,7 +7,7 @@
  * `...WithOptimization` variants (no topology optimization).
  */
 import { describe, expect, it } from "vitest";
-import { Materialized, StreamsBuilder, TopologyTestDriver } from "../../src/streams";
+import { Materialized, type Serde, StreamsBuilder, TopologyTestDriver } from "../../src/streams";
 import { build, INTEGER, kvt, STRING, STRING_INIT, subtopologySummary, TestInputTopic, TestOutputTopic, TOSTRING_JOINER, toStringAdder } from "./support";
 
 const stringConsumed = { key: STRING, value: STRING };
@@ -18,6 +18,16 @@ const STRING_SUM_AGGREGATOR = (_key: string, value: string, aggregate: number) =
 const SUM_AGGREGATOR = (_key: string, value: number, aggregate: number) => aggregate + value;
 const SUM_INITIALIZER = () => 0;
 const app = (name: string) => `kafka-test-${name}`;
+
+/**
+ * Kafka's `new TopologyTestDriver(builder.build())`, then a `TestInputTopic` of strings per input
+ * topic (in the order given) and the `TestOutputTopic` of OUTPUT, its values read with `value`.
+ */
+function drive<const T extends readonly string[], V>(builder: StreamsBuilder, inputs: T, value: Serde<V>) {
+  const driver = new TopologyTestDriver(build(builder, ...inputs, OUTPUT));
+  const topics = inputs.map((topic) => new TestInputTopic(driver, topic, STRING, STRING)) as { -readonly [I in keyof T]: TestInputTopic<string, string> };
+  return [topics, new TestOutputTopic(driver, OUTPUT, STRING, value)] as const;
+}
 
 describe("CogroupedKStreamImplTest", () => {
   it("shouldNameRepartitionTopic", () => {
@@ -140,9 +150,7 @@ describe("CogroupedKStreamImplTest", () => {
       .aggregate(STRING_INITIALIZER)
       .toStream()
       .to(OUTPUT, { key: STRING, value: STRING });
-    const driver = new TopologyTestDriver(build(builder, "one", OUTPUT));
-    const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
-    const testOutputTopic = new TestOutputTopic(driver, OUTPUT, STRING, STRING);
+    const [[testInputTopic], testOutputTopic] = drive(builder, ["one"], STRING);
     testInputTopic.pipeInput("k1", "A", 0);
     testInputTopic.pipeInput("k2", "B", 0);
     testInputTopic.pipeInput("k2", "B", 0);
@@ -159,9 +167,7 @@ describe("CogroupedKStreamImplTest", () => {
       .aggregate(STRING_INITIALIZER)
       .toStream()
       .to(OUTPUT, { key: STRING, value: STRING });
-    const driver = new TopologyTestDriver(build(builder, "one", OUTPUT));
-    const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
-    const testOutputTopic = new TestOutputTopic(driver, OUTPUT, STRING, STRING);
+    const [[testInputTopic], testOutputTopic] = drive(builder, ["one"], STRING);
     testInputTopic.pipeInput("k1", "A", 0);
     testInputTopic.pipeInput("k2", "B", 0);
     testInputTopic.pipeInput("k2", null, 0);
@@ -180,10 +186,7 @@ describe("CogroupedKStreamImplTest", () => {
       .aggregate(STRING_INITIALIZER)
       .toStream()
       .to(OUTPUT, { key: STRING, value: STRING });
-    const driver = new TopologyTestDriver(build(builder, "one", "two", OUTPUT));
-    const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
-    const testInputTopic2 = new TestInputTopic(driver, "two", STRING, STRING);
-    const testOutputTopic = new TestOutputTopic(driver, OUTPUT, STRING, STRING);
+    const [[testInputTopic, testInputTopic2], testOutputTopic] = drive(builder, ["one", "two"], STRING);
     testInputTopic.pipeInput("k1", "A", 0);
     testInputTopic.pipeInput("k1", "A", 1);
     testInputTopic.pipeInput("k1", "A", 10);
@@ -218,10 +221,7 @@ describe("CogroupedKStreamImplTest", () => {
       .aggregate(STRING_INITIALIZER)
       .toStream()
       .to(OUTPUT, { key: STRING, value: STRING });
-    const driver = new TopologyTestDriver(build(builder, "one", "two", OUTPUT));
-    const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
-    const testInputTopic2 = new TestInputTopic(driver, "two", STRING, STRING);
-    const testOutputTopic = new TestOutputTopic(driver, OUTPUT, STRING, STRING);
+    const [[testInputTopic, testInputTopic2], testOutputTopic] = drive(builder, ["one", "two"], STRING);
     testInputTopic.pipeInput("k1", "A", 0);
     testInputTopic.pipeInput("k2", "A", 1);
     testInputTopic.pipeInput("k1", "A", 10);
@@ -258,10 +258,7 @@ describe("CogroupedKStreamImplTest", () => {
       .aggregate(SUM_INITIALIZER, Materialized.as("store1", { value: INTEGER }))
       .toStream()
       .to(OUTPUT, { key: STRING, value: INTEGER });
-    const driver = new TopologyTestDriver(build(builder, "one", "two", OUTPUT));
-    const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
-    const testInputTopic2 = new TestInputTopic(driver, "two", STRING, STRING);
-    const testOutputTopic = new TestOutputTopic(driver, OUTPUT, STRING, INTEGER);
+    const [[testInputTopic, testInputTopic2], testOutputTopic] = drive(builder, ["one", "two"], INTEGER);
     testInputTopic.pipeInput("k1", "1", 0);
     testInputTopic.pipeInput("k2", "1", 1);
     testInputTopic.pipeInput("k1", "1", 10);
@@ -339,10 +336,7 @@ describe("CogroupedKStreamImplTest", () => {
       .aggregate(STRING_INIT, Materialized.as("store1", { value: STRING }))
       .toStream()
       .to(OUTPUT, { key: STRING, value: STRING });
-    const driver = new TopologyTestDriver(build(builder, "one", "two", OUTPUT));
-    const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
-    const testInputTopic2 = new TestInputTopic(driver, "two", STRING, STRING);
-    const testOutputTopic = new TestOutputTopic(driver, OUTPUT, STRING, STRING);
+    const [[testInputTopic, testInputTopic2], testOutputTopic] = drive(builder, ["one", "two"], STRING);
     testInputTopic.pipeInput("k1", "1", 0);
     testInputTopic.pipeInput("k2", "1", 1);
     testInputTopic.pipeInput("k1", "1", 10);
@@ -375,11 +369,7 @@ describe("CogroupedKStreamImplTest", () => {
       .aggregate(STRING_INITIALIZER)
       .toStream()
       .to(OUTPUT, { key: STRING, value: STRING });
-    const driver = new TopologyTestDriver(build(builder, "one", "two", "three", OUTPUT));
-    const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
-    const testInputTopic2 = new TestInputTopic(driver, "two", STRING, STRING);
-    const testInputTopic3 = new TestInputTopic(driver, "three", STRING, STRING);
-    const testOutputTopic = new TestOutputTopic(driver, OUTPUT, STRING, STRING);
+    const [[testInputTopic, testInputTopic2, testInputTopic3], testOutputTopic] = drive(builder, ["one", "two", "three"], STRING);
     testInputTopic.pipeInput("k1", "A", 0);
     testInputTopic.pipeInput("k2", "A", 1);
     testInputTopic.pipeInput("k1", "A", 10);
@@ -415,11 +405,7 @@ describe("CogroupedKStreamImplTest", () => {
     const table2 = builder.table("three", stringConsumed);
     const joined = table1.join(table2, TOSTRING_JOINER, Materialized.with(STRING, STRING));
     joined.toStream().to(OUTPUT, { key: STRING, value: STRING });
-    const driver = new TopologyTestDriver(build(builder, "one", "two", "three", OUTPUT));
-    const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
-    const testInputTopic2 = new TestInputTopic(driver, "two", STRING, STRING);
-    const testInputTopic3 = new TestInputTopic(driver, "three", STRING, STRING);
-    const testOutputTopic = new TestOutputTopic(driver, OUTPUT, STRING, STRING);
+    const [[testInputTopic, testInputTopic2, testInputTopic3], testOutputTopic] = drive(builder, ["one", "two", "three"], STRING);
     testInputTopic.pipeInput("k1", "A", 5);
     testInputTopic2.pipeInput("k2", "B", 6);
     expect(testOutputTopic.isEmpty()).toBe(true);

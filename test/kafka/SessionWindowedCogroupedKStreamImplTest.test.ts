@@ -6,22 +6,13 @@
  * (TypeScript's types rule them out) and namedParamShouldSetName (no `Named`).
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import {
-  Materialized,
-  Serdes,
-  SessionWindows,
-  StreamsBuilder,
-  TopologyTestDriver,
-  type KGroupedStream,
-  type SessionWindowedCogroupedKStream,
-} from "../../src/streams";
-import { build, kvt, STRING, STRING_INIT, TestInputTopic, TestOutputTopic, toStringAdder } from "./support";
+import { Materialized, SessionWindows, StreamsBuilder, type KGroupedStream, type SessionWindowedCogroupedKStream } from "../../src/streams";
+import { cogroupedStringStreams, kvt, runWindowedCogroup, STRING, STRING_INIT, type TestInputTopic, toStringAdder } from "./support";
 
 const TOPIC = "topic";
 const TOPIC2 = "topic2";
 const OUTPUT = "output";
 const TOSTRING_ADDER = toStringAdder("+");
-const TOSTRING_REMOVER = toStringAdder("-");
 const sessionMerger = (_aggKey: string, aggOne: string, aggTwo: string) => `${aggOne}+${aggTwo}`;
 
 let builder: StreamsBuilder;
@@ -30,18 +21,13 @@ let windowedCogroupedStream: SessionWindowedCogroupedKStream<string, string>;
 
 beforeEach(() => {
   builder = new StreamsBuilder();
-  const stream = builder.stream(TOPIC, { key: STRING, value: STRING });
-  const stream2 = builder.stream(TOPIC2, { key: STRING, value: STRING });
-  groupedStream = stream.groupByKey({ key: STRING, value: STRING });
-  const groupedStream2 = stream2.groupByKey({ key: STRING, value: STRING });
-  const cogroupedStream = groupedStream.cogroup(TOSTRING_ADDER).cogroup(groupedStream2, TOSTRING_REMOVER);
-  windowedCogroupedStream = cogroupedStream.windowedBy(SessionWindows.ofInactivityGapAndGrace(100, 24 * 60 * 60 * 1000));
+  const streams = cogroupedStringStreams(builder, TOPIC, TOPIC2);
+  groupedStream = streams.groupedStream;
+  windowedCogroupedStream = streams.cogroupedStream.windowedBy(SessionWindows.ofInactivityGapAndGrace(100, 24 * 60 * 60 * 1000));
 });
 
 function run(pipe: (one: TestInputTopic<string, string>, two: TestInputTopic<string, string>) => void) {
-  const driver = new TopologyTestDriver(build(builder, TOPIC, TOPIC2, OUTPUT));
-  pipe(new TestInputTopic(driver, TOPIC, STRING, STRING), new TestInputTopic(driver, TOPIC2, STRING, STRING));
-  return new TestOutputTopic(driver, OUTPUT, Serdes.windowed(STRING), STRING).readRecordsToList().map((r) => kvt(r.key!.key, r.value, r.timestamp));
+  return runWindowedCogroup(builder, { topic: TOPIC, topic2: TOPIC2, output: OUTPUT }, pipe).map((r) => kvt(r.key!.key, r.value, r.timestamp));
 }
 
 describe("SessionWindowedCogroupedKStreamImplTest", () => {

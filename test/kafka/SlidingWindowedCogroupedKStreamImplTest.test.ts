@@ -5,24 +5,14 @@
  * namedParamShouldSetName (no `Named`).
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import {
-  Materialized,
-  Serdes,
-  SlidingWindows,
-  StreamsBuilder,
-  TopologyTestDriver,
-  type KGroupedStream,
-  type TimeWindowedCogroupedKStream,
-  type Windowed,
-} from "../../src/streams";
-import { build, kvt, STRING, STRING_INIT, TestInputTopic, TestOutputTopic, toStringAdder } from "./support";
+import { Materialized, SlidingWindows, StreamsBuilder, type KGroupedStream, type TimeWindowedCogroupedKStream, type Windowed } from "../../src/streams";
+import { cogroupedStringStreams, kvt, runWindowedCogroup, STRING, STRING_INIT, type TestInputTopic, toStringAdder } from "./support";
 
 const TOPIC = "topic";
 const TOPIC2 = "topic2";
 const OUTPUT = "output";
 const WINDOW_SIZE_MS = 500;
 const TOSTRING_ADDER = toStringAdder("+");
-const TOSTRING_REMOVER = toStringAdder("-");
 const windowed = (key: string, start: number, end: number): Windowed<string> => ({ key, window: { start, end } });
 
 let builder: StreamsBuilder;
@@ -31,18 +21,13 @@ let windowedCogroupedStream: TimeWindowedCogroupedKStream<string, string>;
 
 beforeEach(() => {
   builder = new StreamsBuilder();
-  const stream = builder.stream(TOPIC, { key: STRING, value: STRING });
-  const stream2 = builder.stream(TOPIC2, { key: STRING, value: STRING });
-  groupedStream = stream.groupByKey({ key: STRING, value: STRING });
-  const groupedStream2 = stream2.groupByKey({ key: STRING, value: STRING });
-  const cogroupedStream = groupedStream.cogroup(TOSTRING_ADDER).cogroup(groupedStream2, TOSTRING_REMOVER);
-  windowedCogroupedStream = cogroupedStream.windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(WINDOW_SIZE_MS, 2000));
+  const streams = cogroupedStringStreams(builder, TOPIC, TOPIC2);
+  groupedStream = streams.groupedStream;
+  windowedCogroupedStream = streams.cogroupedStream.windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(WINDOW_SIZE_MS, 2000));
 });
 
 function run(pipe: (one: TestInputTopic<string, string>) => void) {
-  const driver = new TopologyTestDriver(build(builder, TOPIC, TOPIC2, OUTPUT));
-  pipe(new TestInputTopic(driver, TOPIC, STRING, STRING));
-  return new TestOutputTopic(driver, OUTPUT, Serdes.windowed(STRING), STRING).readRecordsToList();
+  return runWindowedCogroup(builder, { topic: TOPIC, topic2: TOPIC2, output: OUTPUT }, pipe);
 }
 
 describe("SlidingWindowedCogroupedKStreamImplTest", () => {

@@ -6,23 +6,14 @@
  * `Named`).
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import {
-  Materialized,
-  Serdes,
-  StreamsBuilder,
-  TimeWindows,
-  TopologyTestDriver,
-  type KGroupedStream,
-  type TimeWindowedCogroupedKStream,
-} from "../../src/streams";
-import { build, kvt, STRING, STRING_INIT, TestInputTopic, TestOutputTopic, toStringAdder } from "./support";
+import { Materialized, StreamsBuilder, TimeWindows, type KGroupedStream, type TimeWindowedCogroupedKStream } from "../../src/streams";
+import { cogroupedStringStreams, kvt, runWindowedCogroup, STRING, STRING_INIT, type TestInputTopic, toStringAdder } from "./support";
 
 const WINDOW_SIZE = 500;
 const TOPIC = "topic";
 const TOPIC2 = "topic2";
 const OUTPUT = "output";
 const TOSTRING_ADDER = toStringAdder("+");
-const TOSTRING_REMOVER = toStringAdder("-");
 
 let builder: StreamsBuilder;
 let groupedStream: KGroupedStream<string, string>;
@@ -30,18 +21,13 @@ let windowedCogroupedStream: TimeWindowedCogroupedKStream<string, string>;
 
 beforeEach(() => {
   builder = new StreamsBuilder();
-  const stream = builder.stream(TOPIC, { key: STRING, value: STRING });
-  const stream2 = builder.stream(TOPIC2, { key: STRING, value: STRING });
-  groupedStream = stream.groupByKey({ key: STRING, value: STRING });
-  const groupedStream2 = stream2.groupByKey({ key: STRING, value: STRING });
-  const cogroupedStream = groupedStream.cogroup(TOSTRING_ADDER).cogroup(groupedStream2, TOSTRING_REMOVER);
-  windowedCogroupedStream = cogroupedStream.windowedBy(TimeWindows.ofSizeWithNoGrace(WINDOW_SIZE));
+  const streams = cogroupedStringStreams(builder, TOPIC, TOPIC2);
+  groupedStream = streams.groupedStream;
+  windowedCogroupedStream = streams.cogroupedStream.windowedBy(TimeWindows.ofSizeWithNoGrace(WINDOW_SIZE));
 });
 
 function run(pipe: (one: TestInputTopic<string, string>, two: TestInputTopic<string, string>) => void) {
-  const driver = new TopologyTestDriver(build(builder, TOPIC, TOPIC2, OUTPUT));
-  pipe(new TestInputTopic(driver, TOPIC, STRING, STRING), new TestInputTopic(driver, TOPIC2, STRING, STRING));
-  return new TestOutputTopic(driver, OUTPUT, Serdes.windowed(STRING), STRING).readRecordsToList().map((r) => kvt(r.key!.key, r.value, r.timestamp));
+  return runWindowedCogroup(builder, { topic: TOPIC, topic2: TOPIC2, output: OUTPUT }, pipe).map((r) => kvt(r.key!.key, r.value, r.timestamp));
 }
 
 describe("TimeWindowedCogroupedKStreamImplTest", () => {

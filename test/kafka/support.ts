@@ -6,7 +6,17 @@
  * Everything runs on `TopologyTestDriver`; every topic has one partition, as in Kafka's driver.
  */
 import { expect } from "vitest";
-import { type Change, type KTable, type ProcessorSupplier, type Serde, Serdes, type Topology, type TopologyTestDriver, type Windowed } from "../../src/streams";
+import {
+  type Change,
+  type KTable,
+  type ProcessorSupplier,
+  type Serde,
+  Serdes,
+  type StreamsBuilder,
+  type Topology,
+  TopologyTestDriver,
+  type Windowed,
+} from "../../src/streams";
 
 export interface KeyValueTimestamp<K, V> {
   readonly key: K;
@@ -194,4 +204,32 @@ export function subtopologySummary(topology: Topology) {
     sinks: [...s.sinkTopics].sort(),
     stores: s.stores.map((store) => store.name).sort(),
   }));
+}
+
+/**
+ * The `@BeforeEach` of Kafka's windowed cogroup tests (Time-, Session- and
+ * SlidingWindowedCogroupedKStreamImplTest): string streams `topic` and `topic2`, each grouped by
+ * key, cogrouped with `TOSTRING_ADDER` ("+") and `TOSTRING_REMOVER` ("-"), in Kafka's order.
+ */
+export function cogroupedStringStreams(builder: StreamsBuilder, topic: string, topic2: string) {
+  const stream = builder.stream(topic, { key: STRING, value: STRING });
+  const stream2 = builder.stream(topic2, { key: STRING, value: STRING });
+  const groupedStream = stream.groupByKey({ key: STRING, value: STRING });
+  const groupedStream2 = stream2.groupByKey({ key: STRING, value: STRING });
+  const cogroupedStream = groupedStream.cogroup(toStringAdder("+")).cogroup(groupedStream2, toStringAdder("-"));
+  return { groupedStream, cogroupedStream };
+}
+
+/**
+ * A windowed cogroup test's driver: the topology of `builder`, `pipe` given string input topics
+ * `topic` and `topic2`, then every record of `output` with its windowed string key.
+ */
+export function runWindowedCogroup(
+  builder: StreamsBuilder,
+  topics: { topic: string; topic2: string; output: string },
+  pipe: (one: TestInputTopic<string, string>, two: TestInputTopic<string, string>) => void,
+): KeyValueTimestamp<Windowed<string> | null, string | null>[] {
+  const driver = new TopologyTestDriver(build(builder, topics.topic, topics.topic2, topics.output));
+  pipe(new TestInputTopic(driver, topics.topic, STRING, STRING), new TestInputTopic(driver, topics.topic2, STRING, STRING));
+  return new TestOutputTopic(driver, topics.output, Serdes.windowed(STRING), STRING).readRecordsToList();
 }
