@@ -61,13 +61,8 @@ export function planReconcile({ taskIds, placements, standbys, instances }: Reco
     if (isWanted && instance.role !== "standby") change({ taskId: instance.taskId, placement: instance.placement, role: "standby" });
     if (!isWanted && instance.role === "standby") change({ taskId: instance.taskId, placement: instance.placement, role: "idle" });
   }
-  const existing = new Set(all.map(instanceKey));
-  for (const d of desired) {
-    const key = instanceKey(d);
-    if (existing.has(key)) continue;
-    existing.add(key);
-    change({ ...d, role: "standby" });
-  }
+  // New standbys: desired instances not held yet (`change` adds each to `current`, so a repeat is skipped).
+  for (const d of desired) if (!current.has(instanceKey(d))) change({ ...d, role: "standby" });
   return changes;
 }
 

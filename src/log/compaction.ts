@@ -46,13 +46,13 @@ export function survivors(
 }
 
 /**
- * Whether a compacted partition is due for a pass: Kafka's `min.cleanable.dirty.ratio` (0.5) —
- * at least as many records not yet read by compaction as already compacted — with a floor, so
- * small partitions are left alone; or its oldest unread record is older than `max.compaction.lag.ms`.
+ * Whether a compacted partition is due for a pass by its dirty ratio: Kafka's
+ * `min.cleanable.dirty.ratio` (0.5) — at least as many records not yet read by compaction as
+ * already compacted — with a floor, so small partitions are left alone. (The other reasons for a
+ * pass, `max.compaction.lag.ms` among them, are times: see PartitionStore's `compactionDueAt`.)
  */
-export function compactionDue(dirty: number, clean: number, oldestDirtyAgeMs: number | undefined, maxCompactionLagMs: number): boolean {
-  if (dirty >= MIN_DIRTY_RECORDS && dirty >= clean) return true;
-  return maxCompactionLagMs >= 0 && dirty > 0 && oldestDirtyAgeMs !== undefined && oldestDirtyAgeMs >= maxCompactionLagMs;
+export function compactionDue(dirty: number, clean: number): boolean {
+  return dirty >= MIN_DIRTY_RECORDS && dirty >= clean;
 }
 
 /** Fewer records than this are not worth a compaction pass (unless `max.compaction.lag.ms` says so). */

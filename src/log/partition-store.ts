@@ -13,7 +13,7 @@ import type { Migration } from "../storage/migrations";
 import { migrate } from "../storage/migrations";
 import { Sql, sql, type StorageLike } from "../storage/sql";
 import { DuplicateSequenceMismatch, InvalidRecord, OffsetOutOfRange, OutOfOrderSequence, ProducerFenced, UnknownTopicOrPartition } from "./errors";
-import { compactionDue, survivors } from "./compaction";
+import { compactionDue, survivors, type LatestRecord } from "./compaction";
 import { checkBatch } from "./records";
 import { decodeBatches, parseEntries, sameEntry, toEntry, type CheckedEntries, type EncodedBatch, type EncodedFetch, type Entry } from "./record-batch";
 import { entryOffset, firstEntryAt, isTombstone, splitIntoRows, type StoredRow } from "./stored-batch";
@@ -123,6 +123,10 @@ const migrations: Migration[] = [
 export const QUIET_COMPACTION_MS = 10_000;
 /** How often time and size retention are checked at most (Kafka's log.retention.check.interval.ms). */
 export const RETENTION_CHECK_MS = 5 * 60 * 1000;
+/** Rows per upsert into compaction's index: 3 parameters each, under the 100 bound parameters per statement. */
+const LATEST_KEYS_PER_STATEMENT = 33;
+/** Keys per look-up in compaction's index (one bound parameter each). */
+const KEYS_PER_LOOKUP = 100;
 /** Work one maintenance call does at most: records read into compaction's index, and rows rewritten. */
 export const MAINTENANCE_BUDGET = { indexRecords: 20_000, sweepRows: 200 } as const;
 
@@ -456,7 +460,7 @@ export class PartitionStore {
     checkOffset(offset);
     return this.transaction(() => {
       const meta = this.meta(tp);
-      const { logStart, logEnd } = meta;
+      const { logEnd } = meta;
       if (offset > logEnd) throw new OffsetOutOfRange(`cannot delete below ${offset}: the end offset is ${logEnd}`);
       this.advanceStart(meta, offset);
       return { earliest: meta.logStart, latest: logEnd };
@@ -470,37 +474,38 @@ export class PartitionStore {
    */
   private advanceStart(meta: Meta, offset: number): number {
     if (offset <= meta.logStart) return 0;
-    const before = this.keptRecords(meta.logStart);
+    const before = this.kept(meta.logStart).records;
     this.db.run(sql`DELETE FROM record_batches WHERE base_offset < ${offset} AND base_offset + span <= ${offset}`);
     this.db.run(sql`UPDATE partition_meta SET log_start = ${offset} WHERE only = 1`);
     this.db.run(sql`DELETE FROM latest_keys WHERE offset < ${offset}`);
     meta.logStart = offset;
-    return before - this.keptRecords(offset);
+    return before - this.kept(offset).records;
   }
 
-  /** Records kept at or after `from` (rows are whole but for the one holding `from`). */
-  private keptRecords(from: number): number {
-    const total = this.db.one<{ n: number | null }>(sql`SELECT SUM(count) AS n FROM record_batches WHERE base_offset + span > ${from}`)?.n ?? 0;
+  /** Records and bytes kept at or after `from` (rows are whole but for the one holding `from`). */
+  private kept(from: number): { records: number; bytes: number } {
+    const totals = this.db.one<{ records: number | null; bytes: number | null }>(
+      sql`SELECT SUM(count) AS records, SUM(bytes) AS bytes FROM record_batches WHERE base_offset + span > ${from}`,
+    );
+    let records = totals?.records ?? 0;
+    let bytes = totals?.bytes ?? 0;
     const first = this.db.one<BatchRow>(
       sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
           WHERE base_offset <= ${from} AND base_offset + span > ${from} ORDER BY base_offset DESC LIMIT 1`,
     );
-    return first ? total - firstEntryAt(storedRow(first), from) : total;
+    if (first) {
+      const row = storedRow(first);
+      const below = firstEntryAt(row, from);
+      records -= below;
+      for (let i = 0; i < below; i++) bytes -= row.sizes[i]!;
+    }
+    return { records, bytes };
   }
 
   /** What the partition keeps now: its range, and the records and bytes in it. */
   stats(tp: TopicPartition): PartitionStats {
     const { logStart, logEnd } = this.meta(tp);
-    let bytes = this.db.one<{ n: number | null }>(sql`SELECT SUM(bytes) AS n FROM record_batches WHERE base_offset + span > ${logStart}`)?.n ?? 0;
-    const first = this.db.one<BatchRow>(
-      sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
-          WHERE base_offset <= ${logStart} AND base_offset + span > ${logStart} ORDER BY base_offset DESC LIMIT 1`,
-    );
-    if (first) {
-      const row = storedRow(first);
-      for (let i = 0; i < firstEntryAt(row, logStart); i++) bytes -= row.sizes[i]!;
-    }
-    return { earliest: logStart, latest: logEnd, records: this.keptRecords(logStart), bytes };
+    return { earliest: logStart, latest: logEnd, ...this.kept(logStart) };
   }
 
   /**
@@ -601,7 +606,7 @@ export class PartitionStore {
   private compactionDueAt(config: TopicConfig, meta: Meta, state: CompactionState, now: number): number | undefined {
     if (state.sweepCursor !== null) return now;
     const dirty = meta.logEnd - state.indexedTo;
-    if (compactionDue(dirty, state.cleanRecords, undefined, -1)) return now;
+    if (compactionDue(dirty, state.cleanRecords)) return now;
     let due = state.tombstonesDue ?? undefined;
     if (dirty > 0) {
       const quiet = (this.lastAppendAt ?? now) + QUIET_COMPACTION_MS;
@@ -652,7 +657,7 @@ export class PartitionStore {
       start = Math.max(start, Math.min(kept ?? meta.logEnd, newest));
     }
     if (config["retention.bytes"] >= 0) {
-      let over = this.stats(tp).bytes - config["retention.bytes"];
+      let over = this.kept(meta.logStart).bytes - config["retention.bytes"];
       for (const row of this.db.cursor<{ base_offset: number; span: number; bytes: number }>(
         sql`SELECT base_offset, span, bytes FROM record_batches WHERE base_offset + span > ${start} ORDER BY base_offset`,
       )) {
@@ -692,11 +697,12 @@ export class PartitionStore {
           break;
         }
         const row = storedRow(batch);
+        // Entries are in offset order: a key's last entry in the row is its latest.
+        const latest = new Map<string, LatestRecord>();
         (JSON.parse(batch.records) as Entry[]).forEach((entry, i) => {
-          if (entry[0] === null) return;
-          this.db.run(sql`INSERT INTO latest_keys (key, offset, tombstone) VALUES (${entry[0]}, ${entryOffset(row, i)}, ${isTombstone(entry) ? 1 : 0})
-                          ON CONFLICT (key) DO UPDATE SET offset = excluded.offset, tombstone = excluded.tombstone`);
+          if (entry[0] !== null) latest.set(entry[0], { offset: entryOffset(row, i), tombstone: isTombstone(entry) });
         });
+        this.putLatestKeys(latest);
         indexed += row.count;
         indexedTo = row.base + row.span;
       }
@@ -733,12 +739,16 @@ export class PartitionStore {
         rows++;
         const row = storedRow(batch);
         const entries = JSON.parse(batch.records) as Entry[];
-        const latest = (key: string) => {
-          const found = this.db.one<{ offset: number; tombstone: number }>(sql`SELECT offset, tombstone FROM latest_keys WHERE key = ${key}`);
-          return found && { offset: found.offset, tombstone: found.tombstone === 1 };
-        };
+        const latest = this.latestKeys(entries);
         const deleteRetention = config["delete.retention.ms"];
-        const chosen = survivors(entries, (i) => entryOffset(row, i), row.appendTime, latest, now, deleteRetention);
+        const chosen = survivors(
+          entries,
+          (i) => entryOffset(row, i),
+          row.appendTime,
+          (key) => latest.get(key),
+          now,
+          deleteRetention,
+        );
         const lastIndex = row.base + row.span > last ? entries.findIndex((_, i) => entryOffset(row, i) === last) : -1;
         const keep = lastIndex >= 0 && !chosen.keep.includes(lastIndex) ? [...chosen.keep, lastIndex].sort((a, b) => a - b) : chosen.keep;
         const forgotten = lastIndex >= 0 ? chosen.forgotten.filter((key) => key !== entries[lastIndex]![0]) : chosen.forgotten;
@@ -769,6 +779,33 @@ export class PartitionStore {
     const state = this.compactionState(meta.logStart);
     const more = state.sweepCursor !== null || state.indexedTo < cleanable;
     return { indexed, compacted, more };
+  }
+
+  /** Upserts compaction's index entries, LATEST_KEYS_PER_STATEMENT rows per statement. */
+  private putLatestKeys(latest: ReadonlyMap<string, LatestRecord>): void {
+    const rows = [...latest];
+    for (let at = 0; at < rows.length; at += LATEST_KEYS_PER_STATEMENT) {
+      const chunk = rows.slice(at, at + LATEST_KEYS_PER_STATEMENT);
+      this.db.run({
+        text: `INSERT INTO latest_keys (key, offset, tombstone) VALUES ${Array(chunk.length).fill("(?, ?, ?)").join(", ")}
+               ON CONFLICT (key) DO UPDATE SET offset = excluded.offset, tombstone = excluded.tombstone`,
+        values: chunk.flatMap(([key, { offset, tombstone }]) => [key, offset, tombstone ? 1 : 0]),
+      });
+    }
+  }
+
+  /** Compaction's index entries of the entries' keys, KEYS_PER_LOOKUP keys per statement. */
+  private latestKeys(entries: readonly Entry[]): Map<string, LatestRecord> {
+    const keys = [...new Set(entries.flatMap((entry) => (entry[0] === null ? [] : [entry[0]])))];
+    const latest = new Map<string, LatestRecord>();
+    for (let at = 0; at < keys.length; at += KEYS_PER_LOOKUP) {
+      const chunk = keys.slice(at, at + KEYS_PER_LOOKUP);
+      const query = { text: `SELECT key, offset, tombstone FROM latest_keys WHERE key IN (${Array(chunk.length).fill("?").join(", ")})`, values: chunk };
+      for (const found of this.db.cursor<{ key: string; offset: number; tombstone: number }>(query)) {
+        latest.set(found.key, { offset: found.offset, tombstone: found.tombstone === 1 });
+      }
+    }
+    return latest;
   }
 
   commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): void {

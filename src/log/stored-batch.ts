@@ -51,6 +51,11 @@ export interface RowChunk {
   readonly records: string;
 }
 
+/** Whether a batch of `count` records, encoded as `encoded`, fits in one row as it is. */
+export function fitsInOneRow(encoded: string, count: number): boolean {
+  return utf8Length(encoded) + PER_ENTRY_BYTES * count <= MAX_ROW_BYTES;
+}
+
 /**
  * Splits a batch into rows of at most MAX_ROW_BYTES. `encoded` (the whole batch as one string) is
  * stored as it is when it fits, which is the common case; only a bigger batch is taken apart.
@@ -58,7 +63,7 @@ export interface RowChunk {
  */
 export function splitIntoRows(entries: readonly Entry[], sizes: Uint32Array, encoded?: string): RowChunk[] {
   const whole = encoded ?? JSON.stringify(entries);
-  if (utf8Length(whole) + PER_ENTRY_BYTES * entries.length <= MAX_ROW_BYTES) return [{ entries: [...entries], sizes, records: whole }];
+  if (fitsInOneRow(whole, entries.length)) return [{ entries: [...entries], sizes, records: whole }];
   const chunks: RowChunk[] = [];
   let current: string[] = [];
   let start = 0;

@@ -120,7 +120,7 @@ export class RestoreRegistry {
    */
   register(registration: Registration): RegisterOutcome {
     return this.transaction(() => {
-      const held = this.all().filter((w) => w.instance === registration.instance);
+      const held = this.ofInstance(registration.instance);
       if (held.some((w) => w.incarnation > registration.incarnation)) return "refused";
       if (sameRegistration(held, registration)) {
         // The instance asks again (a check, or a wake-up it may have missed): look again.
@@ -144,14 +144,10 @@ export class RestoreRegistry {
    */
   unregister(instance: string, incarnation: number, epoch?: number): ChangelogWork[] {
     return this.transaction(() => {
-      const ends = (w: ChangelogWork) =>
-        w.instance === instance && (w.incarnation < incarnation || (w.incarnation === incarnation && (epoch === undefined || w.epoch <= epoch)));
-      const removed = this.all().filter(ends);
-      for (const w of removed) {
-        this.db.run(
-          sql`DELETE FROM changelogs WHERE instance = ${w.instance} AND topic = ${w.topic} AND partition = ${w.partition} AND incarnation = ${w.incarnation} AND epoch = ${w.epoch}`,
-        );
-      }
+      const upTo = epoch ?? Number.MAX_SAFE_INTEGER;
+      const removed = this.ofInstance(instance).filter((w) => w.incarnation < incarnation || (w.incarnation === incarnation && w.epoch <= upTo));
+      this.db.run(sql`DELETE FROM changelogs WHERE instance = ${instance}
+                        AND (incarnation < ${incarnation} OR (incarnation = ${incarnation} AND epoch <= ${upTo}))`);
       return removed;
     });
   }
@@ -159,7 +155,7 @@ export class RestoreRegistry {
   /** Removes exactly the registration `work` was read for (instance, incarnation and epoch), if it is still held. */
   unregisterExact(work: Pick<ChangelogWork, "instance" | "incarnation" | "epoch">): ChangelogWork[] {
     return this.transaction(() => {
-      const removed = this.all().filter((w) => w.instance === work.instance && w.incarnation === work.incarnation && w.epoch === work.epoch);
+      const removed = this.ofInstance(work.instance).filter((w) => w.incarnation === work.incarnation && w.epoch === work.epoch);
       this.db.run(sql`DELETE FROM changelogs WHERE instance = ${work.instance} AND incarnation = ${work.incarnation} AND epoch = ${work.epoch}`);
       return removed;
     });
@@ -169,21 +165,15 @@ export class RestoreRegistry {
     return this.db
       .all<Row>(sql`SELECT instance, task_id, incarnation, epoch, role, topic, partition, store, position, failures, caught_up, restored, grown
                     FROM changelogs ORDER BY instance, topic, partition`)
-      .map((r) => ({
-        instance: r.instance,
-        taskId: r.task_id,
-        incarnation: r.incarnation,
-        epoch: r.epoch,
-        role: r.role,
-        topic: r.topic,
-        partition: r.partition,
-        store: r.store,
-        position: r.position,
-        failures: r.failures,
-        caughtUp: r.caught_up === 1,
-        restored: r.restored,
-        grown: r.grown,
-      }));
+      .map(toWork);
+  }
+
+  /** One instance's registrations (read by the table's key, not by scanning every instance's). */
+  ofInstance(instance: string): ChangelogWork[] {
+    return this.db
+      .all<Row>(sql`SELECT instance, task_id, incarnation, epoch, role, topic, partition, store, position, failures, caught_up, restored, grown
+                    FROM changelogs WHERE instance = ${instance} ORDER BY topic, partition`)
+      .map(toWork);
   }
 
   /**
@@ -251,4 +241,22 @@ function sameRegistration(held: readonly ChangelogWork[], registration: Registra
         w.role === registration.role,
     ),
   );
+}
+
+function toWork(r: Row): ChangelogWork {
+  return {
+    instance: r.instance,
+    taskId: r.task_id,
+    incarnation: r.incarnation,
+    epoch: r.epoch,
+    role: r.role,
+    topic: r.topic,
+    partition: r.partition,
+    store: r.store,
+    position: r.position,
+    failures: r.failures,
+    caughtUp: r.caught_up === 1,
+    restored: r.restored,
+    grown: r.grown,
+  };
 }

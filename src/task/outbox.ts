@@ -16,7 +16,7 @@
 import { type Sql, sql } from "../storage/sql";
 import { decodeRecords, encodeRecords, toEntry } from "../log/record-batch";
 import { recordBytes } from "../log/records";
-import { splitIntoRows } from "../log/stored-batch";
+import { fitsInOneRow, splitIntoRows } from "../log/stored-batch";
 import type { ProducerRecord, TopicPartition } from "../log/types";
 
 export const CHANGELOG_PHASE = 0;
@@ -48,8 +48,9 @@ export class Outbox {
    */
   add(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[]): void {
     const encoded = encodeRecords(records);
-    if (encoded === undefined) {
-      this.addRow(commitId, phase, tp, records, undefined);
+    // The common case: the batch as one row, without taking its records apart again.
+    if (encoded === undefined || fitsInOneRow(encoded, records.length)) {
+      this.addRow(commitId, phase, tp, records, encoded);
       return;
     }
     const entries = records.map(toEntry);
