@@ -38,7 +38,7 @@ import { positionKey } from "../src/task/record-collector";
 import { describeTask, describeWithoutLog, type PartialTaskDescription, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
 import { logEvent } from "../src/util/log";
-import { reportDue, type InstanceReport } from "../src/summary/summary";
+import { instanceReport, reportDue, type InstanceReport } from "../src/summary/summary";
 import type { ObjectHost, TaskObjectCalls } from "./calls";
 
 /** Registering and unregistering with the restore worker wait at most this long (KAFKA-10199). */
@@ -255,44 +255,14 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   private currentReport(): InstanceReport | undefined {
     const meta = this.task.meta();
     if (!meta) return undefined;
-    const checkpoints = this.task.checkpoints();
-    let restored = 0;
-    let total = 0;
-    for (const tp of this.host.application.changelogPartitions(meta.taskId)) {
-      const key = positionKey(tp);
-      const at = checkpoints.get(key) ?? 0;
-      // A checkpoint is never past its changelog's end: the end as known at least (kept across a wipe).
-      const end = Math.max(at, this.changelogEnds.get(key) ?? 0);
-      this.changelogEnds.set(key, end);
-      restored += at;
-      total += end;
-    }
-    let lag = total - restored;
-    if (meta.role === "active") {
-      const positions = this.task.positions();
-      const ends = this.task.knownInputEnds();
-      lag = 0;
-      for (const tp of this.host.application.inputPartitions(meta.taskId)) {
-        const key = positionKey(tp);
-        const at = positions[key] ?? 0;
-        lag += Math.max(0, (ends.get(key) ?? at) - at);
-      }
-    }
-    const { taskId, placement, role, state, epoch, incarnation } = meta;
-    return {
-      instance: instanceName(meta),
-      taskId,
-      placement,
-      role,
-      state,
-      epoch,
-      incarnation,
-      failed: meta.failure !== null,
-      lag,
-      restored,
-      total,
+    return instanceReport({
+      meta,
+      changelogs: this.host.application.changelogPartitions(meta.taskId),
+      checkpoints: this.task.checkpoints(),
+      changelogEnds: this.changelogEnds,
+      input: () => ({ partitions: this.host.application.inputPartitions(meta.taskId), positions: this.task.positions(), ends: this.task.knownInputEnds() }),
       seq: ++this.reportSeq,
-    };
+    });
   }
 
   private retryDelay(): number {
