@@ -210,14 +210,14 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
   }
 
   /** Every step toward the goal, each of which may be cut short (the alarm comes back to it). */
-  private async converge(focus?: string): Promise<Progress> {
+  private async converge(): Promise<Progress> {
     this.reconcile();
-    const pushed = await this.pushUnacknowledged(focus);
+    const pushed = await this.pushUnacknowledged();
     const moved = await this.moveOffRemovedPlacements().catch((error: unknown) => {
       logEvent("coordinator.move-failed", { error: String(error) }, "warn");
       return { done: false, more: false };
     });
-    return { done: pushed.done && moved.done, more: (pushed.more || moved.more) && !(pushed.failed ?? false) };
+    return { done: pushed.done && moved.done, more: (pushed.more || moved.more) && !pushed.failed };
   }
 
   /** Whether (and why) the application is shut down. */
@@ -446,9 +446,9 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
    * and stopped). Every instance of the chunk is told even when one cannot be. `done` when nothing
    * is left unacknowledged; `more` when the chunk was full; `failed` when some could not be told.
    */
-  private async pushUnacknowledged(focus?: string): Promise<{ done: boolean; more: boolean; failed?: boolean; acks: (InstanceAck | undefined)[] }> {
+  private async pushUnacknowledged(focus?: string): Promise<{ done: boolean; more: boolean; failed: boolean; acks: (InstanceAck | undefined)[] }> {
     let pending = this.store.instances().filter((i) => !i.acknowledged);
-    if (pending.length === 0) return { done: true, more: false, acks: [] };
+    if (pending.length === 0) return { done: true, more: false, failed: false, acks: [] };
     await this.armAlarm(REBALANCE_CHECK_MS);
     if (focus !== undefined) pending = [...pending.filter((i) => i.taskId === focus), ...pending.filter((i) => i.taskId !== focus)];
     const others = pending.filter((i) => i.role !== "active").slice(0, PUSH_CHUNK);
