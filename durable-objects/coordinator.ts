@@ -31,6 +31,7 @@ import type { TopicPartition } from "../src/log/types";
 import { instanceName } from "../src/names";
 import { CrashPoints } from "../src/util/crash-points";
 import { logEvent } from "../src/util/log";
+import { backoffDelay } from "../src/util/backoff";
 import { Serial } from "../src/util/serial";
 import type { AssignmentPage, AssignmentSnapshot, CoordinatorCalls, ObjectHost, ShutdownRequest } from "./calls";
 
@@ -356,7 +357,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
     }
     this.failures = progress.done || progress.more ? 0 : this.failures + 1;
     if (progress.more) await this.armAlarm(0);
-    else if (!progress.done) await this.armAlarm(Math.min(MAX_RETRY_MS, REBALANCE_CHECK_MS * 2 ** Math.min(this.failures - 1, 16)));
+    else if (!progress.done) await this.armAlarm(backoffDelay(REBALANCE_CHECK_MS, MAX_RETRY_MS, this.failures - 1));
     else if (sweeping) await this.armAlarm(REBALANCE_CHECK_MS);
     else await this.armAlarm(Math.max(0, (this.ctx.storage.kv.get<number>(NEXT_SWEEP_KEY) ?? 0) - Date.now()));
   }

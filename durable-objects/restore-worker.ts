@@ -18,6 +18,7 @@ import { parseRestoreWorkerName, restoreWorkerName } from "../src/names";
 import { instancesOfOtherShards, restoreShardOf } from "../src/restore/sharding";
 import { CrashPoints } from "../src/util/crash-points";
 import { logEvent } from "../src/util/log";
+import { backoffDelay } from "../src/util/backoff";
 import { Serial } from "../src/util/serial";
 import { withTimeout } from "../src/util/timeout";
 import type { ObjectHost, RestoreWorkerCalls } from "./calls";
@@ -189,7 +190,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       more = true;
     }
     this.idleRounds = progressed ? 0 : this.idleRounds + 1;
-    const backoff = Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(this.idleRounds - 1, 16));
+    const backoff = backoffDelay(RETRY_MS, MAX_RETRY_MS, this.idleRounds - 1);
     if (more) await this.schedule(progressed ? 0 : backoff);
     // A remote log wakes no one: standbys caught up poll their changelogs, backing off while idle.
     else if (this.polls && this.registry.all().length > 0) {

@@ -38,6 +38,7 @@ import { positionKey } from "../src/task/record-collector";
 import { describeTask, describeWithoutLog, type PartialTaskDescription, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
 import { logEvent } from "../src/util/log";
+import { backoffDelay } from "../src/util/backoff";
 import { instanceReport, reportDue, type InstanceReport } from "../src/summary/summary";
 import type { ObjectHost, TaskObjectCalls } from "./calls";
 
@@ -266,7 +267,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   }
 
   private retryDelay(): number {
-    return Math.min(MAX_RETRY_DELAY_MS, RETRY_DELAY_MS * 2 ** Math.min(Math.max(this.failures - 1, 0), 16));
+    return backoffDelay(RETRY_DELAY_MS, MAX_RETRY_DELAY_MS, Math.max(this.failures - 1, 0));
   }
 
   private identity(): { task?: string; placement?: string; epoch?: number; incarnation?: number } {
@@ -287,7 +288,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     this.restoringChecks++;
     // The next check repeats the registration: idempotent at the restore worker, cheap here.
     if (this.restoringChecks > 1) this.ctx.storage.kv.delete(SYNCED_KEY);
-    await this.schedule(Math.min(MAX_RETRY_DELAY_MS, RESTORING_CHECK_MS * 2 ** Math.min(this.restoringChecks - 1, 16)));
+    await this.schedule(backoffDelay(RESTORING_CHECK_MS, MAX_RETRY_DELAY_MS, this.restoringChecks - 1));
   }
 
   /**
@@ -298,7 +299,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     const meta = this.task.meta();
     if (!this.polls || meta?.role !== "active" || meta.state !== "RUNNING") return;
     this.idlePolls = outcome === "idle" ? this.idlePolls + 1 : 0;
-    if (outcome === "idle") await this.schedule(Math.min(MAX_POLL_MS, POLL_MS * 2 ** Math.min(this.idlePolls - 1, 16)));
+    if (outcome === "idle") await this.schedule(backoffDelay(POLL_MS, MAX_POLL_MS, this.idlePolls - 1));
   }
 
   /** Arms the alarm for the task's next punctuation or retry, if it has one (and nothing sooner is set). */
