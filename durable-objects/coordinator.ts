@@ -31,6 +31,7 @@ import type { TopicPartition } from "../src/log/types";
 import { instanceName } from "../src/names";
 import { CrashPoints } from "../src/util/crash-points";
 import { logEvent } from "../src/util/log";
+import { backoffDelay } from "../src/util/backoff";
 import { Serial } from "../src/util/serial";
 import type { AssignmentPage, AssignmentSnapshot, CoordinatorCalls, ObjectHost, ShutdownRequest } from "./calls";
 
@@ -210,14 +211,14 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
   }
 
   /** Every step toward the goal, each of which may be cut short (the alarm comes back to it). */
-  private async converge(focus?: string): Promise<Progress> {
+  private async converge(): Promise<Progress> {
     this.reconcile();
-    const pushed = await this.pushUnacknowledged(focus);
+    const pushed = await this.pushUnacknowledged();
     const moved = await this.moveOffRemovedPlacements().catch((error: unknown) => {
       logEvent("coordinator.move-failed", { error: String(error) }, "warn");
       return { done: false, more: false };
     });
-    return { done: pushed.done && moved.done, more: (pushed.more || moved.more) && !(pushed.failed ?? false) };
+    return { done: pushed.done && moved.done, more: (pushed.more || moved.more) && !pushed.failed };
   }
 
   /** Whether (and why) the application is shut down. */
@@ -356,7 +357,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
     }
     this.failures = progress.done || progress.more ? 0 : this.failures + 1;
     if (progress.more) await this.armAlarm(0);
-    else if (!progress.done) await this.armAlarm(Math.min(MAX_RETRY_MS, REBALANCE_CHECK_MS * 2 ** Math.min(this.failures - 1, 16)));
+    else if (!progress.done) await this.armAlarm(backoffDelay(REBALANCE_CHECK_MS, MAX_RETRY_MS, this.failures - 1));
     else if (sweeping) await this.armAlarm(REBALANCE_CHECK_MS);
     else await this.armAlarm(Math.max(0, (this.ctx.storage.kv.get<number>(NEXT_SWEEP_KEY) ?? 0) - Date.now()));
   }
@@ -446,9 +447,9 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
    * and stopped). Every instance of the chunk is told even when one cannot be. `done` when nothing
    * is left unacknowledged; `more` when the chunk was full; `failed` when some could not be told.
    */
-  private async pushUnacknowledged(focus?: string): Promise<{ done: boolean; more: boolean; failed?: boolean; acks: (InstanceAck | undefined)[] }> {
+  private async pushUnacknowledged(focus?: string): Promise<{ done: boolean; more: boolean; failed: boolean; acks: (InstanceAck | undefined)[] }> {
     let pending = this.store.instances().filter((i) => !i.acknowledged);
-    if (pending.length === 0) return { done: true, more: false, acks: [] };
+    if (pending.length === 0) return { done: true, more: false, failed: false, acks: [] };
     await this.armAlarm(REBALANCE_CHECK_MS);
     if (focus !== undefined) pending = [...pending.filter((i) => i.taskId === focus), ...pending.filter((i) => i.taskId !== focus)];
     const others = pending.filter((i) => i.role !== "active").slice(0, PUSH_CHUNK);

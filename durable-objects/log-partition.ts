@@ -7,6 +7,7 @@ import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
 import { PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
 import type { TopicConfig } from "../src/log/topic-config";
 import { logEvent } from "../src/util/log";
+import { backoffDelay } from "../src/util/backoff";
 import type { EncodedFetch } from "../src/log/record-batch";
 import type { AppendOrigin } from "../src/log/durable-log";
 import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "../src/log/types";
@@ -147,7 +148,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (readers === "behind" || (readers === "unknown" && (this.echoes ?? 0) < UNSEEN_READER_ECHOES)) {
       this.wakeSubscribers(tp);
       this.echoes = (this.echoes ?? 0) + 1;
-      sooner(now + Math.min(MAX_ECHO_MS, ECHO_MS * 2 ** Math.min(this.echoes, 16)));
+      sooner(now + backoffDelay(ECHO_MS, MAX_ECHO_MS, this.echoes));
     }
     if (this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp)))
       sooner(now + COORDINATOR_RETRY_MS);

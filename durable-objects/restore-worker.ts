@@ -15,9 +15,10 @@ import { Restorer, type CorruptedInstance, type RestoreStep } from "../src/resto
 import { suspensionsOnEnd, suspensionsOnRegister, type RegistrationEnd, type Suspension } from "../src/restore/suspensions";
 import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
 import { parseRestoreWorkerName, restoreWorkerName } from "../src/names";
-import { restoreShardOf } from "../src/restore/sharding";
+import { instancesOfOtherShards, restoreShardOf } from "../src/restore/sharding";
 import { CrashPoints } from "../src/util/crash-points";
 import { logEvent } from "../src/util/log";
+import { backoffDelay } from "../src/util/backoff";
 import { Serial } from "../src/util/serial";
 import { withTimeout } from "../src/util/timeout";
 import type { ObjectHost, RestoreWorkerCalls } from "./calls";
@@ -189,7 +190,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       more = true;
     }
     this.idleRounds = progressed ? 0 : this.idleRounds + 1;
-    const backoff = Math.min(MAX_RETRY_MS, RETRY_MS * 2 ** Math.min(this.idleRounds - 1, 16));
+    const backoff = backoffDelay(RETRY_MS, MAX_RETRY_MS, this.idleRounds - 1);
     if (more) await this.schedule(progressed ? 0 : backoff);
     // A remote log wakes no one: standbys caught up poll their changelogs, backing off while idle.
     else if (this.polls && this.registry.all().length > 0) {
@@ -207,13 +208,8 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     const name = this.ctx.storage.kv.get<string>(NAME_KEY);
     const self = name === undefined ? undefined : parseRestoreWorkerName(name);
     if (!self) return;
-    const foreign = new Set(
-      this.registry
-        .all()
-        .filter((w) => restoreShardOf(w.taskId, this.host.restoreShards) !== self.shard)
-        .map((w) => w.instance),
-    );
-    for (const instance of foreign) this.registry.unregister(instance, Number.MAX_SAFE_INTEGER);
+    for (const instance of instancesOfOtherShards(this.registry.all(), self.shard, this.host.restoreShards))
+      this.registry.unregister(instance, Number.MAX_SAFE_INTEGER);
   }
 
   /** Stops taking rounds; waits at most `timeoutMs` for the one in progress. True when it ended in time. */

@@ -38,7 +38,8 @@ import { positionKey } from "../src/task/record-collector";
 import { describeTask, describeWithoutLog, type PartialTaskDescription, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
 import { logEvent } from "../src/util/log";
-import { reportDue, type InstanceReport } from "../src/summary/summary";
+import { backoffDelay } from "../src/util/backoff";
+import { instanceReport, reportDue, type InstanceReport } from "../src/summary/summary";
 import type { ObjectHost, TaskObjectCalls } from "./calls";
 
 /** Registering and unregistering with the restore worker wait at most this long (KAFKA-10199). */
@@ -255,48 +256,18 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   private currentReport(): InstanceReport | undefined {
     const meta = this.task.meta();
     if (!meta) return undefined;
-    const checkpoints = this.task.checkpoints();
-    let restored = 0;
-    let total = 0;
-    for (const tp of this.host.application.changelogPartitions(meta.taskId)) {
-      const key = positionKey(tp);
-      const at = checkpoints.get(key) ?? 0;
-      // A checkpoint is never past its changelog's end: the end as known at least (kept across a wipe).
-      const end = Math.max(at, this.changelogEnds.get(key) ?? 0);
-      this.changelogEnds.set(key, end);
-      restored += at;
-      total += end;
-    }
-    let lag = total - restored;
-    if (meta.role === "active") {
-      const positions = this.task.positions();
-      const ends = this.task.knownInputEnds();
-      lag = 0;
-      for (const tp of this.host.application.inputPartitions(meta.taskId)) {
-        const key = positionKey(tp);
-        const at = positions[key] ?? 0;
-        lag += Math.max(0, (ends.get(key) ?? at) - at);
-      }
-    }
-    const { taskId, placement, role, state, epoch, incarnation } = meta;
-    return {
-      instance: instanceName(meta),
-      taskId,
-      placement,
-      role,
-      state,
-      epoch,
-      incarnation,
-      failed: meta.failure !== null,
-      lag,
-      restored,
-      total,
+    return instanceReport({
+      meta,
+      changelogs: this.host.application.changelogPartitions(meta.taskId),
+      checkpoints: this.task.checkpoints(),
+      changelogEnds: this.changelogEnds,
+      input: () => ({ partitions: this.host.application.inputPartitions(meta.taskId), positions: this.task.positions(), ends: this.task.knownInputEnds() }),
       seq: ++this.reportSeq,
-    };
+    });
   }
 
   private retryDelay(): number {
-    return Math.min(MAX_RETRY_DELAY_MS, RETRY_DELAY_MS * 2 ** Math.min(Math.max(this.failures - 1, 0), 16));
+    return backoffDelay(RETRY_DELAY_MS, MAX_RETRY_DELAY_MS, Math.max(this.failures - 1, 0));
   }
 
   private identity(): { task?: string; placement?: string; epoch?: number; incarnation?: number } {
@@ -317,7 +288,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     this.restoringChecks++;
     // The next check repeats the registration: idempotent at the restore worker, cheap here.
     if (this.restoringChecks > 1) this.ctx.storage.kv.delete(SYNCED_KEY);
-    await this.schedule(Math.min(MAX_RETRY_DELAY_MS, RESTORING_CHECK_MS * 2 ** Math.min(this.restoringChecks - 1, 16)));
+    await this.schedule(backoffDelay(RESTORING_CHECK_MS, MAX_RETRY_DELAY_MS, this.restoringChecks - 1));
   }
 
   /**
@@ -328,7 +299,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     const meta = this.task.meta();
     if (!this.polls || meta?.role !== "active" || meta.state !== "RUNNING") return;
     this.idlePolls = outcome === "idle" ? this.idlePolls + 1 : 0;
-    if (outcome === "idle") await this.schedule(Math.min(MAX_POLL_MS, POLL_MS * 2 ** Math.min(this.idlePolls - 1, 16)));
+    if (outcome === "idle") await this.schedule(backoffDelay(POLL_MS, MAX_POLL_MS, this.idlePolls - 1));
   }
 
   /** Arms the alarm for the task's next punctuation or retry, if it has one (and nothing sooner is set). */

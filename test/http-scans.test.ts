@@ -8,7 +8,8 @@ import { partitionForKey } from "../src/log/partitioner";
 import { compareKeys } from "../src/streams/state/key-value-store";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "./support/orders-app";
-import { decodeCursor, encodeCursor, mergeByKey } from "../workers/api/routes/scans";
+import { decodeCursor, encodeCursor } from "../workers/api/cursor";
+import { mergeByKey } from "../workers/api/routes/scans";
 import { call, json } from "./support/api";
 
 const driver = new TestDriver(env, application);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseInstanceName, parseRestoreWorkerName, restoreWorkerName } from "../src/names";
-import { AUTO_MAX_SHARDS, restoreShardCount, restoreShardOf } from "../src/restore/sharding";
+import { AUTO_MAX_SHARDS, instancesOfOtherShards, restoreShardCount, restoreShardOf } from "../src/restore/sharding";
 import { readConfig } from "../src/config";
 
 describe("restore worker shards", () => {
@@ -35,6 +35,23 @@ describe("restore worker shards", () => {
     for (const bad of ["restore@", "restore@eu#0", "restore@eu#x", "0_1@eu", "orders/1"]) expect(parseRestoreWorkerName(bad), bad).toBeUndefined();
     expect(parseInstanceName("0_12@eu")).toEqual({ taskId: "0_12", placement: "eu" });
     for (const bad of ["0_12", "@eu", "0_1@", "restore@eu"]) expect(parseInstanceName(bad), bad).toBeUndefined();
+  });
+
+  it("find the instances a shard serves no longer after RESTORE_SHARDS changed (every changelog of one counted once)", () => {
+    const tasks = Array.from({ length: 40 }, (_, p) => `0_${p}`);
+    const registrations = tasks.flatMap((taskId) => [
+      { instance: `${taskId}@eu`, taskId, changelog: "a" },
+      { instance: `${taskId}@eu`, taskId, changelog: "b" },
+    ]);
+    const foreign = instancesOfOtherShards(registrations, 1, 4);
+    expect([...foreign].sort()).toEqual(
+      tasks
+        .filter((t) => restoreShardOf(t, 4) !== 1)
+        .map((t) => `${t}@eu`)
+        .sort(),
+    );
+    expect(foreign.size).toBeGreaterThan(0);
+    expect(instancesOfOtherShards(registrations, 0, 1).size).toBe(0);
   });
 
   it("RESTORE_SHARDS takes auto or 1 to 256, and says what is wrong otherwise", () => {

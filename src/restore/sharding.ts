@@ -28,3 +28,18 @@ export function restoreShardOf(taskId: string, shards: number): number {
   }
   return hash % shards;
 }
+
+/**
+ * The instances registered with shard `shard` whose task hashes to another shard of `shards` now
+ * (`RESTORE_SHARDS` changed): their registrations are dropped there, and they register with their
+ * new shard.
+ */
+export function instancesOfOtherShards(
+  registrations: Iterable<{ readonly instance: string; readonly taskId: string }>,
+  shard: number,
+  shards: number,
+): Set<string> {
+  const foreign = new Set<string>();
+  for (const r of registrations) if (restoreShardOf(r.taskId, shards) !== shard) foreign.add(r.instance);
+  return foreign;
+}

@@ -5,7 +5,11 @@
  * memory, without calling the log — and a view sums the shards' aggregates, so it costs one call
  * per shard (placements × RESTORE_SHARDS) whatever the number of tasks. Pure.
  */
+import type { TopicPartition } from "../log/types";
+import { instanceName } from "../names";
+import { positionKey } from "../task/record-collector";
 import type { TaskRole, TaskState } from "../task/state";
+import type { TaskMeta } from "../task/task-storage";
 
 /** What an instance tells its restore worker shard about itself. */
 export interface InstanceReport {
@@ -40,6 +44,55 @@ export function reportDue(last: { readonly report: InstanceReport; readonly at: 
   // Caught up: the last word of a busy spell is never held back (nothing may come after it).
   if (next.lag === 0 && next.restored === next.total) return true;
   return now - last.at >= REPORT_INTERVAL_MS;
+}
+
+/** What an instance knows of itself without calling the log, from which its report is made. */
+export interface InstanceFacts {
+  readonly meta: Pick<TaskMeta, "taskId" | "placement" | "role" | "state" | "epoch" | "incarnation" | "failure">;
+  /** Its task's changelog partitions, and its checkpoint in each. */
+  readonly changelogs: readonly TopicPartition[];
+  readonly checkpoints: ReadonlyMap<string, number>;
+  /**
+   * Each changelog's end as last seen (by position key). Raised here to the checkpoint where that
+   * is further: a checkpoint is never past its changelog's end, so the end is known at least that far.
+   */
+  readonly changelogEnds: Map<string, number>;
+  /** Its task's input partitions, its positions there and their ends as its last fetches saw them; read for an active only. */
+  readonly input: () => {
+    readonly partitions: readonly TopicPartition[];
+    readonly positions: Readonly<Record<string, number>>;
+    readonly ends: ReadonlyMap<string, number>;
+  };
+  readonly seq: number;
+}
+
+/**
+ * The report of an instance: restore progress over its changelogs; its lag, for an active the
+ * input records not yet processed, for the others the changelog records not yet applied.
+ */
+export function instanceReport({ meta, changelogs, checkpoints, changelogEnds, input, seq }: InstanceFacts): InstanceReport {
+  let restored = 0;
+  let total = 0;
+  for (const tp of changelogs) {
+    const key = positionKey(tp);
+    const at = checkpoints.get(key) ?? 0;
+    const end = Math.max(at, changelogEnds.get(key) ?? 0);
+    changelogEnds.set(key, end);
+    restored += at;
+    total += end;
+  }
+  let lag = total - restored;
+  if (meta.role === "active") {
+    const { partitions, positions, ends } = input();
+    lag = 0;
+    for (const tp of partitions) {
+      const key = positionKey(tp);
+      const at = positions[key] ?? 0;
+      lag += Math.max(0, (ends.get(key) ?? at) - at);
+    }
+  }
+  const { taskId, placement, role, state, epoch, incarnation } = meta;
+  return { instance: instanceName(meta), taskId, placement, role, state, epoch, incarnation, failed: meta.failure !== null, lag, restored, total, seq };
 }
 
 /** The application (or a part of it) summed up. */

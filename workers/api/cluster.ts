@@ -89,14 +89,14 @@ export async function cachedAssignment(host: Host): Promise<AssignmentView> {
  * The assignment after an instance named by `seen` said it is not the owner: the cached one if
  * another was read meanwhile, else read again.
  */
-export async function refreshAssignment(host: Host, seen: AssignmentView): Promise<AssignmentView> {
+async function refreshAssignment(host: Host, seen: AssignmentView): Promise<AssignmentView> {
   const view = entry(host).view;
   if (view && view !== seen) return view;
   return load(host);
 }
 
 /** The assignment read now, not joined with a read that began earlier (admin routes, which act on it). */
-export async function freshAssignment(host: Host): Promise<AssignmentView> {
+async function freshAssignment(host: Host): Promise<AssignmentView> {
   await entry(host).loading?.catch(() => undefined);
   return load(host);
 }

@@ -17,16 +17,21 @@ import { decodeCursor, encodeCursor } from "./cursor";
 export const DEFAULT_PAGE = 500;
 export const MAX_PAGE = 500;
 
+/** The `limit` of a paged view's query: 1…max. */
+export function limitParam(max: number) {
+  return z
+    .string()
+    .regex(/^[0-9]{1,9}$/, "limit is a positive integer")
+    .transform(Number)
+    .pipe(z.number().int().min(1, "limit is at least 1").max(max, `limit is at most ${max}`))
+    .optional();
+}
+
 /** The query of a paged view: `limit` (1…max, default `fallback`) and `cursor` (an instance name this route returned). */
 export function pageQuery(fallback: number, max: number) {
   return z
     .object({
-      limit: z
-        .string()
-        .regex(/^[0-9]{1,9}$/, "limit is a positive integer")
-        .transform(Number)
-        .pipe(z.number().int().min(1, "limit is at least 1").max(max, `limit is at most ${max}`))
-        .optional(),
+      limit: limitParam(max),
       cursor: z
         .string()
         .max(1_024, "cursor is too long")

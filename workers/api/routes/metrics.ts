@@ -16,7 +16,7 @@ import type { ApiEnv } from "../context";
 import { decodeCursor, encodeCursor } from "../cursor";
 import { clusterSnapshot, remainingToRestore, type ClusterSnapshot } from "../status/snapshot";
 import { invalidInput } from "../validation";
-import { DEFAULT_PAGE, MAX_PAGE } from "../views";
+import { DEFAULT_PAGE, limitParam, MAX_PAGE } from "../views";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -254,12 +254,7 @@ type MetricsAfter = { kind: "instance"; taskId: string; placement: string } | { 
 
 const metricsQuery = z
   .object({
-    limit: z
-      .string()
-      .regex(/^[0-9]{1,9}$/, "limit is a positive integer")
-      .transform(Number)
-      .pipe(z.number().int().min(1, "limit is at least 1").max(MAX_PAGE, `limit is at most ${MAX_PAGE}`))
-      .optional(),
+    limit: limitParam(MAX_PAGE),
     cursor: z
       .string()
       .max(1_024, "cursor is too long")
@@ -281,14 +276,16 @@ const metricsQuery = z
  * partitions — `limit` of them (default and at most 500); the application's own families (its
  * summary, shutdown, restore pauses, topics' retention) on the first page. A `Link` header
  * (`rel="next"`) names the next page. A page costs one call per instance or partition on it,
- * plus one to the coordinator and one per restore worker shard.
+ * plus one to the coordinator, and the first one per restore worker shard.
  */
 export const metrics = new Hono<ApiEnv>().get("/metrics", zValidator("query", metricsQuery, invalidInput), async (c) => {
   const { limit = DEFAULT_PAGE, cursor } = c.req.valid("query");
   const host = c.var.host;
   const afterInstance = cursor?.kind === "instance" ? { taskId: cursor.taskId, placement: cursor.placement } : undefined;
   // Once past the instances, a page has none of them (the coordinator still says the total and the shutdown).
-  const snapshot = await clusterSnapshot(host, { after: afterInstance, limit: cursor?.kind === "partition" ? 0 : limit, first: cursor === undefined });
+  // The application's families (from the summary and placements) are on the first page only.
+  const first = cursor === undefined;
+  const snapshot = await clusterSnapshot(host, { after: afterInstance, limit: cursor?.kind === "partition" ? 0 : limit, first, summary: first });
   const instancesDone = cursor?.kind === "partition" || snapshot.next === null;
   const all = topicPartitions(host.catalog);
   let start = 0;

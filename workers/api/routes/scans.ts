@@ -28,8 +28,6 @@ export const MAX_SCAN_LIMIT = 1000;
 const MAX_BOUND_LENGTH = 16_384;
 const MAX_CURSOR_LENGTH = 65_536;
 
-export { decodeCursor, encodeCursor } from "../cursor";
-
 const bound = z.string().max(MAX_BOUND_LENGTH, `at most ${MAX_BOUND_LENGTH} characters`);
 
 const scanQuery = z

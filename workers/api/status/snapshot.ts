@@ -7,7 +7,7 @@
  */
 import type { InstanceMetrics } from "../../../durable-objects/task-object";
 import type { ApplicationShutdown, InstanceAssignment } from "../../../src/coordinator/coordinator-store";
-import type { Summary } from "../../../src/summary/summary";
+import { EMPTY_SUMMARY, type Summary } from "../../../src/summary/summary";
 import type { Host } from "../../../platform/host";
 import { taskObject } from "../cluster";
 import { applicationView, assignmentPage, nextCursor, type PlacementView } from "../views";
@@ -21,6 +21,7 @@ export type InstanceView =
 export interface ClusterSnapshot {
   /** When it was taken (epoch ms). */
   readonly at: number;
+  /** Empty, as `summary` is, when the snapshot was taken without them (later pages of `/metrics`). */
   readonly placements: PlacementView[];
   /** The instances of this page. */
   readonly instances: InstanceView[];
@@ -48,20 +49,25 @@ export function restoreProgress(instance: InstanceMetrics): { restored: number; 
   };
 }
 
-/** A page of `limit` instances after `after` (the first page without), with the summary and placements. */
+/**
+ * A page of `limit` instances after `after` (the first page without), with the summary and
+ * placements unless `summary` is false (they cost a call per restore worker shard).
+ */
 export async function clusterSnapshot(
   host: Host,
-  page: { after?: { taskId: string; placement: string }; limit: number; first?: boolean },
+  page: { after?: { taskId: string; placement: string }; limit: number; first?: boolean; summary?: boolean },
 ): Promise<ClusterSnapshot> {
   const assigned = await assignmentPage(host, page.after, page.limit);
   const known = assigned.instances;
   const [described, view] = await Promise.all([
     Promise.allSettled(known.map((instance) => taskObject(host, instance).metrics() as Promise<InstanceMetrics>)),
-    applicationView(
-      host,
-      assigned.total,
-      known.map((i) => i.placement),
-    ),
+    page.summary === false
+      ? { placements: [], summary: { ...EMPTY_SUMMARY, instances: assigned.total } }
+      : applicationView(
+          host,
+          assigned.total,
+          known.map((i) => i.placement),
+        ),
   ]);
   const instances: InstanceView[] = described.map((result, i) => {
     if (result.status === "fulfilled") return { up: true, ...result.value };
