@@ -13,11 +13,11 @@ import type { AnySupplier, GraphNode, StoreKind } from "../topology/graph";
 import type { Windowed } from "../windowed";
 import { OldValues } from "./change";
 import type { KGroupedStream } from "./kgrouped-stream";
-import { KTable, type Windowing } from "./ktable";
+import { KTable } from "./ktable";
 import { cachingOf, type Materialized, refuseVersioned } from "./materialized";
 import { aggregateProcessor, passThrough, type Aggregation } from "./processors";
 import { slidingWindowAggregate } from "./sliding-window-aggregate";
-import { windowRetention } from "./time-windowed-kstream";
+import { windowingOf, windowRetention } from "./time-windowed-kstream";
 import { sessionAggregate, timeWindowAggregate } from "./window-aggregate";
 import { SessionWindows, TimeWindows, type SlidingWindows } from "./windows";
 
@@ -32,7 +32,7 @@ interface CogroupPart<K, VA> {
 interface CogroupFold<K, VA> {
   readonly kind: StoreKind;
   readonly materialized: Materialized<K, VA>;
-  readonly windowing?: (keySerde: Serde<K>) => Windowing;
+  readonly windows?: TimeWindows | SlidingWindows | SessionWindows;
   readonly aggregation: (storeName: string, aggregator: Aggregator<K, unknown, VA>, oldValues: OldValues) => AnySupplier;
 }
 
@@ -58,7 +58,7 @@ function cogroupFold<K, VA, KT, T extends null>(parts: readonly CogroupPart<K, V
     }),
   );
   const merge = graph.addProcessor("COGROUPKSTREAM-MERGE", { parents: aggregations, supplier: passThrough, stores: [] });
-  const windowing = fold.windowing?.(keySerde);
+  const windowing = fold.windows && windowingOf(fold.windows, keySerde);
   const tableKeySerde = (windowing ? Serdes.windowed(keySerde) : keySerde) as Serde<KT>;
   return new KTable<KT, VA, T>(graph, merge, tableKeySerde, valueSerde, storeName, windowing ? { oldValues, windowing } : { oldValues });
 }
@@ -117,7 +117,7 @@ export class TimeWindowedCogroupedKStream<K, VA> {
     return cogroupFold<K, VA, Windowed<K>, never>(this.parts, {
       kind: "window",
       materialized,
-      windowing: (keySerde) => ({ closeTime: windows.closeTime.bind(windows), innerKeySerde: keySerde as Serde<unknown> }),
+      windows,
       aggregation: (storeName, aggregator, oldValues) => {
         const step = stepOf(initializer, aggregator);
         return windows instanceof TimeWindows
@@ -142,7 +142,7 @@ export class SessionWindowedCogroupedKStream<K, VA> {
     return cogroupFold<K, VA, Windowed<K>, null>(this.parts, {
       kind: "session",
       materialized,
-      windowing: (keySerde) => ({ closeTime: windows.closeTime.bind(windows), innerKeySerde: keySerde as Serde<unknown> }),
+      windows,
       aggregation: (storeName, aggregator, oldValues) => sessionAggregate(storeName, windows, retentionMs, initializer, aggregator, merger, oldValues),
     });
   }

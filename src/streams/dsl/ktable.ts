@@ -12,17 +12,16 @@ import type { KeyValue } from "../record";
 import { serdeOrDefault, type Serde } from "../serdes";
 import type { GraphNode, TopologyGraph } from "../topology/graph";
 import type { Window } from "../windowed";
-import { change, OldValues, type Change } from "./change";
+import { OldValues, type Change } from "./change";
 import { KGroupedTable } from "./kgrouped-table";
 import { KStream, type Predicate } from "./kstream";
 import type { Materialized } from "./materialized";
 import type { Grouped } from "./options";
-import { isLatestOf, PUT_RETURN_CODE_NOT_PUT } from "../state/versioned-store";
-import { erase, keyValueStoreOf, processorOf, versionedStoreOf } from "./processors";
+import { erase, processorOf } from "./processors";
 import { suppressProcessor } from "./suppress";
 import type { Suppressed } from "./suppressed";
 import { tableLookup, versionedLookup, type TableLookup, type VersionedLookup } from "./table-lookup";
-import { writeRow } from "./table-row";
+import { writeTableUpdate } from "./table-row";
 import type { TableSource } from "./table-source";
 import { tableTableJoin, type TableJoinKind } from "./table-table-join";
 import { tableValueOp } from "./table-value-ops";
@@ -221,18 +220,11 @@ export class KTable<K, V, Tombstone extends null = never> {
     const own = this.queryableStoreName ?? this.source?.store();
     if (own !== undefined) return this.materializedTable(this.node, own);
     const retention = this.historyRetentionMs;
-    const spec = {
-      name: this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"),
-      keySerde: serdeOrDefault(this.keySerde) as Serde<unknown>,
-      valueSerde: serdeOrDefault(this.valueSerde) as Serde<unknown>,
-    };
     // A versioned table's copy is versioned too, so that joins can read it as of a time.
-    this.graph.addStore(retention === undefined ? spec : { ...spec, historyRetentionMs: retention });
-    const name = spec.name;
+    const name = this.declareStore(this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"), this.keySerde, this.valueSerde, retention);
     // Writes the rows and passes each change on as it is: old values come from upstream.
     const supplier = processorOf<K, Change<V>, K, Change<V>>((record, context) => {
-      if (retention === undefined) writeRow(keyValueStoreOf<K, V>(context, name), { ...record, value: record.value.newValue });
-      else versionedStoreOf<K, V>(context, name, retention).put(record.key, record.value.newValue, record.timestamp);
+      writeTableUpdate(context, name, retention, { ...record, value: record.value.newValue }, false);
       context.forward(record);
     });
     const node = this.graph.addProcessor("KTABLE-MATERIALIZE", { parents: [this.node], supplier: erase(supplier), stores: [name] });
@@ -299,18 +291,8 @@ export class KTable<K, V, Tombstone extends null = never> {
     // With its own store, the node has its old values at hand.
     const oldValues = new OldValues();
     const supplier = processorOf<K, Change<V>, K, Change<V>>((record, context) => {
-      const { newValue } = record.value;
-      if (retention !== undefined) {
-        const versions = versionedStoreOf<K, V>(context, name, retention);
-        const old = oldValues.sending ? (versions.get(record.key)?.value ?? null) : null;
-        const code = versions.put(record.key, newValue, record.timestamp);
-        if (code !== PUT_RETURN_CODE_NOT_PUT) context.forward({ ...record, value: change(newValue, old, isLatestOf(code)) });
-        return;
-      }
-      const rows = keyValueStoreOf<K, V>(context, name);
-      const old = oldValues.sending ? (rows.get(record.key) ?? null) : null;
-      writeRow(rows, { ...record, value: newValue });
-      context.forward({ ...record, value: change(newValue, old) });
+      const update = writeTableUpdate(context, name, retention, { ...record, value: record.value.newValue }, oldValues.sending);
+      if (update !== undefined) context.forward({ ...record, value: update });
     });
     const node = this.graph.addProcessor("KTABLE-MATERIALIZE", { parents: [this.node], supplier: erase(supplier), stores: [name] });
     return new KTable<K, V, Tombstone>(this.graph, node, keySerde, valueSerde, name, {

@@ -15,6 +15,7 @@
  * so a restored buffer emits exactly when the old one would have. An emitted update carries as old
  * value the row before the first update held (what downstream last saw), when old values are sent.
  */
+import { utf8Length } from "../../log/records";
 import type { Header } from "../record";
 import { internal } from "../processor";
 import type { Serde } from "../serdes";
@@ -48,8 +49,7 @@ interface Counts {
   readonly bytes: number;
 }
 
-const utf8 = new TextEncoder();
-const byteLength = (text: string | null | undefined) => (text == null ? 0 : utf8.encode(text).length);
+const byteLength = (text: string | null | undefined) => (text == null ? 0 : utf8Length(text));
 
 /**
  * Kafka's estimate of a buffered entry (InMemoryTimeOrderedKeyValueChangeBuffer): the buffer time,

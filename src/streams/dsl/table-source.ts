@@ -15,9 +15,8 @@
 import type { Serde } from "../serdes";
 import type { ProcessorNode, TopologyGraph, GraphNode } from "../topology/graph";
 import { change, OldValues } from "./change";
-import { isLatestOf, PUT_RETURN_CODE_NOT_PUT } from "../state/versioned-store";
-import { erase, keyValueStoreOf, processorOf, versionedStoreOf } from "./processors";
-import { writeRow } from "./table-row";
+import { erase, processorOf } from "./processors";
+import { writeTableUpdate } from "./table-row";
 
 export interface TableSource {
   readonly node: ProcessorNode;
@@ -43,15 +42,10 @@ export interface TableSourceOptions {
 
 export function addTableSource(graph: TopologyGraph, parent: GraphNode, options: TableSourceOptions): TableSource {
   let storeName = options.storeName;
-  const declare = (name: string) => graph.addStore({ name, keySerde: options.keySerde, valueSerde: options.valueSerde });
   const retention = options.historyRetentionMs;
-  if (storeName !== undefined)
-    graph.addStore({
-      name: storeName,
-      keySerde: options.keySerde,
-      valueSerde: options.valueSerde,
-      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
-    });
+  const declare = (name: string, historyRetentionMs?: number) =>
+    graph.addStore({ name, keySerde: options.keySerde, valueSerde: options.valueSerde, ...(historyRetentionMs === undefined ? {} : { historyRetentionMs }) });
+  if (storeName !== undefined) declare(storeName, retention);
   const oldValues = new OldValues((force) => {
     if (storeName === undefined && !force) return false;
     store();
@@ -60,17 +54,9 @@ export function addTableSource(graph: TopologyGraph, parent: GraphNode, options:
   const supplier = processorOf<unknown, unknown, unknown, unknown>((record, context) => {
     if (record.key === null) return context.dropRecord("null key in a table");
     if (storeName === undefined) return context.forward({ ...record, value: change(record.value) });
-    if (retention !== undefined) {
-      const versions = versionedStoreOf<unknown, unknown>(context, storeName, retention);
-      const old = oldValues.sending ? (versions.get(record.key)?.value ?? null) : null;
-      const code = versions.put(record.key, record.value, record.timestamp);
-      if (code === PUT_RETURN_CODE_NOT_PUT) return context.dropRecord("update older than the versioned table's history retention");
-      return context.forward({ ...record, value: change(record.value, old, isLatestOf(code)) });
-    }
-    const rows = keyValueStoreOf<unknown, unknown>(context, storeName);
-    const old = oldValues.sending ? (rows.get(record.key) ?? null) : null;
-    writeRow(rows, record);
-    context.forward({ ...record, value: change(record.value, old) });
+    const update = writeTableUpdate(context, storeName, retention, record, oldValues.sending);
+    if (update === undefined) return context.dropRecord("update older than the versioned table's history retention");
+    context.forward({ ...record, value: update });
   });
   const node = graph.addProcessor(
     options.prefix,

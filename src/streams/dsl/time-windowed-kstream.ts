@@ -12,7 +12,7 @@ import type { Windowed } from "../windowed";
 import type { KGroupedStream } from "./kgrouped-stream";
 import { OldValues } from "./change";
 import { EmitStrategy } from "./emit-strategy";
-import { KTable } from "./ktable";
+import { KTable, type Windowing } from "./ktable";
 import { type Materialized, refuseVersioned } from "./materialized";
 import type { Aggregation } from "./processors";
 import { slidingWindowAggregate } from "./sliding-window-aggregate";
@@ -26,6 +26,11 @@ export function windowRetention(windows: TimeWindows | SlidingWindows | SessionW
     throw new TopologyError(`retention ${retentionMs} ms is shorter than the windows stay open (${windows.minRetentionMs} ms)`);
   }
   return retentionMs;
+}
+
+/** What a windowed table knows of its windows: when each closes, and the serde of the key inside `Windowed`. */
+export function windowingOf<K>(windows: TimeWindows | SlidingWindows | SessionWindows, keySerde: Serde<K>): Windowing {
+  return { closeTime: windows.closeTime.bind(windows), innerKeySerde: keySerde as Serde<unknown> };
 }
 
 /** What every windowed fold shares: the store, the repartition if needed, the node, the windowed table. */
@@ -48,8 +53,10 @@ export function windowedFold<K, V, VA, T extends null>(
   const parent = grouped.aggregationParent(storeName, keySerde);
   const oldValues = new OldValues();
   const node = graph.addProcessor(prefix, { parents: [parent], supplier: supplier(storeName, retentionMs, oldValues), stores: [storeName] });
-  const windowing = { closeTime: windows.closeTime.bind(windows), innerKeySerde: keySerde as Serde<unknown> };
-  return new KTable<Windowed<K>, VA, T>(graph, node, Serdes.windowed(keySerde), valueSerde, storeName, { oldValues, windowing });
+  return new KTable<Windowed<K>, VA, T>(graph, node, Serdes.windowed(keySerde), valueSerde, storeName, {
+    oldValues,
+    windowing: windowingOf(windows, keySerde),
+  });
 }
 
 export class TimeWindowedKStream<K, V> {

@@ -106,6 +106,7 @@ export class CachingKeyValueStore implements RawKeyValueStore, CachedStore {
   /** Writes the flushed keys to the store underneath (and so its changelog) and tells the listener, each as of its write. */
   private flushed(entries: readonly DirtyEntry<WriteOrigin>[]): void {
     const before = this.task.current;
+    const sendOldValues = this.listener !== undefined && this.sendOldValues();
     try {
       for (const entry of entries) {
         this.task.current = entry.context;
@@ -114,10 +115,10 @@ export class CachingKeyValueStore implements RawKeyValueStore, CachedStore {
           this.write(entry);
           continue;
         }
-        const oldValue = newValue === null || this.sendOldValues() ? (this.inner.getWithTimestamp(entry.key) ?? null) : null;
+        const oldValue = newValue === null || sendOldValues ? (this.inner.getWithTimestamp(entry.key) ?? null) : null;
         if (newValue === null && oldValue === null) continue;
         this.write(entry);
-        this.listener({ key: entry.key, newValue, oldValue: this.sendOldValues() ? oldValue : null, timestamp: entry.timestamp, origin: entry.context });
+        this.listener({ key: entry.key, newValue, oldValue: sendOldValues ? oldValue : null, timestamp: entry.timestamp, origin: entry.context });
       }
     } finally {
       this.task.current = before;

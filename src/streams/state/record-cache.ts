@@ -13,6 +13,7 @@
  * What a write happened in (the record being processed) travels with the entry as its `context`,
  * so a flush can write the store and forward downstream as of that record.
  */
+import { utf8Length } from "../../log/records";
 import { compareKeys } from "./key-value-store";
 
 /** A dirty entry handed to a flush listener: the key's latest value (`null`: deleted), with its timestamp and context. */
@@ -234,12 +235,4 @@ export class RecordCache<C> {
     this.caches.set(namespace, cache);
     return cache;
   }
-}
-
-const encoder = new TextEncoder();
-
-function utf8Length(text: string): number {
-  // ASCII (the common case) is one byte a character; anything else is measured.
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return encoder.encode(text).length;
-  return text.length;
 }

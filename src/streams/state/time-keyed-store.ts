@@ -87,35 +87,12 @@ export class TimeKeyedStore {
 
   /** Entries of every key with `time < before`, by time, then seq, then key. */
   before(before: number, limit?: number): TimedEntry[] {
-    if (before <= 0) return [];
-    const prefix = `${this.namespace}i`;
-    // Index keys with a time of `before` or more extend `prefix + encodeTime(before)`, so sort after it.
-    const rows = this.raw.range(prefix, prefix + encodeTime(Math.min(before, MAX_TIME)), limit);
-    return rows.map(({ key: indexKey }) => {
-      const time = decodeTime(indexKey, prefix.length);
-      const seq = decodeTime(indexKey, prefix.length + TIME_WIDTH);
-      const { key } = decodeKey(indexKey, prefix.length + 2 * TIME_WIDTH);
-      const entry = this.raw.getWithTimestamp(this.dataKey(key, time, seq));
-      if (entry === undefined) throw new Error(`corrupt store: index row without its entry (time ${time}, seq ${seq})`);
-      return { key, time, seq, value: entry.value, timestamp: entry.timestamp };
-    });
+    return this.indexed(0, before, limit);
   }
 
   /** Entries of every key with `fromTime <= time <= toTime`, by time, then seq, then key. */
   between(fromTime: number, toTime: number): TimedEntry[] {
-    const from = Math.max(0, fromTime);
-    if (from > toTime) return [];
-    const prefix = `${this.namespace}i`;
-    const rows = this.raw.range(prefix + encodeTime(from), prefix + encodeTime(Math.min(toTime + 1, MAX_TIME)));
-    return rows.flatMap(({ key: indexKey }) => {
-      const time = decodeTime(indexKey, prefix.length);
-      if (time > toTime) return [];
-      const seq = decodeTime(indexKey, prefix.length + TIME_WIDTH);
-      const { key } = decodeKey(indexKey, prefix.length + 2 * TIME_WIDTH);
-      const entry = this.raw.getWithTimestamp(this.dataKey(key, time, seq));
-      if (entry === undefined) throw new Error(`corrupt store: index row without its entry (time ${time}, seq ${seq})`);
-      return [{ key, time, seq, value: entry.value, timestamp: entry.timestamp }];
-    });
+    return this.indexed(Math.max(0, fromTime), toTime + 1);
   }
 
   /** The close time up to which final results were emitted; undefined before the first emission. */
@@ -164,6 +141,22 @@ export class TimeKeyedStore {
       this.raw.put(`${this.namespace}m`, JSON.stringify(next));
     }
     return { streamTime, seq: meta.seq };
+  }
+
+  /** Entries of every key with `from <= time < before` (`from` at least 0), read through the index: by time, then seq, then key. */
+  private indexed(from: number, before: number, limit?: number): TimedEntry[] {
+    if (before <= from) return [];
+    const prefix = `${this.namespace}i`;
+    // Index keys with a time of `before` or more extend `prefix + encodeTime(before)`, so sort after it.
+    const rows = this.raw.range(prefix + encodeTime(from), prefix + encodeTime(Math.min(before, MAX_TIME)), limit);
+    return rows.map(({ key: indexKey }) => {
+      const time = decodeTime(indexKey, prefix.length);
+      const seq = decodeTime(indexKey, prefix.length + TIME_WIDTH);
+      const { key } = decodeKey(indexKey, prefix.length + 2 * TIME_WIDTH);
+      const entry = this.raw.getWithTimestamp(this.dataKey(key, time, seq));
+      if (entry === undefined) throw new Error(`corrupt store: index row without its entry (time ${time}, seq ${seq})`);
+      return { key, time, seq, value: entry.value, timestamp: entry.timestamp };
+    });
   }
 
   private meta(): Meta {

@@ -21,7 +21,6 @@ import type { Response, Subscription } from "./wrappers";
 
 /** A subscription as stored: its serialized value, the value of `subscriptionSerde`. */
 type StoredSubscriptions = {
-  readonly get: (foreignKey: string, primaryKey: string) => string | undefined;
   readonly put: (foreignKey: string, primaryKey: string, subscription: string, timestamp: number) => void;
   readonly delete: (foreignKey: string, primaryKey: string) => void;
   readonly subscribers: (foreignKey: string) => { primaryKey: string; subscription: string }[];
@@ -31,10 +30,12 @@ function subscriptions(context: ProcessorContext<unknown, unknown>, storeName: s
   const raw = internal(context).storeHandle(storeName).raw;
   const key = (foreignKey: string, primaryKey: string) => encodeKey(foreignKey) + primaryKey;
   return {
-    get: (fk, pk) => raw.get(key(fk, pk)),
     put: (fk, pk, subscription, timestamp) => raw.put(key(fk, pk), subscription, timestamp),
     delete: (fk, pk) => raw.delete(key(fk, pk)),
-    subscribers: (fk) => raw.prefix(encodeKey(fk)).map((e) => ({ primaryKey: e.key.slice(encodeKey(fk).length), subscription: e.value })),
+    subscribers: (fk) => {
+      const prefix = encodeKey(fk);
+      return raw.prefix(prefix).map((e) => ({ primaryKey: e.key.slice(prefix.length), subscription: e.value }));
+    },
   };
 }
 
