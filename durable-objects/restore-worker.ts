@@ -83,7 +83,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     await this.schedule();
     const name = registration.worker ?? restoreWorkerName(registration.placement);
     if (this.ctx.storage.kv.get(NAME_KEY) !== name) this.ctx.storage.kv.put(NAME_KEY, name);
-    const previous = this.registry.all().filter((w) => w.instance === registration.instance);
+    const previous = this.registry.ofInstance(registration.instance);
     const outcome = this.registry.register(registration);
     if (outcome === "refused") return false;
     if (outcome === "registered") await this.notify(suspensionsOnRegister(previous, registration));
@@ -193,10 +193,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     const backoff = backoffDelay(RETRY_MS, MAX_RETRY_MS, this.idleRounds - 1);
     if (more) await this.schedule(progressed ? 0 : backoff);
     // A remote log wakes no one: standbys caught up poll their changelogs, backing off while idle.
-    else if (this.polls && this.registry.all().length > 0) {
-      this.registry.transaction(() => this.registry.all().forEach((w) => this.registry.changelogGrew(w)));
-      await this.schedule(backoff);
-    }
+    else if (this.polls && this.registry.everyChangelogMayHaveGrown()) await this.schedule(backoff);
   }
 
   /**

@@ -189,6 +189,15 @@ export class RestoreRegistry {
   }
 
   /** The changelog grew: every registration reading it has work again. */
+  /** A remote log wakes no one: every registered changelog is read again. False when none is registered. */
+  everyChangelogMayHaveGrown(): boolean {
+    return this.transaction(() => {
+      const registered = (this.db.one<{ n: number }>(sql`SELECT COUNT(*) AS n FROM changelogs`)?.n ?? 0) > 0;
+      if (registered) this.db.run(sql`UPDATE changelogs SET caught_up = 0, grown = grown + 1`);
+      return registered;
+    });
+  }
+
   changelogGrew(tp: TopicPartition): void {
     this.db.run(sql`UPDATE changelogs SET caught_up = 0, grown = grown + 1 WHERE topic = ${tp.topic} AND partition = ${tp.partition}`);
   }
