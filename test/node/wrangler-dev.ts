@@ -40,19 +40,44 @@ export interface WranglerDevOptions {
   readonly token?: string;
 }
 
-/** A port nothing listens on right now (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A port nothing listens on right now. Chosen below Linux's ephemeral range (32768+), where the
+ * ports the OS hands out to other processes' outgoing connections and `listen(0)` live, so the
+ * moment between this check and wrangler binding it is rarely lost to someone else.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) return port;
+  }
+  throw new Error("no free port between 20000 and 32000");
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 
+/** Wrangler's words when the port it was given was taken between `freePort` and its own bind. */
+const PORT_TAKEN = /Address already in use/;
+
 export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      // Only a lost port race is worth another try; anything else is the test's to see.
+      if (attempt >= 3 || !(error instanceof PortTaken)) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startOnce(options: WranglerDevOptions): Promise<WranglerDev> {
   const token = options.token ?? `node-test-${Math.random().toString(36).slice(2)}`;
   const [port, inspectorPort] = [await freePort(), await freePort()];
   const persist = options.persistTo ?? mkdtempSync(`${tmpdir()}/edge-streams-dev-`);
@@ -120,7 +145,8 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
     );
   } catch (error) {
     await stop();
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- wrangler output ---\n${log}`);
+    const Failure = PORT_TAKEN.test(log) ? PortTaken : Error;
+    throw new Failure(`${error instanceof Error ? error.message : String(error)}\n--- wrangler output ---\n${log}`);
   }
   return { url, token, persistTo: persist, output: () => log, stop, kill };
 }
