@@ -482,7 +482,9 @@ describe("consumer group sessions", () => {
 
 describe("fetch bounds in bytes", () => {
   it("stops at about 1 MiB per call, but always returns at least one record", async () => {
-    const log = new DurableLog(env.LOG_PARTITION, new TopicCatalog({ orders: 4 }));
+    // Appended as another producer would: the application's own appends would start its tasks,
+    // still working (and loading modules) when this file's environment is torn down.
+    const log = new DurableLog(env.LOG_PARTITION, new TopicCatalog({ orders: 4 })).forExternalProducers();
     const big = "x".repeat(400 * 1024);
     const { baseOffset } = await log.append(
       { topic: "orders", partition: 3 },
