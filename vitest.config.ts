@@ -4,7 +4,8 @@
  * `npm run test:scale`) with PARTITIONS=256 and two placements with location hints; `page-views` runs
  * the second example application and `shop` the third; `operators` a test application with the
  * DSL's operators the examples do not use; `policies` a test application with wall-clock
- * punctuators and every uncaught-error policy; `node` drives a real `wrangler dev` with real clients.
+ * punctuators and every uncaught-error policy; `node` drives a real `wrangler dev` with real clients (among them the example at
+ * 256 partitions with standbys, test/node/scale.test.ts).
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -13,9 +14,9 @@ import { defineConfig } from "vitest/config";
 declare const process: { cwd(): string; env: Record<string, string | undefined> };
 
 /**
- * The `scale` project runs only when asked (`npm run test:scale`): in one local workerd process,
- * 256 task objects working at once have crashed workerd itself (a segmentation fault, stack
- * overflows), so it is kept out of `npm test` until that is understood (docs/scale.md).
+ * The `scale` project runs only when asked (`npm run test:scale`): under this pool, 256 task
+ * objects take minutes to start and work, where a real `wrangler dev` needs seconds; the same
+ * deployment is tested in `npm test` by test/node/scale.test.ts (docs/scale.md).
  */
 const SCALE_TESTS = process.env.EDGE_STREAMS_SCALE_TESTS === "1";
 

@@ -15,7 +15,7 @@
  * throughput on one task, record cache on and off, vs a hand-written Durable Object), e2e (ingest-to-query latency), restore (a wiped
  * task restoring 200,000 changelog records vs plain SQLite inserts), compaction (compaction's
  * throughput, and the records a wiped task replays per live key from a compacted changelog), scale
- * (the example with 128 partitions and a standby each in its own `wrangler dev`: ingest, views,
+ * (the example with 256 partitions and a standby each in its own `wrangler dev`: ingest, views,
  * coordinator calls, SQLite rows and Durable Object requests per record; the pure reconcile step).
  * A tool beside it, not run by `npm run bench`: bench/profile.mjs (a CPU profile of the app under
  * the process workload, by component).

@@ -1,6 +1,6 @@
 /**
- * Scale and cost of the example application (orders → totals) with PARTITIONS=128 (256 stalls local workerd today: docs/scale.md#limits) and two
- * placements (`eu:weur,us:enam`) with one standby each: 256 task instances.
+ * Scale and cost of the example application (orders → totals) with PARTITIONS=256 and two
+ * placements (`eu:weur,us:enam`) with one standby each: 512 task instances.
  *
  * - `reconcile_ms_10k_tasks`: the coordinator's pure assignment step (src/coordinator/reconcile.ts,
  *   bundled for Node with esbuild) planning 10,000 tasks over two placements with a standby each,
@@ -26,7 +26,7 @@
  *
  * Under `wrangler dev` every object shares one workerd thread: throughput is a floor (deployed,
  * the partitions and their tasks run apart); the counts are what Cloudflare would bill.
- * BENCH_SCALE_PARTITIONS (128), BENCH_SCALE_RECORDS (20000), BENCH_SCALE_BATCH (1000), BENCH_SCALE_VIEWS (10),
+ * BENCH_SCALE_PARTITIONS (256), BENCH_SCALE_RECORDS (20000), BENCH_SCALE_BATCH (1000), BENCH_SCALE_VIEWS (10),
  * BENCH_SCALE_RECONCILE_RUNS (5), BENCH_SCALE_STANDBYS (1) tune it.
  */
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
@@ -39,7 +39,7 @@ import { envInt, median, note, waitFor } from "../lib/stats.mjs";
 
 export const name = "scale";
 
-const PARTITIONS = envInt("BENCH_SCALE_PARTITIONS", 128);
+const PARTITIONS = envInt("BENCH_SCALE_PARTITIONS", 256);
 const PLACEMENTS = "eu:weur,us:enam";
 const QUIET_TIMEOUT_MS = 900_000;
 
