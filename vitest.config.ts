@@ -1,7 +1,6 @@
 /**
  * Test projects: `workers` runs the real Worker and Durable Objects inside workerd
- * (@cloudflare/vitest-pool-workers); `standby` is the same with NUM_STANDBYS=1; `scale` (only with
- * `npm run test:scale`) with PARTITIONS=256 and two placements with location hints; `page-views` runs
+ * (@cloudflare/vitest-pool-workers); `standby` is the same with NUM_STANDBYS=1; `page-views` runs
  * the second example application and `shop` the third; `operators` a test application with the
  * DSL's operators the examples do not use; `policies` a test application with wall-clock
  * punctuators and every uncaught-error policy; `node` drives a real `wrangler dev` with real clients (among them the example at
@@ -12,13 +11,6 @@ import { defineConfig } from "vitest/config";
 
 // Read in Node by vitest (the project's types are the Workers' only); vitest runs from the root.
 declare const process: { cwd(): string; env: Record<string, string | undefined> };
-
-/**
- * The `scale` project runs only when asked (`npm run test:scale`): under this pool, 256 task
- * objects take minutes to start and work, where a real `wrangler dev` needs seconds; the same
- * deployment is tested in `npm test` by test/node/scale.test.ts (docs/scale.md).
- */
-const SCALE_TESTS = process.env.EDGE_STREAMS_SCALE_TESTS === "1";
 
 export const TEST_API_TOKEN = "test-token";
 
@@ -86,16 +78,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
-          exclude: [
-            "test/node/**",
-            "test/standby/**",
-            "test/page-views/**",
-            "test/policies/**",
-            "test/compaction/**",
-            "test/shop/**",
-            "test/operators/**",
-            "test/scale/**",
-          ],
+          exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**", "test/compaction/**", "test/shop/**", "test/operators/**"],
         },
       },
       {
@@ -109,17 +92,6 @@ export default defineConfig({
         resolve: library,
         test: { name: "standby", include: ["test/standby/**/*.test.ts"] },
       },
-      ...(SCALE_TESTS
-        ? [
-            {
-              // The example at scale: 256 partitions (256 tasks), two placements with location hints
-              // (and a jurisdiction, which local workerd ignores), restore workers sharded (auto: 2 per placement).
-              plugins: [workerd({ PARTITIONS: "256", PLACEMENTS: "eu:weur:eu,us:enam", RESTORE_BATCH_RECORDS: "100", MAX_BODY_BYTES: "1048576" })],
-              resolve: library,
-              test: { name: "scale", include: ["test/scale/**/*.test.ts"], testTimeout: 240_000, hookTimeout: 240_000 },
-            },
-          ]
-        : []),
       {
         // The second example application, its own Worker and wrangler.toml.
         plugins: [workerd({}, "./examples/page-views/wrangler.toml")],

@@ -2,7 +2,7 @@
  * The default example's partition count comes from the `PARTITIONS` var (default 4): the
  * application is built from the environment (`defineEdgeStreams((env) => topology)`), once per
  * configuration; a Worker defined by a plain topology keeps working as before. The 256-partition
- * runtime is the `scale` project (test/scale/).
+ * runtime is tested by test/node/scale.test.ts.
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

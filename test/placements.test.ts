@@ -2,7 +2,7 @@
  * Real placements: `PLACEMENTS` entries `name`, `name:hint` or `name:hint:jurisdiction`; the
  * objects of a placement — its task instances and its restore workers — are created with its
  * location hint, in its jurisdiction's namespace. Log partitions and the coordinator belong to no
- * placement. The workerd run with hints and a jurisdiction is the `scale` project (test/scale/).
+ * placement. A real run with hints and a jurisdiction is test/node/scale.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { Host } from "../platform/host";

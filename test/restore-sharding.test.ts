@@ -1,8 +1,8 @@
 /**
  * Restore worker shards (src/restore/sharding.ts, src/names.ts): a task's instances at a placement
  * use the shard its id hashes to; `auto` sizes the count by the application's tasks; shard 0
- * keeps the name a placement's only restore worker had. The sharded runtime is tested in the
- * `scale` project (test/scale/).
+ * keeps the name a placement's only restore worker had. The sharded runtime (two shards per
+ * placement at 256 tasks) is tested by test/node/scale.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { parseInstanceName, parseRestoreWorkerName, restoreWorkerName } from "../src/names";
