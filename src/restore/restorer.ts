@@ -103,7 +103,8 @@ export class Restorer {
         }
       }),
     );
-    const report = [...corrupted.values()];
+    // In instance order, not in the order the concurrent fetches happened to fail.
+    const report = [...corrupted.values()].sort((a, b) => (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : 0));
     if (report.length > 0) {
       // Reported first: the coordinator wipes those instances, and each registers again as a new
       // incarnation. Only then do the old registrations go (a newer one stays, see `unregister`).
