@@ -117,7 +117,25 @@ interface Snapshot {
   readonly outboxBatches: number;
 }
 
-async function snapshot(taskId: string, placement: string): Promise<Snapshot | undefined> {
+/**
+ * A read of the state, made again (a few times at most) when it meets a crash an earlier
+ * operation planned: such a crash may fire from the object's own alarm while the read is under
+ * way, and the restarted object answers the next one.
+ */
+async function acrossPlannedCrashes<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (error) {
+      if (attempt >= 3 || !/injected crash/.test(String(error))) throw error;
+    }
+  }
+}
+
+/** What one instance holds, read inside it. */
+const snapshot = (taskId: string, placement: string) => acrossPlannedCrashes(() => readSnapshot(taskId, placement));
+
+function readSnapshot(taskId: string, placement: string): Promise<Snapshot | undefined> {
   const partition = partitionOf(taskId);
   return runInDurableObject(driver.task({ taskId, placement }), (_object, state) => {
     const sql = state.storage.sql;
@@ -211,8 +229,8 @@ type Assignments = readonly { taskId: string; placement: string; role: string; a
 async function observe(): Promise<{ snapshots: Snapshot[]; assignments: Assignments }> {
   // The restore workers' beliefs first: an instance's checkpoint only grows, so it must be at
   // least the position the worker last heard from it, if it is still the same incarnation.
-  const beliefs = (await Promise.all(PLACEMENTS.map((p) => driver.restoreWorker(p).status()))).flatMap((s) => s.changelogs);
-  const assignments = (await env.COORDINATOR.getByName("coordinator").assignments()) as Assignments;
+  const beliefs = (await Promise.all(PLACEMENTS.map((p) => acrossPlannedCrashes(() => driver.restoreWorker(p).status())))).flatMap((s) => s.changelogs);
+  const assignments = (await acrossPlannedCrashes(() => env.COORDINATOR.getByName("coordinator").assignments())) as Assignments;
   const snapshots = (await Promise.all(assignments.map((a) => snapshot(a.taskId, a.placement)))).filter((s): s is Snapshot => s !== undefined);
   // A changelog is read again only when a checkpoint is beyond what was read of it: ends only grow.
   await Promise.all(
