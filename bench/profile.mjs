@@ -7,11 +7,12 @@
  * function, inclusive time of chosen functions, and idle time. Not part of `npm run bench`.
  *
  * PROFILE_RECORDS (50000), PROFILE_BATCH (1000), PROFILE_OUT (write the .cpuprofile there, to
- * open in Chrome DevTools) tune it.
+ * open in Chrome DevTools), PROFILE_CACHED=1 (profile bench/cached-app, the store behind the record
+ * cache) tune it.
  */
 import { writeFile } from "node:fs/promises";
 import WebSocket from "ws"; // a dependency of wrangler; Node 20 has no WebSocket client of its own
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { call } from "./lib/client.mjs";
 import { freePort, startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
@@ -156,7 +157,9 @@ async function main() {
   const batch = envInt("PROFILE_BATCH", 1000);
   const bench = await startBenchWorker({ root });
   const inspectorPort = await freePort();
-  const app = await startAppWorker({ root, inspectorPort });
+  // PROFILE_CACHED=1: the example topology with its store cached (bench/cached-app), as the bench's cached run.
+  const config = process.env.PROFILE_CACHED === "1" ? join(root, "bench", "cached-app", "wrangler.toml") : undefined;
+  const app = await startAppWorker({ root, inspectorPort, config });
   try {
     const { keys } = (await call(bench.baseUrl, "GET", "/bench/keys?partitions=4&partition=0&count=1000&prefix=customer-")).body;
     const bodies = [];

@@ -30,7 +30,13 @@ const schema = z.object({
   NUM_STANDBYS: count(0, 0),
   /** A warm instance this close to the changelog's end may take over as active (Kafka's acceptable.recovery.lag). */
   ACCEPTABLE_RECOVERY_LAG: count(10_000, 0),
-  RESTORE_BATCH_RECORDS: count(1000, 1),
+  /**
+   * A restore batch's bounds: most records, and most bytes (a batch takes at least one record). Each
+   * batch costs two RPCs and a transaction whatever its size, so batches are large; the bytes bound
+   * keeps one within memory and one transaction's reasonable time.
+   */
+  RESTORE_BATCH_RECORDS: count(10_000, 1),
+  RESTORE_BATCH_BYTES: count(1 << 20, 1),
   /** Restore workers per placement: a number, or `auto` (one per 128 tasks, up to 32). */
   RESTORE_SHARDS: z
     .string()

@@ -55,5 +55,11 @@ export function compactionDue(dirty: number, clean: number): boolean {
   return dirty >= MIN_DIRTY_RECORDS && dirty >= clean;
 }
 
-/** Fewer records than this are not worth a compaction pass (unless `max.compaction.lag.ms` says so). */
-export const MIN_DIRTY_RECORDS = 1_000;
+/**
+ * Fewer records than this are not worth a compaction pass (unless the partition goes quiet or
+ * `max.compaction.lag.ms` says so). Kafka never cleans its active segment (1 GiB by default); this
+ * floor plays that part at a size a restore replays in a fraction of a second. A pass costs about
+ * one index write per distinct key it reads, so with a low floor a busy changelog of few keys paid
+ * a pass per commit (a quarter of the example's processing time at a floor of 1,000).
+ */
+export const MIN_DIRTY_RECORDS = 10_000;

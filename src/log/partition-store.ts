@@ -688,6 +688,9 @@ export class PartitionStore {
       const state = this.compactionState(meta.logStart);
       let indexedTo = Math.max(state.indexedTo, meta.logStart);
       let cut = false;
+      // Rows are read in offset order, so a key's last entry read is its latest: one upsert per key
+      // read, not per record (a busy changelog updates the same keys row after row).
+      const latest = new Map<string, LatestRecord>();
       for (const batch of this.db.cursor<BatchRow>(
         sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
             WHERE base_offset >= ${indexedTo} AND base_offset < ${cleanable} ORDER BY base_offset`,
@@ -697,15 +700,13 @@ export class PartitionStore {
           break;
         }
         const row = storedRow(batch);
-        // Entries are in offset order: a key's last entry in the row is its latest.
-        const latest = new Map<string, LatestRecord>();
         (JSON.parse(batch.records) as Entry[]).forEach((entry, i) => {
           if (entry[0] !== null) latest.set(entry[0], { offset: entryOffset(row, i), tombstone: isTombstone(entry) });
         });
-        this.putLatestKeys(latest);
         indexed += row.count;
         indexedTo = row.base + row.span;
       }
+      this.putLatestKeys(latest);
       // Read to the cleanable point (offsets between rows are ones compaction removed before).
       if (!cut && cleanable !== Infinity) indexedTo = Math.max(indexedTo, cleanable);
       let { sweepCursor, sweepTo, tombstonesDue } = state;
@@ -721,6 +722,9 @@ export class PartitionStore {
       this.writeCompactionState({ ...state, indexedTo, sweepCursor, sweepTo, tombstonesDue });
     });
     // Sweep: rows below the index keep only their keys' latest records (and tombstones until due).
+    // The index entries looked up are remembered for the rest of this call (nothing else writes
+    // the index meanwhile: the call never yields), as the rows below the index share their keys.
+    const known = new Map<string, LatestRecord | null>();
     let rows = 0;
     while (rows < budget.sweepRows) {
       const done = this.transaction(() => {
@@ -739,20 +743,23 @@ export class PartitionStore {
         rows++;
         const row = storedRow(batch);
         const entries = JSON.parse(batch.records) as Entry[];
-        const latest = this.latestKeys(entries);
+        const latest = this.latestKeys(entries, known);
         const deleteRetention = config["delete.retention.ms"];
         const chosen = survivors(
           entries,
           (i) => entryOffset(row, i),
           row.appendTime,
-          (key) => latest.get(key),
+          (key) => latest.get(key) ?? undefined,
           now,
           deleteRetention,
         );
         const lastIndex = row.base + row.span > last ? entries.findIndex((_, i) => entryOffset(row, i) === last) : -1;
         const keep = lastIndex >= 0 && !chosen.keep.includes(lastIndex) ? [...chosen.keep, lastIndex].sort((a, b) => a - b) : chosen.keep;
         const forgotten = lastIndex >= 0 ? chosen.forgotten.filter((key) => key !== entries[lastIndex]![0]) : chosen.forgotten;
-        for (const key of forgotten) this.db.run(sql`DELETE FROM latest_keys WHERE key = ${key}`);
+        for (const key of forgotten) {
+          this.db.run(sql`DELETE FROM latest_keys WHERE key = ${key}`);
+          known.set(key, null);
+        }
         // A tombstone kept for now calls for another sweep once its time is up.
         let due = state.tombstonesDue;
         for (const i of keep) if (isTombstone(entries[i]!)) due = Math.min(due ?? Infinity, row.appendTime + deleteRetention + 1);
@@ -794,18 +801,23 @@ export class PartitionStore {
     }
   }
 
-  /** Compaction's index entries of the entries' keys, KEYS_PER_LOOKUP keys per statement. */
-  private latestKeys(entries: readonly Entry[]): Map<string, LatestRecord> {
-    const keys = [...new Set(entries.flatMap((entry) => (entry[0] === null ? [] : [entry[0]])))];
-    const latest = new Map<string, LatestRecord>();
+  /**
+   * Compaction's index entries of the entries' keys (undefined: not indexed), KEYS_PER_LOOKUP keys
+   * per statement; those in `known` are not looked up again, and those looked up are added to it.
+   */
+  private latestKeys(entries: readonly Entry[], known: Map<string, LatestRecord | null>): Map<string, LatestRecord | null> {
+    const missing = new Set<string>();
+    for (const [key] of entries) if (key !== null && !known.has(key)) missing.add(key);
+    const keys = [...missing];
     for (let at = 0; at < keys.length; at += KEYS_PER_LOOKUP) {
       const chunk = keys.slice(at, at + KEYS_PER_LOOKUP);
       const query = { text: `SELECT key, offset, tombstone FROM latest_keys WHERE key IN (${Array(chunk.length).fill("?").join(", ")})`, values: chunk };
+      for (const key of chunk) known.set(key, null);
       for (const found of this.db.cursor<{ key: string; offset: number; tombstone: number }>(query)) {
-        latest.set(found.key, { offset: found.offset, tombstone: found.tombstone === 1 });
+        known.set(found.key, { offset: found.offset, tombstone: found.tombstone === 1 });
       }
     }
-    return latest;
+    return known;
   }
 
   commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): void {
