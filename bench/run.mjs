@@ -12,8 +12,13 @@
  * in each scenario; BENCH_ONLY=name,… runs only the named scenarios.
  *
  * Scenarios: log-append (the log vs plain SQLite inserts), process (the example topology's
- * throughput on one task, record cache on and off, vs a hand-written Durable Object), e2e (ingest-to-query latency), restore (a wiped
- * task restoring 200,000 changelog records vs plain SQLite inserts), compaction (compaction's
+ * throughput on one task, record cache on and off, vs a hand-written Durable Object), e2e (ingest-to-query latency), e2e-load
+ * (the same latency while a second client ingests 5,000 orders/s into the app over all four
+ * partitions: e2e_p99_under_load_ms, with the loader's offered and accepted rates), restore (a wiped
+ * task restoring 200,000 changelog records vs plain SQLite inserts), restore-e2e (the app with its
+ * default configuration: a task of 13,000 live keys corrupted until GET /tasks shows it RUNNING
+ * with lag 0, median of 3, vs inserting 13,000 records into SQLite: restore_e2e_default_ratio),
+ * compaction (compaction's
  * throughput, and the records a wiped task replays per live key from a compacted changelog), scale
  * (the example with 256 partitions and a standby each in its own `wrangler dev`: ingest, views,
  * coordinator calls, SQLite rows and Durable Object requests per record; the pure reconcile step).
@@ -29,7 +34,9 @@ const SCENARIOS = [
   "./scenarios/log-append.mjs",
   "./scenarios/process.mjs",
   "./scenarios/e2e.mjs",
+  "./scenarios/e2e-load.mjs",
   "./scenarios/restore.mjs",
+  "./scenarios/restore-e2e.mjs",
   "./scenarios/compaction.mjs",
   "./scenarios/scale.mjs",
 ];

@@ -4,7 +4,8 @@
  * polled back-to-back (`GET /stores/totals/keys/<key>`, no pause) until the count has grown; the
  * latency is the arrival of that answer minus the arrival of the ingest answer. Samples run one
  * after another on the warmed app (the process scenario, or the untimed warm-up here), over a few
- * customers of task 0_0. Reports `e2e_p50_ms` and `e2e_p99_ms` (nearest rank).
+ * customers of task 0_0. Reports `e2e_p50_ms` and `e2e_p99_ms` (nearest rank). The scenario
+ * e2e-load (./e2e-load.mjs) takes the same samples while another client ingests 5,000 orders/s.
  *
  * BENCH_E2E_SAMPLES (200), BENCH_E2E_WARMUP (20), BENCH_E2E_CUSTOMERS (10) tune it.
  */
@@ -16,13 +17,12 @@ export const name = "e2e";
 const PARTITIONS = 4;
 const SAMPLE_TIMEOUT_MS = 10_000;
 
-export async function run({ baseUrl, app: startApp }) {
-  const samples = envInt("BENCH_E2E_SAMPLES", 200);
-  const warmup = envInt("BENCH_E2E_WARMUP", 20);
-  const customers = envInt("BENCH_E2E_CUSTOMERS", 10);
-  const { keys } = (await call(baseUrl, "GET", `/bench/keys?partitions=${PARTITIONS}&partition=0&count=${customers}&prefix=latency-`)).body;
-  const app = await startApp();
-
+/**
+ * `warmup + samples` single orders, one after another, over `keys` (customers of one task): the
+ * latency of each after the warm-up, in ms, and the store queries made per order. `check()` is
+ * called before each order and each query, and may throw to end the sampling early.
+ */
+export async function sampleLatencies(app, keys, { samples, warmup, check = () => {} }) {
   const counts = new Map();
   for (const key of keys) {
     const r = await call(app.baseUrl, "GET", `/stores/totals/keys/${encodeURIComponent(key)}`, { token: app.token, expect: [200, 404] });
@@ -32,6 +32,7 @@ export async function run({ baseUrl, app: startApp }) {
   const latencies = [];
   let polls = 0;
   for (let i = 0; i < warmup + samples; i++) {
+    check();
     const key = keys[i % keys.length];
     const path = `/stores/totals/keys/${encodeURIComponent(key)}`;
     const want = counts.get(key) + 1;
@@ -42,6 +43,7 @@ export async function run({ baseUrl, app: startApp }) {
     await waitFor(
       `customer ${key} to reach count ${want}`,
       async () => {
+        check();
         polls++;
         const r = await call(app.baseUrl, "GET", path, { token: app.token, expect: [200, 404] });
         seen = r.status === 404 ? 0 : r.body.value.count;
@@ -54,10 +56,26 @@ export async function run({ baseUrl, app: startApp }) {
     counts.set(key, want);
     if (i >= warmup) latencies.push(visible - ingested);
   }
+  return { latencies, pollsPerOrder: polls / (warmup + samples) };
+}
+
+/** `count` customers of task 0_0 (partition 0 of `orders`) named `<prefix><n>`, from the bench Worker. */
+export async function latencyKeys(baseUrl, count, prefix = "latency-") {
+  return (await call(baseUrl, "GET", `/bench/keys?partitions=${PARTITIONS}&partition=0&count=${count}&prefix=${prefix}`)).body.keys;
+}
+
+export async function run({ baseUrl, app: startApp }) {
+  const samples = envInt("BENCH_E2E_SAMPLES", 200);
+  const warmup = envInt("BENCH_E2E_WARMUP", 20);
+  const customers = envInt("BENCH_E2E_CUSTOMERS", 10);
+  const keys = await latencyKeys(baseUrl, customers);
+  const app = await startApp();
+
+  const { latencies, pollsPerOrder } = await sampleLatencies(app, keys, { samples, warmup });
   const p50 = percentile(latencies, 50);
   const p99 = percentile(latencies, 99);
   note(
-    `e2e over ${samples} orders: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms, ${(polls / (warmup + samples)).toFixed(1)} queries per order`,
+    `e2e over ${samples} orders: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms, ${pollsPerOrder.toFixed(1)} queries per order`,
   );
   return {
     e2e_p50_ms: Number(p50.toFixed(1)),

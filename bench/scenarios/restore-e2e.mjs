@@ -1,0 +1,120 @@
+/**
+ * Restoration as a user sees it, with the app's DEFAULT configuration: a task of 13,000 live keys
+ * is corrupted, and the time until `GET /tasks` shows it RUNNING with lag 0 again is compared with
+ * inserting the same number of records straight into SQLite.
+ *
+ * - App (`restore_e2e_default_ms`): its own instance of the example app from the root
+ *   wrangler.toml with no knob changed (RESTORE_BATCH_RECORDS, RESTORE_SHARDS, … as shipped), only
+ *   FAULT_INJECTION on so that the corrupt route exists (as the restore scenario starts it). It
+ *   gets BENCH_RESTORE_E2E_KEYS orders (13,000) for task 0_0, each for a customer of its own on
+ *   partition 0 of `orders` (from `/bench/keys`), 1000 per ingest request, and processes them to
+ *   lag 0: the task's store holds that many live keys, its changelog that many records (~100
+ *   bytes). Then, each round, `POST /admin/tasks/0_0/corrupt` (wiped and revived, the task
+ *   restores its changelog through the restore worker), timed from the corrupt call until
+ *   `GET /tasks` (polled every 20 ms) shows 0_0 RUNNING with lag 0 in the incarnation the corrupt
+ *   call made; one customer's total (a different one each round) is then checked.
+ * - Baseline (`restore_e2e_baseline_ms`): the same number of ~100-byte records inserted straight
+ *   into one fresh Durable Object's SQLite, one transaction per 1000 (the app's default restore
+ *   batch), by the bench Worker (`/bench/sqlite-insert`: the sum of its timed RPC calls), once per
+ *   round, right after the app's restore.
+ *
+ * BENCH_RESTORE_E2E_ROUNDS (3) rounds; the medians are reported, and
+ * `restore_e2e_default_ratio` = median baseline ms ÷ median app ms (1 would be restoring as fast as
+ * raw inserts). The instance is stopped at the end.
+ */
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { call, post } from "../lib/client.mjs";
+import { startAppWorker } from "../lib/server.mjs";
+import { envInt, median, note, waitFor } from "../lib/stats.mjs";
+
+export const name = "restore-e2e";
+
+const TASK = "0_0";
+const PER_REQUEST = 1000;
+const BASELINE_BATCH = 1000;
+const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
+
+async function task(app) {
+  const { body } = await call(app.baseUrl, "GET", "/tasks", { token: app.token });
+  const found = body.tasks.find((t) => t.id === TASK && t.role === "active");
+  if (!found) throw new Error(`no active instance of ${TASK}`);
+  if (found.failure) throw new Error(`task ${TASK} failed: ${found.failure}`);
+  return found;
+}
+
+export async function run({ baseUrl }) {
+  const records = envInt("BENCH_RESTORE_E2E_KEYS", 13_000);
+  const rounds = envInt("BENCH_RESTORE_E2E_ROUNDS", 3);
+  const app = await startAppWorker({ root, vars: { FAULT_INJECTION: "on" } });
+  try {
+    await task(app); // the assignment exists, 0_0 runs
+
+    note(`restore-e2e: ${records} orders for task ${TASK}, one per customer …`);
+    const customers = (await call(baseUrl, "GET", `/bench/keys?partitions=4&partition=0&count=${records}&prefix=restore-e2e-`)).body.keys;
+    for (let start = 0; start < records; start += PER_REQUEST) {
+      const batch = customers.slice(start, start + PER_REQUEST).map((key, i) => ({ key, value: { amount: start + i } }));
+      await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: { records: batch } });
+    }
+    let last;
+    await waitFor(
+      `task ${TASK} to process ${records} orders`,
+      async () => {
+        last = await task(app);
+        return last.state === "RUNNING" && last.lag === 0 && last.changelogs[0].end >= records ? last : undefined;
+      },
+      { timeoutMs: 300_000, intervalMs: 200, last: () => JSON.stringify(last) },
+    );
+
+    const appMs = [];
+    const baselineMs = [];
+    for (let round = 1; round <= rounds; round++) {
+      const started = performance.now();
+      const corrupted = (await call(app.baseUrl, "POST", `/admin/tasks/${TASK}/corrupt`, { token: app.token })).body.task;
+      await waitFor(
+        `task ${TASK} to restore ${records} keys (round ${round})`,
+        async () => {
+          last = await task(app);
+          return last.state === "RUNNING" && last.lag === 0 && last.incarnation >= corrupted.incarnation ? last : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 20, last: () => JSON.stringify(last) },
+      );
+      const ms = performance.now() - started;
+      const changelog = last.changelogs[0];
+      if (changelog.checkpoint !== changelog.end || changelog.end < records) {
+        throw new Error(`restore-e2e: ${TASK} RUNNING with changelog ${JSON.stringify(changelog)}, expected its checkpoint at its end (≥ ${records})`);
+      }
+      const index = Math.floor((round * records) / (rounds + 1));
+      const key = customers[index];
+      const { body } = await call(app.baseUrl, "GET", `/stores/totals/keys/${key}`, { token: app.token });
+      if (body.value.count !== 1 || body.value.sum !== index)
+        throw new Error(`restore-e2e: restored ${key} = ${JSON.stringify(body.value)}, expected {count: 1, sum: ${index}}`);
+      appMs.push(ms);
+
+      const baseline = await post(baseUrl, "/bench/sqlite-insert", {
+        records,
+        batch: BASELINE_BATCH,
+        valueBytes: 90,
+        run: `restore-e2e-${Date.now()}-${round}`,
+      });
+      baselineMs.push(baseline["sqlite-row"].rpcMs);
+      note(
+        `restore-e2e round ${round}: ${records} keys restored to RUNNING, lag 0 in ${ms.toFixed(0)} ms (incarnation ${last.incarnation}, replayed ${changelog.replayed}); baseline ${baseline["sqlite-row"].rpcMs} ms`,
+      );
+    }
+
+    const appMedian = median(appMs);
+    const baselineMedian = median(baselineMs);
+    return {
+      restore_e2e_default_ms: Math.round(appMedian),
+      restore_e2e_baseline_ms: Math.round(baselineMedian),
+      restore_e2e_default_ratio: Number((baselineMedian / appMedian).toFixed(3)),
+      restore_e2e_keys: records,
+    };
+  } catch (error) {
+    note(`restore-e2e app wrangler output (tail):\n${app.output().slice(-4000)}`);
+    throw error;
+  } finally {
+    await app.stop();
+  }
+}
