@@ -3,9 +3,8 @@
  * The class wires storage, alarms and RPC to `StreamTask`; lifecycle operations run one at a
  * time. Processing is driven by the object itself: an alarm runs steps while there is input and
  * is not re-armed when there is none, so an idle task costs nothing; appends to its input wake it.
- * An idle task processes what arrives at once, in the wake-up's own call; a task under load (see
- * `StreamTask.loaded`) lets input gather for `LINGER_MS` before its next commit (from its alarm),
- * so that it commits less often, with more.
+ * An idle task processes what arrives at once; a task under load (see `StreamTask.loaded`) lets
+ * input gather for `LINGER_MS` before its next commit, so that it commits less often, with more.
  * The same one alarm serves every wall-clock punctuator of the task and the back-off of the
  * `"retry"` uncaught-error policy (`StreamTask.wakeAt`).
  */
@@ -87,8 +86,6 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   /** Crashes planned by the fault route and tests: at a commit step of the next commit `drain` runs, or at a lifecycle step. */
   private readonly crashes: CrashPoints<CommitStep | LifecycleStep>;
   private draining = false;
-  /** A wake-up is processing at once (see `wake`). */
-  private waking = false;
   private readonly lifecycle: LifecycleHistory;
   /** Failed attempts in a row (alarm rounds that threw, or could not bring the outside in line). */
   private failures = 0;
@@ -193,35 +190,18 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     });
   }
 
-  /**
-   * Input arrived (or may have). A task under load lets it gather (its alarm looks in LINGER_MS);
-   * an idle one processes it at once, in this invocation rather than from an alarm (an alarm
-   * costs a few milliseconds to fire), with an alarm armed first in case it dies meanwhile.
-   */
+  /** Input arrived (or may have): make sure an alarm will look soon. */
   async wake(): Promise<void> {
     const meta = this.task.meta();
-    if (meta?.role !== "active") return;
-    if (this.task.loaded || meta.state !== "RUNNING" || this.waking) {
-      await this.schedule(this.task.loaded ? LINGER_MS : 0);
-      return;
-    }
-    await this.schedule(RECOVERY_DELAY_MS);
-    // One at a time: wake-ups that come while it runs are covered by its steps (they run until no input is left).
-    this.waking = true;
-    this.ctx.waitUntil(this.work().finally(() => (this.waking = false)));
-  }
-
-  /** The object's one alarm: see `work`. */
-  override async alarm(): Promise<void> {
-    await this.work();
+    if (meta?.role === "active") await this.schedule(this.task.loaded ? LINGER_MS : 0);
   }
 
   /**
-   * Brings the outside in line with the instance's durable state (see `reconcileOutside`), then
-   * processes. It never fails: a failure is logged and the alarm armed again with a back-off
-   * (Cloudflare drops an alarm after 6 failed retries).
+   * The object's one alarm: brings the outside in line with the instance's durable state (see
+   * `reconcileOutside`), then processes. It never fails: a failure is logged and the alarm armed
+   * again with a back-off (Cloudflare drops an alarm after 6 failed retries).
    */
-  private async work(): Promise<void> {
+  override async alarm(): Promise<void> {
     // While a commit crash is planned, only `drain` runs commits, so the test chooses where it
     // dies; the alarm comes back for whatever work the crash leaves.
     if (isCommitStep(this.crashes.pending)) {

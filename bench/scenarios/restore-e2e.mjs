@@ -11,10 +11,10 @@
  *   lag 0: the task's store holds that many live keys, its changelog that many records (~100
  *   bytes). Then, each round, `POST /admin/tasks/0_0/corrupt` (wiped and revived, the task
  *   restores its changelog through the restore worker), timed from the corrupt call until
- *   `GET /tasks` (polled every 20 ms) shows 0_0 RUNNING with lag 0 in the incarnation the corrupt
+ *   `GET /tasks` (polled every 5 ms) shows 0_0 RUNNING with lag 0 in the incarnation the corrupt
  *   call made; one customer's total (a different one each round) is then checked.
  * - Baseline (`restore_e2e_baseline_ms`): the same number of ~100-byte records inserted straight
- *   into one fresh Durable Object's SQLite, one transaction per 1000 (the app's default restore
+ *   into one fresh Durable Object's SQLite, one transaction per 10,000 (the app's default restore
  *   batch), by the bench Worker (`/bench/sqlite-insert`: the sum of its timed RPC calls), once per
  *   round, right after the app's restore.
  *
@@ -32,7 +32,7 @@ export const name = "restore-e2e";
 
 const TASK = "0_0";
 const PER_REQUEST = 1000;
-const BASELINE_BATCH = 1000;
+const BASELINE_BATCH = 10_000; // the app's default RESTORE_BATCH_RECORDS (src/config.ts)
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 
 async function task(app) {
@@ -77,7 +77,7 @@ export async function run({ baseUrl }) {
           last = await task(app);
           return last.state === "RUNNING" && last.lag === 0 && last.incarnation >= corrupted.incarnation ? last : undefined;
         },
-        { timeoutMs: 120_000, intervalMs: 20, last: () => JSON.stringify(last) },
+        { timeoutMs: 120_000, intervalMs: 5, last: () => JSON.stringify(last) },
       );
       const ms = performance.now() - started;
       const changelog = last.changelogs[0];

@@ -27,7 +27,6 @@ import { envInt, note, waitFor } from "../lib/stats.mjs";
 
 export const name = "restore";
 
-const CHANGELOG = "edge-streams-totals-changelog";
 const TASK = "0_0";
 /** The app's default RESTORE_BATCH_RECORDS (src/config.ts, wrangler.toml). */
 const RESTORE_BATCH = 10_000;
@@ -86,6 +85,7 @@ export async function run({ baseUrl }) {
   const baseline = await post(baseUrl, "/bench/sqlite-insert", { records, batch: RESTORE_BATCH, valueBytes: 90, run: `restore-${Date.now()}` });
   const baselineRate = records / (baseline["sqlite-row"].rpcMs / 1000);
   note(`restore baseline: ${Math.round(baselineRate)}/s`);
+  await app.stop(); // idle from here on, but later scenarios need the machine to themselves
 
   return {
     restore_records_per_s: Math.round(appRate),
