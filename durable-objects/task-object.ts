@@ -380,7 +380,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     });
   }
 
-  /** Runs steps now until there is no work (or `maxSteps`); says how many did work. Never lingers. */
+  /** Runs steps now until there is no work (or `maxSteps`), and commits the input processed; says how many did work. Never lingers. */
   async drain(maxSteps = 1_000): Promise<{ worked: number; outcome: StepOutcome }> {
     const result = await this.serial.run(async () => {
       this.draining = true;
@@ -389,6 +389,8 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
         if (this.task.meta()?.role === "active") await this.schedule(RECOVERY_DELAY_MS);
         await this.reconcileOutside();
         const { worked, outcome } = await this.steps(maxSteps, false);
+        // A drain leaves nothing for later: the input it processed goes to the group now.
+        if (outcome === "idle") await this.task.commitInputOffsets();
         await this.scheduleWake();
         this.report();
         return { worked, outcome };

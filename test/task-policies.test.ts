@@ -3,6 +3,7 @@
  * a punctuation commits like a batch (one transaction with its outbox, sent exactly once), the
  * task says when it must be woken (`wakeAt`), and an error that escapes processing rolls the
  * commit back and then is retried with back-off, stops the task, or asks for an application shutdown.
+ * And input progress goes to the consumer group at most every OFFSET_COMMIT_INTERVAL_MS.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
@@ -10,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { DurableLog } from "../src/log/durable-log";
 import type { Log, TopicPartition } from "../src/log/types";
 import { APPLICATION_SHUT_DOWN } from "../src/task/protocol";
+import { OFFSET_COMMIT_INTERVAL_MS } from "../src/task/outbox-sender";
 import { StreamTask, type TaskOptions } from "../src/task/stream-task";
 import type { Application } from "../src/application";
 import { policiesApp, type PolicyEvent } from "./support/policies-app";
@@ -31,8 +33,8 @@ interface Fixture {
 }
 
 /** Runs `body` with a RUNNING task 0_0 of a private copy of the policies app, in its own object. */
-async function withTask(id: string, body: (f: Fixture) => Promise<void>, options: Partial<TaskOptions> = {}): Promise<void> {
-  const app = policiesApp(id, EVERY_MS);
+async function withTask(id: string, body: (f: Fixture) => Promise<void>, options: Partial<TaskOptions> = {}, everyMs = EVERY_MS): Promise<void> {
+  const app = policiesApp(id, everyMs);
   const log = new DurableLog(env.LOG_PARTITION, app.catalog);
   const clock = { now: START };
   const events = { topic: `${id}-events`, partition: 0 };
@@ -230,5 +232,46 @@ describe("uncaught errors", () => {
       task.halt("second");
       expect(task.meta()?.failure).toBe("first");
     });
+  });
+});
+
+describe("input progress to the group", () => {
+  // The policies app's punctuator, far from the offsets' interval so that `wakeAt` tells them apart.
+  const PUNCTUATE_EVERY_MS = 10_000;
+  it("goes at most every OFFSET_COMMIT_INTERVAL_MS while the task is busy, and when due once it is idle (the alarm's time)", async () => {
+    await withTask(
+      "offsets",
+      async ({ task, log, app, clock, events, send }) => {
+        const group = async () => (await log.committedOffset(app.groupId, events))?.offset ?? null;
+        await send(["a", {}], ["b", {}]);
+        expect(await task.step()).toBe("more");
+        // The first commit of this instance goes at once.
+        expect(await group()).toBe(2);
+        // Busy: processed, but the group hears of it only once the interval has passed.
+        clock.now += 10;
+        await send(["c", {}]);
+        expect(await task.step()).toBe("more");
+        expect(position(task, "offsets")).toBe(3);
+        expect(await group()).toBe(2);
+        // Idle before it is due: still not committed, and the task asks to be woken when it is.
+        expect(await task.step()).toBe("idle");
+        expect(await group()).toBe(2);
+        expect(task.wakeAt()).toBe(START + OFFSET_COMMIT_INTERVAL_MS);
+        clock.now = START + OFFSET_COMMIT_INTERVAL_MS;
+        expect(await task.step()).toBe("idle");
+        expect(await group()).toBe(3);
+        // Nothing left to commit: the next wake-up is the punctuator's.
+        expect(task.wakeAt()).toBe(START + PUNCTUATE_EVERY_MS);
+        // Asked for (a drain, a revocation): at once.
+        clock.now += 1;
+        await send(["d", {}]);
+        expect(await task.step()).toBe("more");
+        expect(await group()).toBe(3);
+        await task.commitInputOffsets();
+        expect(await group()).toBe(4);
+      },
+      {},
+      PUNCTUATE_EVERY_MS,
+    );
   });
 });

@@ -16,6 +16,19 @@ import type { TaskMeta, TaskStorage } from "./task-storage";
 /** Incarnations per epoch in the producer epoch: epoch * this + incarnation stays monotonic. */
 const INCARNATIONS_PER_EPOCH = 1_000_000;
 
+/**
+ * A task's input progress goes to the group at most this often (Kafka Streams commits offsets
+ * every `commit.interval.ms`, 100 ms under exactly-once); an idle task's alarm comes back for what
+ * is left (see `offsetsDueAt`), and a revocation or wipe commits at once. The group's offset only
+ * says what a reader of the group may skip: the instance resumes from its own positions, and a
+ * wiped one from those its restored changelog carries (I5), so a later commit loses and doubles
+ * nothing.
+ */
+export const OFFSET_COMMIT_INTERVAL_MS = 100;
+
+/** When the input progress goes to the group: `now`, or only once `OFFSET_COMMIT_INTERVAL_MS` passed since the last time (`due`). */
+export type OffsetCommit = "now" | "due";
+
 export interface OutboxSenderDeps {
   readonly application: Application;
   readonly log: Log;
@@ -25,9 +38,13 @@ export interface OutboxSenderDeps {
   readonly onCommitStep?: (step: CommitStep) => void | Promise<void>;
   /** Stops the instance: a fenced send means a newer instance owns the task. */
   readonly fail: (reason: string) => void;
+  readonly clock?: () => number;
 }
 
 export class OutboxSender {
+  /** When input progress last went to the group (in memory: after a restart the first commit is due at once). */
+  private offsetsCommittedAt = -Infinity;
+
   constructor(private readonly deps: OutboxSenderDeps) {}
 
   /**
@@ -40,7 +57,7 @@ export class OutboxSender {
    * REMEMBERED_BATCHES batches of a partition, so no partition ever has more sent but unrecorded
    * batches than that — as Kafka's idempotent producer keeps at most five requests in flight.
    */
-  async flush(): Promise<void> {
+  async flush(offsets: OffsetCommit = "now"): Promise<void> {
     const meta = this.deps.storage.meta();
     if (meta) {
       const sent = new Set<number>();
@@ -75,7 +92,7 @@ export class OutboxSender {
       }
     }
     await this.deps.onCommitStep?.("after-send");
-    await this.commitInputOffsets();
+    await this.commitInputOffsets(offsets);
   }
 
   /** Appends an outbox batch, as the string stored when the log takes batches encoded. */
@@ -107,12 +124,17 @@ export class OutboxSender {
    * implies has been sent, and notes what the group holds. Only positions beyond what the group
    * is known to hold are committed; the epoch fences commits of revoked and zombie instances.
    */
-  async commitInputOffsets(): Promise<void> {
+  async commitInputOffsets(when: OffsetCommit = "now"): Promise<void> {
     const meta = this.deps.storage.meta();
     if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || !this.deps.outbox.isEmpty()) return;
+    const now = (this.deps.clock ?? Date.now)();
+    if (when === "due" && now - this.offsetsCommittedAt < OFFSET_COMMIT_INTERVAL_MS) return;
     const pending = this.uncommittedPositions();
     const partitions = Object.keys(pending);
     if (partitions.length === 0) return;
+    // Positions still at 0 are nothing processed: they wait for a commit that is asked for.
+    if (when === "due" && !Object.values(pending).some((offset) => offset > 0)) return;
+    this.offsetsCommittedAt = now;
     const epoch = this.producer(meta, 0).epoch;
     await Promise.all(
       this.deps.application
@@ -139,6 +161,13 @@ export class OutboxSender {
   /** Processed input the group does not know of yet (see `commitInputOffsets`). */
   hasUncommittedInput(): boolean {
     return Object.keys(this.uncommittedPositions()).length > 0;
+  }
+
+  /** When the input progress not yet committed is due to go to the group; undefined when there is none. */
+  offsetsDueAt(): number | undefined {
+    // Positions still at 0 are nothing processed: not worth an alarm.
+    if (!this.deps.outbox.isEmpty() || !Object.values(this.uncommittedPositions()).some((offset) => offset > 0)) return undefined;
+    return Math.max(this.offsetsCommittedAt + OFFSET_COMMIT_INTERVAL_MS, 0);
   }
 
   producer(meta: TaskMeta, sequence: number): ProducerId {

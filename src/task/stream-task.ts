@@ -90,6 +90,7 @@ export class StreamTask {
       outbox: this.outbox,
       onCommitStep: options.onCommitStep,
       fail: (reason) => this.fail(reason),
+      clock: options.clock,
     });
     this.restoration = new Restoration({
       application: options.application,
@@ -224,6 +225,11 @@ export class StreamTask {
     return this.sender.hasUncommittedInput();
   }
 
+  /** Commits the input progress to the group now, not when due (see `OFFSET_COMMIT_INTERVAL_MS`). */
+  commitInputOffsets(): Promise<void> {
+    return this.sender.commitInputOffsets("now");
+  }
+
   /**
    * One unit of work: send what is pending, then commit one batch of input together with the
    * wall-clock punctuations due, and send that. The first step of a RUNNING instance creates its
@@ -236,10 +242,13 @@ export class StreamTask {
     if (meta.state === "RESTORING" && !(await this.tryCompleteRestoration())) return "idle";
     if (this.storage.meta()?.state !== "RUNNING") return "idle";
     if (this.backoff.waitingUntil(this.now()) !== undefined) return "waiting";
-    if (!this.outbox.isEmpty()) await this.flush();
-    else await this.sender.commitInputOffsets();
+    if (!this.outbox.isEmpty()) await this.sender.flush("due");
+    else await this.sender.commitInputOffsets("due");
     const records = await this.fetchBatch(meta);
     if (this.storage.meta()?.failure) return "blocked";
+    // Caught up: the group hears of the input processed once due (lag 0 means processed and
+    // committed); the alarm comes back for it (`wakeAt`).
+    if (records.length === 0) await this.sender.commitInputOffsets("due");
     const now = this.now();
     const current = this.processor?.incarnation === meta.incarnation ? this.processor.processor : undefined;
     const punctuationDue = (current?.nextWallClockPunctuationMs() ?? Infinity) <= now;
@@ -251,7 +260,7 @@ export class StreamTask {
     const committed = this.commit(meta, records, now);
     if (committed !== "committed") return committed;
     if (work) await this.options.onCommitStep?.("after-commit");
-    if (!this.outbox.isEmpty() || records.length > 0) await this.flush();
+    if (!this.outbox.isEmpty() || records.length > 0) await this.sender.flush("due");
     if (records.length === 0) return "idle";
     this.counters.committed(records.length, this.now() - this.commitStartedAt);
     return "more";
@@ -329,15 +338,18 @@ export class StreamTask {
   }
 
   /**
-   * When the instance must look again though nothing wakes it: the end of a retry back-off, or
-   * its earliest wall-clock punctuation. Undefined when nothing is due (an idle task costs nothing).
+   * When the instance must look again though nothing wakes it: the end of a retry back-off, its
+   * earliest wall-clock punctuation, or input progress due to go to the group. Undefined when
+   * nothing is due (an idle task costs nothing).
    */
   wakeAt(): number | undefined {
     const meta = this.storage.meta();
     if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || meta.failure) return undefined;
     const retry = this.backoff.waitingUntil(this.now());
     if (retry !== undefined) return retry;
-    return this.processor?.incarnation === meta.incarnation ? this.processor.processor.nextWallClockPunctuationMs() : undefined;
+    const punctuation = this.processor?.incarnation === meta.incarnation ? this.processor.processor.nextWallClockPunctuationMs() : undefined;
+    const offsets = this.sender.offsetsDueAt();
+    return punctuation === undefined ? offsets : offsets === undefined ? punctuation : Math.min(punctuation, offsets);
   }
 
   /** Input of one partition from `offset`, and how many records were waiting there (`latest - offset`). */
