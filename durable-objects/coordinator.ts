@@ -18,6 +18,7 @@
  * reconcile plan is O(T log T) (src/coordinator/reconcile.ts).
  */
 import { DurableObject } from "cloudflare:workers";
+import { EarliestAlarm } from "../src/util/alarm";
 import type { Config } from "../src/config";
 import { MigrationRefused, MigrationUnderWay } from "../src/coordinator/migration";
 import { CoordinatorStore, type ApplicationShutdown, type InstanceAssignment } from "../src/coordinator/coordinator-store";
@@ -85,6 +86,8 @@ type Progress = { readonly done: boolean; readonly more: boolean };
 
 /** The coordinator; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
 export class Coordinator extends DurableObject implements CoordinatorCalls {
+  /** The object's one alarm (see EarliestAlarm). */
+  private readonly alarms = new EarliestAlarm(this.ctx.storage);
   private readonly store: CoordinatorStore;
   private readonly serial = new Serial();
   private readonly crashes: CrashPoints<CoordinatorStep>;
@@ -111,7 +114,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
     );
     // On start: whatever a crash left unpushed gets an alarm (one armed before is kept).
     void ctx.blockConcurrencyWhile(async () => {
-      if (this.store.instances().some((i) => !i.acknowledged) && (await ctx.storage.getAlarm()) === null) await ctx.storage.setAlarm(Date.now());
+      if (this.store.instances().some((i) => !i.acknowledged)) await this.alarms.armBy(Date.now());
     });
   }
 
@@ -343,8 +346,9 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
    * During an injected outage it does nothing until the outage ends.
    */
   override async alarm(): Promise<void> {
+    this.alarms.fired();
     if (this.failingUntil > Date.now()) {
-      await this.ctx.storage.setAlarm(this.failingUntil);
+      await this.alarms.set(this.failingUntil);
       return;
     }
     let progress: Progress = { done: false, more: false };
@@ -551,9 +555,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
 
   /** Arms the alarm `delayMs` from now, unless one is armed sooner. */
   private async armAlarm(delayMs: number): Promise<void> {
-    const at = Date.now() + delayMs;
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    await this.alarms.armBy(Date.now() + delayMs);
   }
 
   /**

@@ -3,6 +3,7 @@
  * RPC to `PartitionStore`; log errors travel back as values because RPC drops error classes.
  */
 import { DurableObject } from "cloudflare:workers";
+import { EarliestAlarm } from "../src/util/alarm";
 import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
 import { PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
 import type { TopicConfig } from "../src/log/topic-config";
@@ -37,6 +38,8 @@ export interface PartitionOptions {
 
 /** A partition of the embedded log; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
 export class LogPartition extends DurableObject implements PartitionCalls {
+  /** The object's one alarm (see EarliestAlarm). */
+  private readonly alarms = new EarliestAlarm(this.ctx.storage);
   private readonly store: PartitionStore;
   private readonly subscribers: Subscribers;
   /** Calls still to fail, set by the fault-injection route; kept in memory like a flaky link. */
@@ -126,8 +129,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
 
   /** Arms the alarm at `at`, unless one is armed sooner. */
   private async armAlarm(at: number): Promise<void> {
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    await this.alarms.armBy(at);
   }
 
   /**
@@ -138,6 +140,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * failure is logged and retried later.
    */
   override async alarm(): Promise<void> {
+    this.alarms.fired();
     const tp = this.store.boundPartition();
     if (!tp) return;
     const now = Date.now();
@@ -158,7 +161,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       logEvent("log.maintenance-failed", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
       sooner(now + MAINTENANCE_RETRY_MS);
     }
-    if (next !== undefined) await this.ctx.storage.setAlarm(Math.max(Date.now(), next));
+    if (next !== undefined) await this.alarms.armBy(Math.max(Date.now(), next));
   }
 
   /**

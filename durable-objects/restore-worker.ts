@@ -7,6 +7,7 @@
  * applied twice are no-ops at the instance (I4).
  */
 import { DurableObject } from "cloudflare:workers";
+import { EarliestAlarm } from "../src/util/alarm";
 import type { Log, TopicPartition } from "../src/log/types";
 import { RestoreRegistry, type ChangelogWork, type Registration } from "../src/restore/registry";
 import { InstanceReports } from "../src/restore/reports";
@@ -35,6 +36,8 @@ const NAME_KEY = "name";
 
 /** The restore worker; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
 export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
+  /** The object's one alarm (see EarliestAlarm). */
+  private readonly alarms = new EarliestAlarm(this.ctx.storage);
   private readonly registry: RestoreRegistry;
   /** The latest report of each instance this shard serves, for the application summary. */
   private readonly reports: InstanceReports;
@@ -180,6 +183,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
    * instance) and rather than by failing (Cloudflare drops an alarm after 6 failed retries).
    */
   override async alarm(): Promise<void> {
+    this.alarms.fired();
     const started = Date.now();
     // Rounds that make progress follow one another in this invocation (an alarm costs milliseconds
     // to fire, a round of 1,000 records a few), within a bound so other work gets its turn.
@@ -223,7 +227,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   /** Stops taking rounds; waits at most `timeoutMs` for the one in progress. True when it ended in time. */
   async shutdown(timeoutMs: number): Promise<boolean> {
     this.stopping = true;
-    await this.ctx.storage.deleteAlarm();
+    await this.alarms.delete();
     return withTimeout(
       this.serial.run(() => true),
       timeoutMs,
@@ -256,8 +260,6 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   /** Arms the alarm `delayMs` from now, unless one is armed sooner. */
   private async schedule(delayMs = 0): Promise<void> {
     if (this.stopping) return;
-    const at = Date.now() + delayMs;
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    await this.alarms.armBy(Date.now() + delayMs);
   }
 }

@@ -9,6 +9,7 @@
  * `"retry"` uncaught-error policy (`StreamTask.wakeAt`).
  */
 import { DurableObject } from "cloudflare:workers";
+import { EarliestAlarm } from "../src/util/alarm";
 import { LogUnavailable } from "../src/log/errors";
 import {
   COMMIT_STEPS,
@@ -81,6 +82,8 @@ export interface InstanceMetrics extends TaskDescription {
  * objects) to this constructor.
  */
 export class TaskObject extends DurableObject implements TaskObjectCalls {
+  /** The object's one alarm (see EarliestAlarm). */
+  private readonly alarms = new EarliestAlarm(this.ctx.storage);
   private readonly task: StreamTask;
   private readonly serial = new Serial();
   /** Crashes planned by the fault route and tests: at a commit step of the next commit `drain` runs, or at a lifecycle step. */
@@ -202,6 +205,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
    * again with a back-off (Cloudflare drops an alarm after 6 failed retries).
    */
   override async alarm(): Promise<void> {
+    this.alarms.fired();
     // While a commit crash is planned, only `drain` runs commits, so the test chooses where it
     // dies; the alarm comes back for whatever work the crash leaves.
     if (isCommitStep(this.crashes.pending)) {
@@ -608,9 +612,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   }
 
   private async schedule(delayMs: number): Promise<void> {
-    const at = Date.now() + delayMs;
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    await this.alarms.armBy(Date.now() + delayMs);
   }
 }
 
