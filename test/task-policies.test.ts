@@ -274,4 +274,43 @@ describe("input progress to the group", () => {
       PUNCTUATE_EVERY_MS,
     );
   });
+
+  it("records acknowledgements with the next commit, not in a storage commit of their own; a restart before that resends them, once", async () => {
+    await withTask(
+      "acks",
+      async ({ task, log, app, clock, send, restart }) => {
+        const changelog = app.changelogPartitions("0_0").find((c) => c.store === "acks-pending")!;
+        const key = `${changelog.topic}/${changelog.partition}`;
+        const end = async () => (await log.offsets(changelog)).latest;
+        await send(["a", {}], ["b", {}]);
+        expect(await task.step()).toBe("more");
+        // The instance's first offset commit goes at once, and records the acknowledgements with it.
+        expect(await end()).toBe(2);
+        expect(task.checkpoints().get(key)).toBe(2);
+        clock.now += 10;
+        await send(["c", {}]);
+        expect(await task.step()).toBe("more");
+        expect(await end()).toBe(3);
+        expect(task.pendingOutboxBatches()).toBe(0);
+        // Acknowledged, not yet recorded: the checkpoint stays behind (never ahead, I1).
+        expect(task.checkpoints().get(key)).toBe(2);
+        // A restart loses what was held: the rows are sent again, and the log answers them as retries.
+        const again = restart();
+        clock.now += 10;
+        await send(["d", {}]);
+        expect(await again.step()).toBe("more");
+        expect(await end()).toBe(4);
+        expect(again.checkpoints().get(key)).toBe(3);
+        // The next commit records d's acknowledgement.
+        clock.now += 10;
+        await send(["e", {}]);
+        expect(await again.step()).toBe("more");
+        expect(again.checkpoints().get(key)).toBe(4);
+        expect(await end()).toBe(5);
+        expect(again.queries.get("acks-pending", "c")).toBe("1");
+      },
+      {},
+      PUNCTUATE_EVERY_MS,
+    );
+  });
 });

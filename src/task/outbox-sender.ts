@@ -41,36 +41,52 @@ export interface OutboxSenderDeps {
   readonly clock?: () => number;
 }
 
+/** A batch sent and acknowledged, for the instance (incarnation and epoch) that sent it. */
+interface Ack {
+  readonly batch: OutboxBatch;
+  readonly result: AppendResult;
+  readonly incarnation: number;
+  readonly epoch: number;
+}
+
 export class OutboxSender {
   /** When input progress last went to the group (in memory: after a restart the first commit is due at once). */
   private offsetsCommittedAt = -Infinity;
+  /**
+   * Batches acknowledged whose removal from the outbox (and the checkpoint they advance) is not
+   * written yet: it is written with the next commit, or the next offset commit, not in a storage
+   * commit of its own. In memory only: after a restart (or a rolled-back transaction) the rows are
+   * sent again, and the log answers them as retries.
+   */
+  private readonly acked = new Map<number, Ack>();
 
   constructor(private readonly deps: OutboxSenderDeps) {}
 
   /**
    * Sends the outbox, oldest commit first and each commit's changelog before its output, through
-   * the idempotent producer. The acknowledged batches leave the outbox together, in one
-   * transaction that also advances the checkpoints — only if the instance was not wiped or
-   * reassigned meanwhile. (Until then a crash resends them, and the log answers with the original
-   * offsets: recording each group's acknowledgement before sending the next would cost a storage
-   * commit per group and buy nothing.) The exception: the log answers retries only for the last
+   * the idempotent producer. The acknowledged batches leave the outbox, and advance the
+   * checkpoints, in the next transaction the instance makes anyway — its next commit, or its next
+   * offset commit — or at once when `offsets` is `now` (a revocation, a wipe, a new assignment),
+   * and only if the instance was not wiped or reassigned meanwhile. (Until then a crash resends
+   * them, and the log answers with the original offsets: a storage commit per acknowledgement
+   * would buy nothing.) The exception: the log answers retries only for the last
    * REMEMBERED_BATCHES batches of a partition, so no partition ever has more sent but unrecorded
    * batches than that — as Kafka's idempotent producer keeps at most five requests in flight.
    */
   async flush(offsets: OffsetCommit = "now"): Promise<void> {
     const meta = this.deps.storage.meta();
     if (meta) {
-      const sent = new Set<number>();
-      let acked: { batch: OutboxBatch; result: AppendResult }[] = [];
+      // Acknowledged earlier but not recorded: not sent again, and counted against the log's window.
+      const sent = new Set<number>(this.acked.keys());
       const unrecorded = new Map<string, number>();
+      for (const { batch } of this.acked.values()) unrecorded.set(positionKey(batch), (unrecorded.get(positionKey(batch)) ?? 0) + 1);
       let failure: PromiseRejectedResult | undefined;
       for (;;) {
         const group = this.deps.outbox.nextGroup(sent);
         if (group.length === 0) break;
         let window = sendable(group, unrecorded);
         if (window.length === 0) {
-          this.recordAcks(meta, acked);
-          acked = [];
+          this.recordAcks();
           unrecorded.clear();
           window = sendable(group, unrecorded);
         }
@@ -80,12 +96,13 @@ export class OutboxSender {
           const result = results[i]!;
           sent.add(batch.id);
           unrecorded.set(positionKey(batch), (unrecorded.get(positionKey(batch)) ?? 0) + 1);
-          if (result.status === "fulfilled") acked.push({ batch, result: result.value });
+          if (result.status === "fulfilled") this.acked.set(batch.id, { batch, result: result.value, incarnation: meta.incarnation, epoch: meta.epoch });
         });
         failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
         if (failure) break;
       }
-      if (acked.length > 0) this.recordAcks(meta, acked);
+      // Asked for now (revocation, wipe, a new assignment): recorded now; else with the next commit.
+      if (offsets === "now" && this.acked.size > 0) this.recordAcks();
       if (failure) {
         if (failure.reason instanceof ProducerFenced) this.deps.fail(`fenced: ${failure.reason.message}`);
         throw failure.reason;
@@ -102,21 +119,51 @@ export class OutboxSender {
     return log.append(batch, batch.records, producer);
   }
 
-  /** Removes acknowledged batches from the outbox and moves the checkpoints of acknowledged changelog batches. */
-  private recordAcks(meta: TaskMeta, acked: readonly { batch: OutboxBatch; result: AppendResult }[]): void {
-    this.deps.storage.transaction(() => {
-      const now = this.deps.storage.meta();
-      if (!now || now.incarnation !== meta.incarnation || now.epoch !== meta.epoch) return;
-      for (const { batch, result } of acked) {
-        this.deps.outbox.remove(batch.id);
-        if (batch.phase !== CHANGELOG_PHASE) continue;
-        const checkpoint = checkpointAfterAck(
-          { incarnation: now.incarnation, checkpoint: this.deps.storage.checkpoint(batch) },
-          { incarnation: meta.incarnation, endOffset: result.baseOffset + result.count },
-        );
-        if (checkpoint !== null) this.deps.storage.writeCheckpoint(batch, checkpoint);
-      }
-    });
+  /** Records every acknowledgement held, in a transaction of its own. */
+  private recordAcks(): void {
+    const acks = this.pendingAcks();
+    this.deps.storage.transaction(() => this.writeAcks(acks));
+    this.forgetAcks(acks);
+  }
+
+  /** The acknowledgements not yet recorded (see `acked`). */
+  pendingAcks(): Ack[] {
+    return [...this.acked.values()];
+  }
+
+  /**
+   * Inside the caller's transaction: removes acknowledged batches from the outbox and moves the
+   * checkpoints of acknowledged changelog batches (I1) — only those of the instance as it still is.
+   * Call `forgetAcks` once the transaction committed.
+   */
+  writeAcks(acks: readonly Ack[]): void {
+    const now = this.deps.storage.meta();
+    if (!now) return;
+    for (const { batch, result, incarnation, epoch } of acks) {
+      if (now.incarnation !== incarnation || now.epoch !== epoch) continue;
+      this.deps.outbox.remove(batch.id);
+      if (batch.phase !== CHANGELOG_PHASE) continue;
+      const checkpoint = checkpointAfterAck(
+        { incarnation: now.incarnation, checkpoint: this.deps.storage.checkpoint(batch) },
+        { incarnation, endOffset: result.baseOffset + result.count },
+      );
+      if (checkpoint !== null) this.deps.storage.writeCheckpoint(batch, checkpoint);
+    }
+  }
+
+  /** The acknowledgements are recorded (their transaction committed). */
+  forgetAcks(acks: readonly Ack[]): void {
+    for (const { batch } of acks) this.acked.delete(batch.id);
+  }
+
+  /** Forgets every acknowledgement held: the outbox was cleared, or a transaction rolled back (the rows are sent again). */
+  forget(): void {
+    this.acked.clear();
+  }
+
+  /** Outbox batches not sent yet (or whose send failed). */
+  unsentBatches(): number {
+    return Math.max(this.deps.outbox.pendingBatches() - this.acked.size, 0);
   }
 
   /**
@@ -126,14 +173,14 @@ export class OutboxSender {
    */
   async commitInputOffsets(when: OffsetCommit = "now"): Promise<void> {
     const meta = this.deps.storage.meta();
-    if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || !this.deps.outbox.isEmpty()) return;
+    if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || this.unsentBatches() > 0) return;
     const now = (this.deps.clock ?? Date.now)();
     if (when === "due" && now - this.offsetsCommittedAt < OFFSET_COMMIT_INTERVAL_MS) return;
-    const pending = this.uncommittedPositions();
-    const partitions = Object.keys(pending);
-    if (partitions.length === 0) return;
+    let pending = this.uncommittedPositions();
     // Positions still at 0 are nothing processed: they wait for a commit that is asked for.
-    if (when === "due" && !Object.values(pending).some((offset) => offset > 0)) return;
+    if (when === "due" && !Object.values(pending).some((offset) => offset > 0)) pending = {};
+    const acks = this.pendingAcks();
+    if (Object.keys(pending).length === 0 && acks.length === 0) return;
     this.offsetsCommittedAt = now;
     const epoch = this.producer(meta, 0).epoch;
     await Promise.all(
@@ -145,10 +192,13 @@ export class OutboxSender {
           this.deps.log.commitOffset(this.deps.application.groupId, tp, { offset: pending[positionKey(tp)]!, metadata: `epoch=${meta.epoch}`, epoch }),
         ),
     );
+    // The acknowledgements held are recorded in the same storage commit.
     this.deps.storage.transaction(() => {
+      this.writeAcks(acks);
       const now = this.deps.storage.meta();
       if (now && now.incarnation === meta.incarnation && now.epoch === meta.epoch) this.deps.storage.writeCommitted(pending);
     });
+    this.forgetAcks(acks);
   }
 
   /** Input positions processed and sent but not yet committed to the group. */
@@ -163,10 +213,11 @@ export class OutboxSender {
     return Object.keys(this.uncommittedPositions()).length > 0;
   }
 
-  /** When the input progress not yet committed is due to go to the group; undefined when there is none. */
+  /** When the input progress not yet committed (and acknowledgements not yet recorded) are due; undefined when there are none. */
   offsetsDueAt(): number | undefined {
+    if (this.unsentBatches() > 0) return undefined;
     // Positions still at 0 are nothing processed: not worth an alarm.
-    if (!this.deps.outbox.isEmpty() || !Object.values(this.uncommittedPositions()).some((offset) => offset > 0)) return undefined;
+    if (this.acked.size === 0 && !Object.values(this.uncommittedPositions()).some((offset) => offset > 0)) return undefined;
     return Math.max(this.offsetsCommittedAt + OFFSET_COMMIT_INTERVAL_MS, 0);
   }
 

@@ -106,6 +106,7 @@ export class StreamTask {
     this.storage.onReset(() => {
       this.stores.forget();
       this.outbox.forget();
+      this.sender.forget();
     });
   }
 
@@ -165,6 +166,7 @@ export class StreamTask {
       if (assignment.role === "active") state = transition(state, "RESTORING");
       else if (assignment.role === "standby") state = transition(state, "UPDATING");
       this.outbox.clear();
+      this.sender.forget();
       // A new assignment starts a new restoration (or none): `replayed` counts from here.
       this.storage.resetReplayed();
       this.storage.writeMeta({
@@ -290,10 +292,13 @@ export class StreamTask {
    */
   private commit(meta: TaskMeta, records: readonly InputRecord[], now: number): "committed" | StepOutcome {
     let active: ActiveProcessor | undefined;
+    // What the last flush sent and the log acknowledged is recorded by this commit (no storage commit of its own).
+    const acks = this.sender.pendingAcks();
     try {
       this.storage.transaction(() => {
         const current = this.storage.meta();
         if (!current || current.state !== "RUNNING" || current.incarnation !== meta.incarnation) throw new SupersededDuringFetch();
+        this.sender.writeAcks(acks);
         // Created in the transaction: what `init` writes or forwards commits with the rest.
         active = this.activeProcessor(meta.incarnation);
         const reached: InputPositions = {};
@@ -316,6 +321,7 @@ export class StreamTask {
       if (error instanceof SupersededDuringFetch) return "idle";
       return this.onUncaughtError(error);
     }
+    this.sender.forgetAcks(acks);
     this.backoff.reset();
     this.counters.events(active!.processor.eventMetrics, active!.reported);
     active!.reported = active!.processor.eventMetrics;
@@ -394,6 +400,7 @@ export class StreamTask {
       if (!meta) return;
       this.storage.clearState();
       this.outbox.clear();
+      this.sender.forget();
       let state = transition(meta.state, "CLOSED");
       state = transition(state, "CREATED");
       if (meta.role === "active") state = transition(state, "RESTORING");
@@ -444,8 +451,9 @@ export class StreamTask {
     return this.storage.committedPositions();
   }
 
+  /** Outbox batches not yet sent (acknowledged ones whose removal waits for the next commit are not counted). */
   pendingOutboxBatches(): number {
-    return this.outbox.pendingBatches();
+    return this.sender.unsentBatches();
   }
 
   metrics() {
