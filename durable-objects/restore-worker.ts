@@ -28,9 +28,6 @@ import type { ObjectHost, RestoreWorkerCalls } from "./calls";
 const RETRY_MS = 250;
 /** ... doubling per such round, up to this. Alarms are never left to fail: Cloudflare drops one after 6 failed retries. */
 const MAX_RETRY_MS = 30_000;
-/** Rounds one alarm runs at most while they make progress, and for how long it starts new ones. */
-const ROUNDS_PER_ALARM = 100;
-const ALARM_BUDGET_MS = 1_000;
 /** Key in the object's KV storage: the name instances reach this worker by (`restore@<placement>[#<shard>]`). */
 const NAME_KEY = "name";
 
@@ -184,31 +181,24 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
    */
   override async alarm(): Promise<void> {
     this.alarms.fired();
-    const started = Date.now();
-    // Rounds that make progress follow one another in this invocation (an alarm costs milliseconds
-    // to fire, a round of 1,000 records a few), within a bound so other work gets its turn.
-    for (let rounds = 1; ; rounds++) {
-      // While a crash is planned, only `runRound` runs rounds, so the test chooses where it dies.
-      if (this.stopping || this.crashes.pending) return;
-      let more: boolean;
-      let progressed = false;
-      try {
-        this.dropForeignRegistrations();
-        const result = await this.serial.run(() => this.restorer.round());
-        more = result.more;
-        progressed = result.applied > 0 || result.corrupted.length > 0;
-      } catch (error) {
-        logEvent("restore.round-failed", { error: String(error) }, "warn");
-        more = true;
-      }
-      this.idleRounds = progressed ? 0 : this.idleRounds + 1;
-      if (more && progressed && rounds < ROUNDS_PER_ALARM && Date.now() - started < ALARM_BUDGET_MS) continue;
-      const backoff = backoffDelay(RETRY_MS, MAX_RETRY_MS, this.idleRounds - 1);
-      if (more) await this.schedule(progressed ? 0 : backoff);
-      // A remote log wakes no one: standbys caught up poll their changelogs, backing off while idle.
-      else if (this.polls && this.registry.everyChangelogMayHaveGrown()) await this.schedule(backoff);
-      return;
+    // While a crash is planned, only `runRound` runs rounds, so the test chooses where it dies.
+    if (this.stopping || this.crashes.pending) return;
+    let more: boolean;
+    let progressed = false;
+    try {
+      this.dropForeignRegistrations();
+      const result = await this.serial.run(() => this.restorer.round());
+      more = result.more;
+      progressed = result.applied > 0 || result.corrupted.length > 0;
+    } catch (error) {
+      logEvent("restore.round-failed", { error: String(error) }, "warn");
+      more = true;
     }
+    this.idleRounds = progressed ? 0 : this.idleRounds + 1;
+    const backoff = backoffDelay(RETRY_MS, MAX_RETRY_MS, this.idleRounds - 1);
+    if (more) await this.schedule(progressed ? 0 : backoff);
+    // A remote log wakes no one: standbys caught up poll their changelogs, backing off while idle.
+    else if (this.polls && this.registry.everyChangelogMayHaveGrown()) await this.schedule(backoff);
   }
 
   /**

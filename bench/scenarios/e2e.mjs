@@ -4,7 +4,9 @@
  * polled back-to-back (`GET /stores/totals/keys/<key>`, no pause) until the count has grown; the
  * latency is the arrival of that answer minus the arrival of the ingest answer. Samples run one
  * after another on the warmed app (the process scenario, or the untimed warm-up here), over a few
- * customers of task 0_0. Reports `e2e_p50_ms` and `e2e_p99_ms` (nearest rank). The scenario
+ * customers of task 0_0. Reports `e2e_p50_ms` and `e2e_p99_ms` (nearest rank), and
+ * `e2e_http_floor_ms`: the median of 50 `GET /healthz` (no Durable Object) from the same client,
+ * the least any one request takes through wrangler dev here — each sample holds at least one. The scenario
  * e2e-load (./e2e-load.mjs) takes the same samples while another client ingests 5,000 orders/s.
  *
  * BENCH_E2E_SAMPLES (200), BENCH_E2E_WARMUP (20), BENCH_E2E_CUSTOMERS (10) tune it.
@@ -77,9 +79,16 @@ export async function run({ baseUrl, app: startApp }) {
   note(
     `e2e over ${samples} orders: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms, ${pollsPerOrder.toFixed(1)} queries per order`,
   );
+  // The floor under every sample: one request through wrangler dev that does nothing (the app's
+  // GET /healthz, no Durable Object), as the same client makes it.
+  const floor = [];
+  for (let i = 0; i < 50; i++) floor.push((await call(app.baseUrl, "GET", "/healthz")).ms);
+  const floorP50 = percentile(floor, 50);
+  note(`e2e: GET /healthz takes p50 ${floorP50.toFixed(1)} ms from this client (the floor of one request)`);
   return {
     e2e_p50_ms: Number(p50.toFixed(1)),
     e2e_p99_ms: Number(p99.toFixed(1)),
     e2e_samples: samples,
+    e2e_http_floor_ms: Number(floorP50.toFixed(1)),
   };
 }
