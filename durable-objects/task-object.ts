@@ -4,7 +4,8 @@
  * time. Processing is driven by the object itself: an alarm runs steps while there is input and
  * is not re-armed when there is none, so an idle task costs nothing; appends to its input wake it.
  * An idle task processes what arrives at once; a task under load (see `StreamTask.loaded`) lets
- * input gather for `LINGER_MS` before its next commit, so that it commits less often, with more.
+ * input gather for the commit interval (`COMMIT_INTERVAL_MS`, Kafka's `commit.interval.ms`) before
+ * its next commit, so that it commits less often, with more (and its record cache collapses more).
  * The same one alarm serves every wall-clock punctuator of the task and the back-off of the
  * `"retry"` uncaught-error policy (`StreamTask.wakeAt`).
  */
@@ -62,11 +63,6 @@ const POLL_MS = 500;
 const MAX_POLL_MS = 15_000;
 /** Key in the object's KV storage: the state of the instance that the outside was last brought in line with. */
 const SYNCED_KEY = "synced";
-/**
- * Under load, how long input may gather before the next commit (as Kafka's linger.ms or Kafka
- * Streams' commit interval): the latency a busy task adds for larger, cheaper commits.
- */
-const LINGER_MS = 20;
 /** The longest back-off between attempts of the `"retry"` policy (it doubles from RETRY_BACKOFF_MS). */
 const MAX_RETRY_BACKOFF_MS = 60_000;
 
@@ -89,6 +85,8 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   /** Crashes planned by the fault route and tests: at a commit step of the next commit `drain` runs, or at a lifecycle step. */
   private readonly crashes: CrashPoints<CommitStep | LifecycleStep>;
   private draining = false;
+  /** Under load, how long input gathers before the next commit: the commit interval. */
+  private readonly lingerMs: number;
   private readonly lifecycle: LifecycleHistory;
   /** Failed attempts in a row (alarm rounds that threw, or could not bring the outside in line). */
   private failures = 0;
@@ -118,11 +116,13 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     );
     const { application, config, log } = host;
     this.polls = config.LOG_BACKEND === "upstash";
+    this.lingerMs = config.COMMIT_INTERVAL_MS;
     this.task = new StreamTask({
       application,
       log,
       storage: ctx.storage,
       cacheMaxBytes: config.STATESTORE_CACHE_MAX_BYTES,
+      commitIntervalMs: config.COMMIT_INTERVAL_MS,
       retryBackoff: { initialMs: config.RETRY_BACKOFF_MS, maxMs: Math.max(config.RETRY_BACKOFF_MS, MAX_RETRY_BACKOFF_MS) },
       onInputReset: (tp, from, to) => {
         const meta = this.task.meta();
@@ -196,7 +196,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   /** Input arrived (or may have): make sure an alarm will look soon. */
   async wake(): Promise<void> {
     const meta = this.task.meta();
-    if (meta?.role === "active") await this.schedule(this.task.loaded ? LINGER_MS : 0);
+    if (meta?.role === "active") await this.schedule(this.task.loaded ? this.lingerMs : 0);
   }
 
   /**
@@ -219,7 +219,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       });
       this.failures = synced ? 0 : this.failures + 1;
       if (!synced) await this.schedule(this.retryDelay());
-      if (lingering) await this.schedule(LINGER_MS);
+      if (lingering) await this.schedule(this.lingerMs);
       else if (outcome === "more") await this.schedule(0);
       await this.scheduleRestoringCheck();
       await this.schedulePoll(outcome);

@@ -50,6 +50,12 @@ const schema = z.object({
     }),
   /** Each task's record cache, in bytes (Kafka's statestore.cache.max.bytes); 0 sends every update on at once. */
   STATESTORE_CACHE_MAX_BYTES: count(10 * 1024 * 1024, 0),
+  /**
+   * Kafka's `commit.interval.ms` (100 ms, its default under exactly-once): a busy task lets input
+   * gather this long before its next commit (the record cache's window), and commits its input
+   * offsets to the group at most this often. An idle task processes each arrival at once.
+   */
+  COMMIT_INTERVAL_MS: count(100, 0),
   /** The first back-off of the `"retry"` uncaught-error policy; it doubles per failure, up to 60 s. */
   RETRY_BACKOFF_MS: count(1000, 1),
   FAULT_INJECTION: onOff.default("off"),

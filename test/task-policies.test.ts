@@ -275,6 +275,26 @@ describe("input progress to the group", () => {
     );
   });
 
+  it("follows the configured commit interval (COMMIT_INTERVAL_MS)", async () => {
+    await withTask(
+      "offsets-interval",
+      async ({ task, log, app, clock, events, send }) => {
+        const group = async () => (await log.committedOffset(app.groupId, events))?.offset ?? null;
+        await send(["a", {}]);
+        expect(await task.step()).toBe("more");
+        expect(await group()).toBe(1);
+        clock.now += OFFSET_COMMIT_INTERVAL_MS;
+        await send(["b", {}]);
+        expect(await task.step()).toBe("more");
+        expect(await task.step()).toBe("idle");
+        expect(await group()).toBe(1);
+        expect(task.wakeAt()).toBe(START + 1_000);
+      },
+      { commitIntervalMs: 1_000 },
+      PUNCTUATE_EVERY_MS,
+    );
+  });
+
   it("records acknowledgements with the next commit, not in a storage commit of their own; a restart before that resends them, once", async () => {
     await withTask(
       "acks",

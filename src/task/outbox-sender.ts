@@ -17,7 +17,8 @@ import type { TaskMeta, TaskStorage } from "./task-storage";
 const INCARNATIONS_PER_EPOCH = 1_000_000;
 
 /**
- * A task's input progress goes to the group at most this often (Kafka Streams commits offsets
+ * The default commit interval (`COMMIT_INTERVAL_MS`). A task's input progress goes to the group at
+ * most once per commit interval (Kafka Streams commits offsets
  * every `commit.interval.ms`, 100 ms under exactly-once); an idle task's alarm comes back for what
  * is left (see `offsetsDueAt`), and a revocation or wipe commits at once. The group's offset only
  * says what a reader of the group may skip: the instance resumes from its own positions, and a
@@ -39,6 +40,8 @@ export interface OutboxSenderDeps {
   /** Stops the instance: a fenced send means a newer instance owns the task. */
   readonly fail: (reason: string) => void;
   readonly clock?: () => number;
+  /** How often input offsets go to the group at most (default `OFFSET_COMMIT_INTERVAL_MS`). */
+  readonly commitIntervalMs?: number;
 }
 
 /** A batch sent and acknowledged, for the instance (incarnation and epoch) that sent it. */
@@ -61,6 +64,10 @@ export class OutboxSender {
   private readonly acked = new Map<number, Ack>();
 
   constructor(private readonly deps: OutboxSenderDeps) {}
+
+  private get interval(): number {
+    return this.deps.commitIntervalMs ?? OFFSET_COMMIT_INTERVAL_MS;
+  }
 
   /**
    * Sends the outbox, oldest commit first and each commit's changelog before its output, through
@@ -175,7 +182,7 @@ export class OutboxSender {
     const meta = this.deps.storage.meta();
     if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || this.unsentBatches() > 0) return;
     const now = (this.deps.clock ?? Date.now)();
-    if (when === "due" && now - this.offsetsCommittedAt < OFFSET_COMMIT_INTERVAL_MS) return;
+    if (when === "due" && now - this.offsetsCommittedAt < this.interval) return;
     let pending = this.uncommittedPositions();
     // Positions still at 0 are nothing processed: they wait for a commit that is asked for.
     if (when === "due" && !Object.values(pending).some((offset) => offset > 0)) pending = {};
@@ -218,7 +225,7 @@ export class OutboxSender {
     if (this.unsentBatches() > 0) return undefined;
     // Positions still at 0 are nothing processed: not worth an alarm.
     if (this.acked.size === 0 && !Object.values(this.uncommittedPositions()).some((offset) => offset > 0)) return undefined;
-    return Math.max(this.offsetsCommittedAt + OFFSET_COMMIT_INTERVAL_MS, 0);
+    return Math.max(this.offsetsCommittedAt + this.interval, 0);
   }
 
   producer(meta: TaskMeta, sequence: number): ProducerId {

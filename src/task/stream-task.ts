@@ -38,6 +38,8 @@ export interface TaskOptions {
   readonly maxBatchBytes?: number;
   /** The record cache's byte budget (Kafka's `statestore.cache.max.bytes`, default 10 MiB); the cache lives in memory between a commit's start and its flush. */
   readonly cacheMaxBytes?: number;
+  /** Kafka's `commit.interval.ms`: input offsets go to the group at most this often (default `OFFSET_COMMIT_INTERVAL_MS`). */
+  readonly commitIntervalMs?: number;
   readonly clock?: () => number;
   /** The back-off of the `"retry"` uncaught-error policy (default 1 s doubling up to 60 s). */
   readonly retryBackoff?: BackoffSettings;
@@ -91,6 +93,7 @@ export class StreamTask {
       onCommitStep: options.onCommitStep,
       fail: (reason) => this.fail(reason),
       clock: options.clock,
+      commitIntervalMs: options.commitIntervalMs,
     });
     this.restoration = new Restoration({
       application: options.application,
