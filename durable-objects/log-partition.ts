@@ -115,21 +115,16 @@ export class LogPartition extends DurableObject implements PartitionCalls {
         this.ctx.storage.kv.put(COORDINATOR_OWED_KEY, true);
         // The retry is armed before the call goes out: dying while it is on its way must not
         // leave the debt with no alarm (a topic without retention arms none of its own).
-        await this.armAlarm(Date.now() + COORDINATOR_RETRY_MS);
+        await this.alarms.armBy(Date.now() + COORDINATOR_RETRY_MS);
         this.ctx.waitUntil(this.tellCoordinator(tp));
       }
       // A wake-up can be lost: the alarm wakes the subscribers again a little later (see `alarm`).
       this.echoes = 0;
-      if (this.subscribers.list().length > 0) await this.armAlarm(Date.now() + ECHO_MS);
+      if (this.subscribers.list().length > 0) await this.alarms.armBy(Date.now() + ECHO_MS);
     }
     const due = this.store.maintenanceDueAt(Date.now());
-    if (due !== undefined) await this.armAlarm(due);
+    if (due !== undefined) await this.alarms.armBy(due);
     return result;
-  }
-
-  /** Arms the alarm at `at`, unless one is armed sooner. */
-  private async armAlarm(at: number): Promise<void> {
-    await this.alarms.armBy(at);
   }
 
   /**
@@ -187,7 +182,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       return true;
     } catch (error) {
       logEvent("log.coordinator-unreachable", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
-      await this.armAlarm(Date.now() + COORDINATOR_RETRY_MS);
+      await this.alarms.armBy(Date.now() + COORDINATOR_RETRY_MS);
       return false;
     } finally {
       this.tellingCoordinator = false;

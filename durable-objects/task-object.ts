@@ -85,8 +85,6 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   /** Crashes planned by the fault route and tests: at a commit step of the next commit `drain` runs, or at a lifecycle step. */
   private readonly crashes: CrashPoints<CommitStep | LifecycleStep>;
   private draining = false;
-  /** Under load, how long input gathers before the next commit: the commit interval. */
-  private readonly lingerMs: number;
   private readonly lifecycle: LifecycleHistory;
   /** Failed attempts in a row (alarm rounds that threw, or could not bring the outside in line). */
   private failures = 0;
@@ -116,7 +114,6 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     );
     const { application, config, log } = host;
     this.polls = config.LOG_BACKEND === "upstash";
-    this.lingerMs = config.COMMIT_INTERVAL_MS;
     this.task = new StreamTask({
       application,
       log,
@@ -196,7 +193,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   /** Input arrived (or may have): make sure an alarm will look soon. */
   async wake(): Promise<void> {
     const meta = this.task.meta();
-    if (meta?.role === "active") await this.schedule(this.task.loaded ? this.lingerMs : 0);
+    if (meta?.role === "active") await this.schedule(this.task.loaded ? this.host.config.COMMIT_INTERVAL_MS : 0);
   }
 
   /**
@@ -219,7 +216,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       });
       this.failures = synced ? 0 : this.failures + 1;
       if (!synced) await this.schedule(this.retryDelay());
-      if (lingering) await this.schedule(this.lingerMs);
+      if (lingering) await this.schedule(this.host.config.COMMIT_INTERVAL_MS);
       else if (outcome === "more") await this.schedule(0);
       await this.scheduleRestoringCheck();
       await this.schedulePoll(outcome);

@@ -28,6 +28,7 @@
  * BENCH_PROCESS_RECORDS (50000), BENCH_PROCESS_BATCH (1000), BENCH_PROCESS_ROUNDS (3),
  * BENCH_PROCESS_CUSTOMERS (1000) tune it.
  */
+import { activeTask } from "../lib/app.mjs";
 import { call } from "../lib/client.mjs";
 import { envInt, median, note, waitFor } from "../lib/stats.mjs";
 
@@ -54,15 +55,6 @@ export function workload(keys, records, batch) {
     bodies.push(JSON.stringify({ records: orders }));
   }
   return { bodies, added };
-}
-
-/** Task 0_0 as `GET /tasks` describes it. */
-async function describeTask(app) {
-  const { body } = await call(app.baseUrl, "GET", "/tasks", { token: app.token });
-  const task = body.tasks.find((t) => t.id === TASK && t.role === "active");
-  if (!task) throw new Error(`no active instance of task ${TASK} in ${JSON.stringify(body)}`);
-  if (task.failure) throw new Error(`task ${TASK} failed: ${task.failure}`);
-  return task;
 }
 
 async function appTotal(app, key) {
@@ -94,7 +86,7 @@ export async function runApp(app, { bodies, added }, checkKey) {
     `task ${TASK} to reach lag 0`,
     async () => {
       polls++;
-      last = await describeTask(app);
+      last = await activeTask(app, TASK);
       return last.lag === 0 ? last : undefined;
     },
     { timeoutMs: WAIT_MS, intervalMs: 5, last: () => JSON.stringify(last) },

@@ -25,46 +25,26 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { call, post } from "../lib/client.mjs";
+import { activeTask, oneOrderEach } from "../lib/app.mjs";
 import { startAppWorker } from "../lib/server.mjs";
 import { envInt, median, note, waitFor } from "../lib/stats.mjs";
 
 export const name = "restore-e2e";
 
 const TASK = "0_0";
-const PER_REQUEST = 1000;
 const BASELINE_BATCH = 10_000; // the app's default RESTORE_BATCH_RECORDS (src/config.ts)
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
-
-async function task(app) {
-  const { body } = await call(app.baseUrl, "GET", "/tasks", { token: app.token });
-  const found = body.tasks.find((t) => t.id === TASK && t.role === "active");
-  if (!found) throw new Error(`no active instance of ${TASK}`);
-  if (found.failure) throw new Error(`task ${TASK} failed: ${found.failure}`);
-  return found;
-}
 
 export async function run({ baseUrl }) {
   const records = envInt("BENCH_RESTORE_E2E_KEYS", 13_000);
   const rounds = envInt("BENCH_RESTORE_E2E_ROUNDS", 3);
   const app = await startAppWorker({ root, vars: { FAULT_INJECTION: "on" } });
   try {
-    await task(app); // the assignment exists, 0_0 runs
+    await activeTask(app, TASK); // the assignment exists, 0_0 runs
 
     note(`restore-e2e: ${records} orders for task ${TASK}, one per customer …`);
-    const customers = (await call(baseUrl, "GET", `/bench/keys?partitions=4&partition=0&count=${records}&prefix=restore-e2e-`)).body.keys;
-    for (let start = 0; start < records; start += PER_REQUEST) {
-      const batch = customers.slice(start, start + PER_REQUEST).map((key, i) => ({ key, value: { amount: start + i } }));
-      await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: { records: batch } });
-    }
+    const customers = await oneOrderEach(baseUrl, app, { count: records, prefix: "restore-e2e-", timeoutMs: 300_000 });
     let last;
-    await waitFor(
-      `task ${TASK} to process ${records} orders`,
-      async () => {
-        last = await task(app);
-        return last.state === "RUNNING" && last.lag === 0 && last.changelogs[0].end >= records ? last : undefined;
-      },
-      { timeoutMs: 300_000, intervalMs: 200, last: () => JSON.stringify(last) },
-    );
 
     const appMs = [];
     const baselineMs = [];
@@ -74,7 +54,7 @@ export async function run({ baseUrl }) {
       await waitFor(
         `task ${TASK} to restore ${records} keys (round ${round})`,
         async () => {
-          last = await task(app);
+          last = await activeTask(app, TASK);
           return last.state === "RUNNING" && last.lag === 0 && last.incarnation >= corrupted.incarnation ? last : undefined;
         },
         { timeoutMs: 120_000, intervalMs: 5, last: () => JSON.stringify(last) },

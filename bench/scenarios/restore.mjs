@@ -22,6 +22,7 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { call, post } from "../lib/client.mjs";
+import { activeTask, oneOrderEach } from "../lib/app.mjs";
 import { startAppWorker } from "../lib/server.mjs";
 import { envInt, note, waitFor } from "../lib/stats.mjs";
 
@@ -32,33 +33,13 @@ const TASK = "0_0";
 const RESTORE_BATCH = 10_000;
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 
-async function task(app) {
-  const { body } = await call(app.baseUrl, "GET", "/tasks", { token: app.token });
-  const found = body.tasks.find((t) => t.id === TASK && t.role === "active");
-  if (!found) throw new Error(`no active instance of ${TASK}`);
-  return found;
-}
-
 export async function run({ baseUrl }) {
   const records = envInt("BENCH_RESTORE_RECORDS", 200_000);
-  const perRequest = 1000;
   const app = await startAppWorker({ root, vars: { FAULT_INJECTION: "on" } });
-  await task(app); // the assignment exists, 0_0 runs
+  await activeTask(app, TASK); // the assignment exists, 0_0 runs
 
   note(`restore: ${records} orders for task ${TASK} …`);
-  const customers = (await call(baseUrl, "GET", `/bench/keys?partitions=4&partition=0&count=${records}&prefix=restore-`)).body.keys;
-  for (let start = 0; start < records; start += perRequest) {
-    const batch = customers.slice(start, start + perRequest).map((key, i) => ({ key, value: { amount: start + i } }));
-    await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: { records: batch } });
-  }
-  await waitFor(
-    `task ${TASK} to process ${records} orders`,
-    async () => {
-      const t = await task(app);
-      return t.state === "RUNNING" && t.lag === 0 && t.changelogs[0].end >= records ? t : undefined;
-    },
-    { timeoutMs: 600_000, intervalMs: 200 },
-  );
+  const customers = await oneOrderEach(baseUrl, app, { count: records, prefix: "restore-", timeoutMs: 600_000 });
   const lastIndex = records - 1;
   const checkKey = customers[lastIndex];
 
@@ -68,7 +49,7 @@ export async function run({ baseUrl }) {
   await waitFor(
     `task ${TASK} to restore ${records} records`,
     async () => {
-      last = await task(app);
+      last = await activeTask(app, TASK);
       const changelog = last.changelogs[0];
       return last.state === "RUNNING" && changelog.checkpoint === changelog.end ? last : undefined;
     },

@@ -743,13 +743,13 @@ export class PartitionStore {
         rows++;
         const row = storedRow(batch);
         const entries = JSON.parse(batch.records) as Entry[];
-        const latest = this.latestKeys(entries, known);
+        this.lookUpLatestKeys(entries, known);
         const deleteRetention = config["delete.retention.ms"];
         const chosen = survivors(
           entries,
           (i) => entryOffset(row, i),
           row.appendTime,
-          (key) => latest.get(key) ?? undefined,
+          (key) => known.get(key) ?? undefined,
           now,
           deleteRetention,
         );
@@ -802,10 +802,10 @@ export class PartitionStore {
   }
 
   /**
-   * Compaction's index entries of the entries' keys (undefined: not indexed), KEYS_PER_LOOKUP keys
-   * per statement; those in `known` are not looked up again, and those looked up are added to it.
+   * Adds to `known` compaction's index entries of the entries' keys it does not hold yet (null: not
+   * indexed), KEYS_PER_LOOKUP keys per statement.
    */
-  private latestKeys(entries: readonly Entry[], known: Map<string, LatestRecord | null>): Map<string, LatestRecord | null> {
+  private lookUpLatestKeys(entries: readonly Entry[], known: Map<string, LatestRecord | null>): void {
     const missing = new Set<string>();
     for (const [key] of entries) if (key !== null && !known.has(key)) missing.add(key);
     const keys = [...missing];
@@ -817,7 +817,6 @@ export class PartitionStore {
         known.set(found.key, { offset: found.offset, tombstone: found.tombstone === 1 });
       }
     }
-    return known;
   }
 
   commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): void {

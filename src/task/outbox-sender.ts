@@ -184,8 +184,7 @@ export class OutboxSender {
     const now = (this.deps.clock ?? Date.now)();
     if (when === "due" && now - this.offsetsCommittedAt < this.interval) return;
     let pending = this.uncommittedPositions();
-    // Positions still at 0 are nothing processed: they wait for a commit that is asked for.
-    if (when === "due" && !Object.values(pending).some((offset) => offset > 0)) pending = {};
+    if (when === "due" && !processedAny(pending)) pending = {};
     const acks = this.pendingAcks();
     if (Object.keys(pending).length === 0 && acks.length === 0) return;
     this.offsetsCommittedAt = now;
@@ -223,8 +222,7 @@ export class OutboxSender {
   /** When the input progress not yet committed (and acknowledgements not yet recorded) are due; undefined when there are none. */
   offsetsDueAt(): number | undefined {
     if (this.unsentBatches() > 0) return undefined;
-    // Positions still at 0 are nothing processed: not worth an alarm.
-    if (this.acked.size === 0 && !Object.values(this.uncommittedPositions()).some((offset) => offset > 0)) return undefined;
+    if (this.acked.size === 0 && !processedAny(this.uncommittedPositions())) return undefined;
     return Math.max(this.offsetsCommittedAt + this.interval, 0);
   }
 
@@ -254,6 +252,14 @@ export class OutboxSender {
       if (!(error instanceof ProducerFenced)) throw error;
     }
   }
+}
+
+/**
+ * Whether uncommitted positions hold any processed input: positions still at 0 are nothing
+ * processed, so they wait for a commit that is asked for (not worth a timer).
+ */
+function processedAny(positions: InputPositions): boolean {
+  return Object.values(positions).some((offset) => offset > 0);
 }
 
 /**

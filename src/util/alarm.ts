@@ -18,21 +18,19 @@ export class EarliestAlarm {
   }
 
   /** Arms the alarm at `at`, whatever was armed. */
-  async set(at: number): Promise<void> {
-    // Noted before the write, so that callers meanwhile do not arm it again.
-    this.armed = at;
-    try {
-      await this.storage.setAlarm(at);
-    } catch (error) {
-      this.armed = undefined;
-      throw error;
-    }
+  set(at: number): Promise<void> {
+    return this.write(at, () => this.storage.setAlarm(at));
   }
 
-  async delete(): Promise<void> {
-    this.armed = null;
+  delete(): Promise<void> {
+    return this.write(null, () => this.storage.deleteAlarm());
+  }
+
+  /** Notes `armed` before the write (so that callers meanwhile do not arm it again); a failed write leaves it unknown. */
+  private async write(armed: number | null, operation: () => Promise<void>): Promise<void> {
+    this.armed = armed;
     try {
-      await this.storage.deleteAlarm();
+      await operation();
     } catch (error) {
       this.armed = undefined;
       throw error;

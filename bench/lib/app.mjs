@@ -1,0 +1,37 @@
+/** Helpers over the example application's HTTP API, shared by the scenarios. */
+import { call } from "./client.mjs";
+import { waitFor } from "./stats.mjs";
+
+/** The active instance of `taskId` as `GET /tasks` describes it; throws when there is none, or when it failed. */
+export async function activeTask(app, taskId) {
+  const { body } = await call(app.baseUrl, "GET", "/tasks", { token: app.token });
+  const task = body.tasks.find((t) => t.id === taskId && t.role === "active");
+  if (!task) throw new Error(`no active instance of task ${taskId} in ${JSON.stringify(body)}`);
+  if (task.failure) throw new Error(`task ${taskId} failed: ${task.failure}`);
+  return task;
+}
+
+/**
+ * One order for each of `count` customers of task 0_0 (partition 0 of `orders`; `<prefix><n>` from
+ * the bench Worker, customer n ordering amount n), ingested 1000 per request; then waits until the
+ * task has processed them all (RUNNING, lag 0, its changelog holding at least `count` records).
+ * Returns the customers, in order.
+ */
+export async function oneOrderEach(baseUrl, app, { count, prefix, timeoutMs }) {
+  const perRequest = 1000;
+  const customers = (await call(baseUrl, "GET", `/bench/keys?partitions=4&partition=0&count=${count}&prefix=${prefix}`)).body.keys;
+  for (let start = 0; start < count; start += perRequest) {
+    const batch = customers.slice(start, start + perRequest).map((key, i) => ({ key, value: { amount: start + i } }));
+    await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: { records: batch } });
+  }
+  let last;
+  await waitFor(
+    `task 0_0 to process ${count} orders`,
+    async () => {
+      last = await activeTask(app, "0_0");
+      return last.state === "RUNNING" && last.lag === 0 && last.changelogs[0].end >= count ? last : undefined;
+    },
+    { timeoutMs, intervalMs: 200, last: () => JSON.stringify(last) },
+  );
+  return customers;
+}
