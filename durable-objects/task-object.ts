@@ -193,7 +193,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   /** Input arrived (or may have): make sure an alarm will look soon. */
   async wake(): Promise<void> {
     const meta = this.task.meta();
-    if (meta?.role === "active") await this.schedule(this.task.loaded ? this.host.config.COMMIT_INTERVAL_MS : 0);
+    if (meta?.role === "active") await this.alarms.armBy(this.task.nextCommitAt());
   }
 
   /**
@@ -216,7 +216,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       });
       this.failures = synced ? 0 : this.failures + 1;
       if (!synced) await this.schedule(this.retryDelay());
-      if (lingering) await this.schedule(this.host.config.COMMIT_INTERVAL_MS);
+      if (lingering) await this.alarms.armBy(this.task.nextCommitAt());
       else if (outcome === "more") await this.schedule(0);
       await this.scheduleRestoringCheck();
       await this.schedulePoll(outcome);

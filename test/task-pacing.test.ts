@@ -1,7 +1,8 @@
 /**
  * Adaptive batching: a task that finds at least a batch of input waiting is under load and takes
  * up to `maxLoadedBatchRecords` per commit; one that finds little takes `maxBatchRecords` and is
- * not under load, so each arrival is processed at once. `drain` never lingers.
+ * not under load, so each arrival is processed at once. Under load, commits come one commit interval
+ * apart, counted from each commit's start. `drain` never lingers.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
@@ -51,6 +52,56 @@ describe("adaptive batching", () => {
       expect((await log.offsets(changelog)).latest).toBe(101);
       expect((await log.offsets({ topic: `${id}-out`, partition: 0 })).latest).toBe(101);
       expect(JSON.parse(task.queries.get(`${id}-totals`, "c0")!)).toEqual({ count: 15, sum: 15 });
+    });
+  });
+
+  it("under load, commits one commit interval after the last commit began, whatever that commit took", async () => {
+    const id = "pacing-interval";
+    const app = totalsApp(id);
+    const log = new DurableLog(env.LOG_PARTITION, app.catalog);
+    const input = { topic: `${id}-orders`, partition: 0 };
+    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
+      const clock = { now: 1_000_000 };
+      const task = new StreamTask({ application: app, log, storage: state.storage, maxBatchRecords: 10, commitIntervalMs: 250, clock: () => clock.now });
+      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+      // Not under load: whatever arrives is committed at once.
+      expect(task.nextCommitAt()).toBe(clock.now);
+
+      await log.append(input, orders(100));
+      const began = clock.now;
+      expect(await task.step()).toBe("more");
+      expect(task.loaded).toBe(true);
+      // The commit took 40 ms: the next is due 250 ms after it began, not after it ended.
+      clock.now += 40;
+      expect(task.nextCommitAt()).toBe(began + 250);
+      // A commit that took longer than the interval leaves the next one due at once.
+      clock.now = began + 300;
+      expect(task.nextCommitAt()).toBe(clock.now);
+    });
+  });
+
+  it("under load, takes the input progress to the group with the commit that ends a cycle, not when the interval next comes round", async () => {
+    const id = "pacing-offsets";
+    const app = totalsApp(id);
+    const log = new DurableLog(env.LOG_PARTITION, app.catalog);
+    const input = { topic: `${id}-orders`, partition: 0 };
+    const group = async () => (await log.committedOffset(app.groupId, input))?.offset ?? null;
+    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
+      const clock = { now: 1_000_000 };
+      const task = new StreamTask({ application: app, log, storage: state.storage, maxBatchRecords: 10, maxLoadedBatchRecords: 50, clock: () => clock.now });
+      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+      await log.append(input, orders(100));
+      // The instance's first commit goes to the group at once.
+      expect(await task.step()).toBe("more");
+      expect(await group()).toBe(10);
+      // Within the interval, a commit that leaves input behind does not.
+      expect(await task.step()).toBe("more");
+      expect([task.loaded, task.backlog]).toEqual([true, true]);
+      expect(await group()).toBe(10);
+      // The commit that takes the rest ends the cycle: the group hears of it now.
+      expect(await task.step()).toBe("more");
+      expect([task.loaded, task.backlog]).toEqual([true, false]);
+      expect(await group()).toBe(100);
     });
   });
 

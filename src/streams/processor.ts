@@ -71,6 +71,8 @@ export interface StoreHandle {
  */
 export interface InternalProcessorContext<KOut, VOut> extends ProcessorContext<KOut, VOut> {
   storeHandle(name: string): StoreHandle;
+  /** The view opened under `key` for this node, opened on first use (a DSL operator's typed store, per record otherwise). */
+  viewOf<T>(key: string, open: () => T): T;
   /** Counts a record dropped because the windows it belongs to had closed. */
   dropLateRecord(): void;
 }

@@ -12,7 +12,7 @@ import type { Log, LogRecord, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
 import type { InputRecord, TaskEventMetrics, TaskProcessor } from "../streams/runtime/types";
 import type { StorageLike } from "../storage/sql";
-import { OutboxSender } from "./outbox-sender";
+import { OFFSET_COMMIT_INTERVAL_MS, OutboxSender } from "./outbox-sender";
 import { Outbox } from "./outbox";
 import { APPLICATION_SHUT_DOWN, type Assignment, type CommitStep, type RestoreBatch, type RestoreReply, type StepOutcome } from "./protocol";
 import { positionKey, RecordCollector, TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
@@ -38,7 +38,7 @@ export interface TaskOptions {
   readonly maxBatchBytes?: number;
   /** The record cache's byte budget (Kafka's `statestore.cache.max.bytes`, default 10 MiB); the cache lives in memory between a commit's start and its flush. */
   readonly cacheMaxBytes?: number;
-  /** Kafka's `commit.interval.ms`: input offsets go to the group at most this often (default `OFFSET_COMMIT_INTERVAL_MS`). */
+  /** Kafka's `commit.interval.ms`: a task under load commits this often, and input offsets go to the group at most this often (default `OFFSET_COMMIT_INTERVAL_MS`). */
   readonly commitIntervalMs?: number;
   readonly clock?: () => number;
   /** The back-off of the `"retry"` uncaught-error policy (default 1 s doubling up to 60 s). */
@@ -72,7 +72,7 @@ export class StreamTask {
   private readonly backoff: RetryBackoff;
   /** Records processed, restored and applied as a standby, and commit latency (in memory). */
   readonly counters: TaskCounters;
-  /** When the commit now in progress started (its transaction), for its latency. */
+  /** When the last commit started (its transaction): for its latency, and when the next is due under load. */
   private commitStartedAt = 0;
   /** Each input partition's end as its last fetch saw it (in memory: for reports, which must not call the log). */
   private readonly inputEnds = new Map<string, number>();
@@ -121,6 +121,16 @@ export class StreamTask {
    */
   get loaded(): boolean {
     return this.pace.loaded;
+  }
+
+  /**
+   * When the next commit is due, as of `now`: at once, unless the task is under load — then one
+   * commit interval after its last commit began, as Kafka Streams commits every
+   * `commit.interval.ms` whatever each commit took (input gathers meanwhile, and a cached store's
+   * updates collapse over it).
+   */
+  nextCommitAt(now = this.now()): number {
+    return this.pace.loaded ? Math.max(now, this.commitStartedAt + (this.options.commitIntervalMs ?? OFFSET_COMMIT_INTERVAL_MS)) : now;
   }
 
   /** The last commit left input behind (its bounds were reached): the next step has work now. */
@@ -266,6 +276,10 @@ export class StreamTask {
     if (committed !== "committed") return committed;
     if (work) await this.options.onCommitStep?.("after-commit");
     if (!this.outbox.isEmpty() || records.length > 0) await this.sender.flush("due");
+    // Under load, a commit that took all the input waiting ends a cycle (input gathers for the
+    // commit interval next): its progress goes to the group with it, as Kafka commits offsets
+    // with every commit, not one cycle later.
+    if (records.length > 0 && this.pace.loaded && !this.pace.backlog) await this.sender.commitInputOffsets("now");
     if (records.length === 0) return "idle";
     this.counters.committed(records.length, this.now() - this.commitStartedAt);
     return "more";

@@ -48,7 +48,7 @@ export function createApi(applicationFor: (env: EdgeStreamsEnv) => Application):
     if (PUBLIC_PAGES.includes(c.req.path)) return next();
     const config = c.get("config");
     const token = requiredToken(config.API_TOKEN, config.localDevelopment);
-    if (token !== null && !(await bearerMatches(c.req.header("Authorization"), token))) {
+    if (token !== null && !bearerMatches(c.req.header("Authorization"), token)) {
       const session = await sessionDecision(c, token);
       if (session === "allow") return next();
       if (session === "login") return c.redirect("/login", 303);

@@ -112,20 +112,26 @@ export function tableUpdateProcessorOf<K, VIn, V>(
 
 /** The key-value store of that name, typed with its definition's serdes, with value timestamps. */
 export function keyValueStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string): TypedKeyValueStore<K, V> {
-  const handle = internal(context).storeHandle(name);
-  return new TypedKeyValueStore(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
+  const node = internal(context);
+  return node.viewOf(`key-value:${name}`, () => {
+    const handle = node.storeHandle(name);
+    return new TypedKeyValueStore(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
+  });
 }
 
 /** The versioned store of that name (its latest rows and its companion history store), typed with its serdes. */
 export function versionedStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string, historyRetentionMs: number): VersionedKeyValueStore<K, V> {
-  const latest = internal(context).storeHandle(name);
-  const history = internal(context).storeHandle(versionsStoreName(name));
-  return new VersionedKeyValueStore(
-    name,
-    new RawVersionedStore(latest.raw, history.raw, historyRetentionMs),
-    latest.keySerde as Serde<K>,
-    latest.valueSerde as Serde<V>,
-  );
+  const node = internal(context);
+  return node.viewOf(`versioned:${name}:${historyRetentionMs}`, () => {
+    const latest = node.storeHandle(name);
+    const history = node.storeHandle(versionsStoreName(name));
+    return new VersionedKeyValueStore(
+      name,
+      new RawVersionedStore(latest.raw, history.raw, historyRetentionMs),
+      latest.keySerde as Serde<K>,
+      latest.valueSerde as Serde<V>,
+    );
+  });
 }
 
 /** A table's rows as aggregations read and write them, in a plain or a versioned store. */
@@ -137,6 +143,10 @@ export interface RowStore<K, V> {
 
 /** The rows of the store of that name; a versioned store (with `historyRetentionMs`) keeps each change as a version. */
 export function rowStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string, historyRetentionMs: number | undefined): RowStore<K, V> {
+  return internal(context).viewOf(`rows:${name}:${historyRetentionMs}`, () => openRowStore<K, V>(context, name, historyRetentionMs));
+}
+
+function openRowStore<K, V>(context: ProcessorContext<unknown, unknown>, name: string, historyRetentionMs: number | undefined): RowStore<K, V> {
   if (historyRetentionMs === undefined) {
     const rows = keyValueStoreOf<K, V>(context, name);
     return {
@@ -155,12 +165,18 @@ export function rowStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, na
 
 /** The window store of that name, typed with its definition's serdes. */
 export function windowStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string): WindowStoreView<K, V> {
-  const handle = internal(context).storeHandle(name);
-  return new WindowStoreView(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
+  const node = internal(context);
+  return node.viewOf(`window:${name}`, () => {
+    const handle = node.storeHandle(name);
+    return new WindowStoreView(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
+  });
 }
 
 /** The session store of that name, typed with its definition's serdes. */
 export function sessionStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string): SessionStoreView<K, V> {
-  const handle = internal(context).storeHandle(name);
-  return new SessionStoreView(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
+  const node = internal(context);
+  return node.viewOf(`session:${name}`, () => {
+    const handle = node.storeHandle(name);
+    return new SessionStoreView(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
+  });
 }

@@ -76,6 +76,12 @@ export class NodeContext implements InternalProcessorContext<unknown, unknown> {
     return handle;
   }
 
+  viewOf<T>(key: string, open: () => T): T {
+    let view = this.views.get(key) as T | undefined;
+    if (view === undefined) this.views.set(key, (view = open()));
+    return view;
+  }
+
   recordMetadata(): RecordMetadata | undefined {
     return this.task.current?.position;
   }
@@ -104,8 +110,6 @@ export class NodeContext implements InternalProcessorContext<unknown, unknown> {
   private view(name: string, kind: StoreKind, open: (handle: StoreHandle) => unknown): unknown {
     const handle = this.storeHandle(name);
     if (handle.kind !== kind) throw new Error(`store ${JSON.stringify(name)} is a ${handle.kind} store, not a ${kind} store`);
-    let view = this.views.get(name);
-    if (view === undefined) this.views.set(name, (view = open(handle)));
-    return view;
+    return this.viewOf(name, () => open(handle));
   }
 }
