@@ -25,7 +25,12 @@ export interface TaskObjectCalls {
   describe(): Promise<TaskDescription>;
   corrupt(incarnation?: number): Promise<TaskDescription | PartialTaskDescription>;
   applyRestoreBatch(batch: RestoreBatch): Promise<RestoreReply>;
-  wake(): Promise<void>;
+  /**
+   * Input arrived (or may have). Answers the time before which the instance looks at its input
+   * anyway (a task under load, its alarm armed for its next commit), so that wake-ups until then
+   * can be skipped; null when it relies on wake-ups.
+   */
+  wake(): Promise<number | null>;
 }
 
 /** A task's request to shut the whole application down (its uncaught error chose `"shutdown-application"`). */

@@ -13,6 +13,7 @@ import type { EncodedFetch } from "../src/log/record-batch";
 import type { AppendOrigin } from "../src/log/durable-log";
 import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "../src/log/types";
 import { isRestoreWorkerName } from "../src/names";
+import { WakeUps } from "../src/log/wake-ups";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
 
 /** After a failed maintenance step, the next try waits this long. */
@@ -46,6 +47,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   private failuresToInject = 0;
   /** Until when wake-ups are dropped (the fault route `POST /admin/wakes/drop`). */
   private dropWakesUntil = 0;
+  /** Subscribers that look at their input soon anyway (see src/log/wake-ups.ts). */
+  private readonly wakeUps = new WakeUps();
   /** Echo wake-ups made since the last append (for their back-off); unknown after a restart. */
   private echoes: number | undefined;
 
@@ -202,10 +205,13 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   /** Task instances that read this partition register here to be woken by appends. */
   subscribe(name: string): void {
     this.subscribers.add(name);
+    // A (re)subscribing instance is woken by the next append, whatever it said before.
+    this.wakeUps.answered(name, null);
   }
 
   unsubscribe(name: string): void {
     this.subscribers.remove(name);
+    this.wakeUps.answered(name, null);
   }
 
   /**
@@ -214,12 +220,16 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * delays work.
    */
   private wakeSubscribers(tp: TopicPartition): void {
-    const names = this.subscribers.list();
-    if (names.length === 0 || Date.now() < this.dropWakesUntil) return;
+    const now = Date.now();
+    if (now < this.dropWakesUntil) return;
+    const names = this.subscribers.list().filter((name) => this.wakeUps.needed(name, now));
+    if (names.length === 0) return;
     const wake = async (name: string) => {
       for (let attempt = 0; ; attempt++) {
         try {
-          return await (isRestoreWorkerName(name) ? this.objects.restoreWorker(name).wake(tp) : this.objects.taskObject(name).wake());
+          if (isRestoreWorkerName(name)) return await this.objects.restoreWorker(name).wake(tp);
+          this.wakeUps.answered(name, await this.objects.taskObject(name).wake());
+          return;
         } catch (error) {
           const delay = WAKE_RETRY_MS[attempt];
           if (delay === undefined) throw error;

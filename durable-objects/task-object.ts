@@ -190,10 +190,16 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     });
   }
 
-  /** Input arrived (or may have): make sure an alarm will look soon. */
-  async wake(): Promise<void> {
+  /**
+   * Input arrived (or may have): make sure an alarm will look soon. Under load that is the next
+   * commit, which the answer names: the partition need not wake the instance again before then.
+   */
+  async wake(): Promise<number | null> {
     const meta = this.task.meta();
-    if (meta?.role === "active") await this.alarms.armBy(this.task.nextCommitAt());
+    if (meta?.role !== "active") return null;
+    const at = this.task.nextCommitAt();
+    await this.alarms.armBy(at);
+    return this.task.loaded ? at : null;
   }
 
   /**

@@ -22,14 +22,15 @@ export interface PartitionBatch {
 /** Groups a request's records by partition, keeping each partition's records in request order. */
 export function planIngest(records: readonly IngestRecord[], partitions: number, serialize: (value: unknown) => string): PartitionBatch[] {
   const batches = new Map<number, PartitionBatch>();
-  records.forEach((record, position) => {
+  for (let position = 0; position < records.length; position++) {
+    const record = records[position]!;
     const partition = record.partition ?? partitionForKey(record.key, partitions);
     let batch = batches.get(partition);
     if (!batch) batches.set(partition, (batch = { partition, positions: [], records: [] }));
     batch.positions.push(position);
-    const produced: ProducerRecord = { key: record.key, value: serialize(record.value) };
-    batch.records.push(record.timestamp === undefined ? produced : { ...produced, timestamp: record.timestamp });
-  });
+    const value = serialize(record.value);
+    batch.records.push(record.timestamp === undefined ? { key: record.key, value } : { key: record.key, value, timestamp: record.timestamp });
+  }
   return [...batches.values()].sort((a, b) => a.partition - b.partition);
 }
 

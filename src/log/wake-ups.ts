@@ -1,0 +1,33 @@
+/**
+ * Which subscribers of a partition an append must wake. A task under load answers a wake-up with
+ * the time its alarm looks at its input anyway (its next commit, one commit interval after the
+ * last began); until shortly before then another wake-up would only cost it an RPC, so the
+ * partition skips it. Kept in memory: after a restart every subscriber is woken again.
+ */
+
+/**
+ * A wake-up is skipped only this long before the subscriber's own look: an append that close to
+ * it (or a clock a little apart between the two objects) is still woken for, never left to the
+ * partition's echo alarm.
+ */
+export const WAKE_MARGIN_MS = 20;
+
+export class WakeUps {
+  /** Per subscriber, when it said it looks at its input anyway. */
+  private readonly lookingAt = new Map<string, number>();
+
+  /** Whether an append at `now` must wake `name`. */
+  needed(name: string, now: number): boolean {
+    const at = this.lookingAt.get(name);
+    if (at === undefined) return true;
+    if (now + WAKE_MARGIN_MS < at) return false;
+    this.lookingAt.delete(name);
+    return true;
+  }
+
+  /** `name` answered a wake-up: it looks at its input by `at` anyway, or (null) it relies on wake-ups. */
+  answered(name: string, at: number | null): void {
+    if (at === null) this.lookingAt.delete(name);
+    else this.lookingAt.set(name, at);
+  }
+}
