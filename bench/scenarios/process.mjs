@@ -100,11 +100,18 @@ export async function runApp(app, { bodies, added, lastKey }, checkKey) {
   const done = performance.now();
   checkTotal("app", lastKey, seen, lastBefore, added.get(lastKey));
   let task;
-  await waitFor(`task ${TASK} to reach lag 0`, async () => ((task = await activeTask(app, TASK)).lag === 0 ? task : undefined), {
-    timeoutMs: WAIT_MS,
-    intervalMs: 20,
-    last: () => JSON.stringify(task),
-  });
+  await waitFor(
+    `task ${TASK} to reach lag 0`,
+    async () => {
+      task = await activeTask(app, TASK);
+      return task.lag === 0 ? task : undefined;
+    },
+    {
+      timeoutMs: WAIT_MS,
+      intervalMs: 20,
+      last: () => JSON.stringify(task),
+    },
+  );
   const lagZero = performance.now();
   checkTotal("app", checkKey, await appTotal(app, checkKey), before, added.get(checkKey));
   return { ms: done - started, ingestMs: ingested - started, lagZeroMs: lagZero - started, polls };

@@ -78,7 +78,10 @@ export class NodeContext implements InternalProcessorContext<unknown, unknown> {
 
   viewOf<T>(key: string, open: () => T): T {
     let view = this.views.get(key) as T | undefined;
-    if (view === undefined) this.views.set(key, (view = open()));
+    if (view === undefined) {
+      view = open();
+      this.views.set(key, view);
+    }
     return view;
   }
 
