@@ -55,6 +55,29 @@ describe("adaptive batching", () => {
     });
   });
 
+  it("stays under load through the commit that takes the rest of a backlog, however little is left", async () => {
+    const id = "pacing-backlog";
+    const app = totalsApp(id);
+    const log = new DurableLog(env.LOG_PARTITION, app.catalog);
+    const input = { topic: `${id}-orders`, partition: 0 };
+    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
+      const task = new StreamTask({ application: app, log, storage: state.storage, maxBatchRecords: 10, maxLoadedBatchRecords: 50 });
+      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+      await log.append(input, orders(65));
+      expect(await task.step()).toBe("more");
+      expect(await task.step()).toBe("more");
+      expect([task.loaded, task.backlog]).toEqual([true, true]);
+      // 5 left, less than a batch: still the same busy spell, so the driver lingers before the next commit.
+      expect(await task.step()).toBe("more");
+      expect(task.positions()[`${id}-orders/0`]).toBe(65);
+      expect([task.loaded, task.backlog]).toEqual([true, false]);
+      // Then little arrives: no longer under load, each arrival is committed at once.
+      await log.append(input, orders(3, 65));
+      expect(await task.step()).toBe("more");
+      expect([task.loaded, task.backlog]).toEqual([false, false]);
+    });
+  });
+
   it("under load, commits one commit interval after the last commit began, whatever that commit took", async () => {
     const id = "pacing-interval";
     const app = totalsApp(id);

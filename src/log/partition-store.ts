@@ -683,6 +683,10 @@ export class PartitionStore {
     const last = meta.logEnd - 1;
     let indexed = 0;
     let compacted = 0;
+    // Each key's latest offset read by the index phase, and the rows it parsed: the sweep of this
+    // call starts from them instead of reading the index and parsing those rows again.
+    const latest = new Map<string, LatestRecord>();
+    const parsed = new Map<number, Entry[]>();
     // Index: each key's latest offset, a row at a time, in transactions of up to a budget's worth.
     this.transaction(() => {
       const state = this.compactionState(meta.logStart);
@@ -690,7 +694,6 @@ export class PartitionStore {
       let cut = false;
       // Rows are read in offset order, so a key's last entry read is its latest: one upsert per key
       // read, not per record (a busy changelog updates the same keys row after row).
-      const latest = new Map<string, LatestRecord>();
       for (const batch of this.db.cursor<BatchRow>(
         sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
             WHERE base_offset >= ${indexedTo} AND base_offset < ${cleanable} ORDER BY base_offset`,
@@ -700,9 +703,12 @@ export class PartitionStore {
           break;
         }
         const row = storedRow(batch);
-        (JSON.parse(batch.records) as Entry[]).forEach((entry, i) => {
+        const entries = JSON.parse(batch.records) as Entry[];
+        for (let i = 0; i < entries.length; i++) {
+          const entry = entries[i]!;
           if (entry[0] !== null) latest.set(entry[0], { offset: entryOffset(row, i), tombstone: isTombstone(entry) });
-        });
+        }
+        parsed.set(row.base, entries);
         indexed += row.count;
         indexedTo = row.base + row.span;
       }
@@ -723,8 +729,9 @@ export class PartitionStore {
     });
     // Sweep: rows below the index keep only their keys' latest records (and tombstones until due).
     // The index entries looked up are remembered for the rest of this call (nothing else writes
-    // the index meanwhile: the call never yields), as the rows below the index share their keys.
-    const known = new Map<string, LatestRecord | null>();
+    // the index meanwhile: the call never yields), as the rows below the index share their keys;
+    // those the index phase just wrote are known already.
+    const known = new Map<string, LatestRecord | null>(latest);
     let rows = 0;
     while (rows < budget.sweepRows) {
       const done = this.transaction(() => {
@@ -742,7 +749,7 @@ export class PartitionStore {
         }
         rows++;
         const row = storedRow(batch);
-        const entries = JSON.parse(batch.records) as Entry[];
+        const entries = parsed.get(row.base) ?? (JSON.parse(batch.records) as Entry[]);
         this.lookUpLatestKeys(entries, known);
         const deleteRetention = config["delete.retention.ms"];
         const chosen = survivors(

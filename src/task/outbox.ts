@@ -16,7 +16,7 @@
 import { type Sql, sql } from "../storage/sql";
 import { decodeRecords, encodeRecords, toEntry } from "../log/record-batch";
 import { recordBytes } from "../log/records";
-import { fitsInOneRow, splitIntoRows } from "../log/stored-batch";
+import { fitsInOneRow, MAX_ROW_BYTES, splitIntoRows } from "../log/stored-batch";
 import type { ProducerRecord, TopicPartition } from "../log/types";
 
 export const CHANGELOG_PHASE = 0;
@@ -33,6 +33,39 @@ export interface OutboxBatch extends TopicPartition {
   readonly encoded?: string;
 }
 
+/**
+ * Encoded size a chunk aims at: well under a row (MAX_ROW_BYTES), as the estimate below counts
+ * characters before encoding, and JSON escapes the quotes of JSON values.
+ */
+const CHUNK_ESTIMATE_CHARS = Math.floor(0.6 * MAX_ROW_BYTES);
+/** Brackets, quotes, commas and a timestamp of an encoded entry, beyond its strings. */
+const ENTRY_OVERHEAD_CHARS = 24;
+
+/**
+ * A batch in stretches that each encode to about a row at most, by the length of their strings:
+ * a commit's batch of a busy partition is encoded once, in pieces, not whole first and then again.
+ */
+export function aboutRowSized(records: readonly ProducerRecord[]): (readonly ProducerRecord[])[] {
+  const chunks: (readonly ProducerRecord[])[] = [];
+  let start = 0;
+  let chars = 0;
+  for (let i = 0; i < records.length; i++) {
+    // Not validated yet (encoding does that): anything unexpected counts as an empty entry.
+    const { key, value, headers } = (records[i] ?? {}) as Partial<ProducerRecord>;
+    let size = ENTRY_OVERHEAD_CHARS + (typeof key === "string" ? key.length : 0) + (typeof value === "string" ? value.length : 0);
+    if (Array.isArray(headers)) for (const h of headers) size += (h?.key?.length ?? 0) + (h?.value?.length ?? 0) + 6;
+    if (chars + size > CHUNK_ESTIMATE_CHARS && i > start) {
+      chunks.push(records.slice(start, i));
+      start = i;
+      chars = 0;
+    }
+    chars += size;
+  }
+  if (start === 0) return [records];
+  chunks.push(records.slice(start));
+  return chunks;
+}
+
 type BatchRow = { id: number; commit_id: number; phase: number; topic: string; partition: number; sequence: number; records: string };
 
 export class Outbox {
@@ -47,12 +80,24 @@ export class Outbox {
    * the commit's transaction.
    */
   add(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[]): void {
+    for (const chunk of aboutRowSized(records)) this.addChunk(commitId, phase, tp, chunk);
+  }
+
+  private addChunk(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[]): void {
     const encoded = encodeRecords(records);
     // The common case: the batch as one row, without taking its records apart again.
     if (encoded === undefined || fitsInOneRow(encoded, records.length)) {
       this.addRow(commitId, phase, tp, records, encoded);
       return;
     }
+    // Still too big (values that grow a lot when encoded): each half is encoded again until it fits.
+    if (records.length > 1) {
+      const half = Math.ceil(records.length / 2);
+      this.addChunk(commitId, phase, tp, records.slice(0, half));
+      this.addChunk(commitId, phase, tp, records.slice(half));
+      return;
+    }
+    // One record too big for a row: refused as a stored row would be.
     const entries = records.map(toEntry);
     const sizes = Uint32Array.from(records, (r) => recordBytes(r.key, r.value, r.headers ?? []));
     let at = 0;

@@ -31,7 +31,7 @@ export interface TaskOptions {
   /** Most input records per partition per commit (default 1000). */
   readonly maxBatchRecords?: number;
   /**
-   * Most input records per partition per commit under load (default 5000): once a commit found at
+   * Most input records per partition per commit under load (default 10,000): once a commit found at
    * least `maxBatchRecords` records waiting, the next ones may take up to this many.
    */
   readonly maxLoadedBatchRecords?: number;
@@ -115,9 +115,11 @@ export class StreamTask {
 
   /**
    * The task is under load: the last commit found at least a batch (`maxBatchRecords`) of input
-   * waiting. Its driver then lets input gather briefly before the next commit, and commits take up
-   * to `maxLoadedBatchRecords`: fewer, larger commits. A step that finds no input clears it, so a
-   * task that is not busy processes each arrival at once.
+   * waiting, or took the rest of a backlog while under load. Its driver then lets input gather
+   * for the commit interval before the next commit, and commits take up to
+   * `maxLoadedBatchRecords`: fewer, larger commits. A step that finds less than a batch waiting
+   * (after one that took all there was) clears it, so a task that is not busy processes each
+   * arrival at once.
    */
   get loaded(): boolean {
     return this.pace.loaded;
@@ -290,10 +292,14 @@ export class StreamTask {
     const positions = this.storage.positions();
     const inputs = this.app.inputPartitions(meta.taskId);
     const base = this.options.maxBatchRecords ?? 1000;
-    const maxRecords = this.pace.loaded ? Math.max(base, this.options.maxLoadedBatchRecords ?? 5000) : base;
+    const maxRecords = this.pace.loaded ? Math.max(base, this.options.maxLoadedBatchRecords ?? 10_000) : base;
     const results = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[positionKey(tp)] ?? 0, maxRecords)));
+    const waiting = results.reduce((n, r) => n + r.waiting, 0);
     this.pace = {
-      loaded: results.reduce((n, r) => n + r.waiting, 0) >= base,
+      // The step that takes the rest of a backlog belongs to the same busy spell, however little
+      // was left: the task goes on gathering input for its next commit rather than committing
+      // each arrival (which, under load, would leave its commits small from then on).
+      loaded: waiting >= base || (this.pace.loaded && this.pace.backlog && waiting > 0),
       backlog: results.some((r) => r.waiting > r.records.length),
     };
     // Global tables' updates first, as Kafka keeps its global tables current apart from (and ahead of) stream time.

@@ -52,13 +52,17 @@ const validateIngestBody = {
     plainlyValid(value) ? { success: true as const, data: value, error: undefined } : schema.safeParseAsync(value),
 };
 
-const ingestHeaders = z.object({
-  "idempotency-key": z.string().min(1, "Idempotency-Key must be 1 to 200 characters").max(200, "Idempotency-Key must be 1 to 200 characters").optional(),
-});
-
-/** Checks the one header the route reads (a header validator would copy every header of every request first). */
-const validIngestHeaders: MiddlewareHandler<ApiEnv> = async (c, next) =>
-  invalidInput(ingestHeaders.safeParse({ "idempotency-key": c.req.header("idempotency-key") }), c) ?? next();
+/**
+ * Checks the one header the route reads, by hand: a header validator would copy every header of
+ * every request first, and zod's object parse of it cost half a millisecond per request here.
+ */
+const validIngestHeaders: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  const key = c.req.header("idempotency-key");
+  if (key !== undefined && (key.length < 1 || key.length > 200)) {
+    throw new ApiError(400, "invalid_input", "idempotency-key: Idempotency-Key must be 1 to 200 characters");
+  }
+  return next();
+};
 
 export const ingest = new Hono<ApiEnv>().post(
   "/topics/:topic/records",
