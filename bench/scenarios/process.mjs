@@ -28,7 +28,8 @@
  * so ingest and processing compete for it: the ratio compares CPU cost per record of the whole
  * path (on Cloudflare the objects run apart and would overlap). bench/profile.mjs shows where it goes.
  *
- * BENCH_PROCESS_RECORDS (50000), BENCH_PROCESS_BATCH (1000), BENCH_PROCESS_ROUNDS (3),
+ * BENCH_PROCESS_RECORDS (150000: rounds of a few seconds; at 50000, about one second, a round's ratio
+ * swung between 0.67 and 0.96 with the machine), BENCH_PROCESS_BATCH (1000), BENCH_PROCESS_ROUNDS (3),
  * BENCH_PROCESS_CUSTOMERS (1000) tune it.
  */
 import { activeTask } from "../lib/app.mjs";
@@ -127,7 +128,7 @@ export async function runBaseline(baseUrl, object, { bodies, added }, checkKey) 
 }
 
 export async function run({ baseUrl, app: startUncached, cachedApp: startCached }) {
-  const records = envInt("BENCH_PROCESS_RECORDS", 50_000);
+  const records = envInt("BENCH_PROCESS_RECORDS", 150_000);
   const batch = envInt("BENCH_PROCESS_BATCH", 1000);
   const rounds = envInt("BENCH_PROCESS_ROUNDS", 3);
   const customers = envInt("BENCH_PROCESS_CUSTOMERS", 1000);

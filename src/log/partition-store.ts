@@ -129,6 +129,8 @@ const LATEST_KEYS_PER_STATEMENT = 33;
 const KEYS_PER_LOOKUP = 100;
 /** Work one maintenance call does at most: records read into compaction's index, and rows rewritten. */
 export const MAINTENANCE_BUDGET = { indexRecords: 20_000, sweepRows: 200 } as const;
+/** Most entries of freshly appended rows kept parsed for compaction's index (a pass's worth and more). */
+const FRESH_ROWS_MAX_ENTRIES = 50_000;
 
 /** Compaction's progress: the index covers offsets below `indexedTo`; a sweep of rows below `sweepTo` stands at `sweepCursor`. */
 type CompactionState = {
@@ -197,6 +199,13 @@ export class PartitionStore {
    * what it wrote there is then undone.
    */
   private cachedMeta: Meta | undefined;
+  /**
+   * The entries of rows appended to a compacted partition since its index last read them, as the
+   * append parsed them, so that compaction does not parse them again (see FRESH_ROWS_MAX_ENTRIES).
+   * In memory only; a row is used only while its stored text is the one appended.
+   */
+  private readonly freshRows = new Map<number, { readonly text: string; readonly entries: Entry[] }>();
+  private freshEntries = 0;
 
   constructor(
     private readonly storage: StorageLike,
@@ -214,6 +223,7 @@ export class PartitionStore {
       this.cachedMeta = undefined;
       this.cachedCompaction = undefined;
       this.cachedConfig = undefined;
+      this.forgetFreshRows();
       throw error;
     }
   }
@@ -263,7 +273,8 @@ export class PartitionStore {
   private appendEntries(tp: TopicPartition, checked: CheckedEntries, encoded: string | undefined, producer: ProducerId | undefined, now: number): AppendResult {
     if (producer) checkProducerId(producer);
     const { entries, sizes } = checked;
-    return this.transaction(() => {
+    const appended: { base: number; text: string; entries: Entry[] }[] = [];
+    const result = this.transaction(() => {
       const meta = this.meta(tp);
       const { logStart, logEnd } = meta;
       if (producer) {
@@ -280,6 +291,7 @@ export class PartitionStore {
         this.db.run(sql`INSERT INTO record_batches (base_offset, count, span, bytes, max_timestamp, append_time, sizes, records)
                         VALUES (${base}, ${row.entries.length}, ${row.entries.length}, ${rowBytes}, ${maxTimestamp}, ${now},
                                 ${row.sizes.slice().buffer as ArrayBuffer}, ${row.records})`);
+        appended.push({ base, text: row.records, entries: row.entries });
         base += row.entries.length;
       }
       this.db.run(sql`UPDATE partition_meta SET log_end = ${logEnd + entries.length} WHERE only = 1`);
@@ -294,6 +306,36 @@ export class PartitionStore {
       this.lastAppendAt = now;
       return { baseOffset: logEnd, count: entries.length, duplicate: false };
     });
+    const config = this.config();
+    if (!result.duplicate && config && compacts(config)) for (const row of appended) this.rememberFreshRow(row.base, row.text, row.entries);
+    return result;
+  }
+
+  private rememberFreshRow(base: number, text: string, entries: Entry[]): void {
+    this.freshRows.set(base, { text, entries });
+    this.freshEntries += entries.length;
+    // Oldest first: a partition whose compaction lags keeps only its newest rows parsed.
+    for (const [oldest, row] of this.freshRows) {
+      if (this.freshEntries <= FRESH_ROWS_MAX_ENTRIES) break;
+      this.freshRows.delete(oldest);
+      this.freshEntries -= row.entries.length;
+    }
+  }
+
+  /** A stored row's entries: as its append parsed them when that is the row stored, else parsed from its text. */
+  private takeFreshRow(base: number, text: string): Entry[] {
+    const fresh = this.freshRows.get(base);
+    if (fresh) {
+      this.freshRows.delete(base);
+      this.freshEntries -= fresh.entries.length;
+      if (fresh.text === text) return fresh.entries;
+    }
+    return JSON.parse(text) as Entry[];
+  }
+
+  private forgetFreshRows(): void {
+    this.freshRows.clear();
+    this.freshEntries = 0;
   }
 
   /**
@@ -703,7 +745,7 @@ export class PartitionStore {
           break;
         }
         const row = storedRow(batch);
-        const entries = JSON.parse(batch.records) as Entry[];
+        const entries = this.takeFreshRow(row.base, batch.records);
         for (let i = 0; i < entries.length; i++) {
           const entry = entries[i]!;
           if (entry[0] !== null) latest.set(entry[0], { offset: entryOffset(row, i), tombstone: isTombstone(entry) });
