@@ -68,11 +68,19 @@ async function reconcileMs(runs) {
   }
 }
 
-/** Bytes of every file under `dir` (the app's local Durable Object storage: SQLite files and their WALs). */
+/**
+ * Bytes of every file under `dir` (the app's local Durable Object storage: SQLite files and their
+ * WALs). The app keeps running: a WAL or shared-memory file listed may be gone when it is measured.
+ */
 async function bytesUnder(dir) {
   let total = 0;
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) total += (await stat(join(entry.parentPath ?? entry.path, entry.name))).size;
+    if (!entry.isFile()) continue;
+    try {
+      total += (await stat(join(entry.parentPath ?? entry.path, entry.name))).size;
+    } catch (error) {
+      if (error?.code !== "ENOENT") throw error;
+    }
   }
   return total;
 }

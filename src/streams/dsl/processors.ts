@@ -6,6 +6,7 @@ import { internal, type ProcessorContext, type ProcessorSupplier } from "../proc
 import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
 import { SessionStoreView } from "../state/session-store";
+import type { RawKeyValueStore } from "../state/key-value-store";
 import { decodeStored, TypedKeyValueStore } from "../state/typed-store";
 import { RawVersionedStore, VersionedKeyValueStore } from "../state/versioned-store";
 import { WindowStoreView } from "../state/window-store";
@@ -110,13 +111,21 @@ export function tableUpdateProcessorOf<K, VIn, V>(
   };
 }
 
+/** A typed view over a store's raw rows, as the view classes take them. */
+type StoreView<T> = new (name: string, raw: RawKeyValueStore, keySerde: Serde<never>, valueSerde: Serde<never>) => T;
+
+/** The node's view of kind `kind` over the store `name`, opened once per node (DSL operators ask for it per record). */
+function typedView<T>(context: ProcessorContext<unknown, unknown>, kind: string, name: string, View: StoreView<T>): T {
+  const node = internal(context);
+  return node.viewOf(`${kind}:${name}`, () => {
+    const handle = node.storeHandle(name);
+    return new View(name, handle.raw, handle.keySerde as Serde<never>, handle.valueSerde as Serde<never>);
+  });
+}
+
 /** The key-value store of that name, typed with its definition's serdes, with value timestamps. */
 export function keyValueStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string): TypedKeyValueStore<K, V> {
-  const node = internal(context);
-  return node.viewOf(`key-value:${name}`, () => {
-    const handle = node.storeHandle(name);
-    return new TypedKeyValueStore(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
-  });
+  return typedView(context, "key-value", name, TypedKeyValueStore as StoreView<TypedKeyValueStore<K, V>>);
 }
 
 /** The versioned store of that name (its latest rows and its companion history store), typed with its serdes. */
@@ -165,18 +174,10 @@ function openRowStore<K, V>(context: ProcessorContext<unknown, unknown>, name: s
 
 /** The window store of that name, typed with its definition's serdes. */
 export function windowStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string): WindowStoreView<K, V> {
-  const node = internal(context);
-  return node.viewOf(`window:${name}`, () => {
-    const handle = node.storeHandle(name);
-    return new WindowStoreView(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
-  });
+  return typedView(context, "window", name, WindowStoreView as StoreView<WindowStoreView<K, V>>);
 }
 
 /** The session store of that name, typed with its definition's serdes. */
 export function sessionStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string): SessionStoreView<K, V> {
-  const node = internal(context);
-  return node.viewOf(`session:${name}`, () => {
-    const handle = node.storeHandle(name);
-    return new SessionStoreView(name, handle.raw, handle.keySerde as Serde<K>, handle.valueSerde as Serde<V>);
-  });
+  return typedView(context, "session", name, SessionStoreView as StoreView<SessionStoreView<K, V>>);
 }
