@@ -16,15 +16,28 @@ import { application } from "./support/orders-app";
 
 const orders = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ key: `c${(from + i) % 7}`, value: JSON.stringify({ amount: 1 }) }));
 
+type Options = Omit<ConstructorParameters<typeof StreamTask>[0], "application" | "log" | "storage">;
+
+/** A fresh active instance of task 0_0 of the totals app `id` in a task object, its log, input partition and app. */
+async function withPacingTask(
+  id: string,
+  options: Options,
+  body: (t: { task: StreamTask; log: DurableLog; app: ReturnType<typeof totalsApp>; input: { topic: string; partition: number } }) => Promise<void>,
+): Promise<void> {
+  const app = totalsApp(id);
+  const log = new DurableLog(env.LOG_PARTITION, app.catalog);
+  const input = { topic: `${id}-orders`, partition: 0 };
+  await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
+    const task = new StreamTask({ application: app, log, storage: state.storage, ...options });
+    await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+    await body({ task, log, app, input });
+  });
+}
+
 describe("adaptive batching", () => {
   it("takes larger commits while input waits in batches, and single records at once when it does not", async () => {
     const id = "pacing";
-    const app = totalsApp(id);
-    const log = new DurableLog(env.LOG_PARTITION, app.catalog);
-    const input = { topic: `${id}-orders`, partition: 0 };
-    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
-      const task = new StreamTask({ application: app, log, storage: state.storage, maxBatchRecords: 10, maxLoadedBatchRecords: 50 });
-      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+    await withPacingTask(id, { maxBatchRecords: 10, maxLoadedBatchRecords: 50 }, async ({ task, log, app, input }) => {
       const position = () => task.positions()[`${id}-orders/0`] ?? 0;
 
       // Not under load yet: the first commit takes a batch, and finds more waiting than that.
@@ -57,12 +70,7 @@ describe("adaptive batching", () => {
 
   it("stays under load through the commit that takes the rest of a backlog, however little is left", async () => {
     const id = "pacing-backlog";
-    const app = totalsApp(id);
-    const log = new DurableLog(env.LOG_PARTITION, app.catalog);
-    const input = { topic: `${id}-orders`, partition: 0 };
-    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
-      const task = new StreamTask({ application: app, log, storage: state.storage, maxBatchRecords: 10, maxLoadedBatchRecords: 50 });
-      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+    await withPacingTask(id, { maxBatchRecords: 10, maxLoadedBatchRecords: 50 }, async ({ task, log, input }) => {
       await log.append(input, orders(65));
       expect(await task.step()).toBe("more");
       expect(await task.step()).toBe("more");
@@ -79,14 +87,8 @@ describe("adaptive batching", () => {
   });
 
   it("under load, commits one commit interval after the last commit began, whatever that commit took", async () => {
-    const id = "pacing-interval";
-    const app = totalsApp(id);
-    const log = new DurableLog(env.LOG_PARTITION, app.catalog);
-    const input = { topic: `${id}-orders`, partition: 0 };
-    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
-      const clock = { now: 1_000_000 };
-      const task = new StreamTask({ application: app, log, storage: state.storage, maxBatchRecords: 10, commitIntervalMs: 250, clock: () => clock.now });
-      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+    const clock = { now: 1_000_000 };
+    await withPacingTask("pacing-interval", { maxBatchRecords: 10, commitIntervalMs: 250, clock: () => clock.now }, async ({ task, log, input }) => {
       // Not under load: whatever arrives is committed at once.
       expect(task.nextCommitAt()).toBe(clock.now);
 
@@ -104,15 +106,9 @@ describe("adaptive batching", () => {
   });
 
   it("under load, takes the input progress to the group with the commit that ends a cycle, not when the interval next comes round", async () => {
-    const id = "pacing-offsets";
-    const app = totalsApp(id);
-    const log = new DurableLog(env.LOG_PARTITION, app.catalog);
-    const input = { topic: `${id}-orders`, partition: 0 };
-    const group = async () => (await log.committedOffset(app.groupId, input))?.offset ?? null;
-    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
-      const clock = { now: 1_000_000 };
-      const task = new StreamTask({ application: app, log, storage: state.storage, maxBatchRecords: 10, maxLoadedBatchRecords: 50, clock: () => clock.now });
-      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+    const clock = { now: 1_000_000 };
+    await withPacingTask("pacing-offsets", { maxBatchRecords: 10, maxLoadedBatchRecords: 50, clock: () => clock.now }, async ({ task, log, app, input }) => {
+      const group = async () => (await log.committedOffset(app.groupId, input))?.offset ?? null;
       await log.append(input, orders(100));
       // The instance's first commit goes to the group at once.
       expect(await task.step()).toBe("more");

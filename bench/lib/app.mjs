@@ -1,5 +1,5 @@
 /** Helpers over the example application's HTTP API, shared by the scenarios. */
-import { call } from "./client.mjs";
+import { call, post } from "./client.mjs";
 import { waitFor } from "./stats.mjs";
 
 /** The active instance of `taskId` as `GET /tasks` describes it; throws when there is none, or when it failed. */
@@ -34,4 +34,29 @@ export async function oneOrderEach(baseUrl, app, { count, prefix, timeoutMs }) {
     { timeoutMs, intervalMs: 200, last: () => JSON.stringify(last) },
   );
   return customers;
+}
+
+/**
+ * Corrupts the active instance of `taskId` (`POST /admin/tasks/:id/corrupt`: wiped and revived)
+ * and waits until its new incarnation is RUNNING and `restored(task)` holds for its description.
+ * Returns the milliseconds from the corrupt call, and the task as last described.
+ */
+export async function corruptAndRestore(app, taskId, restored, { what, timeoutMs, intervalMs }) {
+  const started = performance.now();
+  const corrupted = (await call(app.baseUrl, "POST", `/admin/tasks/${taskId}/corrupt`, { token: app.token })).body.task;
+  let last;
+  await waitFor(
+    what,
+    async () => {
+      last = await activeTask(app, taskId);
+      return last.state === "RUNNING" && last.incarnation >= corrupted.incarnation && restored(last) ? last : undefined;
+    },
+    { timeoutMs, intervalMs, last: () => JSON.stringify(last) },
+  );
+  return { ms: performance.now() - started, task: last };
+}
+
+/** The restore baselines: milliseconds to insert `records` ~100-byte records into one Durable Object's SQLite, `batch` per RPC and transaction (the bench Worker). */
+export async function sqliteInsertMs(baseUrl, records, batch, run) {
+  return (await post(baseUrl, "/bench/sqlite-insert", { records, batch, valueBytes: 90, run }))["sqlite-row"].rpcMs;
 }

@@ -24,10 +24,10 @@
  */
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { call, post } from "../lib/client.mjs";
-import { activeTask, oneOrderEach } from "../lib/app.mjs";
+import { call } from "../lib/client.mjs";
+import { activeTask, corruptAndRestore, oneOrderEach, sqliteInsertMs } from "../lib/app.mjs";
 import { startAppWorker } from "../lib/server.mjs";
-import { envInt, median, note, waitFor } from "../lib/stats.mjs";
+import { envInt, median, note } from "../lib/stats.mjs";
 
 export const name = "restore-e2e";
 
@@ -44,22 +44,14 @@ export async function run({ baseUrl }) {
 
     note(`restore-e2e: ${records} orders for task ${TASK}, one per customer …`);
     const customers = await oneOrderEach(baseUrl, app, { count: records, prefix: "restore-e2e-", timeoutMs: 300_000 });
-    let last;
-
     const appMs = [];
     const baselineMs = [];
     for (let round = 1; round <= rounds; round++) {
-      const started = performance.now();
-      const corrupted = (await call(app.baseUrl, "POST", `/admin/tasks/${TASK}/corrupt`, { token: app.token })).body.task;
-      await waitFor(
-        `task ${TASK} to restore ${records} keys (round ${round})`,
-        async () => {
-          last = await activeTask(app, TASK);
-          return last.state === "RUNNING" && last.lag === 0 && last.incarnation >= corrupted.incarnation ? last : undefined;
-        },
-        { timeoutMs: 120_000, intervalMs: 5, last: () => JSON.stringify(last) },
-      );
-      const ms = performance.now() - started;
+      const { ms, task: last } = await corruptAndRestore(app, TASK, (task) => task.lag === 0, {
+        what: `task ${TASK} to restore ${records} keys (round ${round})`,
+        timeoutMs: 120_000,
+        intervalMs: 5,
+      });
       const changelog = last.changelogs[0];
       if (changelog.checkpoint !== changelog.end || changelog.end < records) {
         throw new Error(`restore-e2e: ${TASK} RUNNING with changelog ${JSON.stringify(changelog)}, expected its checkpoint at its end (≥ ${records})`);
@@ -71,15 +63,9 @@ export async function run({ baseUrl }) {
         throw new Error(`restore-e2e: restored ${key} = ${JSON.stringify(body.value)}, expected {count: 1, sum: ${index}}`);
       appMs.push(ms);
 
-      const baseline = await post(baseUrl, "/bench/sqlite-insert", {
-        records,
-        batch: BASELINE_BATCH,
-        valueBytes: 90,
-        run: `restore-e2e-${Date.now()}-${round}`,
-      });
-      baselineMs.push(baseline["sqlite-row"].rpcMs);
+      baselineMs.push(await sqliteInsertMs(baseUrl, records, BASELINE_BATCH, `restore-e2e-${Date.now()}-${round}`));
       note(
-        `restore-e2e round ${round}: ${records} keys restored to RUNNING, lag 0 in ${ms.toFixed(0)} ms (incarnation ${last.incarnation}, replayed ${changelog.replayed}); baseline ${baseline["sqlite-row"].rpcMs} ms`,
+        `restore-e2e round ${round}: ${records} keys restored to RUNNING, lag 0 in ${ms.toFixed(0)} ms (incarnation ${last.incarnation}, replayed ${changelog.replayed}); baseline ${baselineMs.at(-1)} ms`,
       );
     }
 

@@ -22,10 +22,10 @@
  */
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { call, post } from "../lib/client.mjs";
-import { activeTask, oneOrderEach } from "../lib/app.mjs";
+import { call } from "../lib/client.mjs";
+import { activeTask, corruptAndRestore, oneOrderEach, sqliteInsertMs } from "../lib/app.mjs";
 import { startAppWorker } from "../lib/server.mjs";
-import { envInt, median, note, waitFor } from "../lib/stats.mjs";
+import { envInt, median, note } from "../lib/stats.mjs";
 
 export const name = "restore";
 
@@ -48,27 +48,18 @@ export async function run({ baseUrl }) {
   const appRates = [];
   const baselineRates = [];
   for (let round = 1; round <= rounds; round++) {
-    const started = performance.now();
-    const corrupted = (await call(app.baseUrl, "POST", `/admin/tasks/${TASK}/corrupt`, { token: app.token })).body.task;
-    let last;
-    await waitFor(
-      `task ${TASK} to restore ${records} records`,
-      async () => {
-        last = await activeTask(app, TASK);
-        const changelog = last.changelogs[0];
-        return last.state === "RUNNING" && last.incarnation >= corrupted.incarnation && changelog.checkpoint === changelog.end ? last : undefined;
-      },
-      { timeoutMs: 600_000, intervalMs: 20, last: () => JSON.stringify(last) },
-    );
-    const ms = performance.now() - started;
+    const { ms } = await corruptAndRestore(app, TASK, (task) => task.changelogs[0].checkpoint === task.changelogs[0].end, {
+      what: `task ${TASK} to restore ${records} records`,
+      timeoutMs: 600_000,
+      intervalMs: 20,
+    });
     const { body } = await call(app.baseUrl, "GET", `/stores/totals/keys/${checkKey}`, { token: app.token });
     if (body.value.count !== 1 || body.value.sum !== lastIndex)
       throw new Error(`restored ${checkKey} = ${JSON.stringify(body.value)}, expected {count: 1, sum: ${lastIndex}}`);
     appRates.push(records / (ms / 1000));
 
     // In batches as large as the app's restore batches (RESTORE_BATCH_RECORDS; ~100-byte records stay under RESTORE_BATCH_BYTES).
-    const baseline = await post(baseUrl, "/bench/sqlite-insert", { records, batch: RESTORE_BATCH, valueBytes: 90, run: `restore-${Date.now()}` });
-    baselineRates.push(records / (baseline["sqlite-row"].rpcMs / 1000));
+    baselineRates.push(records / ((await sqliteInsertMs(baseUrl, records, RESTORE_BATCH, `restore-${Date.now()}`)) / 1000));
     note(
       `restore round ${round}: ${records} records in ${ms.toFixed(0)} ms (${Math.round(appRates.at(-1))}/s); baseline ${Math.round(baselineRates.at(-1))}/s`,
     );
