@@ -120,6 +120,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       storage: ctx.storage,
       cacheMaxBytes: config.STATESTORE_CACHE_MAX_BYTES,
       commitIntervalMs: config.COMMIT_INTERVAL_MS,
+      lingerMs: config.LINGER_MS,
       retryBackoff: { initialMs: config.RETRY_BACKOFF_MS, maxMs: Math.max(config.RETRY_BACKOFF_MS, MAX_RETRY_BACKOFF_MS) },
       onInputReset: (tp, from, to) => {
         const meta = this.task.meta();
@@ -397,7 +398,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
         await this.reconcileOutside();
         const { worked, outcome } = await this.steps(maxSteps, false);
         // A drain leaves nothing for later: the input it processed goes to the group now.
-        if (outcome === "idle") await this.task.commitInputOffsets();
+        if (outcome === "idle") await this.task.flush();
         await this.scheduleWake();
         this.report();
         return { worked, outcome };

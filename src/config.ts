@@ -56,6 +56,11 @@ const schema = z.object({
    * offsets to the group at most this often. An idle task processes each arrival at once.
    */
   COMMIT_INTERVAL_MS: count(100, 0),
+  /**
+   * Kafka Streams' producer `linger.ms` (100 ms): while a task commits often, its commits' output
+   * and changelog records go to the log together at most this often; after a quiet spell, at once.
+   */
+  LINGER_MS: count(100, 0),
   /** The first back-off of the `"retry"` uncaught-error policy; it doubles per failure, up to 60 s. */
   RETRY_BACKOFF_MS: count(1000, 1),
   FAULT_INJECTION: onOff.default("off"),

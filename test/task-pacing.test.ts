@@ -2,14 +2,20 @@
  * Adaptive batching: a task that finds at least a batch of input waiting is under load and takes
  * up to `maxLoadedBatchRecords` per commit; one that finds little takes `maxBatchRecords` and is
  * not under load, so each arrival is processed at once. Under load, commits come one commit interval
- * apart, counted from each commit's start. `drain` never lingers.
+ * apart, counted from each commit's start. `drain` never lingers. Sends linger (`lingerMs`):
+ * commits that follow one another closely go to the log together, one batch per partition.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DurableLog } from "../src/log/durable-log";
+import { LogUnavailable } from "../src/log/errors";
+import type { AppendResult, ProducerId } from "../src/log/types";
+import type { Totals } from "../examples/orders-totals/topology";
 import { partitionForKey } from "../src/log/partitioner";
+import { CHANGELOG_PHASE, Outbox, OUTPUT_PHASE } from "../src/task/outbox";
 import { StreamTask } from "../src/task/stream-task";
+import { TaskStorage } from "../src/task/task-storage";
 import { totalsApp } from "./support/totals-app";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "./support/orders-app";
@@ -137,5 +143,174 @@ describe("adaptive batching", () => {
     // Alarms may have taken part of it (and left the rest to a linger): one drain does the rest now.
     await driver.task(instance).drain();
     expect(await driver.get("totals", key)).toEqual({ count: 2_500, sum: 5_000 });
+  });
+});
+
+/** The log as the task sees it, counting appends per partition, and losing acknowledgements while asked to. */
+class CountingLog extends DurableLog {
+  readonly appends = new Map<string, number>();
+  loseAcks = false;
+  override async appendEncoded(tp: { topic: string; partition: number }, records: string, producer?: ProducerId): Promise<AppendResult> {
+    const key = `${tp.topic}/${tp.partition}`;
+    this.appends.set(key, (this.appends.get(key) ?? 0) + 1);
+    const result = await super.appendEncoded(tp, records, producer);
+    if (this.loseAcks) throw new LogUnavailable("the acknowledgement was lost on the way back");
+    return result;
+  }
+}
+
+describe("lingering sends (LINGER_MS, Kafka Streams' producer linger.ms)", () => {
+  const keysAndCounts = async (log: DurableLog, tp: { topic: string; partition: number }) =>
+    (await log.fetch(tp, 0, { maxRecords: 1000, maxBytes: 1 << 20 })).records.map((r) => `${r.key}:${(JSON.parse(r.value!) as Totals).count}`);
+
+  it("sends the first commit after a quiet spell at once, and those that follow closely together: one append per partition, in order", async () => {
+    const id = "linger-join";
+    const clock = { now: 1_000_000 };
+    const app = totalsApp(id);
+    const log = new CountingLog(env.LOG_PARTITION, app.catalog);
+    const input = { topic: `${id}-orders`, partition: 0 };
+    const out = { topic: `${id}-out`, partition: 0 };
+    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
+      const task = new StreamTask({ application: app, log, storage: state.storage, lingerMs: 100, clock: () => clock.now });
+      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+      const changelog = app.changelogPartitions("0_0")[0]!;
+      const appends = () => [log.appends.get(`${changelog.topic}/0`) ?? 0, log.appends.get(`${id}-out/0`) ?? 0];
+
+      await log.append(input, orders(1));
+      const first = clock.now;
+      expect(await task.step()).toBe("more");
+      expect(await keysAndCounts(log, out)).toEqual(["c0:1"]);
+      expect(appends()).toEqual([1, 1]);
+
+      // Two more commits within the linger: committed (the store shows them), not sent yet.
+      clock.now += 20;
+      await log.append(input, orders(1, 1));
+      expect(await task.step()).toBe("more");
+      clock.now += 20;
+      await log.append(input, orders(2, 2));
+      expect(await task.step()).toBe("more");
+      expect(JSON.parse(task.queries.get(`${id}-totals`, "c2")!)).toEqual({ count: 1, sum: 1 });
+      expect(await keysAndCounts(log, out)).toEqual(["c0:1"]);
+      expect(appends()).toEqual([1, 1]);
+      // The instance comes back for them when the linger ends.
+      expect(task.wakeAt()).toBe(first + 100);
+
+      clock.now = first + 100;
+      expect(await task.step()).toBe("idle");
+      expect(await keysAndCounts(log, out)).toEqual(["c0:1", "c1:1", "c2:1", "c3:1"]);
+      expect((await log.offsets(changelog)).latest).toBe(4);
+      // Both later commits went as one batch per partition.
+      expect(appends()).toEqual([2, 2]);
+    });
+  });
+
+  it("never joins a batch already handed to the log: a resend after a lost acknowledgement repeats it exactly, and later commits follow it once", async () => {
+    const id = "linger-sealed";
+    const clock = { now: 1_000_000 };
+    const app = totalsApp(id);
+    const log = new CountingLog(env.LOG_PARTITION, app.catalog);
+    const input = { topic: `${id}-orders`, partition: 0 };
+    const out = { topic: `${id}-out`, partition: 0 };
+    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
+      const task = new StreamTask({ application: app, log, storage: state.storage, lingerMs: 100, clock: () => clock.now });
+      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+
+      // The send reaches the log, but its answers are lost.
+      await log.append(input, orders(1));
+      log.loseAcks = true;
+      await expect(task.step()).rejects.toThrow(LogUnavailable);
+      log.loseAcks = false;
+
+      // The next commit comes within the linger, with the failed batch still in the outbox: it
+      // must not extend that batch (its resend would be answered as the original, and the
+      // records joined to it lost).
+      clock.now += 20;
+      await log.append(input, orders(2, 1));
+      expect(await task.step()).toBe("more");
+      clock.now += 100;
+      expect(await task.step()).toBe("idle");
+      expect(await keysAndCounts(log, out)).toEqual(["c0:1", "c1:1", "c2:1"]);
+    });
+  });
+
+  it("after a restart, commits joined but not sent go to the log once", async () => {
+    const id = "linger-restart";
+    const clock = { now: 1_000_000 };
+    const app = totalsApp(id);
+    const log = new CountingLog(env.LOG_PARTITION, app.catalog);
+    const input = { topic: `${id}-orders`, partition: 0 };
+    const out = { topic: `${id}-out`, partition: 0 };
+    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
+      const options = { application: app, log, storage: state.storage, lingerMs: 100, clock: () => clock.now };
+      const before = new StreamTask(options);
+      await before.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+      await log.append(input, orders(1));
+      expect(await before.step()).toBe("more");
+      clock.now += 10;
+      await log.append(input, orders(2, 1));
+      expect(await before.step()).toBe("more");
+      clock.now += 10;
+      await log.append(input, orders(1, 3));
+      expect(await before.step()).toBe("more");
+      expect(await keysAndCounts(log, out)).toEqual(["c0:1"]);
+
+      // The instance dies with two joined commits unsent; a new one on the same storage sends them at once, once.
+      const after = new StreamTask(options);
+      expect(await after.step()).toBe("idle");
+      expect(await keysAndCounts(log, out)).toEqual(["c0:1", "c1:1", "c2:1", "c3:1"]);
+      expect(await after.step()).toBe("idle");
+      expect((await log.offsets(out)).latest).toBe(4);
+    });
+  });
+});
+
+describe("commits joining a lingering send in the outbox", () => {
+  it("keeps a commit's changelog ahead of its output when it joins one that wrote no changelog, and starts new batches once the joined ones are sealed or full", async () => {
+    await runInDurableObject(env.TASK_OBJECT.getByName("outbox-join@a"), async (_, state) => {
+      const storage = new TaskStorage(state.storage);
+      const outbox = new Outbox(storage.db);
+      const changelog = { topic: "outbox-join-changelog", partition: 0 };
+      const output = { topic: "outbox-join-out", partition: 0 };
+      const record = (key: string, bytes = 1) => ({ key, value: "x".repeat(bytes) });
+      const write = (commitId: number, batches: [number, { topic: string; partition: number }, string[]][], bytes = 1) =>
+        storage.transaction(() => {
+          const joined = outbox.joinableCommit(commitId);
+          for (const [phase, tp, keys] of batches)
+            outbox.add(
+              joined,
+              phase,
+              tp,
+              keys.map((k) => record(k, bytes)),
+            );
+          return joined;
+        });
+      const group = () => outbox.nextGroup().map((b) => `${b.commitId}:${b.phase}:${b.topic}:${b.sequence}:${b.records.map((r) => r.key).join("")}`);
+      expect(outbox.isEmpty()).toBe(true);
+
+      // Commit 1 forwarded output only; commit 2 wrote a changelog and output: it joins commit 1.
+      expect(write(1, [[OUTPUT_PHASE, output, ["a"]]])).toBe(1);
+      expect(
+        write(2, [
+          [CHANGELOG_PHASE, changelog, ["b"]],
+          [OUTPUT_PHASE, output, ["c"]],
+        ]),
+      ).toBe(1);
+      // One batch per partition; the changelog goes first, before any of the output it explains.
+      expect(group()).toEqual(["1:0:outbox-join-changelog:0:b"]);
+      expect(outbox.nextGroup(new Set(outbox.nextGroup().map((b) => b.id))).map((b) => b.records.map((r) => r.key).join(""))).toEqual(["ac"]);
+
+      // Once commit 1 goes to the log, commit 3 makes batches of its own, with the next sequences.
+      outbox.seal(1);
+      expect(write(3, [[OUTPUT_PHASE, output, ["d"]]])).toBe(3);
+      expect(outbox.pendingBatches()).toBe(3);
+      // A record that would overflow the joined row starts a new batch (row) of the same commit.
+      expect(write(4, [[OUTPUT_PHASE, output, ["e"]]], 600_000)).toBe(3);
+      expect(write(5, [[OUTPUT_PHASE, output, ["f"]]], 600_000)).toBe(3);
+      expect(outbox.pendingBatches()).toBe(4);
+      // What the outbox holds is the rows: a new object reading them sends the same batches.
+      const fresh = new Outbox(storage.db);
+      const rows = (o: Outbox, skip = new Set<number>()) => o.nextGroup(skip).map((b) => `${b.sequence}:${b.records.map((r) => r.key).join("")}`);
+      expect(rows(fresh)).toEqual(rows(outbox));
+    });
   });
 });

@@ -97,6 +97,7 @@ export class OutboxSender {
           unrecorded.clear();
           window = sendable(group, unrecorded);
         }
+        this.deps.outbox.seal(window[0]!.commitId);
         const results = await Promise.allSettled(window.map((batch) => this.send(batch, this.producer(meta, batch.sequence))));
         await this.deps.onCommitStep?.("mid-send");
         window.forEach((batch, i) => {

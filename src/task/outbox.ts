@@ -71,6 +71,12 @@ type BatchRow = { id: number; commit_id: number; phase: number; topic: string; p
 export class Outbox {
   /** Every unsent batch in the order written, when this object knows them all; else undefined. */
   private known: OutboxBatch[] | undefined;
+  /**
+   * Commits up to this one have had batches handed to the log (see `seal`): their batches are
+   * what a resend must repeat, so no later commit may join them. In memory: after a restart
+   * nothing joins until the outbox is seen empty.
+   */
+  private sealedThrough = -Infinity;
 
   constructor(private readonly db: Sql) {}
 
@@ -83,8 +89,28 @@ export class Outbox {
     for (const chunk of aboutRowSized(records)) this.addChunk(commitId, phase, tp, chunk);
   }
 
+  /**
+   * The commit a new commit's batches join: the newest one in the outbox while none of its
+   * batches has been handed to the log (a lingering send, see `StreamTask`'s `lingerMs`), else
+   * `commitId` itself. Joined, the new records extend that commit's batch of the same partition
+   * and phase (while it fits in a row) instead of adding one batch, and one append, per commit.
+   * A commit's changelog still goes before its output: both phases of the joined commits are
+   * sent as one commit's.
+   */
+  joinableCommit(commitId: number): number {
+    if (!this.known || this.known.length === 0) return commitId;
+    const newest = this.known.reduce((n, b) => Math.max(n, b.commitId), -Infinity);
+    return newest > this.sealedThrough ? newest : commitId;
+  }
+
+  /** Batches of commits up to `commitId` go to the log now: nothing joins them from here on. */
+  seal(commitId: number): void {
+    this.sealedThrough = Math.max(this.sealedThrough, commitId);
+  }
+
   private addChunk(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[]): void {
     const encoded = encodeRecords(records);
+    if (encoded !== undefined && this.extend(commitId, phase, tp, records, encoded)) return;
     // The common case: the batch as one row, without taking its records apart again.
     if (encoded === undefined || fitsInOneRow(encoded, records.length)) {
       this.addRow(commitId, phase, tp, records, encoded);
@@ -105,6 +131,24 @@ export class Outbox {
       this.addRow(commitId, phase, tp, records.slice(at, at + chunk.entries.length), chunk.records);
       at += chunk.entries.length;
     }
+  }
+
+  /**
+   * Appends the records to the commit's unsealed batch of this partition and phase when there is
+   * one (encoded, and the last of that partition) and the whole still fits in a row.
+   */
+  private extend(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], encoded: string): boolean {
+    if (!this.known || commitId <= this.sealedThrough || records.length === 0) return false;
+    let index = this.known.length - 1;
+    while (index >= 0 && (this.known[index]!.topic !== tp.topic || this.known[index]!.partition !== tp.partition)) index--;
+    const batch = this.known[index];
+    if (!batch || batch.commitId !== commitId || batch.phase !== phase || !batch.encoded || batch.records.length === 0) return false;
+    const joined = `${batch.encoded.slice(0, -1)},${encoded.slice(1)}`;
+    const count = batch.records.length + records.length;
+    if (!fitsInOneRow(joined, count)) return false;
+    this.db.run(sql`UPDATE outbox SET records = ${joined} WHERE id = ${batch.id}`);
+    this.known[index] = { ...batch, records: [...batch.records, ...records], encoded: joined };
+    return true;
   }
 
   private addRow(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], encoded: string | undefined): void {

@@ -58,8 +58,9 @@ export class RecordCollector implements RecordSink {
    */
   writeTo(outbox: Outbox, commitId: number): number {
     let written = 0;
+    const joined = outbox.joinableCommit(commitId);
     for (const { tp, changelog, records } of this.pending.values()) {
-      outbox.add(commitId, changelog ? CHANGELOG_PHASE : OUTPUT_PHASE, tp, records);
+      outbox.add(joined, changelog ? CHANGELOG_PHASE : OUTPUT_PHASE, tp, records);
       written += records.length;
     }
     this.pending.clear();

@@ -40,6 +40,12 @@ export interface TaskOptions {
   readonly cacheMaxBytes?: number;
   /** Kafka's `commit.interval.ms`: a task under load commits this often, and input offsets go to the group at most this often (default `OFFSET_COMMIT_INTERVAL_MS`). */
   readonly commitIntervalMs?: number;
+  /**
+   * Kafka Streams' producer `linger.ms` (100 ms by its default): while commits follow each other
+   * closely, their outbox batches go out together at most this often; the first commit after a
+   * quiet spell is sent at once. Default 0: every commit is sent at once.
+   */
+  readonly lingerMs?: number;
   readonly clock?: () => number;
   /** The back-off of the `"retry"` uncaught-error policy (default 1 s doubling up to 60 s). */
   readonly retryBackoff?: BackoffSettings;
@@ -78,6 +84,8 @@ export class StreamTask {
   private readonly inputEnds = new Map<string, number>();
   /** How much input the last step found; see `loaded` and `backlog`. */
   private pace = { loaded: false, backlog: false };
+  /** When a step last sent the outbox (in memory: a restarted instance sends at once); see `lingerMs`. */
+  private sentAt = -Infinity;
 
   constructor(private readonly options: TaskOptions) {
     this.counters = new TaskCounters(options.clock);
@@ -259,8 +267,7 @@ export class StreamTask {
     if (meta.state === "RESTORING" && !(await this.tryCompleteRestoration())) return "idle";
     if (this.storage.meta()?.state !== "RUNNING") return "idle";
     if (this.backoff.waitingUntil(this.now()) !== undefined) return "waiting";
-    if (!this.outbox.isEmpty()) await this.sender.flush("due");
-    else await this.sender.commitInputOffsets("due");
+    await this.sendIfDue(this.now());
     const records = await this.fetchBatch(meta);
     if (this.storage.meta()?.failure) return "blocked";
     // Caught up: the group hears of the input processed once due (lag 0 means processed and
@@ -277,7 +284,7 @@ export class StreamTask {
     const committed = this.commit(meta, records, now);
     if (committed !== "committed") return committed;
     if (work) await this.options.onCommitStep?.("after-commit");
-    if (!this.outbox.isEmpty() || records.length > 0) await this.sender.flush("due");
+    if (!this.outbox.isEmpty() || records.length > 0) await this.sendIfDue(now);
     // Under load, a commit that took all the input waiting ends a cycle (input gathers for the
     // commit interval next): its progress goes to the group with it, as Kafka commits offsets
     // with every commit, not one cycle later.
@@ -285,6 +292,24 @@ export class StreamTask {
     if (records.length === 0) return "idle";
     this.counters.committed(records.length, this.now() - this.commitStartedAt);
     return "more";
+  }
+
+  /** When the outbox's unsent batches are due to go to the log (see `lingerMs`); undefined when there are none. */
+  private sendDueAt(): number | undefined {
+    return this.sender.unsentBatches() > 0 ? this.sentAt + (this.options.lingerMs ?? 0) : undefined;
+  }
+
+  /**
+   * Sends the outbox if it is due as of `now` (see `lingerMs`), and then the input progress if
+   * that is due; with nothing to send, only the input progress. A lingering send holds the
+   * progress back too: the group hears of input only once everything it implies is sent (I5).
+   */
+  private async sendIfDue(now: number): Promise<void> {
+    const due = this.sendDueAt();
+    if (due === undefined) return this.sender.commitInputOffsets("due");
+    if (due > now) return;
+    this.sentAt = now;
+    await this.sender.flush("due");
   }
 
   /** Fetches one batch from every input partition, merged by timestamp; notes how much was waiting. */
@@ -377,8 +402,8 @@ export class StreamTask {
     const retry = this.backoff.waitingUntil(this.now());
     if (retry !== undefined) return retry;
     const punctuation = this.processor?.incarnation === meta.incarnation ? this.processor.processor.nextWallClockPunctuationMs() : undefined;
-    const offsets = this.sender.offsetsDueAt();
-    return punctuation === undefined ? offsets : offsets === undefined ? punctuation : Math.min(punctuation, offsets);
+    const due = [punctuation, this.sender.offsetsDueAt(), this.sendDueAt()].filter((at) => at !== undefined);
+    return due.length === 0 ? undefined : Math.min(...due);
   }
 
   /** Input of one partition from `offset`, and how many records were waiting there (`latest - offset`). */
