@@ -181,7 +181,7 @@ describe("summaries (pure)", () => {
     ...over,
   });
 
-  it("sends a change of what the instance is at once, progress at most every REPORT_INTERVAL_MS, and catching up at once", () => {
+  it("sends a change of what the instance is at once, progress at most every REPORT_INTERVAL_MS, and catching up at once (once)", () => {
     const last = { report: report(), at: 1_000 };
     expect(reportDue(undefined, report(), 0)).toBe(true);
     expect(reportDue(last, report({ seq: 2 }), 1_001)).toBe(false);
@@ -190,6 +190,11 @@ describe("summaries (pure)", () => {
     expect(reportDue(last, report({ lag: 5 }), 1_001)).toBe(false);
     expect(reportDue(last, report({ lag: 5 }), 1_000 + REPORT_INTERVAL_MS)).toBe(true);
     expect(reportDue(last, report({ lag: 0 }), 1_001)).toBe(true);
+    // Still caught up after a report that said so: the summary would not change, so at most every REPORT_INTERVAL_MS.
+    const caughtUp = { report: report({ lag: 0, restored: 40, total: 40 }), at: 1_000 };
+    expect(reportDue(caughtUp, report({ lag: 0, restored: 45, total: 45 }), 1_001)).toBe(false);
+    expect(reportDue(caughtUp, report({ lag: 0, restored: 45, total: 45 }), 1_000 + REPORT_INTERVAL_MS)).toBe(true);
+    expect(reportDue(caughtUp, report({ lag: 3, restored: 45, total: 45 }), 1_001)).toBe(false);
   });
 
   it("sums reports by state and role, restore progress over restoring actives only, and merges shards", () => {

@@ -41,9 +41,15 @@ export function reportDue(last: { readonly report: InstanceReport; readonly at: 
   const a = last.report;
   if (a.role !== next.role || a.state !== next.state || a.epoch !== next.epoch || a.incarnation !== next.incarnation || a.failed !== next.failed) return true;
   if (a.lag === next.lag && a.restored === next.restored && a.total === next.total) return false;
-  // Caught up: the last word of a busy spell is never held back (nothing may come after it).
-  if (next.lag === 0 && next.restored === next.total) return true;
+  // Catching up: the last word of a busy spell is never held back (nothing may come after it).
+  // Caught up again, after a report that said so, changes nothing the summary shows: a task
+  // that keeps up with steady input would otherwise report after every commit.
+  if (caughtUp(next) && !caughtUp(a)) return true;
   return now - last.at >= REPORT_INTERVAL_MS;
+}
+
+function caughtUp(report: InstanceReport): boolean {
+  return report.lag === 0 && report.restored === report.total;
 }
 
 /** What an instance knows of itself without calling the log, from which its report is made. */
