@@ -24,19 +24,47 @@ const orders = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ k
 
 type Options = Omit<ConstructorParameters<typeof StreamTask>[0], "application" | "log" | "storage">;
 
-/** A fresh active instance of task 0_0 of the totals app `id` in a task object, its log, input partition and app. */
+/** The log as the task sees it, counting appends per partition, and losing acknowledgements while asked to. */
+class CountingLog extends DurableLog {
+  readonly appends = new Map<string, number>();
+  loseAcks = false;
+  override async appendEncoded(tp: Partition, records: string, producer?: ProducerId): Promise<AppendResult> {
+    const key = `${tp.topic}/${tp.partition}`;
+    this.appends.set(key, (this.appends.get(key) ?? 0) + 1);
+    const result = await super.appendEncoded(tp, records, producer);
+    if (this.loseAcks) throw new LogUnavailable("the acknowledgement was lost on the way back");
+    return result;
+  }
+}
+
+type Partition = { topic: string; partition: number };
+
+/**
+ * A fresh active instance of task 0_0 of the totals app `id` in a task object, with its log (which
+ * counts appends), input and output partitions and app; `restart()` makes a new instance on the
+ * same storage, as a restart of the object does.
+ */
 async function withPacingTask(
   id: string,
   options: Options,
-  body: (t: { task: StreamTask; log: DurableLog; app: ReturnType<typeof totalsApp>; input: { topic: string; partition: number } }) => Promise<void>,
+  body: (t: {
+    task: StreamTask;
+    log: CountingLog;
+    app: ReturnType<typeof totalsApp>;
+    input: Partition;
+    out: Partition;
+    restart: () => StreamTask;
+  }) => Promise<void>,
 ): Promise<void> {
   const app = totalsApp(id);
-  const log = new DurableLog(env.LOG_PARTITION, app.catalog);
+  const log = new CountingLog(env.LOG_PARTITION, app.catalog);
   const input = { topic: `${id}-orders`, partition: 0 };
+  const out = { topic: `${id}-out`, partition: 0 };
   await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
-    const task = new StreamTask({ application: app, log, storage: state.storage, ...options });
+    const restart = () => new StreamTask({ application: app, log, storage: state.storage, ...options });
+    const task = restart();
     await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
-    await body({ task, log, app, input });
+    await body({ task, log, app, input, out, restart });
   });
 }
 
@@ -146,33 +174,14 @@ describe("adaptive batching", () => {
   });
 });
 
-/** The log as the task sees it, counting appends per partition, and losing acknowledgements while asked to. */
-class CountingLog extends DurableLog {
-  readonly appends = new Map<string, number>();
-  loseAcks = false;
-  override async appendEncoded(tp: { topic: string; partition: number }, records: string, producer?: ProducerId): Promise<AppendResult> {
-    const key = `${tp.topic}/${tp.partition}`;
-    this.appends.set(key, (this.appends.get(key) ?? 0) + 1);
-    const result = await super.appendEncoded(tp, records, producer);
-    if (this.loseAcks) throw new LogUnavailable("the acknowledgement was lost on the way back");
-    return result;
-  }
-}
-
 describe("lingering sends (LINGER_MS, Kafka Streams' producer linger.ms)", () => {
-  const keysAndCounts = async (log: DurableLog, tp: { topic: string; partition: number }) =>
+  const keysAndCounts = async (log: DurableLog, tp: Partition) =>
     (await log.fetch(tp, 0, { maxRecords: 1000, maxBytes: 1 << 20 })).records.map((r) => `${r.key}:${(JSON.parse(r.value!) as Totals).count}`);
 
   it("sends the first commit after a quiet spell at once, and those that follow closely together: one append per partition, in order", async () => {
     const id = "linger-join";
     const clock = { now: 1_000_000 };
-    const app = totalsApp(id);
-    const log = new CountingLog(env.LOG_PARTITION, app.catalog);
-    const input = { topic: `${id}-orders`, partition: 0 };
-    const out = { topic: `${id}-out`, partition: 0 };
-    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
-      const task = new StreamTask({ application: app, log, storage: state.storage, lingerMs: 100, clock: () => clock.now });
-      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+    await withPacingTask(id, { lingerMs: 100, clock: () => clock.now }, async ({ task, log, app, input, out }) => {
       const changelog = app.changelogPartitions("0_0")[0]!;
       const appends = () => [log.appends.get(`${changelog.topic}/0`) ?? 0, log.appends.get(`${id}-out/0`) ?? 0];
 
@@ -205,16 +214,8 @@ describe("lingering sends (LINGER_MS, Kafka Streams' producer linger.ms)", () =>
   });
 
   it("never joins a batch already handed to the log: a resend after a lost acknowledgement repeats it exactly, and later commits follow it once", async () => {
-    const id = "linger-sealed";
     const clock = { now: 1_000_000 };
-    const app = totalsApp(id);
-    const log = new CountingLog(env.LOG_PARTITION, app.catalog);
-    const input = { topic: `${id}-orders`, partition: 0 };
-    const out = { topic: `${id}-out`, partition: 0 };
-    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
-      const task = new StreamTask({ application: app, log, storage: state.storage, lingerMs: 100, clock: () => clock.now });
-      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
-
+    await withPacingTask("linger-sealed", { lingerMs: 100, clock: () => clock.now }, async ({ task, log, input, out }) => {
       // The send reaches the log, but its answers are lost.
       await log.append(input, orders(1));
       log.loseAcks = true;
@@ -234,16 +235,8 @@ describe("lingering sends (LINGER_MS, Kafka Streams' producer linger.ms)", () =>
   });
 
   it("after a restart, commits joined but not sent go to the log once", async () => {
-    const id = "linger-restart";
     const clock = { now: 1_000_000 };
-    const app = totalsApp(id);
-    const log = new CountingLog(env.LOG_PARTITION, app.catalog);
-    const input = { topic: `${id}-orders`, partition: 0 };
-    const out = { topic: `${id}-out`, partition: 0 };
-    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
-      const options = { application: app, log, storage: state.storage, lingerMs: 100, clock: () => clock.now };
-      const before = new StreamTask(options);
-      await before.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+    await withPacingTask("linger-restart", { lingerMs: 100, clock: () => clock.now }, async ({ task: before, log, input, out, restart }) => {
       await log.append(input, orders(1));
       expect(await before.step()).toBe("more");
       clock.now += 10;
@@ -255,7 +248,7 @@ describe("lingering sends (LINGER_MS, Kafka Streams' producer linger.ms)", () =>
       expect(await keysAndCounts(log, out)).toEqual(["c0:1"]);
 
       // The instance dies with two joined commits unsent; a new one on the same storage sends them at once, once.
-      const after = new StreamTask(options);
+      const after = restart();
       expect(await after.step()).toBe("idle");
       expect(await keysAndCounts(log, out)).toEqual(["c0:1", "c1:1", "c2:1", "c3:1"]);
       expect(await after.step()).toBe("idle");

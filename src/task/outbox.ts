@@ -143,6 +143,8 @@ export class Outbox {
     while (index >= 0 && (this.known[index]!.topic !== tp.topic || this.known[index]!.partition !== tp.partition)) index--;
     const batch = this.known[index];
     if (!batch || batch.commitId !== commitId || batch.phase !== phase || !batch.encoded || batch.records.length === 0) return false;
+    // A string's UTF-8 length is at least its length: most batches too big to join stop here, unscanned.
+    if (batch.encoded.length + encoded.length > MAX_ROW_BYTES) return false;
     const joined = `${batch.encoded.slice(0, -1)},${encoded.slice(1)}`;
     const count = batch.records.length + records.length;
     if (!fitsInOneRow(joined, count)) return false;
