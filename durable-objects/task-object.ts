@@ -369,7 +369,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   async halt(reason: string): Promise<TaskDescription> {
     return this.serial.run(async () => {
       const before = this.task.meta();
-      const meta = this.task.halt(reason);
+      const meta = await this.task.halt(reason);
       if (meta && before?.failure === null) this.lifecycle.record("failed", meta, reason);
       this.report();
       return this.describeNow();

@@ -179,6 +179,73 @@ describe("uncaught errors", () => {
     });
   });
 
+  it("a lingering send is not held back by a retry's back-off, nor by a task that stops or is halted", async () => {
+    await withTask(
+      "lingering-retry",
+      async ({ task, log, app, clock, send }) => {
+        const changelog = app.changelogPartitions("0_0")[0]!;
+        const sent = async () => (await log.offsets(changelog)).latest;
+        await send(["a", {}]);
+        expect(await task.step()).toBe("more");
+        expect(await sent()).toBe(1);
+        // Within the linger: committed, not sent yet.
+        clock.now += 10;
+        await send(["b", {}]);
+        expect(await task.step()).toBe("more");
+        expect(await sent()).toBe(1);
+        // The next record fails and backs off past the end of the linger: the alarm comes back
+        // for the send first, and sends it though the retry still waits.
+        clock.now += 10;
+        await send(["flaky", { fail: "transient", times: 3 }]);
+        expect(await task.step()).toBe("waiting");
+        expect(task.wakeAt()).toBe(START + 20 + 50);
+        clock.now = START + 70;
+        expect(await task.step()).toBe("waiting");
+        expect(task.wakeAt()).toBe(START + 100);
+        clock.now = START + 100;
+        expect(await task.step()).toBe("waiting");
+        expect(await sent()).toBe(2);
+        expect(task.wakeAt()).toBe(START + 70 + 100);
+      },
+      { lingerMs: 100 },
+    );
+    await withTask(
+      "lingering-fail",
+      async ({ task, log, app, clock, events, send }) => {
+        const changelog = app.changelogPartitions("0_0")[0]!;
+        await send(["a", {}]);
+        expect(await task.step()).toBe("more");
+        clock.now += 10;
+        await send(["b", {}]);
+        expect(await task.step()).toBe("more");
+        expect((await log.offsets(changelog)).latest).toBe(1);
+        // A fatal record stops the task: what the commit before it left lingering goes first.
+        clock.now += 10;
+        await send(["bad", { fail: "fatal", times: 1 }]);
+        expect(await task.step()).toBe("blocked");
+        expect((await log.offsets(changelog)).latest).toBe(2);
+        expect((await log.committedOffset(app.groupId, events))?.offset).toBe(2);
+      },
+      { lingerMs: 100 },
+    );
+    await withTask(
+      "lingering-halt",
+      async ({ task, log, app, clock, send }) => {
+        const changelog = app.changelogPartitions("0_0")[0]!;
+        await send(["a", {}]);
+        expect(await task.step()).toBe("more");
+        clock.now += 10;
+        await send(["b", {}]);
+        expect(await task.step()).toBe("more");
+        expect((await log.offsets(changelog)).latest).toBe(1);
+        // The application is shut down: the instance stops, and sends what it had committed.
+        await task.halt(`${APPLICATION_SHUT_DOWN}: task 0_1 failed`);
+        expect((await log.offsets(changelog)).latest).toBe(2);
+      },
+      { lingerMs: 100 },
+    );
+  });
+
   it('"fail": stops the task with the error until it is resumed', async () => {
     await withTask("failing", async ({ task, send }) => {
       await send(["ok", {}], ["bad", { fail: "fatal", times: 2 }]);
@@ -216,7 +283,7 @@ describe("uncaught errors", () => {
   it("a halted task stops processing, stays halted through a wipe, and runs again when resumed", async () => {
     await withTask("halted", async ({ task, send }) => {
       await send(["a", {}]);
-      task.halt(`${APPLICATION_SHUT_DOWN}: task 0_1 failed`);
+      await task.halt(`${APPLICATION_SHUT_DOWN}: task 0_1 failed`);
       expect(await task.step()).toBe("blocked");
       expect(position(task, "halted")).toBe(0);
       // A wipe cures corruption, not a shutdown.
@@ -228,8 +295,8 @@ describe("uncaught errors", () => {
       expect(await task.step()).toBe("more");
       expect(position(task, "halted")).toBe(1);
       // A task already stopped keeps its own reason when halted.
-      task.halt("first");
-      task.halt("second");
+      await task.halt("first");
+      await task.halt("second");
       expect(task.meta()?.failure).toBe("first");
     });
   });

@@ -170,7 +170,10 @@ export class StreamTask {
     if (current && assignment.epoch === current.epoch && assignment.role === current.role) {
       // The coordinator pushes assignments again (after a crash, and in its periodic sweep): the
       // same assignment changes nothing, but it carries whether the application is shut down.
-      if (assignment.halted !== undefined && current.failure === null) this.fail(assignment.halted);
+      if (assignment.halted !== undefined && current.failure === null) {
+        this.fail(assignment.halted);
+        await this.sendBeforeStopping();
+      }
       if (
         assignment.halted === undefined &&
         current.role === "active" &&
@@ -266,8 +269,9 @@ export class StreamTask {
     if (meta.failure) return "blocked";
     if (meta.state === "RESTORING" && !(await this.tryCompleteRestoration())) return "idle";
     if (this.storage.meta()?.state !== "RUNNING") return "idle";
-    if (this.backoff.waitingUntil(this.now()) !== undefined) return "waiting";
+    // Before the back-off: a retry's back-off holds back only the input it retries, not what earlier commits made.
     await this.sendIfDue(this.now());
+    if (this.backoff.waitingUntil(this.now()) !== undefined) return "waiting";
     const records = await this.fetchBatch(meta);
     if (this.storage.meta()?.failure) return "blocked";
     // Caught up: the group hears of the input processed once due (lag 0 means processed and
@@ -282,6 +286,7 @@ export class StreamTask {
     if (work) await this.options.onCommitStep?.("before-commit");
     this.commitStartedAt = now;
     const committed = this.commit(meta, records, now);
+    if (committed === "blocked") await this.sendBeforeStopping();
     if (committed !== "committed") return committed;
     if (work) await this.options.onCommitStep?.("after-commit");
     if (!this.outbox.isEmpty() || records.length > 0) await this.sendIfDue(now);
@@ -310,6 +315,16 @@ export class StreamTask {
     if (due > now) return;
     this.sentAt = now;
     await this.sender.flush("due");
+  }
+
+  /**
+   * The task stopped (an uncaught error's policy, or the application was shut down): what earlier commits left lingering goes now,
+   * so that their output is not held back while the task waits to be resumed. A log that cannot
+   * take it leaves it in the outbox, for the resume, revocation or wipe that sends it anyway.
+   */
+  private async sendBeforeStopping(): Promise<void> {
+    if (this.sender.unsentBatches() === 0) return;
+    await this.sender.flush("now").catch(() => {});
   }
 
   /** Fetches one batch from every input partition, merged by timestamp; notes how much was waiting. */
@@ -392,15 +407,15 @@ export class StreamTask {
   }
 
   /**
-   * When the instance must look again though nothing wakes it: the end of a retry back-off, its
-   * earliest wall-clock punctuation, or input progress due to go to the group. Undefined when
-   * nothing is due (an idle task costs nothing).
+   * When the instance must look again though nothing wakes it: the end of a retry back-off or of a
+   * lingering send, its earliest wall-clock punctuation, or input progress due to go to the group.
+   * Undefined when nothing is due (an idle task costs nothing).
    */
   wakeAt(): number | undefined {
     const meta = this.storage.meta();
     if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || meta.failure) return undefined;
     const retry = this.backoff.waitingUntil(this.now());
-    if (retry !== undefined) return retry;
+    if (retry !== undefined) return Math.min(retry, this.sendDueAt() ?? Infinity);
     const punctuation = this.processor?.incarnation === meta.incarnation ? this.processor.processor.nextWallClockPunctuationMs() : undefined;
     const due = [punctuation, this.sender.offsetsDueAt(), this.sendDueAt()].filter((at) => at !== undefined);
     return due.length === 0 ? undefined : Math.min(...due);
@@ -522,9 +537,12 @@ export class StreamTask {
   }
 
   /** The application is shut down (see `Assignment.halted`): an instance still processing stops. */
-  halt(reason: string): TaskMeta | undefined {
+  async halt(reason: string): Promise<TaskMeta | undefined> {
     const meta = this.storage.meta();
-    if (meta && meta.failure === null) this.fail(reason);
+    if (meta && meta.failure === null) {
+      this.fail(reason);
+      await this.sendBeforeStopping();
+    }
     return this.storage.meta();
   }
 
