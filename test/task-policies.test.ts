@@ -180,19 +180,23 @@ describe("uncaught errors", () => {
   });
 
   it("a lingering send is not held back by a retry's back-off, nor by a task that stops or is halted", async () => {
+    /** Two commits 10 ms apart under a 100 ms linger: the first is sent, the second lingers. Returns the changelog's end, as the log has it. */
+    const twoCommits = async ({ task, log, app, clock, send }: Fixture): Promise<() => Promise<number>> => {
+      const changelog = app.changelogPartitions("0_0")[0]!;
+      const sent = async () => (await log.offsets(changelog)).latest;
+      await send(["a", {}]);
+      expect(await task.step()).toBe("more");
+      clock.now += 10;
+      await send(["b", {}]);
+      expect(await task.step()).toBe("more");
+      expect(await sent()).toBe(1);
+      return sent;
+    };
     await withTask(
       "lingering-retry",
-      async ({ task, log, app, clock, send }) => {
-        const changelog = app.changelogPartitions("0_0")[0]!;
-        const sent = async () => (await log.offsets(changelog)).latest;
-        await send(["a", {}]);
-        expect(await task.step()).toBe("more");
-        expect(await sent()).toBe(1);
-        // Within the linger: committed, not sent yet.
-        clock.now += 10;
-        await send(["b", {}]);
-        expect(await task.step()).toBe("more");
-        expect(await sent()).toBe(1);
+      async (f) => {
+        const { task, clock, send } = f;
+        const sent = await twoCommits(f);
         // The next record fails and backs off past the end of the linger: the alarm comes back
         // for the send first, and sends it though the retry still waits.
         clock.now += 10;
@@ -211,36 +215,25 @@ describe("uncaught errors", () => {
     );
     await withTask(
       "lingering-fail",
-      async ({ task, log, app, clock, events, send }) => {
-        const changelog = app.changelogPartitions("0_0")[0]!;
-        await send(["a", {}]);
-        expect(await task.step()).toBe("more");
-        clock.now += 10;
-        await send(["b", {}]);
-        expect(await task.step()).toBe("more");
-        expect((await log.offsets(changelog)).latest).toBe(1);
+      async (f) => {
+        const { task, log, app, clock, events, send } = f;
+        const sent = await twoCommits(f);
         // A fatal record stops the task: what the commit before it left lingering goes first.
         clock.now += 10;
         await send(["bad", { fail: "fatal", times: 1 }]);
         expect(await task.step()).toBe("blocked");
-        expect((await log.offsets(changelog)).latest).toBe(2);
+        expect(await sent()).toBe(2);
         expect((await log.committedOffset(app.groupId, events))?.offset).toBe(2);
       },
       { lingerMs: 100 },
     );
     await withTask(
       "lingering-halt",
-      async ({ task, log, app, clock, send }) => {
-        const changelog = app.changelogPartitions("0_0")[0]!;
-        await send(["a", {}]);
-        expect(await task.step()).toBe("more");
-        clock.now += 10;
-        await send(["b", {}]);
-        expect(await task.step()).toBe("more");
-        expect((await log.offsets(changelog)).latest).toBe(1);
+      async (f) => {
+        const sent = await twoCommits(f);
         // The application is shut down: the instance stops, and sends what it had committed.
-        await task.halt(`${APPLICATION_SHUT_DOWN}: task 0_1 failed`);
-        expect((await log.offsets(changelog)).latest).toBe(2);
+        await f.task.halt(`${APPLICATION_SHUT_DOWN}: task 0_1 failed`);
+        expect(await sent()).toBe(2);
       },
       { lingerMs: 100 },
     );
