@@ -318,9 +318,10 @@ export class StreamTask {
   }
 
   /**
-   * The task stopped (an uncaught error's policy, or the application was shut down): what earlier commits left lingering goes now,
-   * so that their output is not held back while the task waits to be resumed. A log that cannot
-   * take it leaves it in the outbox, for the resume, revocation or wipe that sends it anyway.
+   * The task stopped (an uncaught error's policy, or the application was shut down): what earlier
+   * commits left lingering goes now, so that their output is not held back while the task waits
+   * to be resumed. A log that cannot take it leaves it in the outbox, for the resume, revocation
+   * or wipe that sends it anyway.
    */
   private async sendBeforeStopping(): Promise<void> {
     if (this.sender.unsentBatches() === 0) return;
