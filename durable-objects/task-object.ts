@@ -397,7 +397,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
         if (this.task.meta()?.role === "active") await this.schedule(RECOVERY_DELAY_MS);
         await this.reconcileOutside();
         const { worked, outcome } = await this.steps(maxSteps, false);
-        // A drain leaves nothing for later: the input it processed goes to the group now.
+        // A drain leaves nothing for later: lingering output goes to the log, and the input it processed to the group, now.
         if (outcome === "idle") await this.task.flush();
         await this.scheduleWake();
         this.report();
