@@ -33,7 +33,7 @@ import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { call } from "../lib/client.mjs";
+import { call, request } from "../lib/client.mjs";
 import { startAppWorker } from "../lib/server.mjs";
 import { envInt, median, note, waitFor } from "../lib/stats.mjs";
 
@@ -202,9 +202,8 @@ export async function run() {
       if (page.body.tasks.length !== Math.min(100, instances)) throw new Error(`GET /tasks?limit=100 answered ${page.body.tasks.length} instances`);
       getTasks.push(page.ms);
       const started = performance.now();
-      const response = await fetch(`${app.baseUrl}/`, { headers: { Authorization: `Bearer ${app.token}` } });
-      const html = await response.text();
-      if (!response.ok || !html.includes("<article ")) throw new Error(`status page: HTTP ${response.status}`);
+      const { status, text: html } = await request(`${app.baseUrl}/`, { headers: { Authorization: `Bearer ${app.token}` } });
+      if (status !== 200 || !html.includes("<article ")) throw new Error(`status page: HTTP ${status}`);
       statusPage.push(performance.now() - started);
     }
 
