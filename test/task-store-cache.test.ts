@@ -1,7 +1,7 @@
 /**
- * The stores' in-memory copy (a write-through cache) and the outbox kept in memory must never
- * show what storage does not hold: not after a rolled-back commit, not after a wipe, not after
- * restoration wrote the table. A `StreamTask` is run here step by step inside a task object.
+ * What a task keeps of its tables in memory — the stores' copy (a write-through cache), the
+ * outbox, the checkpoints and input positions — must never show what storage does not hold: not
+ * after a rolled-back commit, not after a wipe, not after restoration wrote the table. A `StreamTask` is run here step by step inside a task object.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
@@ -123,6 +123,59 @@ describe("in-memory copies of a task's tables", () => {
       ).toThrow("rollback");
       expect(kv.get("b")).toBe("2");
       expect(inTable("b")).toBe("2");
+    });
+  });
+
+  it("keep checkpoints and input positions as the tables hold them: rolled back, nested, wiped", async () => {
+    const stub = env.TASK_OBJECT.getByName("cache-positions@x");
+    await runInDurableObject(stub, (_, state) => {
+      const storage = new TaskStorage(state.storage);
+      const changelog = { topic: "c", partition: 0 };
+      const fromTables = () => {
+        const fresh = new TaskStorage(state.storage);
+        return { checkpoints: new Map(fresh.checkpoints()), positions: fresh.positions(), committed: fresh.committedPositions() };
+      };
+      const cached = () => ({ checkpoints: new Map(storage.checkpoints()), positions: storage.positions(), committed: storage.committedPositions() });
+
+      // Read (and so kept in memory) before anything is written.
+      expect(cached()).toEqual({ checkpoints: new Map(), positions: {}, committed: {} });
+      storage.transaction(() => {
+        storage.writeCheckpoint(changelog, 5);
+        storage.writePositions({ "in/0": 7, "in/1": 2 });
+        storage.writePositions({ "in/0": 6 }); // a position never goes back
+        storage.writeCommitted({ "in/1": 2, "in/2": 4 }); // a partition first known by its commit
+      });
+      expect(cached()).toEqual({ checkpoints: new Map([["c/0", 5]]), positions: { "in/0": 7, "in/1": 2, "in/2": 4 }, committed: { "in/1": 2, "in/2": 4 } });
+      expect(cached()).toEqual(fromTables());
+
+      storage.transaction(() => {
+        storage.writePositions({ "in/0": 8 });
+        expect(() =>
+          storage.transaction(() => {
+            storage.writeCheckpoint(changelog, 9);
+            storage.writePositions({ "in/0": 20, "in/3": 1 });
+            storage.writeCommitted({ "in/0": 20 });
+            throw new Error("nested rollback");
+          }),
+        ).toThrow("nested rollback");
+        expect(storage.positions()["in/0"]).toBe(8);
+      });
+      expect(cached()).toEqual({ checkpoints: new Map([["c/0", 5]]), positions: { "in/0": 8, "in/1": 2, "in/2": 4 }, committed: { "in/1": 2, "in/2": 4 } });
+      expect(cached()).toEqual(fromTables());
+
+      expect(() =>
+        storage.transaction(() => {
+          storage.writeCheckpoint(changelog, 11);
+          storage.writeCommitted({ "in/0": 8 });
+          throw new Error("rollback");
+        }),
+      ).toThrow("rollback");
+      expect(storage.checkpoint(changelog)).toBe(5);
+      expect(cached()).toEqual(fromTables());
+
+      storage.transaction(() => storage.clearState());
+      expect(cached()).toEqual({ checkpoints: new Map(), positions: {}, committed: {} });
+      expect(cached()).toEqual(fromTables());
     });
   });
 

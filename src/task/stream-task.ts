@@ -494,7 +494,7 @@ export class StreamTask {
     return this.storage.meta();
   }
 
-  checkpoints(): Map<string, number> {
+  checkpoints(): ReadonlyMap<string, number> {
     return this.storage.checkpoints();
   }
 

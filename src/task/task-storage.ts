@@ -50,6 +50,12 @@ export class TaskStorage {
   private depth = 0;
   /** The meta row as last read or written (null: not known, read it). */
   private cachedMeta: TaskMeta | undefined | null = null;
+  /**
+   * The checkpoints and input positions as last read or written (null: not known, read them).
+   * Every commit, fetch, send and report reads them; only this object writes them.
+   */
+  private cachedCheckpoints: Map<string, number> | null = null;
+  private cachedInputs: Map<string, { offset: number; committed: number | null }> | null = null;
 
   constructor(readonly storage: StorageLike) {
     this.db = new Sql(storage.sql);
@@ -81,6 +87,8 @@ export class TaskStorage {
 
   private reset(): void {
     this.cachedMeta = null;
+    this.cachedCheckpoints = null;
+    this.cachedInputs = null;
     for (const listener of this.resetListeners) listener();
   }
 
@@ -141,13 +149,16 @@ export class TaskStorage {
     this.cachedMeta = { ...meta };
   }
 
-  checkpoints(): Map<string, number> {
-    const rows = this.db.all<{ topic: string; partition: number; offset: number }>(sql`SELECT topic, partition, offset FROM checkpoints`);
-    return new Map(rows.map((r) => [positionKey(r), r.offset]));
+  checkpoints(): ReadonlyMap<string, number> {
+    if (this.cachedCheckpoints === null) {
+      const rows = this.db.all<{ topic: string; partition: number; offset: number }>(sql`SELECT topic, partition, offset FROM checkpoints`);
+      this.cachedCheckpoints = new Map(rows.map((r) => [positionKey(r), r.offset]));
+    }
+    return this.cachedCheckpoints;
   }
 
   checkpoint(tp: TopicPartition): number | null {
-    return this.db.one<{ offset: number }>(sql`SELECT offset FROM checkpoints WHERE topic = ${tp.topic} AND partition = ${tp.partition}`)?.offset ?? null;
+    return this.checkpoints().get(positionKey(tp)) ?? null;
   }
 
   /**
@@ -170,18 +181,35 @@ export class TaskStorage {
   writeCheckpoint(tp: TopicPartition, offset: number): void {
     this.db.run(sql`INSERT INTO checkpoints (topic, partition, offset) VALUES (${tp.topic}, ${tp.partition}, ${offset})
                     ON CONFLICT (topic, partition) DO UPDATE SET offset = excluded.offset`);
+    this.cachedCheckpoints?.set(positionKey(tp), offset);
+  }
+
+  /** The input_positions rows by position key (from memory once read). */
+  private inputs(): Map<string, { offset: number; committed: number | null }> {
+    if (this.cachedInputs === null) {
+      const rows = this.db.all<{ topic: string; partition: number; offset: number; committed: number | null }>(
+        sql`SELECT topic, partition, offset, committed FROM input_positions`,
+      );
+      this.cachedInputs = new Map(rows.map((r) => [positionKey(r), { offset: r.offset, committed: r.committed }]));
+    }
+    return this.cachedInputs;
   }
 
   positions(): InputPositions {
-    const rows = this.db.all<{ topic: string; partition: number; offset: number }>(sql`SELECT topic, partition, offset FROM input_positions`);
-    return Object.fromEntries(rows.map((r) => [positionKey(r), r.offset]));
+    const positions: InputPositions = {};
+    for (const [key, row] of this.inputs()) positions[key] = row.offset;
+    return positions;
   }
 
   writePositions(positions: InputPositions): void {
+    const inputs = this.inputs();
     for (const [key, offset] of Object.entries(positions)) {
       const { topic, partition } = parsePositionKey(key);
       this.db.run(sql`INSERT INTO input_positions (topic, partition, offset) VALUES (${topic}, ${partition}, ${offset})
                       ON CONFLICT (topic, partition) DO UPDATE SET offset = MAX(offset, excluded.offset)`);
+      const row = inputs.get(key);
+      if (row) row.offset = Math.max(row.offset, offset);
+      else inputs.set(key, { offset, committed: null });
     }
   }
 
@@ -192,18 +220,21 @@ export class TaskStorage {
    * before a wipe, or records that wrote no store would be processed again after one.
    */
   committedPositions(): InputPositions {
-    const rows = this.db.all<{ topic: string; partition: number; committed: number }>(
-      sql`SELECT topic, partition, committed FROM input_positions WHERE committed IS NOT NULL`,
-    );
-    return Object.fromEntries(rows.map((r) => [positionKey(r), r.committed]));
+    const committed: InputPositions = {};
+    for (const [key, row] of this.inputs()) if (row.committed !== null) committed[key] = row.committed;
+    return committed;
   }
 
   /** Notes that the group holds these offsets now (a committed offset only grows). */
   writeCommitted(positions: InputPositions): void {
+    const inputs = this.inputs();
     for (const [key, offset] of Object.entries(positions)) {
       const { topic, partition } = parsePositionKey(key);
       this.db.run(sql`INSERT INTO input_positions (topic, partition, offset, committed) VALUES (${topic}, ${partition}, ${offset}, ${offset})
                       ON CONFLICT (topic, partition) DO UPDATE SET committed = MAX(COALESCE(committed, 0), excluded.committed)`);
+      const row = inputs.get(key);
+      if (row) row.committed = Math.max(row.committed ?? 0, offset);
+      else inputs.set(key, { offset, committed: offset });
     }
   }
 
