@@ -100,6 +100,14 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   private reportSeq = Date.now() * 1_000;
   /** Each changelog's end as the last restore batch saw it (in memory, for reports). */
   private readonly changelogEnds = new Map<string, number>();
+  /**
+   * The alarm handler is running, and whether a wake-up came meanwhile: the handler arms the
+   * alarm for it as it ends, instead of each wake-up writing the alarm (a durable write) while
+   * the handler is busy with the input anyway. A handler that dies is retried by the runtime,
+   * and the partition wakes its subscribers again (its echo alarm).
+   */
+  private alarmRunning = false;
+  private wokenWhileRunning = false;
 
   constructor(
     ctx: DurableObjectState,
@@ -199,7 +207,8 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     const meta = this.task.meta();
     if (meta?.role !== "active") return null;
     const at = this.task.nextCommitAt();
-    await this.alarms.armBy(at);
+    if (this.alarmRunning) this.wokenWhileRunning = true;
+    else await this.alarms.armBy(at);
     return this.task.loaded ? at : null;
   }
 
@@ -216,6 +225,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       await this.schedule(RECOVERY_DELAY_MS);
       return;
     }
+    this.alarmRunning = true;
     try {
       const { outcome, lingering, synced } = await this.serial.run(async () => {
         const synced = await this.reconcileOutside();
@@ -233,6 +243,11 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       logEvent("task.alarm-failed", { ...this.identity(), error: String(error) }, "warn");
       await this.schedule(this.retryDelay());
     } finally {
+      this.alarmRunning = false;
+      if (this.wokenWhileRunning) {
+        this.wokenWhileRunning = false;
+        await this.alarms.armBy(this.task.nextCommitAt());
+      }
       await this.scheduleWake();
     }
     await this.reportShutdown();
@@ -410,8 +425,11 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     return result;
   }
   /**
-   * Runs steps while there is work, at most `maxSteps`. With `linger`, stops after a commit that
-   * took all the input there was while under load (`lingering`): the caller resumes a little later.
+   * Runs steps while there is work, at most `maxSteps`. With `linger` (the alarm), stops after a
+   * commit that took all the input there was: under load (`lingering`) the caller resumes a
+   * little later; otherwise input appended since wakes the instance (a log that wakes no one is
+   * polled, so there the steps go on until one finds nothing), and another fetch now would only
+   * find nothing.
    */
   private async steps(maxSteps: number, linger: boolean): Promise<{ worked: number; outcome: StepOutcome; lingering: boolean }> {
     const before = this.task.meta();
@@ -422,7 +440,10 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
         outcome = await this.task.step();
         if (outcome !== "more") break;
         worked++;
-        if (linger && this.task.loaded && !this.task.backlog) return { worked, outcome, lingering: true };
+        if (linger && !this.task.backlog) {
+          if (this.task.loaded) return { worked, outcome, lingering: true };
+          if (!this.polls) return { worked, outcome: "idle", lingering: false };
+        }
       }
     } finally {
       this.noteRunning(before);

@@ -1,0 +1,79 @@
+/**
+ * A task object's alarm and wake-ups (a log partition's call after an append). A wake-up while the
+ * alarm handler runs writes no alarm (the handler is busy with the input anyway); the handler arms
+ * the alarm for it as it ends, so what arrived after its last fetch is still looked at. And a
+ * handler whose commit took all the input waiting stops there: what comes next wakes it.
+ */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { TaskObject } from "../durable-objects/task-object";
+import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
+import { COORDINATOR_NAME, instanceName, partitionName } from "../src/names";
+import type { StepOutcome } from "../src/task/protocol";
+import { TestDriver } from "../src/testing/test-driver";
+import { keyOn } from "./support/keys";
+import { application } from "./support/orders-app";
+
+const driver = new TestDriver(env, application);
+
+async function activeOf(taskId: string): Promise<InstanceAssignment> {
+  return ((await env.COORDINATOR.getByName(COORDINATOR_NAME).assignments()) as InstanceAssignment[]).find((i) => i.taskId === taskId && i.role === "active")!;
+}
+
+describe("a wake-up while the alarm runs", () => {
+  it("writes no alarm then, and the alarm is armed as the handler ends", async () => {
+    await driver.instances();
+    await driver.runUntilQuiet();
+    // Task 0_3's input never had an append in this file: no partition wakes it behind the test's back.
+    const active = await activeOf("0_3");
+    await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object, state) => {
+      const instance = object as unknown as TaskObject;
+      // An idle alarm round arms nothing: the alarm seen below is the wake-up's.
+      await state.storage.deleteAlarm();
+      await instance.alarm();
+      expect(await state.storage.getAlarm()).toBeNull();
+
+      const before = Date.now();
+      const running = instance.alarm();
+      expect(await instance.wake()).toBeNull(); // an idle task relies on wake-ups
+      expect(await state.storage.getAlarm()).toBeNull();
+      await running;
+      const armed = await state.storage.getAlarm();
+      expect(armed).not.toBeNull();
+      expect(armed!).toBeGreaterThanOrEqual(before);
+
+      // With no alarm running, a wake-up arms it at once.
+      await state.storage.deleteAlarm();
+      await instance.alarm();
+      expect(await state.storage.getAlarm()).toBeNull();
+      await instance.wake();
+      expect(await state.storage.getAlarm()).not.toBeNull();
+    });
+  });
+
+  it("does not follow a commit that took all the input waiting with another fetch: what comes next wakes it", async () => {
+    await driver.instances();
+    await driver.runUntilQuiet();
+    const active = await activeOf("0_2");
+    const input = { topic: "orders", partition: 2 };
+    const key = keyOn(2, "once");
+    // No wake-up (nor the partition's echo of one) runs the instance's alarm behind the test's back.
+    await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
+    await driver.log.append(input, [{ key, value: '{"amount":3}' }]);
+    await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object, state) => {
+      const task = (object as unknown as { task: { step(): Promise<StepOutcome> } }).task;
+      const outcomes: StepOutcome[] = [];
+      const step = task.step.bind(task);
+      task.step = async () => {
+        const outcome = await step();
+        outcomes.push(outcome);
+        return outcome;
+      };
+      await state.storage.deleteAlarm();
+      await (object as unknown as TaskObject).alarm();
+      expect(outcomes).toEqual(["more"]);
+    });
+    expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 3 });
+  });
+});
