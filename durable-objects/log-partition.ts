@@ -18,6 +18,13 @@ import type { ObjectDirectory, PartitionCalls } from "./calls";
 
 /** After a failed maintenance step, the next try waits this long. */
 const MAINTENANCE_RETRY_MS = 30_000;
+/**
+ * The alarm's share of retention and compaction per invocation (a fifth of MAINTENANCE_BUDGET),
+ * more work arming it again at once: a slice runs synchronously and holds the object (and, under
+ * wrangler dev, every object of the Worker) meanwhile, so small slices let requests in between.
+ * A full budget took 30 ms here under load, longer than a query waits for anything else.
+ */
+const ALARM_MAINTENANCE_BUDGET = { indexRecords: 4_000, sweepRows: 40 } as const;
 /** After appends, subscribers are woken again this much later (a wake-up may be lost), then backing off while readers stay behind. */
 const ECHO_MS = 5_000;
 const MAX_ECHO_MS = 5 * 60_000;
@@ -154,7 +161,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp)))
       sooner(now + COORDINATOR_RETRY_MS);
     try {
-      sooner(this.store.maintain(tp, now, undefined, false).nextAt);
+      sooner(this.store.maintain(tp, now, ALARM_MAINTENANCE_BUDGET, false).nextAt);
     } catch (error) {
       logEvent("log.maintenance-failed", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
       sooner(now + MAINTENANCE_RETRY_MS);
