@@ -427,9 +427,9 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   /**
    * Runs steps while there is work, at most `maxSteps`. With `linger` (the alarm), stops after a
    * commit that took all the input there was: under load (`lingering`) the caller resumes a
-   * little later; otherwise input appended since wakes the instance (a log that wakes no one is
-   * polled, so there the steps go on until one finds nothing), and another fetch now would only
-   * find nothing.
+   * little later; otherwise, unless a wake-up came meanwhile, another fetch now would only find
+   * nothing, and what is appended next wakes the instance. (A log that wakes no one is polled:
+   * there the steps go on until one finds nothing.)
    */
   private async steps(maxSteps: number, linger: boolean): Promise<{ worked: number; outcome: StepOutcome; lingering: boolean }> {
     const before = this.task.meta();
@@ -442,7 +442,9 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
         worked++;
         if (linger && !this.task.backlog) {
           if (this.task.loaded) return { worked, outcome, lingering: true };
-          if (!this.polls) return { worked, outcome: "idle", lingering: false };
+          if (!this.polls && !this.wokenWhileRunning) return { worked, outcome: "idle", lingering: false };
+          // Input came meanwhile (or may have, with a polled log): the next step takes it now.
+          this.wokenWhileRunning = false;
         }
       }
     } finally {

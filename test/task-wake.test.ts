@@ -2,7 +2,8 @@
  * A task object's alarm and wake-ups (a log partition's call after an append). A wake-up while the
  * alarm handler runs writes no alarm (the handler is busy with the input anyway); the handler arms
  * the alarm for it as it ends, so what arrived after its last fetch is still looked at. And a
- * handler whose commit took all the input waiting stops there: what comes next wakes it.
+ * handler whose commit took all the input waiting stops there (what comes next wakes it), unless
+ * a wake-up came meanwhile: then it takes another step at once.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
@@ -75,5 +76,35 @@ describe("a wake-up while the alarm runs", () => {
       expect(outcomes).toEqual(["more"]);
     });
     expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 3 });
+  });
+
+  it("takes another step when a wake-up came during its commit: the input appended meanwhile", async () => {
+    await driver.instances();
+    await driver.runUntilQuiet();
+    const active = await activeOf("0_1");
+    const input = { topic: "orders", partition: 1 };
+    const key = keyOn(1, "twice");
+    await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
+    await driver.log.append(input, [{ key, value: '{"amount":3}' }]);
+    await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object, state) => {
+      const instance = object as unknown as TaskObject;
+      const task = (object as unknown as { task: { step(): Promise<StepOutcome> } }).task;
+      const outcomes: StepOutcome[] = [];
+      const step = task.step.bind(task);
+      task.step = async () => {
+        const outcome = await step();
+        outcomes.push(outcome);
+        // After the first commit another order arrives, and its wake-up with it (dropped at the partition, so made here).
+        if (outcomes.length === 1) {
+          await driver.log.append(input, [{ key, value: '{"amount":4}' }]);
+          await instance.wake();
+        }
+        return outcome;
+      };
+      await state.storage.deleteAlarm();
+      await instance.alarm();
+      expect(outcomes).toEqual(["more", "more"]);
+    });
+    expect(await driver.get("totals", key)).toEqual({ count: 2, sum: 7 });
   });
 });
