@@ -101,12 +101,11 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   /** Each changelog's end as the last restore batch saw it (in memory, for reports). */
   private readonly changelogEnds = new Map<string, number>();
   /**
-   * The alarm handler is running, and whether a wake-up came meanwhile: the handler arms the
-   * alarm for it as it ends, instead of each wake-up writing the alarm (a durable write) while
-   * the handler is busy with the input anyway. A handler that dies is retried by the runtime,
-   * and the partition wakes its subscribers again (its echo alarm).
+   * Runs in progress (the alarm's, or one a wake-up started), and whether a wake-up came
+   * meanwhile: a run takes another step for it, or arms the alarm as it ends, instead of each
+   * wake-up writing the alarm (a durable write) while a run is busy with the input anyway.
    */
-  private alarmRunning = false;
+  private running = 0;
   private wokenWhileRunning = false;
 
   constructor(
@@ -200,32 +199,44 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   }
 
   /**
-   * Input arrived (or may have): make sure an alarm will look soon. Under load that is the next
-   * commit, which the answer names: the partition need not wake the instance again before then.
+   * Input arrived (or may have). An instance that would look at once runs now, in the
+   * background of the answer, as its alarm would (no durable alarm write, no alarm to wait for);
+   * under load it looks at its next commit, which the answer names: the partition need not wake
+   * it again before then. A run that dies here is made up for as a lost wake-up is: the partition
+   * wakes its readers again while they lag.
    */
   async wake(): Promise<number | null> {
     const meta = this.task.meta();
     if (meta?.role !== "active") return null;
     const at = this.task.nextCommitAt();
-    if (this.alarmRunning) this.wokenWhileRunning = true;
-    else await this.alarms.armBy(at);
+    if (this.running > 0) this.wokenWhileRunning = true;
+    else if (at <= Date.now()) {
+      this.ctx.waitUntil(
+        this.run().catch((error: unknown) => logEvent("task.wake-run-failed", { ...this.identity(), error: String(error) }, "warn")),
+      );
+    } else await this.alarms.armBy(at);
     return this.task.loaded ? at : null;
   }
 
-  /**
-   * The object's one alarm: brings the outside in line with the instance's durable state (see
-   * `reconcileOutside`), then processes. It never fails: a failure is logged and the alarm armed
-   * again with a back-off (Cloudflare drops an alarm after 6 failed retries).
-   */
+  /** The object's one alarm: a run (see `run`). */
   override async alarm(): Promise<void> {
     this.alarms.fired();
+    await this.run();
+  }
+
+  /**
+   * Brings the outside in line with the instance's durable state (see `reconcileOutside`), then
+   * processes, and arms the alarm for what comes next. It never fails: a failure is logged and the
+   * alarm armed again with a back-off (Cloudflare drops an alarm after 6 failed retries).
+   */
+  private async run(): Promise<void> {
     // While a commit crash is planned, only `drain` runs commits, so the test chooses where it
     // dies; the alarm comes back for whatever work the crash leaves.
     if (isCommitStep(this.crashes.pending)) {
       await this.schedule(RECOVERY_DELAY_MS);
       return;
     }
-    this.alarmRunning = true;
+    this.running++;
     try {
       const { outcome, lingering, synced } = await this.serial.run(async () => {
         const synced = await this.reconcileOutside();
@@ -243,8 +254,8 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       logEvent("task.alarm-failed", { ...this.identity(), error: String(error) }, "warn");
       await this.schedule(this.retryDelay());
     } finally {
-      this.alarmRunning = false;
-      if (this.wokenWhileRunning) {
+      this.running--;
+      if (this.wokenWhileRunning && this.running === 0) {
         this.wokenWhileRunning = false;
         await this.alarms.armBy(this.task.nextCommitAt());
       }

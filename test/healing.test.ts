@@ -1,12 +1,14 @@
 /**
  * Progress that heals itself: wake-ups lost on the way (the fault route `POST /admin/wakes/drop`,
  * API v1.1) never strand input — a partition wakes its readers again after appends, backing off
- * while their committed offset stays behind — and a standby whose registration is checked again
- * looks at its changelog again.
+ * while their committed offset stays behind; nor does a run that a wake-up started and that died —
+ * and a standby whose registration is checked again looks at its changelog again.
  */
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { TaskObject } from "../durable-objects/task-object";
+import { partitionName } from "../src/names";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call, json } from "./support/api";
@@ -40,6 +42,36 @@ describe("lost wake-ups", { timeout: 60_000 }, () => {
       "the orders to be processed",
     );
     for (const key of keys) expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 6 });
+  });
+
+  it("input whose wake-up started a run that died before its commit is still processed, later", async () => {
+    const keys = keysOn(3, 2, "run-died");
+    const active = (await driver.instances()).find((i) => i.taskId === "0_3" && i.role === "active")!;
+    await driver.runUntilQuiet();
+    await runDurableObjectAlarm(driver.task(active));
+    expect(await runInDurableObject(driver.task(active), (_o, state) => state.storage.getAlarm())).toBeNull();
+    // The partition's own wake-up is dropped; the one made here starts a run (no alarm is
+    // written for it), and the object dies while that run waits for its fetch.
+    await env.LOG_PARTITION.getByName(partitionName({ topic: "orders", partition: 3 })).dropWakes(1_000);
+    await driver.log.append(
+      { topic: "orders", partition: 3 },
+      keys.map((key) => ({ key, value: JSON.stringify({ amount: 4 }) })),
+    );
+    await runInDurableObject(driver.task(active), async (object, state) => {
+      await (object as unknown as TaskObject).wake();
+      expect(await state.storage.getAlarm()).toBeNull();
+      state.abort("injected crash: during a wake-up's run");
+    }).catch(() => undefined);
+    for (const key of keys) expect(await driver.get("totals", key)).toBeUndefined();
+    await until(
+      async () => {
+        const tasks = (await json<{ tasks: { id: string; role: string; lag: number }[] }>(await call("/tasks"))).tasks;
+        return tasks.find((t) => t.id === "0_3" && t.role === "active")?.lag === 0;
+      },
+      30_000,
+      "the orders to be processed",
+    );
+    for (const key of keys) expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 4 });
   });
 
   it("refuses a bad body with 400", async () => {

@@ -1,9 +1,9 @@
 /**
- * A task object's alarm and wake-ups (a log partition's call after an append). A wake-up while the
- * alarm handler runs writes no alarm (the handler is busy with the input anyway); the handler arms
- * the alarm for it as it ends, so what arrived after its last fetch is still looked at. And a
- * handler whose commit took all the input waiting stops there (what comes next wakes it), unless
- * a wake-up came meanwhile: then it takes another step at once.
+ * A task object's alarm and wake-ups (a log partition's call after an append). A wake-up with no
+ * run in progress starts one at once, without a durable alarm write; one that comes while a run
+ * (the alarm's, or a wake-up's) is in progress writes nothing either: the run takes another step
+ * for it, or arms the alarm as it ends, so what arrived after its last fetch is still looked at.
+ * A run whose commit took all the input waiting, with no wake-up meanwhile, stops there.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
@@ -14,6 +14,7 @@ import { COORDINATOR_NAME, instanceName, partitionName } from "../src/names";
 import type { StepOutcome } from "../src/task/protocol";
 import { TestDriver } from "../src/testing/test-driver";
 import { keyOn } from "./support/keys";
+import { until } from "./support/until";
 import { application } from "./support/orders-app";
 
 const driver = new TestDriver(env, application);
@@ -22,8 +23,8 @@ async function activeOf(taskId: string): Promise<InstanceAssignment> {
   return ((await env.COORDINATOR.getByName(COORDINATOR_NAME).assignments()) as InstanceAssignment[]).find((i) => i.taskId === taskId && i.role === "active")!;
 }
 
-describe("a wake-up while the alarm runs", () => {
-  it("writes no alarm then, and the alarm is armed as the handler ends", async () => {
+describe("a task object's wake-ups and alarm", () => {
+  it("a wake-up while the alarm runs writes no alarm then; the alarm is armed as the run ends", async () => {
     await driver.instances();
     await driver.runUntilQuiet();
     // Task 0_3's input never had an append in this file: no partition wakes it behind the test's back.
@@ -43,14 +44,40 @@ describe("a wake-up while the alarm runs", () => {
       const armed = await state.storage.getAlarm();
       expect(armed).not.toBeNull();
       expect(armed!).toBeGreaterThanOrEqual(before);
+    });
+  });
 
-      // With no alarm running, a wake-up arms it at once.
+  it("with no run in progress, runs at once in the background of its answer, writing no alarm", async () => {
+    await driver.instances();
+    await driver.runUntilQuiet();
+    const active = await activeOf("0_0");
+    const input = { topic: "orders", partition: 0 };
+    const key = keyOn(0, "kicked");
+    await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
+    await driver.log.append(input, [{ key, value: '{"amount":5}' }]);
+    await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object, state) => {
+      const instance = object as unknown as TaskObject;
+      const task = (object as unknown as { task: { step(): Promise<StepOutcome> } }).task;
+      const outcomes: StepOutcome[] = [];
+      const step = task.step.bind(task);
+      task.step = async () => {
+        const outcome = await step();
+        outcomes.push(outcome);
+        return outcome;
+      };
       await state.storage.deleteAlarm();
-      await instance.alarm();
+      await instance.alarm(); // takes the order: the store is current, nothing is armed
+      expect(outcomes).toEqual(["more"]);
+      await driver.log.append(input, [{ key, value: '{"amount":6}' }]);
+      outcomes.length = 0;
       expect(await state.storage.getAlarm()).toBeNull();
       await instance.wake();
-      expect(await state.storage.getAlarm()).not.toBeNull();
+      expect(await state.storage.getAlarm()).toBeNull();
+      await until(async () => outcomes.length > 0, 10_000, "the wake-up's run to take a step");
+      expect(outcomes[0]).toBe("more");
     });
+    await until(async () => (await driver.get<{ count: number }>("totals", key))?.count === 2, 10_000, "the second order in the store");
+    expect(await driver.get("totals", key)).toEqual({ count: 2, sum: 11 });
   });
 
   it("does not follow a commit that took all the input waiting with another fetch: what comes next wakes it", async () => {
