@@ -211,9 +211,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     const at = this.task.nextCommitAt();
     if (this.running > 0) this.wokenWhileRunning = true;
     else if (at <= Date.now()) {
-      this.ctx.waitUntil(
-        this.run().catch((error: unknown) => logEvent("task.wake-run-failed", { ...this.identity(), error: String(error) }, "warn")),
-      );
+      this.ctx.waitUntil(this.run().catch((error: unknown) => logEvent("task.wake-run-failed", { ...this.identity(), error: String(error) }, "warn")));
     } else await this.alarms.armBy(at);
     return this.task.loaded ? at : null;
   }
