@@ -434,8 +434,8 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     return result;
   }
   /**
-   * Runs steps while there is work, at most `maxSteps`. With `linger` (the alarm), stops after a
-   * commit that took all the input there was: under load (`lingering`) the caller resumes a
+   * Runs steps while there is work, at most `maxSteps`. With `linger` (a run: the alarm's or a
+   * wake-up's), stops after a commit that took all the input there was: under load (`lingering`) the caller resumes a
    * little later; otherwise, unless a wake-up came meanwhile, another fetch now would only find
    * nothing, and what is appended next wakes the instance. (A log that wakes no one is polled:
    * there the steps go on until one finds nothing.)
