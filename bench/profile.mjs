@@ -8,15 +8,20 @@
  *
  * PROFILE_RECORDS (50000), PROFILE_BATCH (1000), PROFILE_OUT (write the .cpuprofile there, to
  * open in Chrome DevTools), PROFILE_CACHED=1 (profile bench/cached-app, the store behind the record
- * cache) tune it.
+ * cache) tune it. PROFILE_LOAD_RATE=5000 profiles the e2e-load scenario's load instead (its loader:
+ * that many orders/s in batches of 100 over all four partitions, for PROFILE_LOAD_SECONDS, 10);
+ * PROFILE_HEAP=file.json also samples the heap over the same span (what is still live at its end,
+ * after a collection, by allocating stack; V8's sampling heap profile format).
  */
 import { writeFile } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws"; // a dependency of wrangler; Node 20 has no WebSocket client of its own
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { call } from "./lib/client.mjs";
 import { freePort, startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
 import { envInt, note, waitFor } from "./lib/stats.mjs";
+import { loaderKeys, startLoader } from "./scenarios/e2e-load.mjs";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 
@@ -150,7 +155,9 @@ function summarize(profile, maps = new Map()) {
 }
 
 async function main() {
-  const records = envInt("PROFILE_RECORDS", 50_000);
+  let records = envInt("PROFILE_RECORDS", 50_000);
+  const loadRate = envInt("PROFILE_LOAD_RATE", 0);
+  const loadSeconds = envInt("PROFILE_LOAD_SECONDS", 10);
   const batch = envInt("PROFILE_BATCH", 1000);
   const bench = await startBenchWorker({ root });
   const inspectorPort = await freePort();
@@ -170,8 +177,8 @@ async function main() {
         "lag 0",
         async () => {
           const { body } = await call(app.baseUrl, "GET", "/tasks", { token: app.token });
-          const task = body.tasks.find((t) => t.id === "0_0" && t.role === "active");
-          return task?.lag === 0 ? task : undefined;
+          const active = body.tasks.filter((t) => t.role === "active");
+          return active.length > 0 && active.every((t) => t.lag === 0) ? active : undefined;
         },
         { timeoutMs: 300_000, intervalMs: 5 },
       );
@@ -182,12 +189,31 @@ async function main() {
     await devtools.send("Profiler.enable");
     await devtools.send("Profiler.setSamplingInterval", { interval: 200 });
     await devtools.send("Profiler.start");
+    if (process.env.PROFILE_HEAP) {
+      await devtools.send("HeapProfiler.enable");
+      await devtools.send("HeapProfiler.startSampling", { samplingInterval: 16_384 });
+    }
     const started = performance.now();
-    for (const body of bodies) await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body });
+    if (loadRate > 0) {
+      const loader = startLoader(app, await loaderKeys(bench.baseUrl), { rate: loadRate, batch: 100 });
+      await sleep(loadSeconds * 1000); // the span of the load, not a wait for an outcome
+      const load = await loader.stop();
+      records = load.accepted;
+      const sorted = [...load.requestMs].sort((a, b) => a - b);
+      note(
+        `load: ${load.accepted} orders accepted at ${loadRate}/s; ingest requests p50 ${sorted[sorted.length >> 1].toFixed(1)} ms, p99 ${sorted[Math.floor(sorted.length * 0.99)].toFixed(1)} ms`,
+      );
+    } else for (const body of bodies) await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body });
     const ingested = performance.now();
     await lagZero();
     const done = performance.now();
     const { profile } = await devtools.send("Profiler.stop");
+    if (process.env.PROFILE_HEAP) {
+      await devtools.send("HeapProfiler.collectGarbage");
+      const { profile: heap } = await devtools.send("HeapProfiler.getSamplingProfile");
+      await writeFile(process.env.PROFILE_HEAP, JSON.stringify(heap));
+      note(`heap after a collection: ${JSON.stringify(await devtools.send("Runtime.getHeapUsage"))}`);
+    }
     const maps = await moduleMaps(devtools, profile);
     devtools.close();
     note(

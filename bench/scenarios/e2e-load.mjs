@@ -41,7 +41,7 @@ const DRAIN_TIMEOUT_MS = 120_000;
  * waits for the requests in flight and resolves to the loader's counts, or rejects with the first
  * failure. `failure` is that failure as soon as it happens (undefined until then).
  */
-function startLoader(app, keys, { rate, batch }) {
+export function startLoader(app, keys, { rate, batch }) {
   const intervalMs = (batch / rate) * 1000;
   const added = new Map();
   const inFlight = new Set();
@@ -129,6 +129,18 @@ function startLoader(app, keys, { rate, batch }) {
   };
 }
 
+/** The loader's customers: 250 per partition of `orders`, interleaved so that each batch spreads evenly over the partitions. */
+export async function loaderKeys(baseUrl) {
+  const perPartition = await Promise.all(
+    Array.from(
+      { length: PARTITIONS },
+      async (_, p) =>
+        (await call(baseUrl, "GET", `/bench/keys?partitions=${PARTITIONS}&partition=${p}&count=${LOADER_KEYS_PER_PARTITION}&prefix=load-`)).body.keys,
+    ),
+  );
+  return perPartition[0].flatMap((_, i) => perPartition.map((ks) => ks[i]));
+}
+
 async function activeTasks(app) {
   const { body } = await call(app.baseUrl, "GET", "/tasks", { token: app.token });
   const active = body.tasks.filter((t) => t.role === "active");
@@ -148,21 +160,13 @@ export async function run({ baseUrl, app: startApp }) {
   const batch = envInt("BENCH_E2E_LOAD_BATCH", 100);
   const customers = envInt("BENCH_E2E_CUSTOMERS", 10);
   const keys = await latencyKeys(baseUrl, customers, "latency-load-");
-  // The loader's customers, interleaved so that each batch spreads evenly over the partitions.
-  const perPartition = await Promise.all(
-    Array.from(
-      { length: PARTITIONS },
-      async (_, p) =>
-        (await call(baseUrl, "GET", `/bench/keys?partitions=${PARTITIONS}&partition=${p}&count=${LOADER_KEYS_PER_PARTITION}&prefix=load-`)).body.keys,
-    ),
-  );
-  const loaderKeys = perPartition[0].flatMap((_, i) => perPartition.map((ks) => ks[i]));
+  const loaderCustomers = await loaderKeys(baseUrl);
   const app = await startApp();
-  const checkKey = loaderKeys[1]; // a customer of partition 1
+  const checkKey = loaderCustomers[1]; // a customer of partition 1
   const before = await total(app, checkKey);
 
-  note(`e2e-load: loader at ${rate} orders/s (batches of ${batch}) over ${loaderKeys.length} customers on ${PARTITIONS} partitions`);
-  const loader = startLoader(app, loaderKeys, { rate, batch });
+  note(`e2e-load: loader at ${rate} orders/s (batches of ${batch}) over ${loaderCustomers.length} customers on ${PARTITIONS} partitions`);
+  const loader = startLoader(app, loaderCustomers, { rate, batch });
   let sampled;
   let sampleError;
   try {
