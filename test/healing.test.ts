@@ -8,6 +8,7 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TaskObject } from "../durable-objects/task-object";
+import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { partitionName } from "../src/names";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "./support/orders-app";
@@ -17,14 +18,31 @@ import { until } from "./support/until";
 
 const driver = new TestDriver(env, application);
 
+/** The task's active instance, quiet: every task caught up, and no alarm of it left from before (only a wake-up could start it). */
+async function quietActive(taskId: string): Promise<InstanceAssignment> {
+  const active = (await driver.instances()).find((i) => i.taskId === taskId && i.role === "active")!;
+  await driver.runUntilQuiet();
+  await runDurableObjectAlarm(driver.task(active));
+  expect(await runInDurableObject(driver.task(active), (_o, state) => state.storage.getAlarm())).toBeNull();
+  return active;
+}
+
+/** Waits (bounded) until `GET /tasks` shows the task's active instance with lag 0. */
+async function activeCaughtUp(taskId: string): Promise<void> {
+  await until(
+    async () => {
+      const tasks = (await json<{ tasks: { id: string; role: string; lag: number }[] }>(await call("/tasks"))).tasks;
+      return tasks.find((t) => t.id === taskId && t.role === "active")?.lag === 0;
+    },
+    30_000,
+    `task ${taskId}'s orders to be processed`,
+  );
+}
+
 describe("lost wake-ups", { timeout: 60_000 }, () => {
   it("input appended while wake-ups are dropped is still processed, later, with nothing driving it", async () => {
     const keys = keysOn(1, 3, "woken-late");
-    const active = (await driver.instances()).find((i) => i.taskId === "0_1" && i.role === "active")!;
-    await driver.runUntilQuiet();
-    // No alarm of the task is left from before: only a wake-up could start it.
-    await runDurableObjectAlarm(driver.task(active));
-    expect(await runInDurableObject(driver.task(active), (_o, state) => state.storage.getAlarm())).toBeNull();
+    const active = await quietActive("0_1");
     const dropped = await call("/admin/wakes/drop", { body: { seconds: 2 } });
     expect(dropped.status).toBe(200);
     expect(await json(dropped)).toMatchObject({ dropping: 2 });
@@ -33,23 +51,13 @@ describe("lost wake-ups", { timeout: 60_000 }, () => {
       { topic: "orders", partition: 1 },
       keys.map((key) => ({ key, value: JSON.stringify({ amount: 6 }) })),
     );
-    await until(
-      async () => {
-        const tasks = (await json<{ tasks: { id: string; role: string; lag: number }[] }>(await call("/tasks"))).tasks;
-        return tasks.find((t) => t.id === "0_1" && t.role === "active")?.lag === 0;
-      },
-      30_000,
-      "the orders to be processed",
-    );
+    await activeCaughtUp("0_1");
     for (const key of keys) expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 6 });
   });
 
   it("input whose wake-up started a run that died before its commit is still processed, later", async () => {
     const keys = keysOn(3, 2, "run-died");
-    const active = (await driver.instances()).find((i) => i.taskId === "0_3" && i.role === "active")!;
-    await driver.runUntilQuiet();
-    await runDurableObjectAlarm(driver.task(active));
-    expect(await runInDurableObject(driver.task(active), (_o, state) => state.storage.getAlarm())).toBeNull();
+    const active = await quietActive("0_3");
     // The partition's own wake-up is dropped; the one made here starts a run (no alarm is
     // written for it), and the object dies while that run waits for its fetch.
     await env.LOG_PARTITION.getByName(partitionName({ topic: "orders", partition: 3 })).dropWakes(1_000);
@@ -63,14 +71,7 @@ describe("lost wake-ups", { timeout: 60_000 }, () => {
       state.abort("injected crash: during a wake-up's run");
     }).catch(() => undefined);
     for (const key of keys) expect(await driver.get("totals", key)).toBeUndefined();
-    await until(
-      async () => {
-        const tasks = (await json<{ tasks: { id: string; role: string; lag: number }[] }>(await call("/tasks"))).tasks;
-        return tasks.find((t) => t.id === "0_3" && t.role === "active")?.lag === 0;
-      },
-      30_000,
-      "the orders to be processed",
-    );
+    await activeCaughtUp("0_3");
     for (const key of keys) expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 4 });
   });
 

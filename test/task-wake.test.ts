@@ -23,6 +23,42 @@ async function activeOf(taskId: string): Promise<InstanceAssignment> {
   return ((await env.COORDINATOR.getByName(COORDINATOR_NAME).assignments()) as InstanceAssignment[]).find((i) => i.taskId === taskId && i.role === "active")!;
 }
 
+type Partition = { topic: string; partition: number };
+
+/**
+ * Task `0_<partition>`'s active instance with an order of `amount` for `key` waiting in its input:
+ * the partition's wake-ups are dropped (nothing runs the instance behind the test's back), its
+ * alarm deleted, and the outcome of each step it takes is pushed to `outcomes`, then
+ * `afterStep(outcomes)` runs.
+ */
+async function withWaitingOrder(
+  partition: number,
+  key: string,
+  amount: number,
+  body: (t: { instance: TaskObject; state: DurableObjectState; input: Partition; outcomes: StepOutcome[] }) => Promise<void>,
+  afterStep: (outcomes: StepOutcome[]) => Promise<void> = async () => {},
+): Promise<void> {
+  await driver.instances();
+  await driver.runUntilQuiet();
+  const active = await activeOf(`0_${partition}`);
+  const input = { topic: "orders", partition };
+  await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
+  await driver.log.append(input, [{ key, value: JSON.stringify({ amount }) }]);
+  await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object, state) => {
+    const task = (object as unknown as { task: { step(): Promise<StepOutcome> } }).task;
+    const outcomes: StepOutcome[] = [];
+    const step = task.step.bind(task);
+    task.step = async () => {
+      const outcome = await step();
+      outcomes.push(outcome);
+      await afterStep(outcomes);
+      return outcome;
+    };
+    await state.storage.deleteAlarm();
+    await body({ instance: object as unknown as TaskObject, state, input, outcomes });
+  });
+}
+
 describe("a task object's wake-ups and alarm", () => {
   it("a wake-up while the alarm runs writes no alarm then; the alarm is armed as the run ends", async () => {
     await driver.instances();
@@ -48,24 +84,8 @@ describe("a task object's wake-ups and alarm", () => {
   });
 
   it("with no run in progress, runs at once in the background of its answer, writing no alarm", async () => {
-    await driver.instances();
-    await driver.runUntilQuiet();
-    const active = await activeOf("0_0");
-    const input = { topic: "orders", partition: 0 };
     const key = keyOn(0, "kicked");
-    await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
-    await driver.log.append(input, [{ key, value: '{"amount":5}' }]);
-    await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object, state) => {
-      const instance = object as unknown as TaskObject;
-      const task = (object as unknown as { task: { step(): Promise<StepOutcome> } }).task;
-      const outcomes: StepOutcome[] = [];
-      const step = task.step.bind(task);
-      task.step = async () => {
-        const outcome = await step();
-        outcomes.push(outcome);
-        return outcome;
-      };
-      await state.storage.deleteAlarm();
+    await withWaitingOrder(0, key, 5, async ({ instance, state, input, outcomes }) => {
       await instance.alarm(); // takes the order: the store is current, nothing is armed
       expect(outcomes).toEqual(["more"]);
       await driver.log.append(input, [{ key, value: '{"amount":6}' }]);
@@ -81,57 +101,33 @@ describe("a task object's wake-ups and alarm", () => {
   });
 
   it("does not follow a commit that took all the input waiting with another fetch: what comes next wakes it", async () => {
-    await driver.instances();
-    await driver.runUntilQuiet();
-    const active = await activeOf("0_2");
-    const input = { topic: "orders", partition: 2 };
     const key = keyOn(2, "once");
-    // No wake-up (nor the partition's echo of one) runs the instance's alarm behind the test's back.
-    await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
-    await driver.log.append(input, [{ key, value: '{"amount":3}' }]);
-    await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object, state) => {
-      const task = (object as unknown as { task: { step(): Promise<StepOutcome> } }).task;
-      const outcomes: StepOutcome[] = [];
-      const step = task.step.bind(task);
-      task.step = async () => {
-        const outcome = await step();
-        outcomes.push(outcome);
-        return outcome;
-      };
-      await state.storage.deleteAlarm();
-      await (object as unknown as TaskObject).alarm();
+    await withWaitingOrder(2, key, 3, async ({ instance, outcomes }) => {
+      await instance.alarm();
       expect(outcomes).toEqual(["more"]);
     });
     expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 3 });
   });
 
   it("takes another step when a wake-up came during its commit: the input appended meanwhile", async () => {
-    await driver.instances();
-    await driver.runUntilQuiet();
-    const active = await activeOf("0_1");
-    const input = { topic: "orders", partition: 1 };
     const key = keyOn(1, "twice");
-    await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
-    await driver.log.append(input, [{ key, value: '{"amount":3}' }]);
-    await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object, state) => {
-      const instance = object as unknown as TaskObject;
-      const task = (object as unknown as { task: { step(): Promise<StepOutcome> } }).task;
-      const outcomes: StepOutcome[] = [];
-      const step = task.step.bind(task);
-      task.step = async () => {
-        const outcome = await step();
-        outcomes.push(outcome);
-        // After the first commit another order arrives, and its wake-up with it (dropped at the partition, so made here).
-        if (outcomes.length === 1) {
-          await driver.log.append(input, [{ key, value: '{"amount":4}' }]);
-          await instance.wake();
-        }
-        return outcome;
-      };
-      await state.storage.deleteAlarm();
-      await instance.alarm();
-      expect(outcomes).toEqual(["more", "more"]);
-    });
+    let instance: TaskObject | undefined;
+    await withWaitingOrder(
+      1,
+      key,
+      3,
+      async (t) => {
+        instance = t.instance;
+        await t.instance.alarm();
+        expect(t.outcomes).toEqual(["more", "more"]);
+      },
+      // After the first commit another order arrives, and its wake-up with it (dropped at the partition, so made here).
+      async (outcomes) => {
+        if (outcomes.length !== 1) return;
+        await driver.log.append({ topic: "orders", partition: 1 }, [{ key, value: '{"amount":4}' }]);
+        await instance!.wake();
+      },
+    );
     expect(await driver.get("totals", key)).toEqual({ count: 2, sum: 7 });
   });
 });
