@@ -5,7 +5,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { EarliestAlarm } from "../src/util/alarm";
 import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
-import { PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
+import { ALARM_MAINTENANCE_BUDGET, PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
 import type { TopicConfig } from "../src/log/topic-config";
 import { logEvent } from "../src/util/log";
 import { backoffDelay } from "../src/util/backoff";
@@ -18,13 +18,6 @@ import type { ObjectDirectory, PartitionCalls } from "./calls";
 
 /** After a failed maintenance step, the next try waits this long. */
 const MAINTENANCE_RETRY_MS = 30_000;
-/**
- * The alarm's share of retention and compaction per invocation (a fifth of MAINTENANCE_BUDGET),
- * more work arming it again at once: a slice runs synchronously and holds the object (and, under
- * wrangler dev, every object of the Worker) meanwhile, so small slices let requests in between.
- * A full budget took 30 ms here under load, longer than a query waits for anything else.
- */
-const ALARM_MAINTENANCE_BUDGET = { indexRecords: 4_000, sweepRows: 40 } as const;
 /** After appends, subscribers are woken again this much later (a wake-up may be lost), then backing off while readers stay behind. */
 const ECHO_MS = 5_000;
 const MAX_ECHO_MS = 5 * 60_000;

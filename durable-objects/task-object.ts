@@ -10,6 +10,7 @@
  * `"retry"` uncaught-error policy (`StreamTask.wakeAt`).
  */
 import { DurableObject } from "cloudflare:workers";
+import { WakeRuns } from "../src/task/wake-runs";
 import { EarliestAlarm } from "../src/util/alarm";
 import { LogUnavailable } from "../src/log/errors";
 import {
@@ -100,13 +101,8 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   private reportSeq = Date.now() * 1_000;
   /** Each changelog's end as the last restore batch saw it (in memory, for reports). */
   private readonly changelogEnds = new Map<string, number>();
-  /**
-   * Runs in progress (the alarm's, or one a wake-up started), and whether a wake-up came
-   * meanwhile: a run takes another step for it, or arms the alarm as it ends, instead of each
-   * wake-up writing the alarm (a durable write) while a run is busy with the input anyway.
-   */
-  private running = 0;
-  private wokenWhileRunning = false;
+  /** How wake-ups meet runs in progress (src/task/wake-runs.ts). */
+  private readonly wakeRuns = new WakeRuns();
 
   constructor(
     ctx: DurableObjectState,
@@ -209,10 +205,10 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     const meta = this.task.meta();
     if (meta?.role !== "active") return null;
     const at = this.task.nextCommitAt();
-    if (this.running > 0) this.wokenWhileRunning = true;
-    else if (at <= Date.now()) {
+    const action = this.wakeRuns.wake(at, Date.now());
+    if (action === "run") {
       this.ctx.waitUntil(this.run().catch((error: unknown) => logEvent("task.wake-run-failed", { ...this.identity(), error: String(error) }, "warn")));
-    } else await this.alarms.armBy(at);
+    } else if (action === "arm") await this.alarms.armBy(at);
     return this.task.loaded ? at : null;
   }
 
@@ -234,7 +230,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       await this.schedule(RECOVERY_DELAY_MS);
       return;
     }
-    this.running++;
+    this.wakeRuns.started();
     try {
       const { outcome, lingering, synced } = await this.serial.run(async () => {
         const synced = await this.reconcileOutside();
@@ -252,11 +248,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       logEvent("task.alarm-failed", { ...this.identity(), error: String(error) }, "warn");
       await this.schedule(this.retryDelay());
     } finally {
-      this.running--;
-      if (this.wokenWhileRunning && this.running === 0) {
-        this.wokenWhileRunning = false;
-        await this.alarms.armBy(this.task.nextCommitAt());
-      }
+      if (this.wakeRuns.ended()) await this.alarms.armBy(this.task.nextCommitAt());
       await this.scheduleWake();
     }
     await this.reportShutdown();
@@ -451,9 +443,9 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
         worked++;
         if (linger && !this.task.backlog) {
           if (this.task.loaded) return { worked, outcome, lingering: true };
-          if (!this.polls && !this.wokenWhileRunning) return { worked, outcome: "idle", lingering: false };
           // Input came meanwhile (or may have, with a polled log): the next step takes it now.
-          this.wokenWhileRunning = false;
+          const woken = this.wakeRuns.takeWoken();
+          if (!this.polls && !woken) return { worked, outcome: "idle", lingering: false };
         }
       }
     } finally {

@@ -51,8 +51,8 @@ export class TaskStorage {
   /** The meta row as last read or written (null: not known, read it). */
   private cachedMeta: TaskMeta | undefined | null = null;
   /**
-   * The checkpoints and input positions as last read or written (null: not known, read them).
-   * Every commit, fetch, send and report reads them; only this object writes them.
+   * The checkpoints as last read or written, and the input positions as last read (null: not
+   * known, read them). Every commit, fetch, send and report reads them; only this object writes them.
    */
   private cachedCheckpoints: Map<string, number> | null = null;
   private cachedInputs: Map<string, { offset: number; committed: number | null }> | null = null;
@@ -202,15 +202,13 @@ export class TaskStorage {
   }
 
   writePositions(positions: InputPositions): void {
-    const inputs = this.inputs();
     for (const [key, offset] of Object.entries(positions)) {
       const { topic, partition } = parsePositionKey(key);
       this.db.run(sql`INSERT INTO input_positions (topic, partition, offset) VALUES (${topic}, ${partition}, ${offset})
                       ON CONFLICT (topic, partition) DO UPDATE SET offset = MAX(offset, excluded.offset)`);
-      const row = inputs.get(key);
-      if (row) row.offset = Math.max(row.offset, offset);
-      else inputs.set(key, { offset, committed: null });
     }
+    // Read again once: the table's rules (offsets only grow) stay in one place, the SQL.
+    this.cachedInputs = null;
   }
 
   /**
@@ -227,15 +225,12 @@ export class TaskStorage {
 
   /** Notes that the group holds these offsets now (a committed offset only grows). */
   writeCommitted(positions: InputPositions): void {
-    const inputs = this.inputs();
     for (const [key, offset] of Object.entries(positions)) {
       const { topic, partition } = parsePositionKey(key);
       this.db.run(sql`INSERT INTO input_positions (topic, partition, offset, committed) VALUES (${topic}, ${partition}, ${offset}, ${offset})
                       ON CONFLICT (topic, partition) DO UPDATE SET committed = MAX(COALESCE(committed, 0), excluded.committed)`);
-      const row = inputs.get(key);
-      if (row) row.committed = Math.max(row.committed ?? 0, offset);
-      else inputs.set(key, { offset, committed: offset });
     }
+    this.cachedInputs = null;
   }
 
   /**
