@@ -7,6 +7,7 @@
 import type { Application } from "../src/application";
 import type { Config } from "../src/config";
 import type { ApplicationShutdown, InstanceAssignment } from "../src/coordinator/coordinator-store";
+import type { PushedFetch } from "../src/log/pushed-fetches";
 import type { Log, TopicPartition } from "../src/log/types";
 import type { Registration } from "../src/restore/registry";
 import type { CorruptedInstance } from "../src/restore/restorer";
@@ -28,9 +29,10 @@ export interface TaskObjectCalls {
   /**
    * Input arrived (or may have). Answers the time before which the instance looks at its input
    * anyway (a task under load, its alarm armed for its next commit), so that wake-ups until then
-   * can be skipped; null when it relies on wake-ups.
+   * can be skipped; null when it relies on wake-ups. After an append, `pushed` is the fetch a
+   * caught-up instance would make next (src/log/pushed-fetches.ts).
    */
-  wake(): Promise<number | null>;
+  wake(pushed?: PushedFetch): Promise<number | null>;
 }
 
 /** A task's request to shut the whole application down (its uncaught error chose `"shutdown-application"`). */

@@ -14,6 +14,7 @@ import type { AppendOrigin } from "../src/log/durable-log";
 import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "../src/log/types";
 import { isRestoreWorkerName } from "../src/names";
 import { WakeUps } from "../src/log/wake-ups";
+import { pushAfterAppend } from "../src/log/pushed-fetches";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
 
 /** After a failed maintenance step, the next try waits this long. */
@@ -111,7 +112,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (!result.ok) return result;
     if (config) this.store.configure(tp, config);
     if (!result.value.duplicate) {
-      this.wakeSubscribers(tp);
+      this.wakeSubscribers(tp, result.value);
       // Only the application's own appends make its tasks (see AppendOrigin): an external
       // producer may be another deployment using this log, whose tasks read these partitions.
       if (origin !== "external" && this.coordinatorMustHear(tp)) {
@@ -217,18 +218,23 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   /**
    * Wakes every subscriber after the append is acknowledged: task instances reading this
    * partition, and restore workers (`restore@…`) keeping standbys on it. A failed wake-up only
-   * delays work.
+   * delays work. After an append (`appended`), task instances get the fetch they would make next
+   * with their wake-up (see src/log/pushed-fetches.ts).
    */
-  private wakeSubscribers(tp: TopicPartition): void {
+  private wakeSubscribers(tp: TopicPartition, appended?: AppendResult): void {
     const now = Date.now();
     if (now < this.dropWakesUntil) return;
     const names = this.subscribers.list().filter((name) => this.wakeUps.needed(name, now));
     if (names.length === 0) return;
+    const pushed =
+      appended && names.some((name) => !isRestoreWorkerName(name))
+        ? pushAfterAppend(tp, appended, (at, offset, bounds) => this.store.fetchEncoded(at, offset, bounds))
+        : undefined;
     const wake = async (name: string) => {
       for (let attempt = 0; ; attempt++) {
         try {
           if (isRestoreWorkerName(name)) return await this.objects.restoreWorker(name).wake(tp);
-          this.wakeUps.answered(name, await this.objects.taskObject(name).wake());
+          this.wakeUps.answered(name, await this.objects.taskObject(name).wake(pushed));
           return;
         } catch (error) {
           const delay = WAKE_RETRY_MS[attempt];
@@ -237,6 +243,9 @@ export class LogPartition extends DurableObject implements PartitionCalls {
         }
       }
     };
+    // A pushed fetch hands records over, which must be durable first: the runtime holds an
+    // object's outgoing RPC calls until its output gate opens (its writes so far are durable),
+    // so the wake-up leaves no sooner. (Awaiting storage.sync() first measured slower under load.)
     this.ctx.waitUntil(Promise.allSettled(names.map(wake)));
   }
 

@@ -1,16 +1,19 @@
 /**
  * `TaskObject`: one instance of one stream task at one placement (named `<task>@<placement>`).
  * The class wires storage, alarms and RPC to `StreamTask`; lifecycle operations run one at a
- * time. Processing is driven by the object itself: an alarm runs steps while there is input and
- * is not re-armed when there is none, so an idle task costs nothing; appends to its input wake it.
+ * time. Processing is driven by the object itself: appends to its input wake it (a wake-up runs
+ * steps while there is input), an in-memory timer with the alarm behind it looks again at what is
+ * due, and nothing is armed when nothing is, so an idle task costs nothing.
  * An idle task processes what arrives at once; a task under load (see `StreamTask.loaded`) lets
  * input gather for the commit interval (`COMMIT_INTERVAL_MS`, Kafka's `commit.interval.ms`) before
  * its next commit, so that it commits less often, with more (and its record cache collapses more).
  * The same one alarm serves every wall-clock punctuator of the task and the back-off of the
- * `"retry"` uncaught-error policy (`StreamTask.wakeAt`).
+ * `"retry"` uncaught-error policy (`StreamTask.timersDueAt`).
  */
 import { DurableObject } from "cloudflare:workers";
 import { WakeRuns } from "../src/task/wake-runs";
+import { EarliestTimer } from "../src/util/timer";
+import type { PushedFetch } from "../src/log/pushed-fetches";
 import { EarliestAlarm } from "../src/util/alarm";
 import { LogUnavailable } from "../src/log/errors";
 import {
@@ -62,6 +65,13 @@ const RESTORING_CHECK_MS = 2_000;
 /** Polling a remote log that sends no wake-ups: the first wait after finding nothing, doubling up to MAX_POLL_MS. */
 const POLL_MS = 500;
 const MAX_POLL_MS = 15_000;
+/**
+ * What the log also brings an instance back for (input waiting under load, output lingering, input
+ * progress due: its input partitions wake readers that lag) is looked at by an in-memory timer;
+ * the alarm stands behind it this much later, in case the object dies first: one durable alarm
+ * per few seconds of a busy instance, not one per commit interval.
+ */
+const BACKSTOP_MS = 5_000;
 /** Key in the object's KV storage: the state of the instance that the outside was last brought in line with. */
 const SYNCED_KEY = "synced";
 /** The longest back-off between attempts of the `"retry"` policy (it doubles from RETRY_BACKOFF_MS). */
@@ -81,6 +91,8 @@ export interface InstanceMetrics extends TaskDescription {
 export class TaskObject extends DurableObject implements TaskObjectCalls {
   /** The object's one alarm (see EarliestAlarm). */
   private readonly alarms = new EarliestAlarm(this.ctx.storage);
+  /** Looks again, in memory, at what the log also brings the instance back for (see BACKSTOP_MS). */
+  private readonly timer = new EarliestTimer(() => this.lookNow());
   private readonly task: StreamTask;
   private readonly serial = new Serial();
   /** Crashes planned by the fault route and tests: at a commit step of the next commit `drain` runs, or at a lifecycle step. */
@@ -199,16 +211,17 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
    * background of the answer, as its alarm would (no durable alarm write, no alarm to wait for);
    * under load it looks at its next commit, which the answer names: the partition need not wake
    * it again before then. A run that dies here is made up for as a lost wake-up is: the partition
-   * wakes its readers again while they lag.
+   * wakes its readers again while they lag. `pushed`, after an append, is the fetch a caught-up
+   * instance makes next: its run takes the input from it without calling the partition.
    */
-  async wake(): Promise<number | null> {
+  async wake(pushed?: PushedFetch): Promise<number | null> {
     const meta = this.task.meta();
     if (meta?.role !== "active") return null;
+    if (pushed) this.task.offerFetch(pushed);
     const at = this.task.nextCommitAt();
     const action = this.wakeRuns.wake(at, Date.now());
-    if (action === "run") {
-      this.ctx.waitUntil(this.run().catch((error: unknown) => logEvent("task.wake-run-failed", { ...this.identity(), error: String(error) }, "warn")));
-    } else if (action === "arm") await this.alarms.armBy(at);
+    if (action === "run") this.runInBackground();
+    else if (action === "arm") await this.lookBy(at);
     return this.task.loaded ? at : null;
   }
 
@@ -238,7 +251,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       });
       this.failures = synced ? 0 : this.failures + 1;
       if (!synced) await this.schedule(this.retryDelay());
-      if (lingering) await this.alarms.armBy(this.task.nextCommitAt());
+      if (lingering) await this.lookBy(this.task.nextCommitAt());
       else if (outcome === "more") await this.schedule(0);
       await this.scheduleRestoringCheck();
       await this.schedulePoll(outcome);
@@ -326,10 +339,36 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     if (outcome === "idle") await this.schedule(backoffDelay(POLL_MS, MAX_POLL_MS, this.idlePolls - 1));
   }
 
-  /** Arms the alarm for the task's next punctuation or retry, if it has one (and nothing sooner is set). */
+  /**
+   * Arms the alarm for the task's next punctuation or retry, if it has one (and nothing sooner is
+   * set); progress owed to the log is looked at with `lookBy`.
+   */
   private async scheduleWake(): Promise<void> {
-    const at = this.task.wakeAt();
-    if (at !== undefined) await this.schedule(Math.max(0, at - Date.now()));
+    const timers = this.task.timersDueAt();
+    if (timers !== undefined) await this.schedule(Math.max(0, timers - Date.now()));
+    const progress = this.task.progressDueAt();
+    if (progress !== undefined) await this.lookBy(progress);
+  }
+
+  /**
+   * Looks again by `at` at what the log also brings the instance back for: with the in-memory
+   * timer, the alarm behind it (BACKSTOP_MS). A remote log wakes no one: there the alarm does it.
+   */
+  private async lookBy(at: number): Promise<void> {
+    if (this.polls) return this.schedule(Math.max(0, at - Date.now()));
+    await this.schedule(Math.max(0, at + BACKSTOP_MS - Date.now()));
+    this.timer.armBy(at);
+  }
+
+  /** The timer fired: as a wake-up that looks now (a run in progress takes it, see WakeRuns). */
+  private lookNow(): void {
+    const now = Date.now();
+    if (this.wakeRuns.wake(now, now) === "run") this.runInBackground();
+  }
+
+  /** A run in the background of the current call (a wake-up's or the timer's); one that dies is made up for as a lost wake-up is. */
+  private runInBackground(): void {
+    this.ctx.waitUntil(this.run().catch((error: unknown) => logEvent("task.background-run-failed", { ...this.identity(), error: String(error) }, "warn")));
   }
 
   /**

@@ -75,6 +75,32 @@ describe("lost wake-ups", { timeout: 60_000 }, () => {
     for (const key of keys) expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 4 });
   });
 
+  it("output lingering when its object dies is sent anyway: the alarm stands behind the in-memory timer", async () => {
+    const [first, second] = keysOn(2, 2, "linger-died");
+    const active = await quietActive("0_2");
+    const input = { topic: "orders", partition: 2 };
+    await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(1_000);
+    const output = async (key: string) => (await driver.read("totals")).filter((r) => r.key === key).length;
+    let seen: { first: number; second: number; alarm: number | null; at: number } | undefined;
+    await runInDurableObject(driver.task(active), async (object, state) => {
+      const instance = object as unknown as TaskObject;
+      // A send lingers this long after the last one (the default, 100 ms, is too short to look at).
+      (object as unknown as { task: { options: { lingerMs: number } } }).task.options.lingerMs = 1_500;
+      await driver.log.append(input, [{ key: first!, value: JSON.stringify({ amount: 9 }) }]);
+      await instance.alarm(); // sent at once: nothing was sent lately
+      await driver.log.append(input, [{ key: second!, value: JSON.stringify({ amount: 8 }) }]);
+      await instance.alarm(); // lingers
+      seen = { first: await output(first!), second: await output(second!), alarm: await state.storage.getAlarm(), at: Date.now() };
+      state.abort("injected crash: while output lingers");
+    }).catch(() => undefined);
+    expect(seen).toMatchObject({ first: 1, second: 0 });
+    // The in-memory timer was to look when the send is due (within 1.5 s); the alarm only 5 s after that.
+    expect(seen!.alarm).toBeGreaterThan(seen!.at + 4_000);
+    // Nothing here calls the coordinator or the instance: the partition wakes its reader, whose group offset lags, or the alarm does.
+    await until(async () => (await output(second!)) === 1, 30_000, "the lingering output to be sent");
+    expect(await driver.get("totals", second!)).toEqual({ count: 1, sum: 8 });
+  });
+
   it("refuses a bad body with 400", async () => {
     expect((await call("/admin/wakes/drop", { body: { seconds: -1 } })).status).toBe(400);
     expect((await call("/admin/wakes/drop", { body: {} })).status).toBe(400);

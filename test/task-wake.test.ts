@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import type { TaskObject } from "../durable-objects/task-object";
 import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME, instanceName, partitionName } from "../src/names";
+import type { Log } from "../src/log/types";
 import type { StepOutcome } from "../src/task/protocol";
 import { TestDriver } from "../src/testing/test-driver";
 import { keyOn } from "./support/keys";
@@ -129,5 +130,52 @@ describe("a task object's wake-ups and alarm", () => {
       },
     );
     expect(await driver.get("totals", key)).toEqual({ count: 2, sum: 7 });
+  });
+
+  it("a wake-up after an append carries the fetch: its run takes the order from it without calling the partition", async () => {
+    const key = keyOn(3, "pushed");
+    const input = { topic: "orders", partition: 3 };
+    await driver.instances();
+    await driver.runUntilQuiet();
+    await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(0);
+    const active = await activeOf("0_3");
+    await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object) => {
+      // The instance's log (the host's): its fetches from the input partition are counted.
+      const log = (object as unknown as { task: { options: { log: Log } } }).task.options.log;
+      const fetch = log.fetch;
+      const fetched: number[] = [];
+      log.fetch = (tp, offset, bounds) => {
+        if (tp.topic === input.topic && tp.partition === input.partition) fetched.push(offset);
+        return fetch.call(log, tp, offset, bounds);
+      };
+      try {
+        await driver.log.append(input, [{ key, value: '{"amount":8}' }]);
+        await until(async () => (await driver.get<{ count: number }>("totals", key))?.count === 1, 10_000, "the order in the store");
+      } finally {
+        log.fetch = fetch;
+      }
+      expect(fetched).toEqual([]);
+    });
+    expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 8 });
+  });
+
+  it("output lingering after a run is sent by the in-memory timer, the alarm standing behind it untouched", async () => {
+    const first = keyOn(1, "linger-first");
+    const second = keyOn(1, "linger-second");
+    const output = async (key: string) => (await driver.read("totals")).filter((r) => r.key === key).length;
+    await withWaitingOrder(1, first, 2, async ({ instance, state, input }) => {
+      // A send lingers this long after the last one (the default, 100 ms, is too short to look at).
+      (instance as unknown as { task: { options: { lingerMs: number } } }).task.options.lingerMs = 1_500;
+      await instance.alarm(); // sent at once: nothing was sent lately
+      await driver.log.append(input, [{ key: second, value: '{"amount":3}' }]);
+      await instance.alarm(); // lingers
+      expect(await output(second)).toBe(0);
+      const alarm = await state.storage.getAlarm();
+      expect(alarm).toBeGreaterThan(Date.now() + 4_000);
+      await until(async () => (await output(second)) === 1, 10_000, "the lingering output to be sent", 50);
+      // Sent by the timer: the alarm never fired (it is still armed, for the same time).
+      expect(await state.storage.getAlarm()).toBe(alarm);
+    });
+    expect(await output(first)).toBe(1);
   });
 });

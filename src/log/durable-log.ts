@@ -5,7 +5,7 @@
  */
 import { partitionName } from "../names";
 import { LogUnavailable, unwrap, type Outcome } from "./errors";
-import { decodeBatches, encodeRecords, type EncodedFetch } from "./record-batch";
+import { decodeFetch, encodeRecords, type EncodedFetch } from "./record-batch";
 import type { PartitionStats } from "./partition-store";
 import type { TopicConfig } from "./topic-config";
 import type { TopicCatalog } from "./topics";
@@ -103,8 +103,7 @@ export class DurableLog<P = PartitionObject> implements Log {
 
   /** Stored batches cross encoded, and are decoded here. */
   async fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult> {
-    const { batches, ...rest } = await this.call(tp, (s, at) => s.readEncoded(at, offset, bounds));
-    return { records: decodeBatches(batches), ...rest };
+    return decodeFetch(await this.call(tp, (s, at) => s.readEncoded(at, offset, bounds)));
   }
 
   offsets(tp: TopicPartition): Promise<OffsetRange> {

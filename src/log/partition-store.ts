@@ -15,7 +15,7 @@ import { Sql, sql, type StorageLike } from "../storage/sql";
 import { DuplicateSequenceMismatch, InvalidRecord, OffsetOutOfRange, OutOfOrderSequence, ProducerFenced, UnknownTopicOrPartition } from "./errors";
 import { compactionDue, survivors, type LatestRecord } from "./compaction";
 import { checkBatch } from "./records";
-import { decodeBatches, parseEntries, sameEntry, toEntry, type CheckedEntries, type EncodedBatch, type EncodedFetch, type Entry } from "./record-batch";
+import { decodeFetch, parseEntries, sameEntry, toEntry, type CheckedEntries, type EncodedBatch, type EncodedFetch, type Entry } from "./record-batch";
 import { entryOffset, firstEntryAt, isTombstone, splitIntoRows, type StoredRow } from "./stored-batch";
 import { compacts, deletes, type TopicConfig } from "./topic-config";
 import {
@@ -419,8 +419,7 @@ export class PartitionStore {
   }
 
   fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): FetchResult {
-    const { batches, ...rest } = this.fetchEncoded(tp, offset, bounds);
-    return { records: decodeBatches(batches), ...rest };
+    return decodeFetch(this.fetchEncoded(tp, offset, bounds));
   }
 
   /**

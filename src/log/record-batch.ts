@@ -11,7 +11,7 @@
  */
 import { InvalidRecord, RecordTooLarge } from "./errors";
 import { MAX_RECORD_BYTES, utf8Length } from "./records";
-import type { Header, LogRecord, ProducerRecord } from "./types";
+import type { FetchResult, Header, LogRecord, ProducerRecord } from "./types";
 
 export type Entry =
   | [key: string | null, value: string, timestamp: number | null]
@@ -182,4 +182,9 @@ export function decodeBatches(batches: readonly EncodedBatch[]): LogRecord[] {
     }
   }
   return records;
+}
+
+/** An encoded fetch with its records decoded. */
+export function decodeFetch({ batches, ...rest }: EncodedFetch): FetchResult {
+  return { records: decodeBatches(batches), ...rest };
 }

@@ -19,7 +19,7 @@ const INCARNATIONS_PER_EPOCH = 1_000_000;
 /**
  * The default commit interval (`COMMIT_INTERVAL_MS`). A task's input progress goes to the group at
  * most once per commit interval (Kafka Streams commits offsets
- * every `commit.interval.ms`, 100 ms under exactly-once); an idle task's alarm comes back for what
+ * every `commit.interval.ms`, 100 ms under exactly-once); an idle task looks again for what
  * is left (see `offsetsDueAt`), and a revocation or wipe commits at once. The group's offset only
  * says what a reader of the group may skip: the instance resumes from its own positions, and a
  * wiped one from those its restored changelog carries (I5), so a later commit loses and doubles

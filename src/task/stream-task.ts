@@ -8,6 +8,7 @@
  */
 import type { Application } from "../application";
 import { InvalidRecord, LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "../log/errors";
+import { PushedFetches, type PushedFetch } from "../log/pushed-fetches";
 import type { Log, LogRecord, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
 import type { InputRecord, TaskEventMetrics, TaskProcessor } from "../streams/runtime/types";
@@ -86,6 +87,8 @@ export class StreamTask {
   private pace = { loaded: false, backlog: false };
   /** When a step last sent the outbox (in memory: a restarted instance sends at once); see `lingerMs`. */
   private sentAt = -Infinity;
+  /** Fetches the input partitions made as they appended, for the next fetch from there (src/log/pushed-fetches.ts). */
+  private readonly pushed = new PushedFetches();
 
   constructor(private readonly options: TaskOptions) {
     this.counters = new TaskCounters(options.clock);
@@ -275,7 +278,7 @@ export class StreamTask {
     const records = await this.fetchBatch(meta);
     if (this.storage.meta()?.failure) return "blocked";
     // Caught up: the group hears of the input processed once due (lag 0 means processed and
-    // committed); the alarm comes back for it (`wakeAt`).
+    // committed); the instance looks again for it (`progressDueAt`).
     if (records.length === 0) await this.sender.commitInputOffsets("due");
     const now = this.now();
     const current = this.processor?.incarnation === meta.incarnation ? this.processor.processor : undefined;
@@ -410,23 +413,52 @@ export class StreamTask {
   /**
    * When the instance must look again though nothing wakes it: the end of a retry back-off or of a
    * lingering send, its earliest wall-clock punctuation, or input progress due to go to the group.
-   * Undefined when nothing is due (an idle task costs nothing).
+   * Undefined when nothing is due (an idle task costs nothing). The earlier of `timersDueAt` and
+   * `progressDueAt`.
    */
   wakeAt(): number | undefined {
-    const meta = this.storage.meta();
-    if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || meta.failure) return undefined;
+    const at = Math.min(this.timersDueAt() ?? Infinity, this.progressDueAt() ?? Infinity);
+    return at === Infinity ? undefined : at;
+  }
+
+  /** `wakeAt`'s own timers, which nothing but the instance keeps: the end of a retry back-off, else its earliest wall-clock punctuation. */
+  timersDueAt(): number | undefined {
+    if (!this.running()) return undefined;
     const retry = this.backoff.waitingUntil(this.now());
-    if (retry !== undefined) return Math.min(retry, this.sendDueAt() ?? Infinity);
-    const punctuation = this.processor?.incarnation === meta.incarnation ? this.processor.processor.nextWallClockPunctuationMs() : undefined;
-    const due = [punctuation, this.sender.offsetsDueAt(), this.sendDueAt()].filter((at) => at !== undefined);
-    return due.length === 0 ? undefined : Math.min(...due);
+    if (retry !== undefined) return retry;
+    const meta = this.storage.meta()!;
+    return this.processor?.incarnation === meta.incarnation ? this.processor.processor.nextWallClockPunctuationMs() : undefined;
+  }
+
+  /**
+   * `wakeAt`'s progress owed to the log: output lingering, and input progress due to go to the
+   * group (not while a retry backs off). Until both are done the group's offset stays behind the
+   * input, and the input partition wakes its readers again while they lag (after a restart too).
+   */
+  progressDueAt(): number | undefined {
+    if (!this.running()) return undefined;
+    const send = this.sendDueAt();
+    if (this.backoff.waitingUntil(this.now()) !== undefined) return send;
+    const at = Math.min(send ?? Infinity, this.sender.offsetsDueAt() ?? Infinity);
+    return at === Infinity ? undefined : at;
+  }
+
+  /** An active instance that is RUNNING and not stopped by a failure: the only kind with work due. */
+  private running(): boolean {
+    const meta = this.storage.meta();
+    return meta !== undefined && meta.role === "active" && meta.state === "RUNNING" && !meta.failure;
+  }
+
+  /** An input partition's fetch as it appended: the next fetch from there uses it instead of calling the log (kept only while the instance runs). */
+  offerFetch(pushed: PushedFetch): void {
+    if (this.running()) this.pushed.offer(pushed, this.now());
   }
 
   /** Input of one partition from `offset`, and how many records were waiting there (`latest - offset`). */
   private async fetchInput(tp: TopicPartition, offset: number, maxRecords: number): Promise<{ records: InputRecord[]; waiting: number }> {
     const bounds = { maxRecords, maxBytes: this.options.maxBatchBytes ?? 1 << 20 };
     const read = async (from: number) => {
-      const { records, latest } = await this.options.log.fetch(tp, from, bounds);
+      const { records, latest } = this.pushed.take(tp, from, bounds, this.now()) ?? (await this.options.log.fetch(tp, from, bounds));
       this.inputEnds.set(positionKey(tp), latest);
       return { records: records.map((r) => toInput(tp, r)), waiting: Math.max(records.length, latest - from) };
     };
@@ -459,6 +491,7 @@ export class StreamTask {
    */
   wipe(): TaskMeta {
     this.dropProcessor();
+    this.pushed.clear();
     this.storage.transaction(() => {
       const meta = this.storage.meta();
       if (!meta) return;

@@ -1,0 +1,106 @@
+/**
+ * Fetches a partition made for its readers as it appended: the wake-up after an append carries
+ * the fetch a caught-up reader would make next (from the append's first offset, taken at once),
+ * so the reader processes it without a round trip back to the partition. A push is only an
+ * earlier fetch: a reader uses one when it would fetch from exactly there with bounds that take
+ * no fewer records, and soon after it came; otherwise it fetches as always. Kept in memory; lost
+ * with a restart.
+ */
+import { decodeFetch, type EncodedFetch } from "./record-batch";
+import type { AppendResult, FetchBounds, FetchResult, TopicPartition } from "./types";
+
+/** What a wake-up after an append carries: the partition's fetch from `from` with `bounds`, which reached the end of the log. */
+export interface PushedFetch {
+  readonly tp: TopicPartition;
+  readonly from: number;
+  readonly bounds: FetchBounds;
+  readonly fetch: EncodedFetch;
+}
+
+/** A partition pushes the records it just appended when they are at most this many bytes (a reader's default fetch takes 1 MiB). */
+export const PUSH_MAX_BYTES = 256 * 1024;
+
+/** Pushes kept per partition: wake-ups may overtake each other, and one may come during a run. */
+const KEPT_PER_PARTITION = 4;
+
+/**
+ * A push older than this is not used: it stands for a fetch made when it was, and records may
+ * have gone since (retention, `deleteRecordsBefore`) — a reader that waited that long fetches.
+ */
+export const PUSH_MAX_AGE_MS = 1_000;
+
+/**
+ * What a partition pushes after `appended`: its fetch from the append's first offset, made at
+ * once (nothing else can have been appended), when it takes the whole append within
+ * `PUSH_MAX_BYTES`; undefined otherwise (readers fetch as always).
+ */
+export function pushAfterAppend(
+  tp: TopicPartition,
+  appended: AppendResult,
+  fetchEncoded: (tp: TopicPartition, offset: number, bounds: FetchBounds) => EncodedFetch,
+): PushedFetch | undefined {
+  const bounds = { maxRecords: appended.count, maxBytes: PUSH_MAX_BYTES };
+  const fetch = fetchEncoded(tp, appended.baseOffset, bounds);
+  return fetch.nextOffset === fetch.latest ? { tp: { topic: tp.topic, partition: tp.partition }, from: appended.baseOffset, bounds, fetch } : undefined;
+}
+
+/** A push and when it was received. */
+interface Kept {
+  readonly push: PushedFetch;
+  readonly at: number;
+}
+
+const keyOf = (tp: TopicPartition) => `${tp.topic}/${tp.partition}`;
+
+/**
+ * Whether `push` holds exactly what a fetch from `from` with `bounds` would have returned when
+ * it was made: the push reached the end of the log, its bytes bound is no larger (so every
+ * record it took fits), and it holds no more records than `bounds` take.
+ */
+export function answers(push: PushedFetch, from: number, bounds: FetchBounds, records: number): boolean {
+  return push.from === from && push.fetch.nextOffset === push.fetch.latest && push.bounds.maxBytes <= bounds.maxBytes && records <= bounds.maxRecords;
+}
+
+/** A reader's pushed fetches, per input partition (see the module's comment). */
+export class PushedFetches {
+  private readonly byPartition = new Map<string, Kept[]>();
+
+  /** Keeps `push`, received at `now` (the newest few per partition). */
+  offer(push: PushedFetch, now: number): void {
+    const key = keyOf(push.tp);
+    const kept = (this.byPartition.get(key) ?? []).filter((p) => p.push.from !== push.from);
+    kept.push({ push, at: now });
+    if (kept.length > KEPT_PER_PARTITION) kept.shift();
+    this.byPartition.set(key, kept);
+  }
+
+  /**
+   * The fetch from `from` with `bounds`, if a push answers it (it is used once); pushes the
+   * reader has passed are dropped, and those still ahead of it are kept.
+   */
+  take(tp: TopicPartition, from: number, bounds: FetchBounds, now: number): FetchResult | undefined {
+    const key = keyOf(tp);
+    const kept = this.byPartition.get(key);
+    if (!kept) return undefined;
+    const fresh = kept.filter((p) => now - p.at <= PUSH_MAX_AGE_MS);
+    const ahead = fresh.filter((p) => p.push.from > from);
+    const here = fresh.find((p) => p.push.from === from)?.push;
+    if (ahead.length > 0) this.byPartition.set(key, ahead);
+    else this.byPartition.delete(key);
+    if (!here) return undefined;
+    const result = decodeFetch(here.fetch);
+    return answers(here, from, bounds, result.records.length) ? result : undefined;
+  }
+
+  /** Forgets every push (the reader's positions start again: a wipe). */
+  clear(): void {
+    this.byPartition.clear();
+  }
+
+  /** Pushes kept (tests). */
+  get size(): number {
+    let n = 0;
+    for (const kept of this.byPartition.values()) n += kept.length;
+    return n;
+  }
+}

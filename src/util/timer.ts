@@ -1,0 +1,34 @@
+/**
+ * An in-memory timer armed at the earliest time anyone asked for: `EarliestAlarm` without the
+ * storage write, and gone with the object. Only for work that something durable also brings back
+ * (a restarted object must not depend on it).
+ */
+export class EarliestTimer {
+  private at = Infinity;
+  private handle: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly fire: () => void,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** Fires at `at`, unless it is armed sooner. */
+  armBy(at: number): void {
+    if (at >= this.at) return;
+    if (this.handle !== undefined) clearTimeout(this.handle);
+    this.at = at;
+    this.handle = setTimeout(
+      () => {
+        this.at = Infinity;
+        this.handle = undefined;
+        this.fire();
+      },
+      Math.max(0, at - this.clock()),
+    );
+  }
+
+  /** When it fires; undefined when not armed. */
+  get armedAt(): number | undefined {
+    return this.at === Infinity ? undefined : this.at;
+  }
+}
