@@ -28,7 +28,7 @@ export interface TaskObjectCalls {
   applyRestoreBatch(batch: RestoreBatch): Promise<RestoreReply>;
   /**
    * Input arrived (or may have). Answers the time before which the instance looks at its input
-   * anyway (a task under load, its alarm armed for its next commit), so that wake-ups until then
+   * anyway (a task under load looks at its next commit), so that wake-ups until then
    * can be skipped; null when it relies on wake-ups. After an append, `pushed` is the fetch a
    * caught-up instance would make next (src/log/pushed-fetches.ts).
    */

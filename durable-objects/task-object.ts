@@ -3,7 +3,7 @@
  * The class wires storage, alarms and RPC to `StreamTask`; lifecycle operations run one at a
  * time. Processing is driven by the object itself: appends to its input wake it (a wake-up runs
  * steps while there is input), an in-memory timer with the alarm behind it looks again at what is
- * due, and nothing is armed when nothing is, so an idle task costs nothing.
+ * due, and once nothing is due nothing is armed again, so an idle task costs nothing.
  * An idle task processes what arrives at once; a task under load (see `StreamTask.loaded`) lets
  * input gather for the commit interval (`COMMIT_INTERVAL_MS`, Kafka's `commit.interval.ms`) before
  * its next commit, so that it commits less often, with more (and its record cache collapses more).

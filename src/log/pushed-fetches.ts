@@ -54,11 +54,13 @@ const keyOf = (tp: TopicPartition) => `${tp.topic}/${tp.partition}`;
 
 /**
  * Whether `push` holds exactly what a fetch from `from` with `bounds` would have returned when
- * it was made: the push reached the end of the log, its bytes bound is no larger (so every
- * record it took fits), and it holds no more records than `bounds` take.
+ * it was made: the push reached the end of the log, and its bounds take no more than `bounds`
+ * (every record it took fits them, and no record it left out was there to take).
  */
-export function answers(push: PushedFetch, from: number, bounds: FetchBounds, records: number): boolean {
-  return push.from === from && push.fetch.nextOffset === push.fetch.latest && push.bounds.maxBytes <= bounds.maxBytes && records <= bounds.maxRecords;
+function answers(push: PushedFetch, from: number, bounds: FetchBounds): boolean {
+  return (
+    push.from === from && push.fetch.nextOffset === push.fetch.latest && push.bounds.maxBytes <= bounds.maxBytes && push.bounds.maxRecords <= bounds.maxRecords
+  );
 }
 
 /** A reader's pushed fetches, per input partition (see the module's comment). */
@@ -87,9 +89,7 @@ export class PushedFetches {
     const here = fresh.find((p) => p.push.from === from)?.push;
     if (ahead.length > 0) this.byPartition.set(key, ahead);
     else this.byPartition.delete(key);
-    if (!here) return undefined;
-    const result = decodeFetch(here.fetch);
-    return answers(here, from, bounds, result.records.length) ? result : undefined;
+    return here && answers(here, from, bounds) ? decodeFetch(here.fetch) : undefined;
   }
 
   /** Forgets every push (the reader's positions start again: a wipe). */

@@ -25,11 +25,6 @@ export class WakeRuns {
     return lookAt <= now ? "run" : "arm";
   }
 
-  /** Whether a run is in progress. */
-  get inProgress(): boolean {
-    return this.running > 0;
-  }
-
   started(): void {
     this.running++;
   }
