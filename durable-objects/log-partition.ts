@@ -218,23 +218,22 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   /**
    * Wakes every subscriber after the append is acknowledged: task instances reading this
    * partition, and restore workers (`restore@…`) keeping standbys on it. A failed wake-up only
-   * delays work. After an append (`appended`), task instances get the fetch they would make next
-   * with their wake-up (see src/log/pushed-fetches.ts).
+   * delays work. After an append (`appended`), task instances that are not under load get the
+   * fetch they would make next with their wake-up (see src/log/pushed-fetches.ts).
    */
   private wakeSubscribers(tp: TopicPartition, appended?: AppendResult): void {
     const now = Date.now();
     if (now < this.dropWakesUntil) return;
     const names = this.subscribers.list().filter((name) => this.wakeUps.needed(name, now));
     if (names.length === 0) return;
+    const pushedTo = (name: string) => !isRestoreWorkerName(name) && this.wakeUps.wantsPush(name);
     const pushed =
-      appended && names.some((name) => !isRestoreWorkerName(name))
-        ? pushAfterAppend(tp, appended, (at, offset, bounds) => this.store.fetchEncoded(at, offset, bounds))
-        : undefined;
+      appended && names.some(pushedTo) ? pushAfterAppend(tp, appended, (at, offset, bounds) => this.store.fetchEncoded(at, offset, bounds)) : undefined;
     const wake = async (name: string) => {
       for (let attempt = 0; ; attempt++) {
         try {
           if (isRestoreWorkerName(name)) return await this.objects.restoreWorker(name).wake(tp);
-          this.wakeUps.answered(name, await this.objects.taskObject(name).wake(pushed));
+          this.wakeUps.answered(name, await this.objects.taskObject(name).wake(pushedTo(name) ? pushed : undefined));
           return;
         } catch (error) {
           const delay = WAKE_RETRY_MS[attempt];

@@ -34,4 +34,17 @@ describe("WakeUps", () => {
     wakeUps.answered("t@a", null);
     expect(wakeUps.needed("t@a", 1_000)).toBe(true);
   });
+
+  it("pushes the next fetch only to subscribers that did not say they are under load", () => {
+    const wakeUps = new WakeUps();
+    expect(wakeUps.wantsPush("t@a")).toBe(true);
+    wakeUps.answered("t@a", 1_100);
+    expect(wakeUps.wantsPush("t@a")).toBe(false);
+    // Woken again near its time, it is still under load until it answers otherwise.
+    expect(wakeUps.needed("t@a", 1_100)).toBe(true);
+    expect(wakeUps.wantsPush("t@a")).toBe(false);
+    wakeUps.answered("t@a", null);
+    expect(wakeUps.wantsPush("t@a")).toBe(true);
+    expect(wakeUps.wantsPush("u@a")).toBe(true);
+  });
 });

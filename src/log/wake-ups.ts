@@ -15,6 +15,8 @@ export const WAKE_MARGIN_MS = 20;
 export class WakeUps {
   /** Per subscriber, when it said it looks at its input anyway. */
   private readonly lookingAt = new Map<string, number>();
+  /** Subscribers whose last answer said they are under load (until they answer otherwise). */
+  private readonly busy = new Set<string>();
 
   /** Whether an append at `now` must wake `name`. */
   needed(name: string, now: number): boolean {
@@ -27,7 +29,20 @@ export class WakeUps {
 
   /** `name` answered a wake-up: it looks at its input by `at` anyway, or (null) it relies on wake-ups. */
   answered(name: string, at: number | null): void {
-    if (at === null) this.lookingAt.delete(name);
-    else this.lookingAt.set(name, at);
+    if (at === null) {
+      this.lookingAt.delete(name);
+      this.busy.delete(name);
+    } else {
+      this.lookingAt.set(name, at);
+      this.busy.add(name);
+    }
+  }
+
+  /**
+   * Whether a wake-up of `name` should carry the fetch it makes next (src/log/pushed-fetches.ts):
+   * not for a subscriber under load, which fetches a backlog at its next commit and would drop it.
+   */
+  wantsPush(name: string): boolean {
+    return !this.busy.has(name);
   }
 }
