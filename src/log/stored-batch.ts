@@ -15,6 +15,8 @@ import { utf8Length } from "./records";
 /** Largest row: a batch's encoded records plus 8 bytes per record (its size and its offset). */
 export const MAX_ROW_BYTES = 1024 * 1024;
 const PER_ENTRY_BYTES = 8;
+/** UTF-8 bytes of one UTF-16 code unit at most (a surrogate pair's two units make 4). */
+const MAX_UTF8_BYTES_PER_UNIT = 3;
 
 /** A stored row, as read. */
 export interface StoredRow {
@@ -53,7 +55,10 @@ export interface RowChunk {
 
 /** Whether a batch of `count` records, encoded as `encoded`, fits in one row as it is. */
 export function fitsInOneRow(encoded: string, count: number): boolean {
-  return utf8Length(encoded) + PER_ENTRY_BYTES * count <= MAX_ROW_BYTES;
+  const perEntry = PER_ENTRY_BYTES * count;
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: most batches fit by their length alone, unscanned.
+  if (MAX_UTF8_BYTES_PER_UNIT * encoded.length + perEntry <= MAX_ROW_BYTES) return true;
+  return utf8Length(encoded) + perEntry <= MAX_ROW_BYTES;
 }
 
 /**

@@ -11,6 +11,7 @@ import { DuplicateSequenceMismatch, InvalidRecord, OffsetOutOfRange } from "../.
 import { PartitionStore } from "../../src/log/partition-store";
 import { parseEntries } from "../../src/log/record-batch";
 import { utf8Length } from "../../src/log/records";
+import { fitsInOneRow, MAX_ROW_BYTES } from "../../src/log/stored-batch";
 import { TopicCatalog } from "../../src/log/topics";
 import type { ProducerRecord } from "../../src/log/types";
 
@@ -212,6 +213,24 @@ describe("utf8Length", () => {
   it("counts UTF-8 bytes as TextEncoder does, ASCII or not", () => {
     const texts = ["", "abc", "customer-42", "\u007f", "é", "ü-x", "€", "日本語", "😀", "a😀b", "\ud83d", "x\udc00y", "\u0000\u0080\u07ff\u0800\uffff"];
     for (const text of texts) expect(utf8Length(text), JSON.stringify(text)).toBe(new TextEncoder().encode(text).length);
+  });
+});
+
+describe("fitsInOneRow", () => {
+  it("agrees with the exact UTF-8 size at the row cap, for texts short enough to pass by length alone and longer ones", () => {
+    const bytes = (text: string) => new TextEncoder().encode(text).length;
+    const exact = (text: string, count: number) => bytes(text) + 8 * count <= MAX_ROW_BYTES;
+    // 1-, 2- and 3-byte characters and a surrogate pair, at lengths around a third of the cap (where
+    // the length alone stops telling) and around the cap itself.
+    for (const unit of ["a", "é", "€", "😀"]) {
+      for (const count of [1, 1000]) {
+        const room = MAX_ROW_BYTES - 8 * count;
+        for (const units of [Math.floor(room / 3) - 1, Math.floor(room / 3), Math.floor(room / 3) + 1, Math.floor(room / 2), room - 1, room, room + 1]) {
+          const text = unit.repeat(Math.ceil(units / unit.length)).slice(0, units - (units % unit.length));
+          expect(fitsInOneRow(text, count), `${unit} x ${text.length} units, ${count} records`).toBe(exact(text, count));
+        }
+      }
+    }
   });
 });
 
