@@ -11,7 +11,17 @@ import { logEvent } from "../src/util/log";
 import { backoffDelay } from "../src/util/backoff";
 import type { EncodedFetch } from "../src/log/record-batch";
 import type { AppendOrigin } from "../src/log/durable-log";
-import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "../src/log/types";
+import type {
+  AppendResult,
+  BatchMeasure,
+  CommittedOffset,
+  FetchBounds,
+  FetchResult,
+  OffsetRange,
+  ProducerId,
+  ProducerRecord,
+  TopicPartition,
+} from "../src/log/types";
 import { isRestoreWorkerName } from "../src/names";
 import { WakeUps } from "../src/log/wake-ups";
 import { pushAfterAppend } from "../src/log/pushed-fetches";
@@ -93,13 +103,23 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     );
   }
 
-  /** `append` of an encoded batch (src/log/record-batch.ts): one string instead of an object per record. */
-  async appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig, origin?: AppendOrigin): Promise<Outcome<AppendResult>> {
+  /**
+   * `append` of an encoded batch (src/log/record-batch.ts): one string instead of an object per
+   * record, with its sender's measure when it has one (then the batch is not parsed again).
+   */
+  async appendEncoded(
+    tp: TopicPartition,
+    records: string,
+    producer?: ProducerId,
+    config?: TopicConfig,
+    origin?: AppendOrigin,
+    measure?: BatchMeasure,
+  ): Promise<Outcome<AppendResult>> {
     return this.afterAppend(
       tp,
       config,
       origin,
-      this.call(() => this.store.appendEncoded(tp, records, producer)),
+      this.call(() => this.store.appendEncoded(tp, records, producer, measure)),
     );
   }
 

@@ -10,7 +10,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { LogUnavailable, unwrap } from "../src/log/errors";
 import { topicConfig } from "../src/log/topic-config";
-import type { AppendResult, Log, ProducerId, TopicPartition } from "../src/log/types";
+import type { AppendResult, BatchMeasure, Log, ProducerId, TopicPartition } from "../src/log/types";
 import type { Application } from "../src/application";
 import { Outbox } from "../src/task/outbox";
 import { OutboxSender, sendable } from "../src/task/outbox-sender";
@@ -30,8 +30,8 @@ describe("the sender's window of unrecorded batches", () => {
 
   it("a commit of seven 900 KB records whose acknowledgements were lost is delivered once on retry", async () => {
     let loseAcks = true;
-    const appendEncoded = async (at: TopicPartition, encoded: string, producer?: ProducerId): Promise<AppendResult> => {
-      const result = unwrap(await partition().appendEncoded(at, encoded, producer, topicConfig("user")));
+    const appendEncoded = async (at: TopicPartition, encoded: string, producer?: ProducerId, measure?: BatchMeasure): Promise<AppendResult> => {
+      const result = unwrap(await partition().appendEncoded(at, encoded, producer, topicConfig("user"), undefined, measure));
       if (loseAcks) throw new LogUnavailable("the acknowledgement was lost (the sender died after the append)");
       return result;
     };

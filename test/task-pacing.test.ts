@@ -10,7 +10,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DurableLog } from "../src/log/durable-log";
 import { LogUnavailable } from "../src/log/errors";
-import type { AppendResult, ProducerId } from "../src/log/types";
+import { arrivingBatch, maxTimestampOf } from "../src/log/append-batch";
+import { parseEntries } from "../src/log/record-batch";
+import type { AppendResult, BatchMeasure, ProducerId } from "../src/log/types";
 import type { Totals } from "../examples/orders-totals/topology";
 import { partitionForKey } from "../src/log/partitioner";
 import { CHANGELOG_PHASE, Outbox, OUTPUT_PHASE } from "../src/task/outbox";
@@ -24,14 +26,21 @@ const orders = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ k
 
 type Options = Omit<ConstructorParameters<typeof StreamTask>[0], "application" | "log" | "storage">;
 
-/** The log as the task sees it, counting appends per partition, and losing acknowledgements while asked to. */
+/**
+ * The log as the task sees it, counting appends per partition, keeping those whose measure is not
+ * the batch's (see BatchMeasure), and losing acknowledgements while asked to.
+ */
 class CountingLog extends DurableLog {
   readonly appends = new Map<string, number>();
+  readonly misMeasured: string[] = [];
   loseAcks = false;
-  override async appendEncoded(tp: Partition, records: string, producer?: ProducerId): Promise<AppendResult> {
+  override async appendEncoded(tp: Partition, records: string, producer?: ProducerId, measure?: BatchMeasure): Promise<AppendResult> {
     const key = `${tp.topic}/${tp.partition}`;
     this.appends.set(key, (this.appends.get(key) ?? 0) + 1);
-    const result = await super.appendEncoded(tp, records, producer);
+    const { entries, sizes } = parseEntries(records);
+    const measuredAs = (now: number) => measure && arrivingBatch(records, measure).maxTimestamp(now) === maxTimestampOf(entries, now);
+    if (!measure || measure.sizes.join() !== sizes.join() || !measuredAs(0) || !measuredAs(Number.MAX_SAFE_INTEGER)) this.misMeasured.push(records);
+    const result = await super.appendEncoded(tp, records, producer, measure);
     if (this.loseAcks) throw new LogUnavailable("the acknowledgement was lost on the way back");
     return result;
   }
@@ -208,8 +217,9 @@ describe("lingering sends (LINGER_MS, Kafka Streams' producer linger.ms)", () =>
       expect(await task.step()).toBe("idle");
       expect(await keysAndCounts(log, out)).toEqual(["c0:1", "c1:1", "c2:1", "c3:1"]);
       expect((await log.offsets(changelog)).latest).toBe(4);
-      // Both later commits went as one batch per partition.
+      // Both later commits went as one batch per partition, measured as joined.
       expect(appends()).toEqual([2, 2]);
+      expect(log.misMeasured).toEqual([]);
     });
   });
 
@@ -253,6 +263,8 @@ describe("lingering sends (LINGER_MS, Kafka Streams' producer linger.ms)", () =>
       expect(await keysAndCounts(log, out)).toEqual(["c0:1", "c1:1", "c2:1", "c3:1"]);
       expect(await after.step()).toBe("idle");
       expect((await log.offsets(out)).latest).toBe(4);
+      // Sent from the rows the restart read back, measured again.
+      expect(log.misMeasured).toEqual([]);
     });
   });
 });

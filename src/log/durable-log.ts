@@ -5,7 +5,7 @@
  */
 import { partitionName } from "../names";
 import { LogUnavailable, unwrap, type Outcome } from "./errors";
-import { decodeFetch, encodeRecords, type EncodedFetch } from "./record-batch";
+import { decodeFetch, encodeBatch, type BatchMeasure, type EncodedFetch } from "./record-batch";
 import type { PartitionStats } from "./partition-store";
 import type { TopicConfig } from "./topic-config";
 import type { TopicCatalog } from "./topics";
@@ -25,7 +25,14 @@ export type AppendOrigin = "application" | "external";
 export interface PartitionObject {
   /** `config` is the topic's configuration: the partition keeps it for its retention and compaction. */
   append(tp: TopicPartition, records: ProducerRecord[], producer?: ProducerId, config?: TopicConfig, origin?: AppendOrigin): Promise<Outcome<AppendResult>>;
-  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, config?: TopicConfig, origin?: AppendOrigin): Promise<Outcome<AppendResult>>;
+  appendEncoded(
+    tp: TopicPartition,
+    records: string,
+    producer?: ProducerId,
+    config?: TopicConfig,
+    origin?: AppendOrigin,
+    measure?: BatchMeasure,
+  ): Promise<Outcome<AppendResult>>;
   readEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<Outcome<EncodedFetch>>;
   offsets(tp: TopicPartition): Promise<Outcome<OffsetRange>>;
   offsetForTimestamp(tp: TopicPartition, timestamp: number): Promise<Outcome<number>>;
@@ -83,18 +90,19 @@ export class DurableLog<P = PartitionObject> implements Log {
   }
 
   /**
-   * Records cross to the partition encoded as one string (record-batch.ts), which the partition
-   * stores as it is; records JSON cannot carry exactly go as they are, for the partition to reject.
+   * Records cross to the partition encoded as one string (record-batch.ts), with their measure, so
+   * that the partition stores them as they are without parsing them again; records JSON cannot
+   * carry exactly go as they are, for the partition to reject.
    */
   append(tp: TopicPartition, records: readonly ProducerRecord[], producer?: ProducerId): Promise<AppendResult> {
-    const encoded = encodeRecords(records);
+    const encoded = encodeBatch(records);
     if (encoded === undefined) return this.call(tp, (s, at) => s.append(at, [...records], producer, this.catalog.config(at.topic), this.origin));
-    return this.appendEncoded(tp, encoded, producer);
+    return this.appendEncoded(tp, encoded.text, producer, encoded.measure);
   }
 
   /** The topic's configuration goes along, so the partition applies its retention and compaction. */
-  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId): Promise<AppendResult> {
-    return this.call(tp, (s, at) => s.appendEncoded(at, records, producer, this.catalog.config(at.topic), this.origin));
+  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, measure?: BatchMeasure): Promise<AppendResult> {
+    return this.call(tp, (s, at) => s.appendEncoded(at, records, producer, this.catalog.config(at.topic), this.origin, measure));
   }
 
   stats(tp: TopicPartition): Promise<PartitionStats> {

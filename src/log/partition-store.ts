@@ -15,8 +15,9 @@ import { Sql, sql, type StorageLike } from "../storage/sql";
 import { DuplicateSequenceMismatch, InvalidRecord, OffsetOutOfRange, OutOfOrderSequence, ProducerFenced, UnknownTopicOrPartition } from "./errors";
 import { compactionDue, survivors, type LatestRecord } from "./compaction";
 import { checkBatch } from "./records";
-import { decodeFetch, parseEntries, sameEntry, toEntry, type CheckedEntries, type EncodedBatch, type EncodedFetch, type Entry } from "./record-batch";
-import { entryOffset, firstEntryAt, isTombstone, splitIntoRows, type StoredRow } from "./stored-batch";
+import { arrivingBatch, checkedBatch, rowsOf, type AppendBatch, type AppendRow } from "./append-batch";
+import { decodeFetch, sameEntry, toEntry, type BatchMeasure, type EncodedBatch, type EncodedFetch, type Entry } from "./record-batch";
+import { entryOffset, firstEntryAt, isTombstone, type StoredRow } from "./stored-batch";
 import { compacts, deletes, type TopicConfig } from "./topic-config";
 import {
   REMEMBERED_BATCHES,
@@ -265,55 +266,56 @@ export class PartitionStore {
   append(tp: TopicPartition, records: readonly ProducerRecord[], producer?: ProducerId): AppendResult {
     const now = this.clock();
     const checked = checkBatch(records, now);
-    const entries = records.map(toEntry);
     const sizes = Uint32Array.from(checked, (r) => r.bytes);
-    return this.appendEntries(tp, { entries, sizes, bytes: sizes.reduce((n, b) => n + b, 0) }, undefined, producer, now);
+    return this.appendBatch(tp, checkedBatch({ entries: records.map(toEntry), sizes, bytes: sizes.reduce((n, b) => n + b, 0) }, undefined), producer, now);
   }
 
-  /** `append` of an encoded batch (see record-batch.ts), stored as it came when it is valid. */
-  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId): AppendResult {
+  /**
+   * `append` of an encoded batch (see record-batch.ts), stored as it came when it is valid: parsed
+   * and checked first, unless its sender measured it (`encodeBatch`) and vouches for it.
+   */
+  appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, measure?: BatchMeasure): AppendResult {
     const now = this.clock();
-    return this.appendEntries(tp, parseEntries(records), records, producer, now);
+    return this.appendBatch(tp, arrivingBatch(records, measure), producer, now);
   }
 
-  private appendEntries(tp: TopicPartition, checked: CheckedEntries, encoded: string | undefined, producer: ProducerId | undefined, now: number): AppendResult {
+  private appendBatch(tp: TopicPartition, batch: AppendBatch, producer: ProducerId | undefined, now: number): AppendResult {
     if (producer) checkProducerId(producer);
-    const { entries, sizes } = checked;
-    const appended: { base: number; text: string; entries: Entry[] }[] = [];
+    const appended: { base: number; row: AppendRow }[] = [];
     const result = this.transaction(() => {
       const meta = this.meta(tp);
       const { logStart, logEnd } = meta;
       if (producer) {
-        const retry = this.admitProducerBatch(producer, entries, logStart, now);
+        const retry = this.admitProducerBatch(producer, batch, logStart, now);
         if (retry) return retry;
       }
       // A batch too big for one row becomes several: its offsets stay one contiguous range.
       let base = logEnd;
-      for (const row of splitIntoRows(entries, sizes, encoded)) {
-        let maxTimestamp = 0;
+      for (const row of rowsOf(batch, now)) {
         let rowBytes = 0;
-        for (const entry of row.entries) maxTimestamp = Math.max(maxTimestamp, entry[2] ?? now);
         for (const size of row.sizes) rowBytes += size;
         this.db.run(sql`INSERT INTO record_batches (base_offset, count, span, bytes, max_timestamp, append_time, sizes, records)
-                        VALUES (${base}, ${row.entries.length}, ${row.entries.length}, ${rowBytes}, ${maxTimestamp}, ${now},
+                        VALUES (${base}, ${row.count}, ${row.count}, ${rowBytes}, ${row.maxTimestamp}, ${now},
                                 ${row.sizes.slice().buffer as ArrayBuffer}, ${row.records})`);
-        appended.push({ base, text: row.records, entries: row.entries });
-        base += row.entries.length;
+        appended.push({ base, row });
+        base += row.count;
       }
-      this.db.run(sql`UPDATE partition_meta SET log_end = ${logEnd + entries.length} WHERE only = 1`);
-      meta.logEnd = logEnd + entries.length;
+      this.db.run(sql`UPDATE partition_meta SET log_end = ${logEnd + batch.count} WHERE only = 1`);
+      meta.logEnd = logEnd + batch.count;
       if (producer) {
         this.db.run(sql`INSERT INTO producer_batches (producer_id, sequence, base_offset, count)
-                        VALUES (${producer.producerId}, ${producer.sequence}, ${logEnd}, ${entries.length})`);
+                        VALUES (${producer.producerId}, ${producer.sequence}, ${logEnd}, ${batch.count})`);
         this.db.run(sql`DELETE FROM producer_batches
                         WHERE producer_id = ${producer.producerId} AND sequence <= ${producer.sequence - REMEMBERED_BATCHES}`);
       }
       this.maybePruneProducers(now);
       this.lastAppendAt = now;
-      return { baseOffset: logEnd, count: entries.length, duplicate: false };
+      return { baseOffset: logEnd, count: batch.count, duplicate: false };
     });
     const config = this.config();
-    if (!result.duplicate && config && compacts(config)) for (const row of appended) this.rememberFreshRow(row.base, row.text, row.entries);
+    if (!result.duplicate && config && compacts(config)) {
+      for (const { base, row } of appended) this.rememberFreshRow(base, row.records, row.entries ?? (JSON.parse(row.records) as Entry[]));
+    }
     return result;
   }
 
@@ -352,7 +354,7 @@ export class PartitionStore {
    * timestamps, or none where the first attempt had none. Records retention already dropped
    * cannot be compared; the rest still are.
    */
-  private admitProducerBatch(producer: ProducerId, entries: readonly Entry[], logStart: number, now: number): AppendResult | undefined {
+  private admitProducerBatch(producer: ProducerId, batch: AppendBatch, logStart: number, now: number): AppendResult | undefined {
     const { producerId, epoch, sequence } = producer;
     const known = this.db.one<{ epoch: number }>(sql`SELECT epoch FROM producers WHERE producer_id = ${producerId}`);
     if (known && epoch < known.epoch) {
@@ -379,7 +381,8 @@ export class PartitionStore {
       throw new OutOfOrderSequence(`producer ${producerId} sequence ${sequence} is older than the ${REMEMBERED_BATCHES} batches remembered`);
     }
     const mismatch = () => new DuplicateSequenceMismatch(`producer ${producerId} sequence ${sequence} was already used for other records`);
-    if (earlier.count !== entries.length) throw mismatch();
+    if (earlier.count !== batch.count) throw mismatch();
+    const entries = batch.entries();
     const from = Math.max(earlier.base_offset, logStart);
     for (const { offset, entry } of this.storedEntries(from, earlier.base_offset + earlier.count)) {
       if (!sameEntry(entries[offset - earlier.base_offset]!, entry)) throw mismatch();

@@ -10,8 +10,10 @@
  * returns the stored strings as they are. Records are decoded only where they are used.
  */
 import { InvalidRecord, RecordTooLarge } from "./errors";
-import { MAX_RECORD_BYTES, utf8Length } from "./records";
-import type { FetchResult, Header, LogRecord, ProducerRecord } from "./types";
+import { MAX_RECORD_BYTES, recordBytes, utf8Length } from "./records";
+import type { BatchMeasure, FetchResult, Header, LogRecord, ProducerRecord } from "./types";
+
+export type { BatchMeasure };
 
 export type Entry =
   | [key: string | null, value: string, timestamp: number | null]
@@ -47,27 +49,64 @@ export function toEntry(record: ProducerRecord): Entry {
   return [record.key, record.value, timestamp, flat];
 }
 
+/** A batch encoded for the log, and its measure when the partition would accept it as it is. */
+export interface EncodedRecords {
+  readonly text: string;
+  /** Undefined when a record breaks one of the log's rules (`checkEntries`): the partition must see it to refuse it. */
+  readonly measure: BatchMeasure | undefined;
+}
+
 /**
- * The encoded batch of producer records, for the sending side. Undefined when a record is not of
- * a shape JSON keeps exactly (the receiver must then see the records themselves to reject them as
- * `checkBatch` does).
+ * The encoded batch of producer records, for the sending side, measured as the partition would
+ * measure it (see `BatchMeasure`). Undefined when a record is not of a shape JSON keeps exactly
+ * (the receiver must then see the records themselves to reject them as `checkBatch` does).
  */
-export function encodeRecords(records: readonly ProducerRecord[]): string | undefined {
+export function encodeBatch(records: readonly ProducerRecord[]): EncodedRecords | undefined {
   if (!Array.isArray(records)) return undefined;
   const entries: Entry[] = new Array(records.length);
+  // UTF-16 lengths first: the UTF-8 sizes of a plain ASCII batch, found without scanning each string.
+  const sizes = new Uint32Array(records.length);
+  let valid = records.length > 0;
+  let maxTimestamp = -1;
+  let untimed = false;
   for (let i = 0; i < records.length; i++) {
     const record = records[i];
     if (typeof record !== "object" || record === null) return undefined;
     const { key, value, timestamp, headers } = record;
     if ((key !== null && typeof key !== "string") || typeof value !== "string") return undefined;
     if (timestamp !== undefined && !Number.isSafeInteger(timestamp)) return undefined;
+    let size = (key === null ? 0 : key.length) + value.length;
     if (headers !== undefined) {
       if (!Array.isArray(headers)) return undefined;
-      for (const h of headers) if (typeof h !== "object" || h === null || typeof h.key !== "string" || typeof h.value !== "string") return undefined;
+      for (const h of headers) {
+        if (typeof h !== "object" || h === null || typeof h.key !== "string" || typeof h.value !== "string") return undefined;
+        size += h.key.length + h.value.length;
+      }
     }
+    if (timestamp === undefined) untimed = true;
+    else if (timestamp < 0) valid = false;
+    else if (timestamp > maxTimestamp) maxTimestamp = timestamp;
+    sizes[i] = size;
     entries[i] = toEntry(record);
   }
-  return JSON.stringify(entries);
+  const text = JSON.stringify(entries);
+  if (!valid) return { text, measure: undefined };
+  if (!isPlainAscii(text)) for (let i = 0; i < records.length; i++) sizes[i] = recordBytes(records[i]!.key, records[i]!.value, records[i]!.headers ?? []);
+  for (const size of sizes) if (size > MAX_RECORD_BYTES) return { text, measure: undefined };
+  return { text, measure: { sizes, maxTimestamp, untimed } };
+}
+
+/** The encoded batch of producer records (see `encodeBatch`), without its measure. */
+export function encodeRecords(records: readonly ProducerRecord[]): string | undefined {
+  return encodeBatch(records)?.text;
+}
+
+/** The measure of two batches joined into one, in order. */
+export function joinMeasures(first: BatchMeasure, second: BatchMeasure): BatchMeasure {
+  const sizes = new Uint32Array(first.sizes.length + second.sizes.length);
+  sizes.set(first.sizes);
+  sizes.set(second.sizes, first.sizes.length);
+  return { sizes, maxTimestamp: Math.max(first.maxTimestamp, second.maxTimestamp), untimed: first.untimed || second.untimed };
 }
 
 /**

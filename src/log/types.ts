@@ -95,6 +95,20 @@ export interface CommittedOffset {
  */
 export const REMEMBERED_BATCHES = 5;
 
+/**
+ * What the encoding side measured of a batch it encoded (`encodeBatch`, record-batch.ts): what the partition
+ * otherwise parses the batch again for. A partition given it stores the batch as it is, unparsed:
+ * the caller vouches that it is `encodeBatch`'s measure of exactly that text.
+ */
+export interface BatchMeasure {
+  /** Each record's size (UTF-8 bytes of key, value and headers), as `checkEntries` counts it. */
+  readonly sizes: Uint32Array;
+  /** The greatest timestamp a record gave; -1 when none gave one. */
+  readonly maxTimestamp: number;
+  /** Whether some record gave no timestamp (the log's append time stands for it). */
+  readonly untimed: boolean;
+}
+
 /** The log, as the rest of Edge Streams sees it. */
 export interface Log {
   /** The declared topics and their partition counts. */
@@ -102,10 +116,11 @@ export interface Log {
   /** Appends a batch to one partition atomically: all of it or none of it. */
   append(tp: TopicPartition, records: readonly ProducerRecord[], producer?: ProducerId): Promise<AppendResult>;
   /**
-   * Optional: `append` of a batch encoded by `encodeRecords` (record-batch.ts), for a caller that
-   * keeps its batches encoded anyway (a task's outbox), so that they need not be encoded again.
+   * Optional: `append` of a batch encoded by `encodeBatch` (record-batch.ts), for a caller that
+   * keeps its batches encoded anyway (a task's outbox), so that they need not be encoded again;
+   * with `encodeBatch`'s measure of it, so that the log need not parse it again either.
    */
-  appendEncoded?(tp: TopicPartition, records: string, producer?: ProducerId): Promise<AppendResult>;
+  appendEncoded?(tp: TopicPartition, records: string, producer?: ProducerId, measure?: BatchMeasure): Promise<AppendResult>;
   /** Reads from `offset` within the bounds; an offset outside the kept range is `OffsetOutOfRange`. */
   fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult>;
   offsets(tp: TopicPartition): Promise<OffsetRange>;

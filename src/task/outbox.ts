@@ -9,15 +9,16 @@
  * there, without reading back and parsing what it has just written. A rolled-back transaction
  * (`forget()`) or a restart makes it read the rows again until it next sees the outbox empty.
  *
- * A batch is stored encoded as the log takes it (`encodeRecords`, src/log/record-batch.ts), so
- * that the same string is the durable copy and what is sent; records that encoding does not carry
- * exactly are stored as a JSON array of the records, and sent as records (for the log to refuse).
+ * A batch is stored encoded as the log takes it (`encodeBatch`, src/log/record-batch.ts), so
+ * that the same string is the durable copy and what is sent, with the measure that spares the log
+ * parsing it again; records that encoding does not carry exactly are stored as a JSON array of the
+ * records, and sent as records (for the log to refuse).
  */
 import { type Sql, sql } from "../storage/sql";
-import { decodeRecords, encodeRecords, toEntry } from "../log/record-batch";
+import { decodeRecords, encodeBatch, joinMeasures, toEntry, type EncodedRecords } from "../log/record-batch";
 import { recordBytes } from "../log/records";
 import { fitsInOneRow, MAX_ROW_BYTES, splitIntoRows } from "../log/stored-batch";
-import type { ProducerRecord, TopicPartition } from "../log/types";
+import type { BatchMeasure, ProducerRecord, TopicPartition } from "../log/types";
 
 export const CHANGELOG_PHASE = 0;
 export const OUTPUT_PHASE = 1;
@@ -29,8 +30,10 @@ export interface OutboxBatch extends TopicPartition {
   readonly phase: number;
   readonly sequence: number;
   readonly records: ProducerRecord[];
-  /** The records encoded by `encodeRecords`, when they could be. */
+  /** The records encoded by `encodeBatch`, when they could be. */
   readonly encoded?: string;
+  /** `encodeBatch`'s measure of `encoded`, when the log takes it as it is (see BatchMeasure). */
+  readonly measure?: BatchMeasure;
 }
 
 /**
@@ -109,11 +112,11 @@ export class Outbox {
   }
 
   private addChunk(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[]): void {
-    const encoded = encodeRecords(records);
+    const encoded = encodeBatch(records);
     if (encoded !== undefined && this.extend(commitId, phase, tp, records, encoded)) return;
     // The common case: the batch as one row, without taking its records apart again.
-    if (encoded === undefined || fitsInOneRow(encoded, records.length)) {
-      this.addRow(commitId, phase, tp, records, encoded);
+    if (encoded === undefined || fitsInOneRow(encoded.text, records.length)) {
+      this.addRow(commitId, phase, tp, records, encoded?.text, encoded?.measure);
       return;
     }
     // Still too big (values that grow a lot when encoded): each half is encoded again until it fits.
@@ -127,7 +130,7 @@ export class Outbox {
     const entries = records.map(toEntry);
     const sizes = Uint32Array.from(records, (r) => recordBytes(r.key, r.value, r.headers ?? []));
     let at = 0;
-    for (const chunk of splitIntoRows(entries, sizes, encoded)) {
+    for (const chunk of splitIntoRows(entries, sizes, encoded.text)) {
       this.addRow(commitId, phase, tp, records.slice(at, at + chunk.entries.length), chunk.records);
       at += chunk.entries.length;
     }
@@ -137,29 +140,47 @@ export class Outbox {
    * Appends the records to the commit's unsealed batch of this partition and phase when there is
    * one (encoded, and the last of that partition) and the whole still fits in a row.
    */
-  private extend(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], encoded: string): boolean {
+  private extend(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], { text, measure }: EncodedRecords): boolean {
     if (!this.known || commitId <= this.sealedThrough || records.length === 0) return false;
     let index = this.known.length - 1;
     while (index >= 0 && (this.known[index]!.topic !== tp.topic || this.known[index]!.partition !== tp.partition)) index--;
     const batch = this.known[index];
     if (!batch || batch.commitId !== commitId || batch.phase !== phase || !batch.encoded || batch.records.length === 0) return false;
     // A string's UTF-8 length is at least its length: most batches too big to join stop here, unscanned.
-    if (batch.encoded.length + encoded.length > MAX_ROW_BYTES) return false;
-    const joined = `${batch.encoded.slice(0, -1)},${encoded.slice(1)}`;
+    if (batch.encoded.length + text.length > MAX_ROW_BYTES) return false;
+    const joined = `${batch.encoded.slice(0, -1)},${text.slice(1)}`;
     const count = batch.records.length + records.length;
     if (!fitsInOneRow(joined, count)) return false;
     this.db.run(sql`UPDATE outbox SET records = ${joined} WHERE id = ${batch.id}`);
-    this.known[index] = { ...batch, records: [...batch.records, ...records], encoded: joined };
+    const joinedMeasure = batch.measure && measure ? joinMeasures(batch.measure, measure) : undefined;
+    this.known[index] = { ...batch, records: [...batch.records, ...records], encoded: joined, measure: joinedMeasure };
     return true;
   }
 
-  private addRow(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], encoded: string | undefined): void {
+  private addRow(
+    commitId: number,
+    phase: number,
+    tp: TopicPartition,
+    records: readonly ProducerRecord[],
+    encoded: string | undefined,
+    measure?: BatchMeasure,
+  ): void {
     const next = this.db.one<{ next: number }>(sql`SELECT next FROM producer_sequences WHERE topic = ${tp.topic} AND partition = ${tp.partition}`)?.next ?? 0;
     this.db.run(sql`INSERT INTO producer_sequences (topic, partition, next) VALUES (${tp.topic}, ${tp.partition}, ${next + 1})
                     ON CONFLICT (topic, partition) DO UPDATE SET next = excluded.next`);
     const [row] = this.db.all<{ id: number }>(sql`INSERT INTO outbox (commit_id, phase, topic, partition, sequence, records)
                     VALUES (${commitId}, ${phase}, ${tp.topic}, ${tp.partition}, ${next}, ${encoded ?? JSON.stringify(records)}) RETURNING id`);
-    this.known?.push({ id: row!.id, commitId, phase, topic: tp.topic, partition: tp.partition, sequence: next, records: records as ProducerRecord[], encoded });
+    this.known?.push({
+      id: row!.id,
+      commitId,
+      phase,
+      topic: tp.topic,
+      partition: tp.partition,
+      sequence: next,
+      records: records as ProducerRecord[],
+      encoded,
+      measure,
+    });
   }
 
   /**
@@ -190,8 +211,20 @@ export class Outbox {
       .map((row) => {
         const records = decodeRecords(row.records);
         // Stored encoded, unless the records could not be (or the row predates encoded batches).
-        const encoded = encodeRecords(records) === row.records ? row.records : undefined;
-        return { id: row.id, commitId: row.commit_id, phase: row.phase, topic: row.topic, partition: row.partition, sequence: row.sequence, records, encoded };
+        const again = encodeBatch(records);
+        const encoded = again?.text === row.records ? row.records : undefined;
+        const measure = encoded === undefined ? undefined : again?.measure;
+        return {
+          id: row.id,
+          commitId: row.commit_id,
+          phase: row.phase,
+          topic: row.topic,
+          partition: row.partition,
+          sequence: row.sequence,
+          records,
+          encoded,
+          measure,
+        };
       });
   }
 
