@@ -30,7 +30,7 @@ import type { PartitionStore } from "../src/log/partition-store";
 import { partitionForKey } from "../src/log/partitioner";
 import { decodeRecords } from "../src/log/record-batch";
 import type { LogRecord, ProducerRecord } from "../src/log/types";
-import { POSITION_HEADER } from "../src/streams/runtime/position-header";
+import { positionFromHeaders } from "../src/streams/runtime/position-header";
 import type { TaskDescription } from "../src/task/describe";
 import { TOMBSTONE_HEADER } from "../src/task/record-collector";
 import type { TaskRole, TaskState } from "../src/task/state";
@@ -300,9 +300,7 @@ async function checkFinal(keys: readonly string[]): Promise<void> {
     expect(sorted(history(changelogs[p]!.records)), `${taskId}: changelog = history of committed writes`).toEqual(sorted(expected));
     expect(sorted(history(outputs[p]!.records)), `${taskId}: output = one total per order`).toEqual(sorted(expected));
     // Every changelog record names the input record it reflects, in order.
-    expect(changelogs[p]!.records.map((r) => JSON.parse(r.headers.find((h) => h.key === POSITION_HEADER)!.value).offset)).toEqual(
-      produced[p]!.map((_, i) => i),
-    );
+    expect(changelogs[p]!.records.map((r) => positionFromHeaders(r.headers)!.offset)).toEqual(produced[p]!.map((_, i) => i));
 
     // The active's store is the changelog folded, which is the model's fold.
     const store = snapshots.find((s) => s.name === `${taskId}@${actives[0]!.placement}`)!;

@@ -6,12 +6,13 @@
 import { describe, expect, it } from "vitest";
 import { encodeRecords } from "../src/log/record-batch";
 import { fitsInOneRow } from "../src/log/stored-batch";
+import { positionHeader } from "../src/streams/runtime/position-header";
 import { aboutRowSized } from "../src/task/outbox";
 
 const record = (i: number, valueChars: number) => ({
   key: `customer-${i}`,
   value: JSON.stringify({ count: i, pad: "x".repeat(valueChars) }),
-  headers: [{ key: "edge-streams.position", value: JSON.stringify({ topic: "orders", partition: 0, offset: i }) }],
+  headers: [positionHeader({ topic: "orders", partition: 0, offset: i })],
 });
 
 describe("aboutRowSized", () => {

@@ -5,6 +5,7 @@ import {
   DeserializationError,
   InMemoryStoreBackend,
   Materialized,
+  POSITION_HEADER,
   positionFromHeaders,
   Serdes,
   StreamsBuilder,
@@ -15,6 +16,7 @@ import {
   type ProcessorContext,
   type StreamRecord,
 } from "../src/streams";
+import { positionHeader } from "../src/streams/runtime/position-header";
 
 function capture() {
   const sent: OutgoingRecord[] = [];
@@ -260,5 +262,26 @@ describe("stores", () => {
     stores.keyValue("n").put("k", "not a count");
     const task = createTaskProcessor(builder.build({ applicationId: "c", topics: { in: 1 } }), "0_0", { stores, collector: capture().collector });
     expect(() => task.process({ ...input(0, "k", "v"), partition: 0 })).toThrow(/store n: cannot deserialize a stored value/);
+  });
+});
+
+describe("the position header", () => {
+  it("names the input position in a short form, and still reads the JSON form of changelogs written before", () => {
+    const header = (value: string) => [{ key: POSITION_HEADER, value }];
+    for (const position of [
+      { topic: "orders", partition: 0, offset: 0 },
+      { topic: "my.app-orders_v2", partition: 255, offset: 9_007_199_254_740_991 },
+      // A record context without a topic (as Kafka's store tests set one).
+      { topic: "", partition: 0, offset: 1 },
+    ]) {
+      const written = positionHeader(position);
+      expect(written).toEqual({ key: POSITION_HEADER, value: `${position.topic}/${position.partition}/${position.offset}` });
+      expect(positionFromHeaders([{ key: "other", value: "x" }, written])).toEqual(position);
+    }
+    expect(positionFromHeaders(header(JSON.stringify({ topic: "orders", partition: 3, offset: 17 })))).toEqual({ topic: "orders", partition: 3, offset: 17 });
+    for (const bad of ["", "orders", "0/1", "orders/x/1", "orders/0/-1", "orders/0/1.5", "orders/01/2", "orders/0/", "{not json", '{"topic":"t"}']) {
+      expect(positionFromHeaders(header(bad)), bad).toBeUndefined();
+    }
+    expect(positionFromHeaders([])).toBeUndefined();
   });
 });

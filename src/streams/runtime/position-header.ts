@@ -2,20 +2,46 @@
  * The input position a changelog record reflects, carried in a header of every changelog record
  * written while processing an input record. After a wipe and a restore, the position to resume
  * input from can then be derived from what was restored (invariant I5), not kept separately.
+ *
+ * The value is `<topic>/<partition>/<offset>` (a `/` never occurs in a topic name): it rides on
+ * every changelog record, through the outbox, the log and every restore, so it is kept short.
+ * Changelogs written before carry `{"topic":…,"partition":…,"offset":…}`, still read.
  */
 import type { Header, RecordMetadata } from "../record";
 
 export const POSITION_HEADER = "edge-streams.position";
 
 export function positionHeader(position: RecordMetadata): Header {
-  return { key: POSITION_HEADER, value: JSON.stringify({ topic: position.topic, partition: position.partition, offset: position.offset }) };
+  return { key: POSITION_HEADER, value: `${position.topic}/${position.partition}/${position.offset}` };
 }
 
 /** The input position named in a record's headers, if any. */
 export function positionFromHeaders(headers: readonly Header[]): RecordMetadata | undefined {
   const header = headers.find((h) => h.key === POSITION_HEADER);
   if (!header) return undefined;
-  const parsed: unknown = JSON.parse(header.value);
+  return header.value.startsWith("{") ? positionFromJson(header.value) : positionFromPath(header.value);
+}
+
+const COUNT = /^(0|[1-9][0-9]*)$/;
+
+function positionFromPath(value: string): RecordMetadata | undefined {
+  const last = value.lastIndexOf("/");
+  const middle = value.lastIndexOf("/", last - 1);
+  if (middle < 0) return undefined;
+  const partition = value.slice(middle + 1, last);
+  const offset = value.slice(last + 1);
+  if (!COUNT.test(partition) || !COUNT.test(offset)) return undefined;
+  return { topic: value.slice(0, middle), partition: Number(partition), offset: Number(offset) };
+}
+
+/** The form changelogs carried before the path above. */
+function positionFromJson(value: string): RecordMetadata | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
   if (typeof parsed !== "object" || parsed === null) return undefined;
   const { topic, partition, offset } = parsed as Record<string, unknown>;
   if (typeof topic !== "string" || typeof partition !== "number" || typeof offset !== "number") return undefined;
