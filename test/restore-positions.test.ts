@@ -1,0 +1,56 @@
+/**
+ * The input position a restore derives (I5) from the header every changelog record carries, in
+ * both forms it has had: `<topic>/<partition>/<offset>`, and the JSON object changelogs written
+ * before it hold. A changelog with records of both forms restores to the position of its newest
+ * record, whichever form names it.
+ */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { DurableLog } from "../src/log/durable-log";
+import { POSITION_HEADER, positionHeader } from "../src/streams/runtime/position-header";
+import { positionKey } from "../src/task/record-collector";
+import { StreamTask } from "../src/task/stream-task";
+import { totalsApp } from "./support/totals-app";
+
+describe("restoring input positions", () => {
+  it("reads the position from changelog records of either header form", async () => {
+    const id = "mixed-positions";
+    const app = totalsApp(id);
+    const log = new DurableLog(env.LOG_PARTITION, app.catalog);
+    const input = { topic: `${id}-orders`, partition: 0 };
+    const changelog = app.changelogPartitions("0_0")[0]!;
+    const jsonForm = (offset: number) => ({ key: POSITION_HEADER, value: JSON.stringify({ topic: input.topic, partition: 0, offset }) });
+    // Written before the short form (offsets 3 and 7), then after it (8), and a key last written before it.
+    await log.append(changelog, [
+      { key: "a", value: JSON.stringify({ count: 1, sum: 5 }), timestamp: 1, headers: [jsonForm(3)] },
+      { key: "b", value: JSON.stringify({ count: 1, sum: 2 }), timestamp: 2, headers: [jsonForm(7)] },
+      { key: "a", value: JSON.stringify({ count: 2, sum: 9 }), timestamp: 3, headers: [positionHeader({ ...input, offset: 8 })] },
+    ]);
+    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
+      const task = new StreamTask({ application: app, log, storage: state.storage });
+      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+      // Two restore batches: the records of the old form alone, then the newer one.
+      for (const [from, count, position] of [
+        [0, 2, 8],
+        [2, 1, 9],
+      ] as const) {
+        const fetched = await log.fetch(changelog, from, { maxRecords: count, maxBytes: 1 << 20 });
+        const reply = task.applyRestoreBatch({
+          ...changelog,
+          incarnation: task.meta()!.incarnation,
+          fromOffset: from,
+          nextOffset: fetched.nextOffset,
+          earliest: 0,
+          end: fetched.latest,
+          records: fetched.records,
+        });
+        expect(reply.applied).toBe(true);
+        expect(task.positions()[positionKey(input)]).toBe(position);
+      }
+      expect(await task.tryCompleteRestoration()).toBe(true);
+      expect(JSON.parse(task.queries.get(`${id}-totals`, "a")!)).toEqual({ count: 2, sum: 9 });
+      expect(JSON.parse(task.queries.get(`${id}-totals`, "b")!)).toEqual({ count: 1, sum: 2 });
+    });
+  });
+});
