@@ -233,7 +233,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
 
   /**
    * Brings the outside in line with the instance's durable state (see `reconcileOutside`), then
-   * processes, and arms the alarm for what comes next. It never fails: a failure is logged and the
+   * processes, and arms the alarm (or the timer) for what comes next. It never fails: a failure is logged and the
    * alarm armed again with a back-off (Cloudflare drops an alarm after 6 failed retries).
    */
   private async run(): Promise<void> {
@@ -261,7 +261,8 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       logEvent("task.alarm-failed", { ...this.identity(), error: String(error) }, "warn");
       await this.schedule(this.retryDelay());
     } finally {
-      if (this.wakeRuns.ended()) await this.alarms.armBy(this.task.nextCommitAt());
+      // A wake-up no step took: input is waiting, which the log also brings the instance back for.
+      if (this.wakeRuns.ended()) await this.lookBy(this.task.nextCommitAt());
       await this.scheduleWake();
     }
     await this.reportShutdown();

@@ -1,13 +1,13 @@
 /**
  * How a task instance's wake-ups meet its runs (the alarm's, or one a wake-up starts). A wake-up
- * with no run in progress starts one when the instance would look at once, else arms the alarm
- * for when it looks; one that comes while a run is in progress is only noted: the run takes
- * another step for it, or arms the alarm as it ends. So a busy instance writes no alarm per
- * wake-up. In memory: a run that dies loses the note, and the partition wakes its readers again
+ * with no run in progress starts one when the instance would look at once, else has it look when
+ * it would (the in-memory timer, with the alarm behind it); one that comes while a run is in
+ * progress is only noted: the run takes another step for it, or looks again as it ends. So a busy
+ * instance writes no alarm per wake-up. In memory: a run that dies loses the note, and the partition wakes its readers again
  * while they lag (an alarm's run is also retried by the runtime).
  */
 
-/** What a wake-up does: start a run now, arm the alarm, or leave a note for the run in progress. */
+/** What a wake-up does: start a run now, look when the instance would (`"arm"`: its timer), or leave a note for the run in progress. */
 export type WakeAction = "run" | "arm" | "noted";
 
 export class WakeRuns {
@@ -36,7 +36,7 @@ export class WakeRuns {
     return woken;
   }
 
-  /** A run ended: whether it must arm the alarm for a wake-up no run took (the last run to end answers). */
+  /** A run ended: whether it must look again for a wake-up no run took (the last run to end answers). */
   ended(): boolean {
     this.running--;
     return this.running === 0 && this.takeWoken();
