@@ -4,7 +4,7 @@
  * stretches that each encode to less than a row, so that nothing is encoded twice.
  */
 import { describe, expect, it } from "vitest";
-import { encodeRecords } from "../src/log/record-batch";
+import { encodeBatch } from "../src/log/record-batch";
 import { fitsInOneRow } from "../src/log/stored-batch";
 import { positionHeader } from "../src/streams/runtime/position-header";
 import { aboutRowSized } from "../src/task/outbox";
@@ -25,12 +25,12 @@ describe("aboutRowSized", () => {
 
   it("cuts a bigger batch, in order, into stretches that each fit in a row", () => {
     const records = Array.from({ length: 12_000 }, (_, i) => record(i, 120));
-    const whole = encodeRecords(records)!;
+    const whole = encodeBatch(records)!.text;
     expect(fitsInOneRow(whole, records.length)).toBe(false);
     const chunks = aboutRowSized(records);
     expect(chunks.length).toBeGreaterThan(1);
     expect(chunks.flat()).toEqual(records);
-    for (const chunk of chunks) expect(fitsInOneRow(encodeRecords(chunk)!, chunk.length)).toBe(true);
+    for (const chunk of chunks) expect(fitsInOneRow(encodeBatch(chunk)!.text, chunk.length)).toBe(true);
   });
 
   it("gives a record bigger than a chunk a stretch of its own", () => {

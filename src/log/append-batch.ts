@@ -23,7 +23,7 @@ export interface AppendBatch {
 }
 
 /** A batch parsed and checked (by `parseEntries`, or from records by `checkBatch`). */
-export function checkedBatch({ entries, sizes }: CheckedEntries, text: string | undefined): AppendBatch {
+export function checkedBatch({ entries, sizes }: Pick<CheckedEntries, "entries" | "sizes">, text: string | undefined): AppendBatch {
   return {
     count: entries.length,
     sizes,

@@ -267,7 +267,7 @@ export class PartitionStore {
     const now = this.clock();
     const checked = checkBatch(records, now);
     const sizes = Uint32Array.from(checked, (r) => r.bytes);
-    return this.appendBatch(tp, checkedBatch({ entries: records.map(toEntry), sizes, bytes: sizes.reduce((n, b) => n + b, 0) }, undefined), producer, now);
+    return this.appendBatch(tp, checkedBatch({ entries: records.map(toEntry), sizes }, undefined), producer, now);
   }
 
   /**

@@ -96,21 +96,19 @@ export function encodeBatch(records: readonly ProducerRecord[]): EncodedRecords 
   return { text, measure: { sizes, maxTimestamp, untimed } };
 }
 
-/** The encoded batch of producer records (see `encodeBatch`), without its measure. */
-export function encodeRecords(records: readonly ProducerRecord[]): string | undefined {
-  return encodeBatch(records)?.text;
-}
-
-/** The measure of two batches joined into one, in order. */
-export function joinMeasures(first: BatchMeasure, second: BatchMeasure): BatchMeasure {
-  const sizes = new Uint32Array(first.sizes.length + second.sizes.length);
-  sizes.set(first.sizes);
-  sizes.set(second.sizes, first.sizes.length);
-  return { sizes, maxTimestamp: Math.max(first.maxTimestamp, second.maxTimestamp), untimed: first.untimed || second.untimed };
+/** Two encoded batches joined into one, in order: the entries of both, measured when both were. */
+export function joinEncoded(first: EncodedRecords, second: EncodedRecords): EncodedRecords {
+  const text = `${first.text.slice(0, -1)},${second.text.slice(1)}`;
+  if (!first.measure || !second.measure) return { text, measure: undefined };
+  const sizes = new Uint32Array(first.measure.sizes.length + second.measure.sizes.length);
+  sizes.set(first.measure.sizes);
+  sizes.set(second.measure.sizes, first.measure.sizes.length);
+  const maxTimestamp = Math.max(first.measure.maxTimestamp, second.measure.maxTimestamp);
+  return { text, measure: { sizes, maxTimestamp, untimed: first.measure.untimed || second.measure.untimed } };
 }
 
 /**
- * The producer records of a batch encoded by `encodeRecords` — or of a JSON array of producer
+ * The producer records of a batch encoded by `encodeBatch` — or of a JSON array of producer
  * records themselves (what the task outbox stored before it stored encoded batches).
  */
 export function decodeRecords(text: string): ProducerRecord[] {

@@ -123,7 +123,7 @@ export class OutboxSender {
   /** Appends an outbox batch, as the string stored when the log takes batches encoded. */
   private send(batch: OutboxBatch, producer: ProducerId): Promise<AppendResult> {
     const log = this.deps.log;
-    if (batch.encoded !== undefined && log.appendEncoded) return log.appendEncoded(batch, batch.encoded, producer, batch.measure);
+    if (batch.encoded !== undefined && log.appendEncoded) return log.appendEncoded(batch, batch.encoded.text, producer, batch.encoded.measure);
     return log.append(batch, batch.records, producer);
   }
 

@@ -15,10 +15,10 @@
  * records, and sent as records (for the log to refuse).
  */
 import { type Sql, sql } from "../storage/sql";
-import { decodeRecords, encodeBatch, joinMeasures, toEntry, type EncodedRecords } from "../log/record-batch";
+import { decodeRecords, encodeBatch, joinEncoded, toEntry, type EncodedRecords } from "../log/record-batch";
 import { recordBytes } from "../log/records";
 import { fitsInOneRow, MAX_ROW_BYTES, splitIntoRows } from "../log/stored-batch";
-import type { BatchMeasure, ProducerRecord, TopicPartition } from "../log/types";
+import type { ProducerRecord, TopicPartition } from "../log/types";
 
 export const CHANGELOG_PHASE = 0;
 export const OUTPUT_PHASE = 1;
@@ -30,10 +30,8 @@ export interface OutboxBatch extends TopicPartition {
   readonly phase: number;
   readonly sequence: number;
   readonly records: ProducerRecord[];
-  /** The records encoded by `encodeBatch`, when they could be. */
-  readonly encoded?: string;
-  /** `encodeBatch`'s measure of `encoded`, when the log takes it as it is (see BatchMeasure). */
-  readonly measure?: BatchMeasure;
+  /** The records encoded by `encodeBatch` (with its measure when the log takes them as they are), when they could be. */
+  readonly encoded?: EncodedRecords;
 }
 
 /**
@@ -116,7 +114,7 @@ export class Outbox {
     if (encoded !== undefined && this.extend(commitId, phase, tp, records, encoded)) return;
     // The common case: the batch as one row, without taking its records apart again.
     if (encoded === undefined || fitsInOneRow(encoded.text, records.length)) {
-      this.addRow(commitId, phase, tp, records, encoded?.text, encoded?.measure);
+      this.addRow(commitId, phase, tp, records, encoded);
       return;
     }
     // Still too big (values that grow a lot when encoded): each half is encoded again until it fits.
@@ -131,7 +129,7 @@ export class Outbox {
     const sizes = Uint32Array.from(records, (r) => recordBytes(r.key, r.value, r.headers ?? []));
     let at = 0;
     for (const chunk of splitIntoRows(entries, sizes, encoded.text)) {
-      this.addRow(commitId, phase, tp, records.slice(at, at + chunk.entries.length), chunk.records);
+      this.addRow(commitId, phase, tp, records.slice(at, at + chunk.entries.length), { text: chunk.records, measure: undefined });
       at += chunk.entries.length;
     }
   }
@@ -140,47 +138,29 @@ export class Outbox {
    * Appends the records to the commit's unsealed batch of this partition and phase when there is
    * one (encoded, and the last of that partition) and the whole still fits in a row.
    */
-  private extend(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], { text, measure }: EncodedRecords): boolean {
+  private extend(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], encoded: EncodedRecords): boolean {
     if (!this.known || commitId <= this.sealedThrough || records.length === 0) return false;
     let index = this.known.length - 1;
     while (index >= 0 && (this.known[index]!.topic !== tp.topic || this.known[index]!.partition !== tp.partition)) index--;
     const batch = this.known[index];
     if (!batch || batch.commitId !== commitId || batch.phase !== phase || !batch.encoded || batch.records.length === 0) return false;
     // A string's UTF-8 length is at least its length: most batches too big to join stop here, unscanned.
-    if (batch.encoded.length + text.length > MAX_ROW_BYTES) return false;
-    const joined = `${batch.encoded.slice(0, -1)},${text.slice(1)}`;
+    if (batch.encoded.text.length + encoded.text.length > MAX_ROW_BYTES) return false;
+    const joined = joinEncoded(batch.encoded, encoded);
     const count = batch.records.length + records.length;
-    if (!fitsInOneRow(joined, count)) return false;
-    this.db.run(sql`UPDATE outbox SET records = ${joined} WHERE id = ${batch.id}`);
-    const joinedMeasure = batch.measure && measure ? joinMeasures(batch.measure, measure) : undefined;
-    this.known[index] = { ...batch, records: [...batch.records, ...records], encoded: joined, measure: joinedMeasure };
+    if (!fitsInOneRow(joined.text, count)) return false;
+    this.db.run(sql`UPDATE outbox SET records = ${joined.text} WHERE id = ${batch.id}`);
+    this.known[index] = { ...batch, records: [...batch.records, ...records], encoded: joined };
     return true;
   }
 
-  private addRow(
-    commitId: number,
-    phase: number,
-    tp: TopicPartition,
-    records: readonly ProducerRecord[],
-    encoded: string | undefined,
-    measure?: BatchMeasure,
-  ): void {
+  private addRow(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], encoded: EncodedRecords | undefined): void {
     const next = this.db.one<{ next: number }>(sql`SELECT next FROM producer_sequences WHERE topic = ${tp.topic} AND partition = ${tp.partition}`)?.next ?? 0;
     this.db.run(sql`INSERT INTO producer_sequences (topic, partition, next) VALUES (${tp.topic}, ${tp.partition}, ${next + 1})
                     ON CONFLICT (topic, partition) DO UPDATE SET next = excluded.next`);
     const [row] = this.db.all<{ id: number }>(sql`INSERT INTO outbox (commit_id, phase, topic, partition, sequence, records)
-                    VALUES (${commitId}, ${phase}, ${tp.topic}, ${tp.partition}, ${next}, ${encoded ?? JSON.stringify(records)}) RETURNING id`);
-    this.known?.push({
-      id: row!.id,
-      commitId,
-      phase,
-      topic: tp.topic,
-      partition: tp.partition,
-      sequence: next,
-      records: records as ProducerRecord[],
-      encoded,
-      measure,
-    });
+                    VALUES (${commitId}, ${phase}, ${tp.topic}, ${tp.partition}, ${next}, ${encoded?.text ?? JSON.stringify(records)}) RETURNING id`);
+    this.known?.push({ id: row!.id, commitId, phase, topic: tp.topic, partition: tp.partition, sequence: next, records: records as ProducerRecord[], encoded });
   }
 
   /**
@@ -212,19 +192,8 @@ export class Outbox {
         const records = decodeRecords(row.records);
         // Stored encoded, unless the records could not be (or the row predates encoded batches).
         const again = encodeBatch(records);
-        const encoded = again?.text === row.records ? row.records : undefined;
-        const measure = encoded === undefined ? undefined : again?.measure;
-        return {
-          id: row.id,
-          commitId: row.commit_id,
-          phase: row.phase,
-          topic: row.topic,
-          partition: row.partition,
-          sequence: row.sequence,
-          records,
-          encoded,
-          measure,
-        };
+        const encoded = again?.text === row.records ? again : undefined;
+        return { id: row.id, commitId: row.commit_id, phase: row.phase, topic: row.topic, partition: row.partition, sequence: row.sequence, records, encoded };
       });
   }
 
