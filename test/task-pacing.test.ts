@@ -63,6 +63,10 @@ async function withPacingTask(
     input: Partition;
     out: Partition;
     restart: () => StreamTask;
+    /** Storage transactions the task has made so far. */
+    transactions: () => number;
+    /** The input positions and what the group holds of them, as written in the task's storage. */
+    stored: () => { positions: Record<string, number>; committed: Record<string, number> };
   }) => Promise<void>,
 ): Promise<void> {
   const app = totalsApp(id);
@@ -70,10 +74,22 @@ async function withPacingTask(
   const input = { topic: `${id}-orders`, partition: 0 };
   const out = { topic: `${id}-out`, partition: 0 };
   await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
-    const restart = () => new StreamTask({ application: app, log, storage: state.storage, ...options });
+    let transactions = 0;
+    const storage = new Proxy(state.storage, {
+      get(target, name) {
+        if (name === "transactionSync") return (fn: () => unknown) => (transactions++, target.transactionSync(fn));
+        const value = Reflect.get(target, name, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const restart = () => new StreamTask({ application: app, log, storage, ...options });
     const task = restart();
     await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
-    await body({ task, log, app, input, out, restart });
+    const stored = () => {
+      const read = new TaskStorage(state.storage);
+      return { positions: read.positions(), committed: read.committedPositions() };
+    };
+    await body({ task, log, app, input, out, restart, transactions: () => transactions, stored });
   });
 }
 
@@ -164,6 +180,48 @@ describe("adaptive batching", () => {
       expect(await task.step()).toBe("more");
       expect([task.loaded, task.backlog]).toEqual([true, false]);
       expect(await group()).toBe(100);
+    });
+  });
+
+  it("under load, a cycle is one storage transaction: what the log and the group acknowledged at its end is written down by the next cycle's commit", async () => {
+    const clock = { now: 1_000_000 };
+    const options = { maxBatchRecords: 10, maxLoadedBatchRecords: 50, commitIntervalMs: 100, clock: () => clock.now };
+    await withPacingTask("pacing-owed", options, async ({ task, log, app, input, out, restart, transactions, stored }) => {
+      const group = async () => (await log.committedOffset(app.groupId, input))?.offset ?? null;
+      const key = `${input.topic}/${input.partition}`;
+      await log.append(input, orders(100));
+      expect(await task.step()).toBe("more");
+      expect(await task.step()).toBe("more");
+      // The commit that ends the cycle: one transaction; its output is in the log, the group took its input.
+      const before = transactions();
+      expect(await task.step()).toBe("more");
+      expect([task.loaded, task.backlog]).toEqual([true, false]);
+      expect(transactions() - before).toBe(1);
+      expect(await group()).toBe(100);
+      expect((await log.offsets(out)).latest).toBeGreaterThan(0);
+      // The instance knows the group holds it (no lag, nothing to commit again) before writing it down.
+      expect(task.hasUncommittedInput()).toBe(false);
+      expect(task.committedPositions()[key]).toBe(100);
+      // Written down is only what the group took before (after the first commit).
+      expect(stored()).toEqual({ positions: { [key]: 100 }, committed: { [key]: 10 } });
+      expect(task.pendingOutboxBatches()).toBe(0);
+
+      // The next cycle's commit writes it down with its own work, again one transaction.
+      await log.append(input, orders(10, 100));
+      clock.now += 100;
+      const next = transactions();
+      expect(await task.step()).toBe("more");
+      expect(transactions() - next).toBe(1);
+      expect(stored().committed[key]).toBe(100);
+      expect(await group()).toBe(110);
+
+      // A crash loses what was not written down yet: the restarted instance commits it again, once.
+      const restarted = restart();
+      expect(restarted.hasUncommittedInput()).toBe(true);
+      expect(await restarted.step()).toBe("idle");
+      expect(restarted.hasUncommittedInput()).toBe(false);
+      expect(stored()).toEqual({ positions: { [key]: 110 }, committed: { [key]: 110 } });
+      expect(await group()).toBe(110);
     });
   });
 

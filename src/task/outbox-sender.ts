@@ -30,6 +30,13 @@ export const OFFSET_COMMIT_INTERVAL_MS = 100;
 /** When the input progress goes to the group: `now`, or only once `OFFSET_COMMIT_INTERVAL_MS` passed since the last time (`due`). */
 export type OffsetCommit = "now" | "due";
 
+/**
+ * When the instance writes down what the log and the group acknowledged (see `Owed`): `now`, in
+ * a storage commit of its own, or `with-next-commit`, in the processing commit that follows (a
+ * busy instance's next cycle), so that a cycle is one storage commit, not two.
+ */
+export type OwedRecord = "now" | "with-next-commit";
+
 export interface OutboxSenderDeps {
   readonly application: Application;
   readonly log: Log;
@@ -52,6 +59,25 @@ interface Ack {
   readonly epoch: number;
 }
 
+/** Input offsets the group took from the instance (incarnation and epoch) that committed them. */
+interface GroupCommit {
+  readonly positions: InputPositions;
+  readonly incarnation: number;
+  readonly epoch: number;
+}
+
+/**
+ * What the log and the group acknowledged and the instance has not written down yet: batches
+ * acknowledged (their removal from the outbox, the checkpoints they advance) and the offsets the
+ * group holds. Written by a transaction the instance makes anyway (`writeOwed`), or by one of its
+ * own (`recordOwed`). Lost in a crash, each is only done again: the batches are resent and
+ * answered as retries, the offsets committed again.
+ */
+export interface Owed {
+  readonly acks: readonly Ack[];
+  readonly committed: GroupCommit | undefined;
+}
+
 export class OutboxSender {
   /** When input progress last went to the group (in memory: after a restart the first commit is due at once). */
   private offsetsCommittedAt = -Infinity;
@@ -62,6 +88,8 @@ export class OutboxSender {
    * sent again, and the log answers them as retries.
    */
   private readonly acked = new Map<number, Ack>();
+  /** Offsets the group took that are not written down yet (see `Owed`); in memory only, as `acked`. */
+  private committed: GroupCommit | undefined;
 
   constructor(private readonly deps: OutboxSenderDeps) {}
 
@@ -80,7 +108,7 @@ export class OutboxSender {
    * REMEMBERED_BATCHES batches of a partition, so no partition ever has more sent but unrecorded
    * batches than that — as Kafka's idempotent producer keeps at most five requests in flight.
    */
-  async flush(offsets: OffsetCommit = "now"): Promise<void> {
+  async flush(offsets: OffsetCommit = "now", record: OwedRecord = "now"): Promise<void> {
     const meta = this.deps.storage.meta();
     if (meta) {
       // Acknowledged earlier but not recorded: not sent again, and counted against the log's window.
@@ -93,7 +121,7 @@ export class OutboxSender {
         if (group.length === 0) break;
         let window = sendable(group, unrecorded);
         if (window.length === 0) {
-          this.recordAcks();
+          this.recordOwed();
           unrecorded.clear();
           window = sendable(group, unrecorded);
         }
@@ -110,14 +138,14 @@ export class OutboxSender {
         if (failure) break;
       }
       // Asked for now (revocation, wipe, a new assignment): recorded now; else with the next commit.
-      if (offsets === "now" && this.acked.size > 0) this.recordAcks();
+      if (offsets === "now" && this.acked.size > 0) this.recordOwed();
       if (failure) {
         if (failure.reason instanceof ProducerFenced) this.deps.fail(`fenced: ${failure.reason.message}`);
         throw failure.reason;
       }
     }
     await this.deps.onCommitStep?.("after-send");
-    await this.commitInputOffsets(offsets);
+    await this.commitInputOffsets(offsets, record);
   }
 
   /** Appends an outbox batch, as the string stored when the log takes batches encoded. */
@@ -127,28 +155,31 @@ export class OutboxSender {
     return log.append(batch, batch.records, producer);
   }
 
-  /** Records every acknowledgement held, in a transaction of its own. */
-  private recordAcks(): void {
-    const acks = this.pendingAcks();
-    this.deps.storage.transaction(() => this.writeAcks(acks));
-    this.forgetAcks(acks);
+  /** Writes down everything owed, in a transaction of its own (none when nothing is owed). */
+  private recordOwed(): void {
+    const owed = this.owed();
+    if (owed.acks.length === 0 && !owed.committed) return;
+    this.deps.storage.transaction(() => this.writeOwed(owed));
+    this.forgetOwed(owed);
   }
 
-  /** The acknowledgements not yet recorded (see `acked`). */
-  pendingAcks(): Ack[] {
-    return [...this.acked.values()];
+  /** What is owed now (see `Owed`), for `writeOwed` in the caller's transaction. */
+  owed(): Owed {
+    return { acks: [...this.acked.values()], committed: this.committed };
   }
 
   /**
-   * Inside the caller's transaction: removes acknowledged batches from the outbox and moves the
-   * checkpoints of acknowledged changelog batches (I1) — only those of the instance as it still is.
-   * Call `forgetAcks` once the transaction committed.
+   * Inside the caller's transaction: removes acknowledged batches from the outbox, moves the
+   * checkpoints of acknowledged changelog batches (I1), and notes the offsets the group holds —
+   * only those of the instance as it still is. Call `forgetOwed` once the transaction committed.
    */
-  writeAcks(acks: readonly Ack[]): void {
+  writeOwed({ acks, committed }: Owed): void {
     const now = this.deps.storage.meta();
     if (!now) return;
-    for (const { batch, result, incarnation, epoch } of acks) {
-      if (now.incarnation !== incarnation || now.epoch !== epoch) continue;
+    if (committed && sameInstance(now, committed)) this.deps.storage.writeCommitted(committed.positions);
+    for (const ack of acks) {
+      if (!sameInstance(now, ack)) continue;
+      const { batch, result, incarnation } = ack;
       this.deps.outbox.remove(batch.id);
       if (batch.phase !== CHANGELOG_PHASE) continue;
       const checkpoint = checkpointAfterAck(
@@ -159,14 +190,16 @@ export class OutboxSender {
     }
   }
 
-  /** The acknowledgements are recorded (their transaction committed). */
-  forgetAcks(acks: readonly Ack[]): void {
+  /** What `writeOwed` wrote is durable (its transaction committed). */
+  forgetOwed({ acks, committed }: Owed): void {
     for (const { batch } of acks) this.acked.delete(batch.id);
+    if (this.committed === committed) this.committed = undefined;
   }
 
-  /** Forgets every acknowledgement held: the outbox was cleared, or a transaction rolled back (the rows are sent again). */
+  /** Forgets everything owed: the outbox was cleared, or a transaction rolled back (the rows are sent again, the offsets committed again). */
   forget(): void {
     this.acked.clear();
+    this.committed = undefined;
   }
 
   /** Outbox batches not sent yet (or whose send failed). */
@@ -178,40 +211,48 @@ export class OutboxSender {
    * Records the input progress in the log as the group's committed offset, once everything it
    * implies has been sent, and notes what the group holds. Only positions beyond what the group
    * is known to hold are committed; the epoch fences commits of revoked and zombie instances.
+   * What the group took, and the acknowledgements held, are written down now or with the next
+   * processing commit (`record`); until then the instance knows them in memory.
    */
-  async commitInputOffsets(when: OffsetCommit = "now"): Promise<void> {
+  async commitInputOffsets(when: OffsetCommit = "now", record: OwedRecord = "now"): Promise<void> {
     const meta = this.deps.storage.meta();
     if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || this.unsentBatches() > 0) return;
     const now = (this.deps.clock ?? Date.now)();
     if (when === "due" && now - this.offsetsCommittedAt < this.interval) return;
     let pending = this.uncommittedPositions();
     if (when === "due" && !processedAny(pending)) pending = {};
-    const acks = this.pendingAcks();
-    if (Object.keys(pending).length === 0 && acks.length === 0) return;
+    if (Object.keys(pending).length === 0 && this.acked.size === 0 && !this.committed) return;
     this.offsetsCommittedAt = now;
-    const epoch = this.producer(meta, 0).epoch;
-    await Promise.all(
-      this.deps.application
-        .inputPartitions(meta.taskId)
-        // A global table's position is kept by its changelog alone (see Application.isGlobalInput).
-        .filter((tp) => pending[positionKey(tp)] !== undefined && !this.deps.application.isGlobalInput(meta.taskId, tp.topic))
-        .map((tp) =>
-          this.deps.log.commitOffset(this.deps.application.groupId, tp, { offset: pending[positionKey(tp)]!, metadata: `epoch=${meta.epoch}`, epoch }),
-        ),
-    );
-    // The acknowledgements held are recorded in the same storage commit.
-    this.deps.storage.transaction(() => {
-      this.writeAcks(acks);
-      const now = this.deps.storage.meta();
-      if (now && now.incarnation === meta.incarnation && now.epoch === meta.epoch) this.deps.storage.writeCommitted(pending);
-    });
-    this.forgetAcks(acks);
+    if (Object.keys(pending).length > 0) {
+      const epoch = this.producer(meta, 0).epoch;
+      await Promise.all(
+        this.deps.application
+          .inputPartitions(meta.taskId)
+          // A global table's position is kept by its changelog alone (see Application.isGlobalInput).
+          .filter((tp) => pending[positionKey(tp)] !== undefined && !this.deps.application.isGlobalInput(meta.taskId, tp.topic))
+          .map((tp) =>
+            this.deps.log.commitOffset(this.deps.application.groupId, tp, { offset: pending[positionKey(tp)]!, metadata: `epoch=${meta.epoch}`, epoch }),
+          ),
+      );
+      const held = this.committed && sameInstance(meta, this.committed) ? this.committed.positions : {};
+      this.committed = { positions: { ...held, ...pending }, incarnation: meta.incarnation, epoch: meta.epoch };
+    }
+    if (record === "now") this.recordOwed();
+  }
+
+  /** Per input partition, the offset the group is known to hold: as written down, or taken since (see `Owed`). */
+  committedPositions(): InputPositions {
+    const committed = this.deps.storage.committedPositions();
+    const meta = this.deps.storage.meta();
+    if (!this.committed || !meta || !sameInstance(meta, this.committed)) return committed;
+    for (const [key, offset] of Object.entries(this.committed.positions)) committed[key] = Math.max(committed[key] ?? 0, offset);
+    return committed;
   }
 
   /** Input positions processed and sent but not yet committed to the group. */
   private uncommittedPositions(): InputPositions {
     const positions = this.deps.storage.positions();
-    const committed = this.deps.storage.committedPositions();
+    const committed = this.committedPositions();
     return Object.fromEntries(Object.entries(positions).filter(([key, offset]) => offset > (committed[key] ?? -1)));
   }
 
@@ -223,7 +264,7 @@ export class OutboxSender {
   /** When the input progress not yet committed (and acknowledgements not yet recorded) are due; undefined when there are none. */
   offsetsDueAt(): number | undefined {
     if (this.unsentBatches() > 0) return undefined;
-    if (this.acked.size === 0 && !processedAny(this.uncommittedPositions())) return undefined;
+    if (this.acked.size === 0 && !this.committed && !processedAny(this.uncommittedPositions())) return undefined;
     return Math.max(this.offsetsCommittedAt + this.interval, 0);
   }
 
@@ -253,6 +294,11 @@ export class OutboxSender {
       if (!(error instanceof ProducerFenced)) throw error;
     }
   }
+}
+
+/** Whether what was acknowledged to `owner` belongs to the instance as it is now. */
+function sameInstance(now: TaskMeta, owner: { readonly incarnation: number; readonly epoch: number }): boolean {
+  return now.incarnation === owner.incarnation && now.epoch === owner.epoch;
 }
 
 /**

@@ -13,7 +13,7 @@ import type { Log, LogRecord, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
 import type { InputRecord, TaskEventMetrics, TaskProcessor } from "../streams/runtime/types";
 import type { StorageLike } from "../storage/sql";
-import { OFFSET_COMMIT_INTERVAL_MS, OutboxSender } from "./outbox-sender";
+import { OFFSET_COMMIT_INTERVAL_MS, OutboxSender, type OwedRecord } from "./outbox-sender";
 import { Outbox } from "./outbox";
 import { APPLICATION_SHUT_DOWN, type Assignment, type CommitStep, type RestoreBatch, type RestoreReply, type StepOutcome } from "./protocol";
 import { positionKey, RecordCollector, TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
@@ -273,7 +273,7 @@ export class StreamTask {
     if (meta.state === "RESTORING" && !(await this.tryCompleteRestoration())) return "idle";
     if (this.storage.meta()?.state !== "RUNNING") return "idle";
     // Before the back-off: a retry's back-off holds back only the input it retries, not what earlier commits made.
-    await this.sendIfDue(this.now());
+    await this.sendIfDue(this.now(), this.owedRecord());
     if (this.backoff.waitingUntil(this.now()) !== undefined) return "waiting";
     const records = await this.fetchBatch(meta);
     if (this.storage.meta()?.failure) return "blocked";
@@ -292,14 +292,23 @@ export class StreamTask {
     if (committed === "blocked") await this.sendBeforeStopping();
     if (committed !== "committed") return committed;
     if (work) await this.options.onCommitStep?.("after-commit");
-    if (!this.outbox.isEmpty() || records.length > 0) await this.sendIfDue(now);
+    if (!this.outbox.isEmpty() || records.length > 0) await this.sendIfDue(now, this.owedRecord());
     // Under load, a commit that took all the input waiting ends a cycle (input gathers for the
     // commit interval next): its progress goes to the group with it, as Kafka commits offsets
     // with every commit, not one cycle later.
-    if (records.length > 0 && this.pace.loaded && !this.pace.backlog) await this.sender.commitInputOffsets("now");
+    if (records.length > 0 && this.pace.loaded && !this.pace.backlog) await this.sender.commitInputOffsets("now", this.owedRecord());
     if (records.length === 0) return "idle";
     this.counters.committed(records.length, this.now() - this.commitStartedAt);
     return "more";
+  }
+
+  /**
+   * When what the log and the group acknowledge is written down: by the next cycle's commit while
+   * the task is under load (it comes within the commit interval), else at once. Until then the
+   * instance knows it in memory; a crash only sends the same batches and offsets again.
+   */
+  private owedRecord(): OwedRecord {
+    return this.pace.loaded ? "with-next-commit" : "now";
   }
 
   /** When the outbox's unsent batches are due to go to the log (see `lingerMs`); undefined when there are none. */
@@ -312,12 +321,12 @@ export class StreamTask {
    * that is due; with nothing to send, only the input progress. A lingering send holds the
    * progress back too: the group hears of input only once everything it implies is sent (I5).
    */
-  private async sendIfDue(now: number): Promise<void> {
+  private async sendIfDue(now: number, record: OwedRecord): Promise<void> {
     const due = this.sendDueAt();
-    if (due === undefined) return this.sender.commitInputOffsets("due");
+    if (due === undefined) return this.sender.commitInputOffsets("due", record);
     if (due > now) return;
     this.sentAt = now;
-    await this.sender.flush("due");
+    await this.sender.flush("due", record);
   }
 
   /**
@@ -359,13 +368,13 @@ export class StreamTask {
    */
   private commit(meta: TaskMeta, records: readonly InputRecord[], now: number): "committed" | StepOutcome {
     let active: ActiveProcessor | undefined;
-    // What the last flush sent and the log acknowledged is recorded by this commit (no storage commit of its own).
-    const acks = this.sender.pendingAcks();
+    // What the log and the group acknowledged since the last commit is written down by this one (no storage commit of its own).
+    const owed = this.sender.owed();
     try {
       this.storage.transaction(() => {
         const current = this.storage.meta();
         if (!current || current.state !== "RUNNING" || current.incarnation !== meta.incarnation) throw new SupersededDuringFetch();
-        this.sender.writeAcks(acks);
+        this.sender.writeOwed(owed);
         // Created in the transaction: what `init` writes or forwards commits with the rest.
         active = this.activeProcessor(meta.incarnation);
         const reached: InputPositions = {};
@@ -388,7 +397,7 @@ export class StreamTask {
       if (error instanceof SupersededDuringFetch) return "idle";
       return this.onUncaughtError(error);
     }
-    this.sender.forgetAcks(acks);
+    this.sender.forgetOwed(owed);
     this.backoff.reset();
     this.counters.events(active!.processor.eventMetrics, active!.reported);
     active!.reported = active!.processor.eventMetrics;
@@ -545,7 +554,7 @@ export class StreamTask {
   }
 
   committedPositions(): InputPositions {
-    return this.storage.committedPositions();
+    return this.sender.committedPositions();
   }
 
   /** Outbox batches not yet sent (acknowledged ones whose removal waits for the next commit are not counted). */
