@@ -77,7 +77,12 @@ async function withPacingTask(
     let transactions = 0;
     const storage = new Proxy(state.storage, {
       get(target, name) {
-        if (name === "transactionSync") return (fn: () => unknown) => (transactions++, target.transactionSync(fn));
+        if (name === "transactionSync") {
+          return (fn: () => unknown) => {
+            transactions++;
+            return target.transactionSync(fn);
+          };
+        }
         const value = Reflect.get(target, name, target);
         return typeof value === "function" ? value.bind(target) : value;
       },
