@@ -230,6 +230,38 @@ describe("adaptive batching", () => {
     });
   });
 
+  it("while input keeps coming, each arrival is one storage transaction: the offsets the group took go down with the next commit, and with none coming, once they are due", async () => {
+    const clock = { now: 1_000_000 };
+    const options = { lingerMs: 100, commitIntervalMs: 100, clock: () => clock.now };
+    await withPacingTask("pacing-streaming", options, async ({ task, log, app, input, transactions, stored }) => {
+      const group = async () => (await log.committedOffset(app.groupId, input))?.offset ?? null;
+      const key = `${input.topic}/${input.partition}`;
+      const before = transactions();
+      // 50 arrivals 20 ms apart, each processed at once (not under load).
+      for (let i = 0; i < 50; i++) {
+        await log.append(input, orders(5, i * 5));
+        clock.now += 20;
+        expect(await task.step()).toBe("more");
+        expect(task.loaded).toBe(false);
+      }
+      // One transaction per arrival: the group's offsets (every 100 ms) and the acknowledgements
+      // went down with the commits that followed, not in ten transactions of their own. (The first
+      // arrival, after a quiet spell, is sent and committed to the group at once, and written down so.)
+      expect(transactions() - before).toBe(51);
+      expect(await group()).toBeGreaterThanOrEqual(225);
+      expect(stored().committed[key]).toBeGreaterThanOrEqual(200);
+      expect(task.progressDueAt()).toBeDefined();
+      // No more input: once the offsets are due, the instance commits the rest and writes down what it owes.
+      clock.now += 100;
+      expect(await task.step()).toBe("idle");
+      clock.now += 100;
+      expect(await task.step()).toBe("idle");
+      expect(await group()).toBe(250);
+      expect(stored()).toEqual({ positions: { [key]: 250 }, committed: { [key]: 250 } });
+      expect(task.progressDueAt()).toBeUndefined();
+    });
+  });
+
   it("drains a backlog of many batches in one drain, without lingering", async () => {
     const driver = new TestDriver(env, application);
     const key = "pacing-drain";

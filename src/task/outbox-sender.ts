@@ -221,7 +221,8 @@ export class OutboxSender {
     if (when === "due" && now - this.offsetsCommittedAt < this.interval) return;
     let pending = this.uncommittedPositions();
     if (when === "due" && !processedAny(pending)) pending = {};
-    if (Object.keys(pending).length === 0 && this.acked.size === 0 && !this.committed) return;
+    // Nothing for the group: only what is owed, which waits for the next commit when asked to.
+    if (Object.keys(pending).length === 0 && (record === "with-next-commit" || (this.acked.size === 0 && !this.committed))) return;
     this.offsetsCommittedAt = now;
     if (Object.keys(pending).length > 0) {
       const epoch = this.producer(meta, 0).epoch;
@@ -238,6 +239,15 @@ export class OutboxSender {
       this.committed = { positions: { ...held, ...pending }, incarnation: meta.incarnation, epoch: meta.epoch };
     }
     if (record === "now") this.recordOwed();
+  }
+
+  /**
+   * The instance found no input: the group hears of what it processed once that is due, and what
+   * is owed is written down now, since no commit is coming to take it.
+   */
+  async caughtUp(): Promise<void> {
+    await this.commitInputOffsets("due");
+    this.recordOwed();
   }
 
   /** Per input partition, the offset the group is known to hold: as written down, or taken since (see `Owed`). */

@@ -81,6 +81,9 @@ export class StreamTask {
   readonly counters: TaskCounters;
   /** When the last commit started (its transaction): for its latency, and when the next is due under load. */
   private commitStartedAt = 0;
+  /** When the last commit of input began, and whether it came within a commit interval of the one before (input keeps coming). */
+  private inputCommittedAt = -Infinity;
+  private streaming = false;
   /** Each input partition's end as its last fetch saw it (in memory: for reports, which must not call the log). */
   private readonly inputEnds = new Map<string, number>();
   /** How much input the last step found; see `loaded` and `backlog`. */
@@ -143,7 +146,11 @@ export class StreamTask {
    * updates collapse over it).
    */
   nextCommitAt(now = this.now()): number {
-    return this.pace.loaded ? Math.max(now, this.commitStartedAt + (this.options.commitIntervalMs ?? OFFSET_COMMIT_INTERVAL_MS)) : now;
+    return this.pace.loaded ? Math.max(now, this.commitStartedAt + this.commitInterval) : now;
+  }
+
+  private get commitInterval(): number {
+    return this.options.commitIntervalMs ?? OFFSET_COMMIT_INTERVAL_MS;
   }
 
   /** The last commit left input behind (its bounds were reached): the next step has work now. */
@@ -279,7 +286,7 @@ export class StreamTask {
     if (this.storage.meta()?.failure) return "blocked";
     // Caught up: the group hears of the input processed once due (lag 0 means processed and
     // committed); the instance looks again for it (`progressDueAt`).
-    if (records.length === 0) await this.sender.commitInputOffsets("due");
+    if (records.length === 0) await this.sender.caughtUp();
     const now = this.now();
     const current = this.processor?.incarnation === meta.incarnation ? this.processor.processor : undefined;
     const punctuationDue = (current?.nextWallClockPunctuationMs() ?? Infinity) <= now;
@@ -288,6 +295,10 @@ export class StreamTask {
     const work = records.length > 0 || punctuationDue;
     if (work) await this.options.onCommitStep?.("before-commit");
     this.commitStartedAt = now;
+    if (records.length > 0) {
+      this.streaming = now - this.inputCommittedAt < this.commitInterval;
+      this.inputCommittedAt = now;
+    }
     const committed = this.commit(meta, records, now);
     if (committed === "blocked") await this.sendBeforeStopping();
     if (committed !== "committed") return committed;
@@ -303,12 +314,14 @@ export class StreamTask {
   }
 
   /**
-   * When what the log and the group acknowledge is written down: by the next cycle's commit while
-   * the task is under load (it comes within the commit interval), else at once. Until then the
-   * instance knows it in memory; a crash only sends the same batches and offsets again.
+   * When what the log and the group acknowledge is written down: by the next commit while input
+   * keeps coming — under load, or commits of input within a commit interval of each other — else
+   * at once. Until then the instance knows it in memory, and looks again once the offsets are due
+   * (`progressDueAt`) in case no commit comes; a crash only sends the same batches and commits the
+   * same offsets again.
    */
   private owedRecord(): OwedRecord {
-    return this.pace.loaded ? "with-next-commit" : "now";
+    return this.pace.loaded || this.streaming ? "with-next-commit" : "now";
   }
 
   /** When the outbox's unsent batches are due to go to the log (see `lingerMs`); undefined when there are none. */
