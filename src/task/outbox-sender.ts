@@ -32,8 +32,8 @@ export type OffsetCommit = "now" | "due";
 
 /**
  * When the instance writes down what the log and the group acknowledged (see `Owed`): `now`, in
- * a storage commit of its own, or `with-next-commit`, in the processing commit that follows (a
- * busy instance's next cycle), so that a cycle is one storage commit, not two.
+ * a storage commit of its own, or `with-next-commit`, in the processing commit that follows while
+ * input keeps coming, so that each commit is the instance's only storage commit.
  */
 export type OwedRecord = "now" | "with-next-commit";
 

@@ -333,6 +333,7 @@ export class StreamTask {
    * Sends the outbox if it is due as of `now` (see `lingerMs`), and then the input progress if
    * that is due; with nothing to send, only the input progress. A lingering send holds the
    * progress back too: the group hears of input only once everything it implies is sent (I5).
+   * What they acknowledge is written down as `record` says (see `owedRecord`).
    */
   private async sendIfDue(now: number, record: OwedRecord): Promise<void> {
     const due = this.sendDueAt();
