@@ -155,10 +155,15 @@ export class OutboxSender {
     return log.append(batch, batch.records, producer);
   }
 
+  /** Something acknowledged is not written down yet (see `Owed`). */
+  private get owes(): boolean {
+    return this.acked.size > 0 || this.committed !== undefined;
+  }
+
   /** Writes down everything owed, in a transaction of its own (none when nothing is owed). */
   private recordOwed(): void {
+    if (!this.owes) return;
     const owed = this.owed();
-    if (owed.acks.length === 0 && !owed.committed) return;
     this.deps.storage.transaction(() => this.writeOwed(owed));
     this.forgetOwed(owed);
   }
@@ -222,7 +227,7 @@ export class OutboxSender {
     let pending = this.uncommittedPositions();
     if (when === "due" && !processedAny(pending)) pending = {};
     // Nothing for the group: only what is owed, which waits for the next commit when asked to.
-    if (Object.keys(pending).length === 0 && (record === "with-next-commit" || (this.acked.size === 0 && !this.committed))) return;
+    if (Object.keys(pending).length === 0 && (record === "with-next-commit" || !this.owes)) return;
     this.offsetsCommittedAt = now;
     if (Object.keys(pending).length > 0) {
       const epoch = this.producer(meta, 0).epoch;
@@ -274,7 +279,7 @@ export class OutboxSender {
   /** When the input progress not yet committed (and acknowledgements not yet recorded) are due; undefined when there are none. */
   offsetsDueAt(): number | undefined {
     if (this.unsentBatches() > 0) return undefined;
-    if (this.acked.size === 0 && !this.committed && !processedAny(this.uncommittedPositions())) return undefined;
+    if (!this.owes && !processedAny(this.uncommittedPositions())) return undefined;
     return Math.max(this.offsetsCommittedAt + this.interval, 0);
   }
 
