@@ -17,7 +17,7 @@
  * partitions: e2e_p99_under_load_ms, with the loader's offered and accepted rates), restore (a wiped
  * task restoring 200,000 changelog records vs plain SQLite inserts), restore-e2e (the app with its
  * default configuration: a task of 13,000 live keys corrupted until GET /tasks shows it RUNNING
- * with lag 0, median of 3, vs inserting 13,000 records into SQLite: restore_e2e_default_ratio),
+ * with lag 0, median of 5, vs inserting 13,000 records into SQLite: restore_e2e_default_ratio),
  * compaction (compaction's
  * throughput, and the records a wiped task replays per live key from a compacted changelog), scale
  * (the example with 256 partitions and a standby each in its own `wrangler dev`: ingest, views,

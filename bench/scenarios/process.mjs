@@ -29,7 +29,9 @@
  * path (on Cloudflare the objects run apart and would overlap). bench/profile.mjs shows where it goes.
  *
  * BENCH_PROCESS_RECORDS (150000: rounds of a few seconds; at 50000, about one second, a round's ratio
- * swung between 0.67 and 0.96 with the machine), BENCH_PROCESS_BATCH (1000), BENCH_PROCESS_ROUNDS (3),
+ * swung between 0.67 and 0.96 with the machine), BENCH_PROCESS_BATCH (1000), BENCH_PROCESS_ROUNDS (5:
+ * one path's rounds swing by a quarter within a run, e.g. the uncached app 42,000–59,000 orders/s
+ * beside a baseline of 73,000–82,000, and a median of three is moved by a single slow round),
  * BENCH_PROCESS_CUSTOMERS (1000) tune it.
  */
 import { activeTask } from "../lib/app.mjs";
@@ -130,7 +132,7 @@ export async function runBaseline(baseUrl, object, { bodies, added }, checkKey) 
 export async function run({ baseUrl, app: startUncached, cachedApp: startCached }) {
   const records = envInt("BENCH_PROCESS_RECORDS", 150_000);
   const batch = envInt("BENCH_PROCESS_BATCH", 1000);
-  const rounds = envInt("BENCH_PROCESS_ROUNDS", 3);
+  const rounds = envInt("BENCH_PROCESS_ROUNDS", 5);
   const customers = envInt("BENCH_PROCESS_CUSTOMERS", 1000);
 
   const keysOf = async (prefix, count) =>

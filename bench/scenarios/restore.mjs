@@ -17,7 +17,7 @@
  *
  * Memory is bounded by the batch, not the changelog: BENCH_RESTORE_RECORDS=1000000 restores a
  * million records the same way (the Worker isolate has 128 MB). The scenario restore-e2e
- * (./restore-e2e.mjs) measures a smaller task (13,000 live keys) the same way, three rounds, until
+ * (./restore-e2e.mjs) measures a smaller task (13,000 live keys) the same way, five rounds, until
  * `GET /tasks` shows it RUNNING with lag 0 (`restore_e2e_default_ratio`).
  */
 import { dirname } from "node:path";
