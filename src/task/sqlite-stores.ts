@@ -8,16 +8,34 @@
  * - inside a transaction, writes are held per key and written when the transaction is about to
  *   commit (`flushWrites`, called by `TaskStorage.transaction`), in multi-row upserts: a key
  *   written many times in a commit costs one row write. Outside a transaction, writes go straight
- *   to SQLite. Range and prefix reads write the held writes first.
+ *   to SQLite. Range and prefix reads lay the held writes over what SQLite returns (past a few
+ *   hundred held writes, they write them first).
  * A transaction that rolls back, or a change of the table behind the stores' back (a wipe), must
  * drop both (`forget()`; `TaskStorage.onReset` does it).
  */
 import { type Sql, sql } from "../storage/sql";
 import type { KeyValue } from "../streams/record";
-import { NO_TIMESTAMP, type RawKeyValueStore, type StoreBackend, type TimestampedKeyValue, type ValueAndTimestamp } from "../streams/state/key-value-store";
+import {
+  compareKeys,
+  NO_TIMESTAMP,
+  overlayEntries,
+  type RawKeyValueStore,
+  type StoreBackend,
+  type TimestampedKeyValue,
+  type ValueAndTimestamp,
+} from "../streams/state/key-value-store";
 
 /** Upper bound for "every key with this prefix": no UTF-8 key sorts above it. */
 const AFTER_ALL = "\u{10FFFF}\u{10FFFF}";
+
+/**
+ * Most held writes a range read looks over (each read compares every one with its bounds); past
+ * this many, the read writes them first, as it always did.
+ */
+const MERGE_MAX_HELD = 256;
+
+/** A UTF-16 surrogate without its pair: SQLite keeps such a key as U+FFFD, not as it is. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Rows per multi-row upsert: 4 parameters each, under the 100 bound parameters per statement. */
 const ROWS_PER_UPSERT = 24;
@@ -217,27 +235,58 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
   }
 
   range(from?: string, to?: string, limit = -1): KeyValue<string, string>[] {
-    this.flushWrites();
-    return this.db.all<{ key: string; value: string }>(
-      sql`SELECT key, value FROM kv WHERE store = ${this.store} AND key >= ${from ?? ""} AND key <= ${to ?? AFTER_ALL}
-          ORDER BY key LIMIT ${limit}`,
-    );
+    return this.rangeWithTimestamps(from, to, limit).map(({ key, value }) => ({ key, value }));
   }
 
   rangeWithTimestamps(from?: string, to?: string, limit = -1): TimestampedKeyValue<string, string>[] {
-    this.flushWrites();
-    return this.db.all<{ key: string; value: string; timestamp: number }>(
-      sql`SELECT key, value, timestamp FROM kv WHERE store = ${this.store} AND key >= ${from ?? ""} AND key <= ${to ?? AFTER_ALL}
-          ORDER BY key LIMIT ${limit}`,
+    const lower = from ?? "";
+    const upper = to ?? AFTER_ALL;
+    return this.read(
+      (key) => compareKeys(key, lower) >= 0 && compareKeys(key, upper) <= 0,
+      (rows) =>
+        this.db.all<{ key: string; value: string; timestamp: number }>(
+          sql`SELECT key, value, timestamp FROM kv WHERE store = ${this.store} AND key >= ${lower} AND key <= ${upper} ORDER BY key LIMIT ${rows}`,
+        ),
+      limit,
     );
   }
 
   prefix(prefix: string, limit = -1): KeyValue<string, string>[] {
-    this.flushWrites();
-    return this.db.all<{ key: string; value: string }>(
-      sql`SELECT key, value FROM kv WHERE store = ${this.store} AND key >= ${prefix} AND key < ${prefix + AFTER_ALL}
-          ORDER BY key LIMIT ${limit}`,
-    );
+    const upper = prefix + AFTER_ALL;
+    return this.read(
+      (key) => compareKeys(key, prefix) >= 0 && compareKeys(key, upper) < 0,
+      (rows) =>
+        this.db.all<{ key: string; value: string; timestamp: number }>(
+          sql`SELECT key, value, timestamp FROM kv WHERE store = ${this.store} AND key >= ${prefix} AND key < ${upper} ORDER BY key LIMIT ${rows}`,
+        ),
+      limit,
+    ).map(({ key, value }) => ({ key, value }));
+  }
+
+  /**
+   * A range read (`select` takes the most rows, -1 for all) with the held writes over it, so that
+   * a range read inside a transaction need not write them first (a windowed aggregation reads a
+   * range for each record: each would cost a statement of its own). Past `MERGE_MAX_HELD` held
+   * writes, or with a key or value SQLite would not keep as it is (a lone surrogate becomes
+   * U+FFFD), they are written first, so that the read returns what it would have.
+   */
+  private read(
+    inRange: (key: string) => boolean,
+    select: (rows: number) => TimestampedKeyValue<string, string>[],
+    limit: number,
+  ): TimestampedKeyValue<string, string>[] {
+    if (this.held.size > MERGE_MAX_HELD) this.flushWrites();
+    const over: { key: string; value: string | null; timestamp: number }[] = [];
+    for (const [key, entry] of this.held) {
+      // Such a key may be stored as another one, inside the range or not; such a value reads back otherwise.
+      if (LONE_SURROGATE.test(key) || (inRange(key) && entry !== null && LONE_SURROGATE.test(entry.value))) {
+        this.flushWrites();
+        return select(limit);
+      }
+      if (inRange(key)) over.push({ key, value: entry?.value ?? null, timestamp: entry?.timestamp ?? NO_TIMESTAMP });
+    }
+    if (over.length === 0) return select(limit);
+    return overlayEntries(select(limit < 0 ? -1 : limit + over.length), over, limit < 0 ? undefined : limit);
   }
 }
 

@@ -11,7 +11,7 @@
  * commits) writes and forwards nothing (Kafka's optimization).
  */
 import type { KeyValue } from "../record";
-import { compareKeys, type RawKeyValueStore, type TimestampedKeyValue, type ValueAndTimestamp } from "../state/key-value-store";
+import { overlayEntries, type RawKeyValueStore, type TimestampedKeyValue, type ValueAndTimestamp } from "../state/key-value-store";
 import type { DirtyEntry, RecordCache } from "../state/record-cache";
 import type { WriteContext } from "./change-logging-store";
 import type { CurrentInput, ProcessorState } from "./processor-state";
@@ -94,13 +94,13 @@ export class CachingKeyValueStore implements RawKeyValueStore, CachedStore {
     const cached = this.cache.range(this.name, from, to);
     // Every cached key could hide a stored one: read that many more.
     const stored = this.inner.rangeWithTimestamps(from, to, limit === undefined ? undefined : limit + cached.length);
-    return merge(stored, cached, limit);
+    return overlayEntries(stored, cached, limit);
   }
 
   prefix(prefix: string, limit?: number): KeyValue<string, string>[] {
     const cached = this.cache.range(this.name, prefix).filter(({ key }) => key.startsWith(prefix));
     const stored = this.inner.prefix(prefix, limit === undefined ? undefined : limit + cached.length).map((e) => ({ ...e, timestamp: 0 }));
-    return merge(stored, cached, limit).map(({ key, value }) => ({ key, value }));
+    return overlayEntries(stored, cached, limit).map(({ key, value }) => ({ key, value }));
   }
 
   /** Writes the flushed keys to the store underneath (and so its changelog) and tells the listener, each as of its write. */
@@ -129,17 +129,4 @@ export class CachingKeyValueStore implements RawKeyValueStore, CachedStore {
     if (entry.value === null) this.inner.delete(entry.key);
     else this.inner.put(entry.key, entry.value, entry.timestamp);
   }
-}
-
-/** Stored entries overlaid by cached ones (null: deleted), in key order, at most `limit`. */
-function merge(
-  stored: readonly TimestampedKeyValue<string, string>[],
-  cached: readonly { readonly key: string; readonly value: string | null; readonly timestamp: number }[],
-  limit: number | undefined,
-): TimestampedKeyValue<string, string>[] {
-  const rows = new Map<string, TimestampedKeyValue<string, string> | null>(stored.map((e) => [e.key, e]));
-  for (const { key, value, timestamp } of cached) rows.set(key, value === null ? null : { key, value, timestamp });
-  const merged = [...rows.values()].filter((e): e is TimestampedKeyValue<string, string> => e !== null);
-  merged.sort((a, b) => compareKeys(a.key, b.key));
-  return limit === undefined ? merged : merged.slice(0, limit);
 }

@@ -74,3 +74,20 @@ export function compareKeys(a: string, b: string): number {
   }
   return a.length - b.length;
 }
+
+/**
+ * Stored entries (in key order, as a range read returned them) with newer writes over them (a
+ * null value deletes), in key order, at most `limit`. A range read of the stored ones must have
+ * taken `limit` plus as many as there are writes: each could hide one.
+ */
+export function overlayEntries(
+  stored: readonly TimestampedKeyValue<string, string>[],
+  writes: readonly { readonly key: string; readonly value: string | null; readonly timestamp: number }[],
+  limit: number | undefined,
+): TimestampedKeyValue<string, string>[] {
+  const rows = new Map<string, TimestampedKeyValue<string, string> | null>(stored.map((e) => [e.key, e]));
+  for (const { key, value, timestamp } of writes) rows.set(key, value === null ? null : { key, value, timestamp });
+  const merged = [...rows.values()].filter((e): e is TimestampedKeyValue<string, string> => e !== null);
+  merged.sort((a, b) => compareKeys(a.key, b.key));
+  return limit === undefined ? merged : merged.slice(0, limit);
+}
