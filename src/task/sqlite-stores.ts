@@ -34,7 +34,7 @@ const AFTER_ALL = "\u{10FFFF}\u{10FFFF}";
  */
 const MERGE_MAX_HELD = 256;
 
-/** A UTF-16 surrogate without its pair: SQLite keeps such a key as U+FFFD, not as it is. */
+/** A UTF-16 surrogate without its pair: SQLite keeps it as bytes that read back as U+FFFDs, not as it was. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Rows per multi-row upsert: 4 parameters each, under the 100 bound parameters per statement. */
@@ -239,42 +239,29 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
   }
 
   rangeWithTimestamps(from?: string, to?: string, limit = -1): TimestampedKeyValue<string, string>[] {
-    const lower = from ?? "";
-    const upper = to ?? AFTER_ALL;
-    return this.read(
-      (key) => compareKeys(key, lower) >= 0 && compareKeys(key, upper) <= 0,
-      (rows) =>
-        this.db.all<{ key: string; value: string; timestamp: number }>(
-          sql`SELECT key, value, timestamp FROM kv WHERE store = ${this.store} AND key >= ${lower} AND key <= ${upper} ORDER BY key LIMIT ${rows}`,
-        ),
-      limit,
-    );
+    return this.read(from ?? "", to ?? AFTER_ALL, "included", limit);
   }
 
   prefix(prefix: string, limit = -1): KeyValue<string, string>[] {
-    const upper = prefix + AFTER_ALL;
-    return this.read(
-      (key) => compareKeys(key, prefix) >= 0 && compareKeys(key, upper) < 0,
-      (rows) =>
-        this.db.all<{ key: string; value: string; timestamp: number }>(
-          sql`SELECT key, value, timestamp FROM kv WHERE store = ${this.store} AND key >= ${prefix} AND key < ${upper} ORDER BY key LIMIT ${rows}`,
-        ),
-      limit,
-    ).map(({ key, value }) => ({ key, value }));
+    return this.read(prefix, prefix + AFTER_ALL, "excluded", limit).map(({ key, value }) => ({ key, value }));
   }
 
   /**
-   * A range read (`select` takes the most rows, -1 for all) with the held writes over it, so that
-   * a range read inside a transaction need not write them first (a windowed aggregation reads a
-   * range for each record: each would cost a statement of its own). Past `MERGE_MAX_HELD` held
-   * writes, or with a key or value SQLite would not keep as it is (a lone surrogate becomes
-   * U+FFFD), they are written first, so that the read returns what it would have.
+   * The keys from `lower` to `upper` (SQLite's order, which `compareKeys` follows), at most
+   * `limit` (-1 for all), with the held writes over them, so that a range read inside a
+   * transaction need not write them first (a windowed aggregation reads a range for each record:
+   * each would cost a statement of its own). Past `MERGE_MAX_HELD` held writes, or with a key or
+   * value SQLite would not keep as it is (a lone surrogate), they are written first, so that the
+   * read returns what it would have.
    */
-  private read(
-    inRange: (key: string) => boolean,
-    select: (rows: number) => TimestampedKeyValue<string, string>[],
-    limit: number,
-  ): TimestampedKeyValue<string, string>[] {
+  private read(lower: string, upper: string, end: "included" | "excluded", limit: number): TimestampedKeyValue<string, string>[] {
+    const select = (rows: number) =>
+      this.db.all<{ key: string; value: string; timestamp: number }>(
+        end === "included"
+          ? sql`SELECT key, value, timestamp FROM kv WHERE store = ${this.store} AND key >= ${lower} AND key <= ${upper} ORDER BY key LIMIT ${rows}`
+          : sql`SELECT key, value, timestamp FROM kv WHERE store = ${this.store} AND key >= ${lower} AND key < ${upper} ORDER BY key LIMIT ${rows}`,
+      );
+    const inRange = (key: string) => compareKeys(key, lower) >= 0 && (end === "included" ? compareKeys(key, upper) <= 0 : compareKeys(key, upper) < 0);
     if (this.held.size > MERGE_MAX_HELD) this.flushWrites();
     const over: { key: string; value: string | null; timestamp: number }[] = [];
     for (const [key, entry] of this.held) {
