@@ -4,9 +4,10 @@
  * time. Processing is driven by the object itself: appends to its input wake it (a wake-up runs
  * steps while there is input), an in-memory timer with the alarm behind it looks again at what is
  * due, and once nothing is due nothing is armed again, so an idle task costs nothing.
- * An idle task processes what arrives at once; a task under load (see `StreamTask.loaded`) lets
- * input gather for the commit interval (`COMMIT_INTERVAL_MS`, Kafka's `commit.interval.ms`) before
- * its next commit, so that it commits less often, with more (and its record cache collapses more).
+ * A task processes what arrives at once, and while input keeps coming commits once per commit
+ * interval (`COMMIT_INTERVAL_MS`, Kafka's `commit.interval.ms`; see `StreamTask.step`); a task
+ * under load (see `StreamTask.loaded`) lets input gather for the commit interval before its next
+ * commit, so that it commits less often, with more (and its record cache collapses more).
  * The same one alarm serves every wall-clock punctuator of the task and the back-off of the
  * `"retry"` uncaught-error policy (`StreamTask.timersDueAt`).
  */
@@ -478,7 +479,8 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     let outcome: StepOutcome = "idle";
     try {
       while (worked < maxSteps) {
-        outcome = await this.task.step();
+        // A run commits when due (Kafka's commit interval), a drain at once.
+        outcome = await this.task.step(linger ? "when-due" : "at-once");
         if (outcome !== "more") break;
         worked++;
         if (linger && !this.task.backlog) {

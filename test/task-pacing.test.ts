@@ -24,7 +24,7 @@ import { application } from "./support/orders-app";
 
 const orders = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ key: `c${(from + i) % 7}`, value: JSON.stringify({ amount: 1 }) }));
 
-type Options = Omit<ConstructorParameters<typeof StreamTask>[0], "application" | "log" | "storage">;
+type Options = Omit<ConstructorParameters<typeof StreamTask>[0], "application" | "log" | "storage"> & { caching?: boolean };
 
 /**
  * The log as the task sees it, counting appends per partition, keeping those whose measure is not
@@ -67,9 +67,11 @@ async function withPacingTask(
     transactions: () => number;
     /** The input positions and what the group holds of them, as written in the task's storage. */
     stored: () => { positions: Record<string, number>; committed: Record<string, number> };
+    /** A store's value for `key` as written in the task's storage (undefined: no row). */
+    storedValue: (store: string, key: string) => string | undefined;
   }) => Promise<void>,
 ): Promise<void> {
-  const app = totalsApp(id);
+  const app = totalsApp(id, { caching: options.caching });
   const log = new CountingLog(env.LOG_PARTITION, app.catalog);
   const input = { topic: `${id}-orders`, partition: 0 };
   const out = { topic: `${id}-out`, partition: 0 };
@@ -94,7 +96,9 @@ async function withPacingTask(
       const read = new TaskStorage(state.storage);
       return { positions: read.positions(), committed: read.committedPositions() };
     };
-    await body({ task, log, app, input, out, restart, transactions: () => transactions, stored });
+    const storedValue = (store: string, key: string) =>
+      state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE store = ? AND key = ?", store, key).toArray()[0]?.value;
+    await body({ task, log, app, input, out, restart, transactions: () => transactions, stored, storedValue });
   });
 }
 
@@ -411,6 +415,173 @@ describe("commits joining a lingering send in the outbox", () => {
       const fresh = new Outbox(storage.db);
       const rows = (o: Outbox, skip = new Set<number>()) => o.nextGroup(skip).map((b) => `${b.sequence}:${b.records.map((r) => r.key).join("")}`);
       expect(rows(fresh)).toEqual(rows(outbox));
+    });
+  });
+});
+
+describe("commits when due (a run's steps: Kafka Streams' commit.interval.ms)", () => {
+  const counts = async (log: DurableLog, tp: Partition) =>
+    (await log.fetch(tp, 0, { maxRecords: 1000, maxBytes: 1 << 20 })).records.map((r) => `${r.key}:${(JSON.parse(r.value!) as Totals).count}`);
+  const options = (clock: { now: number }) => ({ lingerMs: 100, commitIntervalMs: 100, clock: () => clock.now });
+
+  it("while input keeps coming, processes each arrival at once and commits once per commit interval; queries read what was processed, storage holds what was committed", async () => {
+    const id = "due-streaming";
+    const clock = { now: 1_000_000 };
+    await withPacingTask(id, options(clock), async ({ task, log, app, input, out, stored, storedValue }) => {
+      const key = `${input.topic}/0`;
+      const queried = (customer: string) => JSON.parse(task.queries.get(`${id}-totals`, customer) ?? "null") as Totals | null;
+      const inStorage = (customer: string) => JSON.parse(storedValue(`${id}-totals`, customer) ?? "null") as Totals | null;
+
+      // After a quiet spell the first arrival commits at once.
+      await log.append(input, orders(7));
+      const first = clock.now;
+      expect(await task.step("when-due")).toBe("more");
+      expect(stored().positions[key]).toBe(7);
+      expect(task.commitDueAt()).toBeUndefined();
+
+      // Four more, 20 ms apart: each processed at once, none committed yet.
+      for (let i = 1; i <= 4; i++) {
+        clock.now += 20;
+        await log.append(input, orders(7, 7 * i));
+        expect(await task.step("when-due")).toBe("more");
+        expect(queried("c0")).toEqual({ count: i + 1, sum: i + 1 });
+      }
+      expect(inStorage("c0")).toEqual({ count: 1, sum: 1 });
+      expect(stored().positions[key]).toBe(7);
+      expect((await log.offsets(app.changelogPartitions("0_0")[0]!)).latest).toBe(7);
+      // The instance comes back for the commit one commit interval after the last one began.
+      expect(task.commitDueAt()).toBe(first + 100);
+      expect(task.progressDueAt()).toBeLessThanOrEqual(first + 100);
+
+      // Not due yet: a step without input changes nothing.
+      clock.now = first + 99;
+      expect(await task.step("when-due")).toBe("idle");
+      expect(stored().positions[key]).toBe(7);
+
+      // Due: one commit of everything processed since, without new input.
+      clock.now = first + 100;
+      expect(await task.step("when-due")).toBe("idle");
+      expect(stored().positions[key]).toBe(35);
+      expect(inStorage("c0")).toEqual({ count: 5, sum: 5 });
+      expect(task.commitDueAt()).toBeUndefined();
+      // Every update still made its changelog and output record (the store is uncached).
+      clock.now += 100;
+      expect(await task.step("when-due")).toBe("idle");
+      expect((await log.offsets(app.changelogPartitions("0_0")[0]!)).latest).toBe(35);
+      expect(await counts(log, out)).toHaveLength(35);
+      expect((await counts(log, out)).filter((c) => c.startsWith("c0:"))).toEqual(["c0:1", "c0:2", "c0:3", "c0:4", "c0:5"]);
+    });
+  });
+
+  it("a cached store's queries read through the record cache; the commit collapses each key's updates into one changelog and output record", async () => {
+    const id = "due-cached";
+    const clock = { now: 1_000_000 };
+    await withPacingTask(id, { ...options(clock), caching: true }, async ({ task, log, app, input, out, storedValue }) => {
+      const store = `${id}-totals`;
+      const changelog = app.changelogPartitions("0_0")[0]!;
+      await log.append(input, orders(7));
+      const first = clock.now;
+      expect(await task.step("when-due")).toBe("more");
+      for (let i = 1; i <= 3; i++) {
+        clock.now += 20;
+        await log.append(input, orders(7, 7 * i));
+        expect(await task.step("when-due")).toBe("more");
+      }
+      // Processed, in the record cache only: the queries see it, the table does not.
+      expect(JSON.parse(task.queries.get(store, "c0")!)).toEqual({ count: 4, sum: 4 });
+      expect(JSON.parse(storedValue(store, "c0")!)).toEqual({ count: 1, sum: 1 });
+      const counted = (entries: { key: string; value: string }[]) => entries.map((e) => `${e.key}:${(JSON.parse(e.value) as Totals).count}`);
+      expect(counted(task.queries.range(store, "c1", "c3"))).toEqual(["c1:4", "c2:4", "c3:4"]);
+      expect(counted(task.queries.prefix(store, "c", 2))).toEqual(["c0:4", "c1:4"]);
+      expect(counted(task.queries.scan(store, { after: "c4", limit: 5 }))).toEqual(["c5:4", "c6:4"]);
+      expect((await log.offsets(changelog)).latest).toBe(7);
+
+      clock.now = first + 100;
+      expect(await task.step("when-due")).toBe("idle");
+      expect(JSON.parse(storedValue(store, "c0")!)).toEqual({ count: 4, sum: 4 });
+      clock.now += 100;
+      expect(await task.step("when-due")).toBe("idle");
+      // Three arrivals of each key, one record of each at the commit.
+      expect((await log.offsets(changelog)).latest).toBe(14);
+      expect((await counts(log, out)).filter((c) => c.startsWith("c0:"))).toEqual(["c0:1", "c0:4"]);
+    });
+  });
+
+  it("commits at once once a batch has gathered, though not due", async () => {
+    const clock = { now: 1_000_000 };
+    await withPacingTask("due-batch", { ...options(clock), maxBatchRecords: 10 }, async ({ task, log, input, stored }) => {
+      const key = `${input.topic}/0`;
+      await log.append(input, orders(1));
+      expect(await task.step("when-due")).toBe("more");
+      clock.now += 10;
+      await log.append(input, orders(6, 1));
+      expect(await task.step("when-due")).toBe("more");
+      expect(stored().positions[key]).toBe(1);
+      // 6 + 6 uncommitted records reach the batch of 10.
+      clock.now += 10;
+      await log.append(input, orders(6, 7));
+      expect(await task.step("when-due")).toBe("more");
+      expect(stored().positions[key]).toBe(13);
+      expect(task.commitDueAt()).toBeUndefined();
+    });
+  });
+
+  it("a restarted instance processes what was not committed again, to the same values, and each record reaches the output once", async () => {
+    const id = "due-restart";
+    const clock = { now: 1_000_000 };
+    await withPacingTask(id, options(clock), async ({ task: before, log, input, out, restart, stored }) => {
+      const key = `${input.topic}/0`;
+      await log.append(input, orders(7));
+      expect(await before.step("when-due")).toBe("more");
+      for (let i = 1; i <= 3; i++) {
+        clock.now += 20;
+        await log.append(input, orders(7, 7 * i));
+        expect(await before.step("when-due")).toBe("more");
+      }
+      const seen = Array.from({ length: 7 }, (_, i) => before.queries.get(`${id}-totals`, `c${i}`));
+      expect(JSON.parse(seen[0]!)).toEqual({ count: 4, sum: 4 });
+      expect(stored().positions[key]).toBe(7);
+
+      // The instance dies: what it had not committed is gone with it.
+      const after = restart();
+      expect(JSON.parse(after.queries.get(`${id}-totals`, "c0")!)).toEqual({ count: 1, sum: 1 });
+      expect(await after.step("when-due")).toBe("more");
+      expect(Array.from({ length: 7 }, (_, i) => after.queries.get(`${id}-totals`, `c${i}`))).toEqual(seen);
+      expect(await after.step()).toBe("idle");
+      expect(stored().positions[key]).toBe(28);
+      clock.now += 200;
+      expect(await after.step()).toBe("idle");
+      const output = await counts(log, out);
+      expect(output).toHaveLength(28);
+      expect(new Set(output).size).toBe(28);
+    });
+  });
+
+  it("revocation commits what was processed; a new assignment drops it, and it is processed again", async () => {
+    const id = "due-lifecycle";
+    const clock = { now: 1_000_000 };
+    await withPacingTask(id, options(clock), async ({ task, log, input, out, stored }) => {
+      const key = `${input.topic}/0`;
+      const arrive = async (n: number) => {
+        await log.append(input, orders(7, 7 * n));
+        clock.now += 20;
+        expect(await task.step("when-due")).toBe("more");
+      };
+      await arrive(0);
+      await arrive(1);
+      expect(stored().positions[key]).toBe(7);
+      // A new epoch of the same assignment: the uncommitted arrival is dropped, then processed again.
+      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 2 });
+      expect(stored().positions[key]).toBe(7);
+      expect(JSON.parse(task.queries.get(`${id}-totals`, "c0")!)).toEqual({ count: 1, sum: 1 });
+      await arrive(2);
+      expect(JSON.parse(task.queries.get(`${id}-totals`, "c0")!)).toEqual({ count: 3, sum: 3 });
+      // Revocation: everything processed is committed and sent before the instance suspends.
+      await task.suspend();
+      expect(stored().positions[key]).toBe(21);
+      const output = await counts(log, out);
+      expect(output).toHaveLength(21);
+      expect(output.filter((c) => c.startsWith("c0:"))).toEqual(["c0:1", "c0:2", "c0:3"]);
     });
   });
 });

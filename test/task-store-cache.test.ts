@@ -230,16 +230,7 @@ describe("in-memory copies of a task's tables", () => {
     await runInDurableObject(stub, (_, state) => {
       const storage = new TaskStorage(state.storage);
       // The store's statements that write the table, counted.
-      let writes = 0;
-      const counted = new Proxy(state.storage.sql, {
-        get(target, property) {
-          if (property !== "exec") return Reflect.get(target, property);
-          return (text: string, ...values: unknown[]) => {
-            if (/^\s*(INSERT|DELETE)/i.test(text)) writes++;
-            return target.exec(text, ...(values as SqlStorageValue[]));
-          };
-        },
-      });
+      const { sql: counted, writes } = countingWrites(state.storage.sql);
       const kv = new SqliteKeyValueStore(new Sql(counted), "range", DEFAULT_CACHE_LIMITS, storage);
       storage.onFlush(() => kv.flushWrites());
       storage.onReset(() => kv.forget());
@@ -250,14 +241,14 @@ describe("in-memory copies of a task's tables", () => {
           expect(kv.range("w-", "w-~")).toHaveLength(i);
           kv.put(`w-${String(i).padStart(3, "0")}`, `${i}`, i);
         }
-        expect(writes).toBe(0);
+        expect(writes()).toBe(0);
         expect(kv.range("w-", "w-~", 2)).toEqual([
           { key: "w-000", value: "0" },
           { key: "w-001", value: "1" },
         ]);
       });
       // One statement at the commit (the code before wrote the held writes at each range read: 99).
-      expect(writes).toBe(1);
+      expect(writes()).toBe(1);
       expect(kv.rangeWithTimestamps("w-098")).toEqual([
         { key: "w-098", value: "98", timestamp: 98 },
         { key: "w-099", value: "99", timestamp: 99 },
@@ -327,4 +318,64 @@ describe("in-memory copies of a task's tables", () => {
       expect(after).toHaveLength(2);
     });
   });
+
+  it("keep the held writes of a deferred commit across transactions: reads outside one lay them all over and write nothing; inside one, writing them is counted", async () => {
+    const stub = env.TASK_OBJECT.getByName("cache-deferred@x");
+    await runInDurableObject(stub, (_, state) => {
+      const storage = new TaskStorage(state.storage);
+      const { sql: counted, writes } = countingWrites(state.storage.sql);
+      const stores = new SqliteStoreBackend(new Sql(counted), DEFAULT_CACHE_LIMITS, storage);
+      const kv = stores.keyValue("deferred");
+      // As a task whose commit is deferred: the end of a transaction leaves the held writes held.
+      let deferring = true;
+      storage.onFlush(() => deferring || stores.flushWrites());
+      storage.onReset(() => stores.forget());
+
+      storage.transaction(() => kv.put("k-000", "committed"));
+      expect(writes()).toBe(0);
+      deferring = false;
+      storage.transaction(() => kv.put("k-001", "committed"));
+      expect(writes()).toBe(1);
+      deferring = true;
+      // 299 held writes over two transactions (more than a read inside one lays over), and a lone surrogate.
+      storage.transaction(() => {
+        for (let i = 2; i < 150; i++) kv.put(`k-${String(i).padStart(3, "0")}`, `${i}`);
+      });
+      storage.transaction(() => {
+        for (let i = 150; i < 300; i++) kv.put(`k-${String(i).padStart(3, "0")}`, `${i}`);
+        kv.put("k-\uD800", "lone");
+        kv.delete("k-001");
+      });
+      expect(writes()).toBe(1);
+      const flushes = stores.flushes;
+      // A query: outside a transaction nothing may be written, so the read lays every held write over.
+      const outside = kv.range("k-", "k-~");
+      expect(outside).toHaveLength(299);
+      expect(outside[0]).toEqual({ key: "k-000", value: "committed" });
+      expect(outside[1]).toEqual({ key: "k-002", value: "2" });
+      expect(kv.prefix("k-", 3).map((e) => e.key)).toEqual(["k-000", "k-002", "k-003"]);
+      expect(kv.get("k-001")).toBeUndefined();
+      expect([writes(), stores.flushes]).toEqual([1, flushes]);
+      // Inside a transaction, a read over that many writes them first, and the backend counts it
+      // (the task then commits everything that transaction depends on).
+      storage.transaction(() => expect(kv.range("k-", "k-~")).toHaveLength(299));
+      expect(writes()).toBeGreaterThan(1);
+      expect(stores.flushes).toBe(flushes + 1);
+    });
+  });
 });
+
+/** `sql` with its statements that write a table (INSERT, DELETE) counted. */
+function countingWrites(sql: SqlStorage): { sql: SqlStorage; writes: () => number } {
+  let writes = 0;
+  const counted = new Proxy(sql, {
+    get(target, property) {
+      if (property !== "exec") return Reflect.get(target, property);
+      return (text: string, ...values: unknown[]) => {
+        if (/^\s*(INSERT|DELETE)/i.test(text)) writes++;
+        return target.exec(text, ...(values as SqlStorageValue[]));
+      };
+    },
+  });
+  return { sql: counted, writes: () => writes };
+}

@@ -14,6 +14,7 @@ import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME, instanceName, partitionName } from "../src/names";
 import type { Log } from "../src/log/types";
 import type { StepOutcome } from "../src/task/protocol";
+import type { CommitMode } from "../src/task/stream-task";
 import { TestDriver } from "../src/testing/test-driver";
 import { keyOn } from "./support/keys";
 import { until } from "./support/until";
@@ -47,11 +48,11 @@ async function withWaitingOrder(
   await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
   await driver.log.append(input, [{ key, value: JSON.stringify({ amount }) }]);
   await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object, state) => {
-    const task = (object as unknown as { task: { step(): Promise<StepOutcome> } }).task;
+    const task = (object as unknown as { task: { step(mode?: CommitMode): Promise<StepOutcome> } }).task;
     const outcomes: StepOutcome[] = [];
     const step = task.step.bind(task);
-    task.step = async () => {
-      const outcome = await step();
+    task.step = async (mode?: CommitMode) => {
+      const outcome = await step(mode);
       outcomes.push(outcome);
       await afterStep(outcomes);
       return outcome;
@@ -79,11 +80,11 @@ describe("a task object's wake-ups and alarm", () => {
 
       // During the run's only step (it finds nothing), an order arrives and its wake-up with it:
       // noted, and taken by no step of that run.
-      const task = (object as unknown as { task: { step(): Promise<StepOutcome> } }).task;
+      const task = (object as unknown as { task: { step(mode?: CommitMode): Promise<StepOutcome> } }).task;
       const step = task.step.bind(task);
       let woke: number | null | undefined;
-      task.step = async () => {
-        const outcome = await step();
+      task.step = async (mode?: CommitMode) => {
+        const outcome = await step(mode);
         task.step = step;
         await driver.log.append(input, [{ key, value: '{"amount":4}' }]);
         woke = await instance.wake();

@@ -248,11 +248,12 @@ export class OutboxSender {
 
   /**
    * The instance found no input: the group hears of what it processed once that is due, and what
-   * is owed is written down now, since no commit is coming to take it.
+   * is owed is written down now — unless a commit is coming to take it (`"with-next-commit"`: the
+   * instance holds work it has not committed).
    */
-  async caughtUp(): Promise<void> {
-    await this.commitInputOffsets("due");
-    this.recordOwed();
+  async caughtUp(record: OwedRecord = "now"): Promise<void> {
+    await this.commitInputOffsets("due", record);
+    if (record === "now") this.recordOwed();
   }
 
   /** Per input partition, the offset the group is known to hold: as written down, or taken since (see `Owed`). */

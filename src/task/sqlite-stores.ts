@@ -5,11 +5,14 @@
  * Two in-memory layers save most statements of a commit, neither changing what a commit writes:
  * - a bounded cache (an LRU) of the entries read or written last, so that a key read again costs
  *   no query;
- * - inside a transaction, writes are held per key and written when the transaction is about to
- *   commit (`flushWrites`, called by `TaskStorage.transaction`), in multi-row upserts: a key
- *   written many times in a commit costs one row write. Outside a transaction, writes go straight
- *   to SQLite. Range and prefix reads lay the held writes over what SQLite returns (past a few
- *   hundred held writes, they write them first).
+ * - inside a transaction, writes are held per key and written when their commit comes
+ *   (`flushWrites`, called by `TaskStorage.transaction` or by the task's commit), in multi-row
+ *   upserts: a key written many times in a commit costs one row write. A task that defers its
+ *   commit keeps them held across transactions, and every read sees them (its queries read
+ *   processed but uncommitted state, as Kafka Streams' do). Outside a transaction, writes go
+ *   straight to SQLite. Range and prefix reads lay the held writes over what SQLite returns
+ *   (inside a transaction, past a few hundred held writes, they write them first, which the
+ *   backend counts: see `SqliteStoreBackend.flushes`).
  * A transaction that rolls back, or a change of the table behind the stores' back (a wipe), must
  * drop both (`forget()`; `TaskStorage.onReset` does it).
  */
@@ -100,7 +103,7 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
   /** Key → value and timestamp, or null when the key is known to be absent; least recently used first. */
   private readonly cache = new Map<string, Entry | null>();
   private cachedChars = 0;
-  /** Writes of the open transaction not yet in SQLite: key → value and timestamp, or null for a delete. */
+  /** Writes not yet in SQLite (of the open transaction, or of a deferred commit): key → value and timestamp, or null for a delete. */
   private readonly held = new Map<string, Entry | null>();
 
   constructor(
@@ -108,6 +111,8 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
     readonly store: string,
     private readonly limits: StoreCacheLimits = DEFAULT_CACHE_LIMITS,
     private readonly scope: TransactionScope = NEVER_IN_TRANSACTION,
+    /** Told each time held writes are written to SQLite. */
+    private readonly onFlushed: () => void = () => {},
   ) {}
 
   get(key: string): string | undefined {
@@ -148,12 +153,13 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
     this.remember(key, null);
   }
 
-  /** Writes the held writes to SQLite. Call inside the transaction that made them. */
+  /** Writes the held writes to SQLite. Call inside the transaction that commits them. */
   flushWrites(): void {
     if (this.held.size === 0) return;
     const writes = [...this.held].map(([key, entry]) => ({ key, value: entry?.value ?? null, timestamp: entry?.timestamp }));
     this.held.clear();
     this.writeRows(writes);
+    this.onFlushed();
   }
 
   /** Drops the cached copy and the held writes: the table may hold something else now (a rollback, a wipe). */
@@ -250,9 +256,11 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
    * The keys from `lower` to `upper` (SQLite's order, which `compareKeys` follows), at most
    * `limit` (-1 for all), with the held writes over them, so that a range read inside a
    * transaction need not write them first (a windowed aggregation reads a range for each record:
-   * each would cost a statement of its own). Past `MERGE_MAX_HELD` held writes, or with a key or
-   * value SQLite would not keep as it is (a lone surrogate), they are written first, so that the
-   * read returns what it would have.
+   * each would cost a statement of its own). Inside a transaction, past `MERGE_MAX_HELD` held
+   * writes, or with a key or value SQLite would not keep as it is (a lone surrogate), they are
+   * written first, so that the read returns what it would have. Outside one (a query of a task
+   * whose commit is deferred) nothing may be written: the read lays them all over, and such a key
+   * or value shows as it was put.
    */
   private read(lower: string, upper: string, end: "included" | "excluded", limit: number): TimestampedKeyValue<string, string>[] {
     const select = (rows: number) =>
@@ -262,11 +270,12 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
           : sql`SELECT key, value, timestamp FROM kv WHERE store = ${this.store} AND key >= ${lower} AND key < ${upper} ORDER BY key LIMIT ${rows}`,
       );
     const inRange = (key: string) => compareKeys(key, lower) >= 0 && (end === "included" ? compareKeys(key, upper) <= 0 : compareKeys(key, upper) < 0);
-    if (this.held.size > MERGE_MAX_HELD) this.flushWrites();
+    const mayWrite = this.scope.inTransaction;
+    if (mayWrite && this.held.size > MERGE_MAX_HELD) this.flushWrites();
     const over: { key: string; value: string | null; timestamp: number }[] = [];
     for (const [key, entry] of this.held) {
       // Such a key may be stored as another one, inside the range or not; such a value reads back otherwise.
-      if (LONE_SURROGATE.test(key) || (inRange(key) && entry !== null && LONE_SURROGATE.test(entry.value))) {
+      if (mayWrite && (LONE_SURROGATE.test(key) || (inRange(key) && entry !== null && LONE_SURROGATE.test(entry.value)))) {
         this.flushWrites();
         return select(limit);
       }
@@ -279,6 +288,15 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
 
 export class SqliteStoreBackend implements StoreBackend {
   private readonly stores = new Map<string, SqliteKeyValueStore>();
+  /**
+   * How many times a store wrote its held writes to SQLite: a task that would defer its commit
+   * must commit after all when a read had to write them during its transaction.
+   */
+  private flushCount = 0;
+
+  get flushes(): number {
+    return this.flushCount;
+  }
 
   constructor(
     private readonly db: Sql,
@@ -288,7 +306,7 @@ export class SqliteStoreBackend implements StoreBackend {
 
   keyValue(storeName: string): SqliteKeyValueStore {
     let store = this.stores.get(storeName);
-    if (!store) this.stores.set(storeName, (store = new SqliteKeyValueStore(this.db, storeName, this.limits, this.scope)));
+    if (!store) this.stores.set(storeName, (store = new SqliteKeyValueStore(this.db, storeName, this.limits, this.scope, () => this.flushCount++)));
     return store;
   }
 
@@ -298,7 +316,7 @@ export class SqliteStoreBackend implements StoreBackend {
     this.db.run(sql`DELETE FROM kv`);
   }
 
-  /** Writes every store's held writes (before the transaction that made them commits). */
+  /** Writes every store's held writes (in the transaction that commits them). */
   flushWrites(): void {
     for (const store of this.stores.values()) store.flushWrites();
   }

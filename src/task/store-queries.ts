@@ -1,10 +1,13 @@
 /**
  * Reads of a task instance's stores for interactive queries: point reads, ranges, bounded scans in
  * key order, and the windows or sessions of a key. Values stay serialized; which instance may
- * answer (RUNNING active, or stale) is the task object's decision.
+ * answer (RUNNING active, or stale) is the task object's decision. They read what the task has
+ * processed, committed or not, as Kafka's interactive queries do: the stores' held writes, and a
+ * cached store's record cache over them.
  */
 import type { KeyValue } from "../streams/record";
-import { compareKeys } from "../streams/state/key-value-store";
+import type { CacheReads } from "../streams/runtime/types";
+import { compareKeys, overlayEntries, type RawKeyValueStore } from "../streams/state/key-value-store";
 import { fetchSessions } from "../streams/state/session-store";
 import { fetchWindows } from "../streams/state/window-store";
 import type { WindowedValue } from "../streams/windowed";
@@ -12,7 +15,11 @@ import type { ScanBounds } from "./protocol";
 import type { SqliteStoreBackend } from "./sqlite-stores";
 
 export class StoreQueries {
-  constructor(private readonly stores: SqliteStoreBackend) {}
+  constructor(
+    private readonly stores: SqliteStoreBackend,
+    /** The running processor's record cache, if there is one now. */
+    private readonly cache: () => CacheReads | undefined = () => undefined,
+  ) {}
 
   /** The windows (or sessions) of a key in a window or session store, values still serialized. */
   windows(store: string, key: string, from: number, to: number, kind: "window" | "session"): WindowedValue<string>[] {
@@ -22,15 +29,40 @@ export class StoreQueries {
 
   /** Reads a key of a store; only a RUNNING active instance answers with authority. */
   get(store: string, key: string): string | undefined {
+    const cached = this.cache()?.get(store, key);
+    if (cached) return cached.value ?? undefined;
     return this.stores.keyValue(store).get(key);
   }
 
-  range(store: string, from?: string, to?: string, limit?: number) {
-    return this.stores.keyValue(store).range(from, to, limit);
+  range(store: string, from?: string, to?: string, limit?: number): KeyValue<string, string>[] {
+    return this.through(store, from, to, limit, (raw, rows) => raw.range(from, to, rows));
   }
 
-  prefix(store: string, prefix: string, limit?: number) {
-    return this.stores.keyValue(store).prefix(prefix, limit);
+  prefix(store: string, prefix: string, limit?: number): KeyValue<string, string>[] {
+    return this.through(
+      store,
+      prefix,
+      undefined,
+      limit,
+      (raw, rows) => raw.prefix(prefix, rows),
+      (key) => key.startsWith(prefix),
+    );
+  }
+
+  /** The store's rows from `read` (asked for enough to fill `limit`) with the record cache's entries from `from` to `to` (and `matching`) over them. */
+  private through(
+    store: string,
+    from: string | undefined,
+    to: string | undefined,
+    limit: number | undefined,
+    read: (raw: RawKeyValueStore, rows: number | undefined) => KeyValue<string, string>[],
+    matching: (key: string) => boolean = () => true,
+  ): KeyValue<string, string>[] {
+    const raw = this.stores.keyValue(store);
+    const cached = (this.cache()?.range(store, from, to) ?? []).filter(({ key }) => matching(key));
+    if (cached.length === 0) return read(raw, limit);
+    const rows = read(raw, limit === undefined || limit < 0 ? limit : limit + cached.length).map((row) => ({ ...row, timestamp: 0 }));
+    return overlayEntries(rows, cached, limit === undefined || limit < 0 ? undefined : limit).map(({ key, value }) => ({ key, value }));
   }
 
   /**
@@ -48,7 +80,7 @@ export class StoreQueries {
     const prefixEnd = prefix === "" ? undefined : prefix + "\u{10FFFF}\u{10FFFF}";
     if (prefixEnd !== undefined && (upper === undefined || compareKeys(prefixEnd, upper) < 0)) upper = prefixEnd;
     if (upper !== undefined && compareKeys(lower, upper) > 0) return [];
-    const rows = this.stores.keyValue(store).range(lower, upper, bounds.limit + (after === undefined ? 0 : 1));
+    const rows = this.range(store, lower, upper, bounds.limit + (after === undefined ? 0 : 1));
     return rows.filter((row) => row.key !== after && row.key.startsWith(prefix)).slice(0, bounds.limit);
   }
 }

@@ -81,9 +81,17 @@ export class StreamTask {
   readonly counters: TaskCounters;
   /** When the last commit started (its transaction): for its latency, and when the next is due under load. */
   private commitStartedAt = 0;
-  /** When the last commit of input began, and whether it came within a commit interval of the one before (input keeps coming). */
-  private inputCommittedAt = -Infinity;
+  /** When input was last processed, and whether that came within a commit interval of the time before (input keeps coming). */
+  private inputProcessedAt = -Infinity;
   private streaming = false;
+  /**
+   * Input processed since the last commit (Kafka Streams' uncommitted task state): its effects are
+   * only in memory (the stores' held writes and record caches, the collector's records, the
+   * processor's partition times) until the commit that is due writes them in one transaction (I2).
+   * Queries read them; a crash or an error loses them, and the input is processed again from the
+   * committed positions. Undefined when everything processed is committed.
+   */
+  private uncommitted: UncommittedWork | undefined;
   /** Each input partition's end as its last fetch saw it (in memory: for reports, which must not call the log). */
   private readonly inputEnds = new Map<string, number>();
   /** How much input the last step found; see `loaded` and `backlog`. */
@@ -116,14 +124,19 @@ export class StreamTask {
       stores: this.stores,
       counters: this.counters,
     });
-    this.queries = new StoreQueries(this.stores);
-    // Store writes held during a transaction reach SQLite before it commits; in-memory copies
-    // must not outlive a rolled-back transaction or a wipe.
-    this.storage.onFlush(() => this.stores.flushWrites());
+    // Through the running processor's record cache: queries read what was processed, committed or not.
+    this.queries = new StoreQueries(this.stores, () => this.processor?.processor.recordCache);
+    // Store writes held during a transaction reach SQLite before it commits — unless they belong
+    // to a deferred commit, which writes them itself; in-memory copies must not outlive a
+    // rolled-back transaction or a wipe, and without them the uncommitted work is gone too.
+    this.storage.onFlush(() => {
+      if (!this.uncommitted) this.stores.flushWrites();
+    });
     this.storage.onReset(() => {
       this.stores.forget();
       this.outbox.forget();
       this.sender.forget();
+      this.dropUncommitted();
     });
   }
 
@@ -181,6 +194,7 @@ export class StreamTask {
       // The coordinator pushes assignments again (after a crash, and in its periodic sweep): the
       // same assignment changes nothing, but it carries whether the application is shut down.
       if (assignment.halted !== undefined && current.failure === null) {
+        this.commitUncommitted();
         this.fail(assignment.halted);
         await this.sendBeforeStopping();
       }
@@ -193,6 +207,8 @@ export class StreamTask {
         this.resume();
       return this.storage.meta()!;
     }
+    // Work of the assignment before that was not committed is processed again under this one.
+    this.dropProcessor();
     if (current && !this.outbox.isEmpty()) await this.flush();
     this.storage.transaction(() => {
       const before = this.storage.meta();
@@ -248,9 +264,16 @@ export class StreamTask {
     return this.restoration.registration();
   }
 
-  /** Sends the outbox and commits the input progress it implies; see outbox-sender.ts. */
+  /** Commits what was processed since the last commit, sends the outbox and commits the input progress it implies; see outbox-sender.ts. */
   flush(): Promise<void> {
+    this.commitUncommitted();
     return this.sender.flush();
+  }
+
+  /** Commits what was processed since the last commit now, if anything was (a commit that fails is rolled back, and its input processed again). */
+  private commitUncommitted(): void {
+    const meta = this.storage.meta();
+    if (this.uncommitted && meta) this.commit(meta, [], this.now(), "at-once");
   }
 
   /** Before a wipe: delivers what earlier commits left in the outbox; see outbox-sender.ts. */
@@ -269,11 +292,15 @@ export class StreamTask {
   }
 
   /**
-   * One unit of work: send what is pending, then commit one batch of input together with the
-   * wall-clock punctuations due, and send that. The first step of a RUNNING instance creates its
-   * processors (their `init` may schedule punctuators: see `wakeAt`), even without input.
+   * One unit of work: send what is pending, then process one batch of input together with the
+   * wall-clock punctuations due, commit, and send that. The first step of a RUNNING instance
+   * creates its processors (their `init` may schedule punctuators: see `wakeAt`), even without
+   * input. With `"when-due"`, a step while input keeps coming (input processed within a commit
+   * interval of the time before) processes at once but leaves the commit to the first step once it is
+   * due (`commitDueAt`), as Kafka Streams commits every `commit.interval.ms`: one storage commit
+   * per interval instead of one per arrival, while queries already read what was processed.
    */
-  async step(): Promise<StepOutcome> {
+  async step(mode: CommitMode = "at-once"): Promise<StepOutcome> {
     const meta = this.storage.meta();
     if (!meta || meta.role !== "active") return "idle";
     if (meta.failure) return "blocked";
@@ -286,31 +313,36 @@ export class StreamTask {
     if (this.storage.meta()?.failure) return "blocked";
     // Caught up: the group hears of the input processed once due (lag 0 means processed and
     // committed); the instance looks again for it (`progressDueAt`).
-    if (records.length === 0) await this.sender.caughtUp();
+    if (records.length === 0) await this.sender.caughtUp(this.uncommitted ? "with-next-commit" : "now");
     const now = this.now();
     const current = this.processor?.incarnation === meta.incarnation ? this.processor.processor : undefined;
     const punctuationDue = (current?.nextWallClockPunctuationMs() ?? Infinity) <= now;
-    if (records.length === 0 && current && !punctuationDue) return "idle";
+    const commitDue = this.uncommitted !== undefined && (mode === "at-once" || (this.commitDueAt() ?? Infinity) <= now);
+    if (records.length === 0 && current && !punctuationDue && !commitDue) return "idle";
     // Only commits of work pass the crash points; creating the processors is not one.
-    const work = records.length > 0 || punctuationDue;
+    const work = records.length > 0 || punctuationDue || commitDue;
     if (work) await this.options.onCommitStep?.("before-commit");
-    this.commitStartedAt = now;
     if (records.length > 0) {
-      this.streaming = now - this.inputCommittedAt < this.commitInterval;
-      this.inputCommittedAt = now;
+      this.streaming = now - this.inputProcessedAt < this.commitInterval;
+      this.inputProcessedAt = now;
     }
-    const committed = this.commit(meta, records, now);
+    const defer = mode === "when-due" && records.length > 0 && this.streaming && !this.pace.loaded && !commitDue;
+    const committed = this.commit(meta, records, now, defer ? "when-due" : "at-once");
     if (committed === "blocked") await this.sendBeforeStopping();
-    if (committed !== "committed") return committed;
-    if (work) await this.options.onCommitStep?.("after-commit");
+    if (committed !== "committed" && committed !== "deferred") return committed;
+    if (committed === "committed" && work) await this.options.onCommitStep?.("after-commit");
     if (!this.outbox.isEmpty() || records.length > 0) await this.sendIfDue(now, this.owedRecord());
     // Under load, a commit that took all the input waiting ends a cycle (input gathers for the
     // commit interval next): its progress goes to the group with it, as Kafka commits offsets
     // with every commit, not one cycle later.
-    if (records.length > 0 && this.pace.loaded && !this.pace.backlog) await this.sender.commitInputOffsets("now", this.owedRecord());
-    if (records.length === 0) return "idle";
-    this.counters.committed(records.length, this.now() - this.commitStartedAt);
-    return "more";
+    if (committed === "committed" && records.length > 0 && this.pace.loaded && !this.pace.backlog)
+      await this.sender.commitInputOffsets("now", this.owedRecord());
+    return records.length === 0 ? "idle" : "more";
+  }
+
+  /** When the work processed since the last commit must be committed: one commit interval after the last commit began (undefined: nothing uncommitted). */
+  commitDueAt(): number | undefined {
+    return this.uncommitted ? this.commitStartedAt + this.commitInterval : undefined;
   }
 
   /**
@@ -321,7 +353,7 @@ export class StreamTask {
    * same offsets again.
    */
   private owedRecord(): OwedRecord {
-    return this.pace.loaded || this.streaming ? "with-next-commit" : "now";
+    return this.pace.loaded || this.streaming || this.uncommitted ? "with-next-commit" : "now";
   }
 
   /** When the outbox's unsent batches are due to go to the log (see `lingerMs`); undefined when there are none. */
@@ -356,11 +388,18 @@ export class StreamTask {
 
   /** Fetches one batch from every input partition, merged by timestamp; notes how much was waiting. */
   private async fetchBatch(meta: TaskMeta): Promise<InputRecord[]> {
-    const positions = this.storage.positions();
+    // From where processing has reached, committed or not.
+    const uncommitted = this.uncommitted;
+    const positions = { ...this.storage.positions(), ...uncommitted?.reached };
     const inputs = this.app.inputPartitions(meta.taskId);
     const base = this.options.maxBatchRecords ?? 1000;
     const maxRecords = this.pace.loaded ? Math.max(base, this.options.maxLoadedBatchRecords ?? 10_000) : base;
     const results = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[positionKey(tp)] ?? 0, maxRecords)));
+    // The uncommitted work was dropped meanwhile (an input reset): these follow on from positions that are gone.
+    if (uncommitted !== this.uncommitted) {
+      this.pace = { loaded: this.pace.loaded, backlog: true };
+      return [];
+    }
     const waiting = results.reduce((n, r) => n + r.waiting, 0);
     this.pace = {
       // The step that takes the rest of a backlog belongs to the same busy spell, however little
@@ -375,46 +414,62 @@ export class StreamTask {
   }
 
   /**
-   * One commit, one storage transaction (I2): the records processed, then the wall-clock
-   * punctuators due at `now`, their store writes, outbox batches and input positions. On an
-   * uncaught error everything is rolled back and the topology's policy applies (`"retry"` backs
-   * off and does it all again later; the others stop the instance with the error).
+   * Processes `records`, then the wall-clock punctuators due at `now`, and commits, in one storage
+   * transaction (I2): the store writes, outbox batches and input positions of everything processed
+   * since the last commit. With `"when-due"` the commit is left for later (see `uncommitted`) —
+   * unless the transaction had to write store rows (a range read over many held writes), which it
+   * then commits with everything they depend on, or the work has grown to a batch. On an uncaught
+   * error everything since the last commit is dropped and the topology's policy applies
+   * (`"retry"` backs off and does it all again later; the others stop the instance with the error).
    */
-  private commit(meta: TaskMeta, records: readonly InputRecord[], now: number): "committed" | StepOutcome {
+  private commit(meta: TaskMeta, records: readonly InputRecord[], now: number, mode: CommitMode): "committed" | "deferred" | StepOutcome {
     let active: ActiveProcessor | undefined;
+    let work: UncommittedWork | undefined;
+    let deferred = false;
     // What the log and the group acknowledged since the last commit is written down by this one (no storage commit of its own).
     const owed = this.sender.owed();
+    const flushes = this.stores.flushes;
     try {
       this.storage.transaction(() => {
         const current = this.storage.meta();
         if (!current || current.state !== "RUNNING" || current.incarnation !== meta.incarnation) throw new SupersededDuringFetch();
-        this.sender.writeOwed(owed);
         // Created in the transaction: what `init` writes or forwards commits with the rest.
         active = this.activeProcessor(meta.incarnation);
-        const reached: InputPositions = {};
+        work = this.uncommitted ??= { reached: {}, records: 0 };
         for (const record of records) {
           active.processor.process(record);
-          reached[positionKey(record)] = record.offset + 1;
+          work.reached[positionKey(record)] = record.offset + 1;
         }
+        work.records += records.length;
         if ((active.processor.nextWallClockPunctuationMs() ?? Infinity) <= now) active.processor.punctuate(now);
+        if (mode === "when-due" && this.stores.flushes === flushes && work.records < (this.options.maxBatchRecords ?? 1000)) {
+          deferred = true;
+          return;
+        }
+        this.sender.writeOwed(owed);
         // The record cache first (Kafka's commit does too): what this commit checkpoints is what it flushed (I1).
         active.processor.flush();
         const written = active.collector.writeTo(this.outbox, current.nextCommit);
-        this.storage.writePositions(reached);
+        this.stores.flushWrites();
+        this.storage.writePositions(work.reached);
         // Partition time commits with the positions, as Kafka commits it with the offsets.
         this.storage.writePartitionTimes(active.processor.partition, active.processor.partitionTimes());
         if (written > 0) this.storage.writeMeta({ ...current, nextCommit: current.nextCommit + 1 });
       });
     } catch (error) {
-      // Everything the commit did is rolled back; the processor may hold half-done state: rebuild it.
+      // Everything since the last commit is rolled back or dropped; the processor may hold half-done state: rebuild it.
       this.dropProcessor();
       if (error instanceof SupersededDuringFetch) return "idle";
       return this.onUncaughtError(error);
     }
-    this.sender.forgetOwed(owed);
     this.backoff.reset();
+    if (deferred) return "deferred";
+    this.uncommitted = undefined;
+    this.sender.forgetOwed(owed);
     this.counters.events(active!.processor.eventMetrics, active!.reported);
     active!.reported = active!.processor.eventMetrics;
+    if (work!.records > 0) this.counters.committed(work!.records, this.now() - now);
+    this.commitStartedAt = now;
     return "committed";
   }
 
@@ -462,7 +517,7 @@ export class StreamTask {
     if (!this.running()) return undefined;
     const send = this.sendDueAt();
     if (this.backoff.waitingUntil(this.now()) !== undefined) return send;
-    const at = Math.min(send ?? Infinity, this.sender.offsetsDueAt() ?? Infinity);
+    const at = Math.min(send ?? Infinity, this.sender.offsetsDueAt() ?? Infinity, this.commitDueAt() ?? Infinity);
     return at === Infinity ? undefined : at;
   }
 
@@ -492,6 +547,8 @@ export class StreamTask {
       // Input below the earliest kept offset is gone (retention): resume at the earliest, as
       // Kafka's auto.offset.reset=earliest does. Beyond the end means the log lost records.
       const { earliest, latest } = await this.options.log.offsets(tp);
+      // The reset is written down at once: what was processed and not committed goes first.
+      this.dropUncommitted();
       if (offset > latest) {
         this.fail(`input ${positionKey(tp)} ends at ${latest}, below the task's position ${offset}`);
         return { records: [], waiting: 0 };
@@ -513,6 +570,7 @@ export class StreamTask {
    * had in flight can land afterwards.
    */
   wipe(): TaskMeta {
+    // What was processed since the last commit goes with the rest.
     this.dropProcessor();
     this.pushed.clear();
     this.storage.transaction(() => {
@@ -583,6 +641,8 @@ export class StreamTask {
   /** Stops processing with `reason`; with `shutdownApplication`, the coordinator must stop every task too. */
   private fail(reason: string, shutdownApplication = false): void {
     this.updateMeta((meta) => ({ failure: reason, shutdownRequested: meta.shutdownRequested || shutdownApplication }));
+    // A stopped instance processes nothing more: what it did not commit is processed again once it resumes.
+    this.dropUncommitted();
   }
 
   /** Changes fields of the instance's meta row, in a transaction of its own (nothing when it has none). */
@@ -597,6 +657,7 @@ export class StreamTask {
   async halt(reason: string): Promise<TaskMeta | undefined> {
     const meta = this.storage.meta();
     if (meta && meta.failure === null) {
+      this.commitUncommitted();
       this.fail(reason);
       await this.sendBeforeStopping();
     }
@@ -633,7 +694,17 @@ export class StreamTask {
     return this.processor;
   }
 
+  /** Drops what was processed and not committed, if anything was: the stores' held writes, and the processor with its record caches and collector. */
+  private dropUncommitted(): void {
+    if (this.uncommitted) this.dropProcessor();
+  }
+
+  /** Drops the processor, and with it whatever was processed and not committed (see `uncommitted`). */
   private dropProcessor(): void {
+    if (this.uncommitted) {
+      this.uncommitted = undefined;
+      this.stores.forget();
+    }
     if (!this.processor) return;
     this.processor.collector.discard();
     try {
@@ -645,6 +716,15 @@ export class StreamTask {
 }
 
 class SupersededDuringFetch extends Error {}
+
+/** How a step commits: at once, or when due (see `StreamTask.step`). */
+export type CommitMode = "at-once" | "when-due";
+
+/** What was processed since the last commit: how far into each input partition, and how many records. */
+interface UncommittedWork {
+  readonly reached: InputPositions;
+  records: number;
+}
 
 /** The processor of the current incarnation, its collector, and the event counts already added to `counters`. */
 interface ActiveProcessor {

@@ -17,7 +17,7 @@ import { deserializeInput, handleDeserializationError } from "./deserialization"
 import { ErrorHandling } from "./error-handling";
 import { positionHeader } from "./position-header";
 import { ProcessorState } from "./processor-state";
-import type { InputRecord, TaskEventMetrics, TaskMetrics, TaskProcessor, TaskProcessorDeps } from "./types";
+import type { CacheReads, InputRecord, TaskEventMetrics, TaskMetrics, TaskProcessor, TaskProcessorDeps } from "./types";
 import { wireSubtopology, type WiredSubtopology } from "./wiring";
 
 /** Instantiates the task `<subtopology>_<partition>` of a topology and initializes its processors. */
@@ -74,6 +74,10 @@ class SubtopologyTask implements TaskProcessor {
 
   get taskId(): string {
     return this.task.taskId;
+  }
+
+  get recordCache(): CacheReads {
+    return this.cache;
   }
 
   get partition(): number {

@@ -4,6 +4,7 @@
  */
 import type { Header } from "../record";
 import type { StoreBackend } from "../state/key-value-store";
+import type { RecordCache } from "../state/record-cache";
 
 /** A record read from one of the task's source topics (external or repartition). */
 export interface InputRecord {
@@ -107,6 +108,9 @@ export function noEvents(): { -readonly [K in keyof TaskEventMetrics]: number } 
   };
 }
 
+/** Reads of a record cache by store: a key's entry (a deletion is a `null` value), and the entries in a range, in key order. */
+export type CacheReads = Pick<RecordCache<unknown>, "get" | "range">;
+
 export interface TaskProcessor {
   readonly taskId: string;
   readonly subtopology: number;
@@ -143,6 +147,11 @@ export interface TaskProcessor {
    * taking the collector's records, so what the commit checkpoints is what was flushed.
    */
   flush(): void;
+  /**
+   * The record cache's entries of a cached store, for interactive queries, which read through
+   * the cache as Kafka's do: what the task processed since its last flush (or read since).
+   */
+  readonly recordCache: CacheReads;
   /**
    * When the earliest wall-clock punctuator is due, undefined when none is scheduled: the time to
    * arm the task's one alarm for (it may change after `process` and `punctuate`).
