@@ -3,7 +3,9 @@
  * up to `maxLoadedBatchRecords` per commit; one that finds little takes `maxBatchRecords` and is
  * not under load, so each arrival is processed at once. Under load, commits come one commit interval
  * apart, counted from each commit's start. `drain` never lingers. Sends linger (`lingerMs`):
- * commits that follow one another closely go to the log together, one batch per partition.
+ * commits that follow one another closely go to the log together, one batch per partition. A run's
+ * steps (`"when-due"`) process each arrival at once and, while input keeps coming, commit once per
+ * commit interval; queries read what was processed meanwhile, and a restart loses only that.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
