@@ -14,7 +14,7 @@ import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME, instanceName, partitionName } from "../src/names";
 import type { Log } from "../src/log/types";
 import type { StepOutcome } from "../src/task/protocol";
-import type { CommitMode } from "../src/task/stream-task";
+import type { CommitMode, StreamTask } from "../src/task/stream-task";
 import { TestDriver } from "../src/testing/test-driver";
 import { keyOn } from "./support/keys";
 import { until } from "./support/until";
@@ -196,5 +196,31 @@ describe("a task object's wake-ups and alarm", () => {
       expect(await state.storage.getAlarm()).toBe(alarm);
     });
     expect(await output(first)).toBe(1);
+  });
+
+  it("while input keeps coming, a run processes at once and leaves the commit to the in-memory timer when it is due: queries read the work meanwhile", {
+    timeout: 20_000,
+  }, async () => {
+    const first = keyOn(1, "due-first");
+    const second = keyOn(1, "due-second");
+    await withWaitingOrder(1, first, 2, async ({ instance, state, input }) => {
+      // The commit interval (the default, 100 ms, is too short to look at).
+      const task = (instance as unknown as { task: StreamTask }).task;
+      (task as unknown as { options: { commitIntervalMs: number } }).options.commitIntervalMs = 1_500;
+      const position = () => task.positions()["orders/1"] ?? 0;
+      await instance.alarm(); // committed at once: nothing was processed lately
+      const committed = position();
+      await driver.log.append(input, [{ key: second, value: '{"amount":3}' }]);
+      await instance.alarm(); // processed, not committed
+      expect(await instance.query("totals", second)).toMatchObject({ status: "ok", value: JSON.stringify({ count: 1, sum: 3 }) });
+      expect(position()).toBe(committed);
+      expect(task.commitDueAt()).toBeDefined();
+      const alarm = await state.storage.getAlarm();
+      expect(alarm).toBeGreaterThan(Date.now() + 4_000);
+      await until(async () => position() === committed + 1, 10_000, "the commit that was due", 50);
+      // Committed by the timer: the alarm never fired (it is still armed, for the same time).
+      expect(await state.storage.getAlarm()).toBe(alarm);
+      expect(task.commitDueAt()).toBeUndefined();
+    });
   });
 });
