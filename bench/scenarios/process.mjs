@@ -10,8 +10,9 @@
  *   time. Timed from the first ingest request until the store reflects every order, as the
  *   baseline's answer says it does: the customer of the last order (a task processes its input in
  *   order) shows its final total through `GET /stores/totals/keys/<key>`, polled every 5 ms. A
- *   query sees only committed writes, so that is the commit of the last order. Then, untimed,
- *   `GET /tasks` must show task 0_0 with lag 0 (its progress committed to the group too), and one
+ *   query sees what the task has processed (committed or not; a task under load, as this one is,
+ *   processes and commits each commit interval's input together). Then, untimed,
+ *   `GET /tasks` must show task 0_0 with lag 0 (everything processed and committed), and one
  *   more customer's total is checked.
  * - Baseline (`process_baseline_records_per_s`): the same request bodies, posted the same way to
  *   the bench Worker (`POST /bench/orders`), which hands each batch by RPC to `BaselineTotals`:
