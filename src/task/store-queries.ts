@@ -7,7 +7,8 @@
  */
 import type { KeyValue } from "../streams/record";
 import type { CacheReads } from "../streams/runtime/types";
-import { compareKeys, overlayEntries, type RawKeyValueStore } from "../streams/state/key-value-store";
+import { CacheOverlay } from "../streams/runtime/caching-store";
+import { compareKeys, type RawKeyValueStore } from "../streams/state/key-value-store";
 import { fetchSessions } from "../streams/state/session-store";
 import { fetchWindows } from "../streams/state/window-store";
 import type { WindowedValue } from "../streams/windowed";
@@ -29,40 +30,22 @@ export class StoreQueries {
 
   /** Reads a key of a store; only a RUNNING active instance answers with authority. */
   get(store: string, key: string): string | undefined {
-    const cached = this.cache()?.get(store, key);
-    if (cached) return cached.value ?? undefined;
-    return this.stores.keyValue(store).get(key);
+    return this.reads(store).get(key);
   }
 
   range(store: string, from?: string, to?: string, limit?: number): KeyValue<string, string>[] {
-    return this.through(store, from, to, limit, (raw, rows) => raw.range(from, to, rows));
+    return this.reads(store).range(from, to, limit);
   }
 
   prefix(store: string, prefix: string, limit?: number): KeyValue<string, string>[] {
-    return this.through(
-      store,
-      prefix,
-      undefined,
-      limit,
-      (raw, rows) => raw.prefix(prefix, rows),
-      (key) => key.startsWith(prefix),
-    );
+    return this.reads(store).prefix(prefix, limit);
   }
 
-  /** The store's rows from `read` (asked for enough to fill `limit`) with the record cache's entries from `from` to `to` (and `matching`) over them. */
-  private through(
-    store: string,
-    from: string | undefined,
-    to: string | undefined,
-    limit: number | undefined,
-    read: (raw: RawKeyValueStore, rows: number | undefined) => KeyValue<string, string>[],
-    matching: (key: string) => boolean = () => true,
-  ): KeyValue<string, string>[] {
+  /** The store as the task sees it: through the record cache, when the running processor has one. */
+  private reads(store: string): Pick<RawKeyValueStore, "get" | "range" | "prefix"> {
     const raw = this.stores.keyValue(store);
-    const cached = (this.cache()?.range(store, from, to) ?? []).filter(({ key }) => matching(key));
-    if (cached.length === 0) return read(raw, limit);
-    const rows = read(raw, limit === undefined || limit < 0 ? limit : limit + cached.length).map((row) => ({ ...row, timestamp: 0 }));
-    return overlayEntries(rows, cached, limit === undefined || limit < 0 ? undefined : limit).map(({ key, value }) => ({ key, value }));
+    const cache = this.cache();
+    return cache ? new CacheOverlay(cache, store, raw) : raw;
   }
 
   /**

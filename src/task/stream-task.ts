@@ -79,7 +79,7 @@ export class StreamTask {
   private readonly backoff: RetryBackoff;
   /** Records processed, restored and applied as a standby, and commit latency (in memory). */
   readonly counters: TaskCounters;
-  /** When the last commit started (its transaction): for its latency, and when the next is due under load. */
+  /** When the last commit started (its transaction): when the next is due, under load or with work uncommitted (see `commitDueAt`). */
   private commitStartedAt = 0;
   /** When input was last processed, and whether that came within a commit interval of the time before (input keeps coming). */
   private inputProcessedAt = -Infinity;

@@ -16,6 +16,7 @@ import type { DirtyEntry, RecordCache } from "../state/record-cache";
 import type { WriteContext } from "./change-logging-store";
 import type { CurrentInput, ProcessorState } from "./processor-state";
 import { checkRecordForLog } from "./record-for-log";
+import type { CacheReads } from "./types";
 
 /** What a cache entry remembers of its write: the record being processed then (none in `init`). */
 export type WriteOrigin = CurrentInput | undefined;
@@ -37,9 +38,56 @@ export interface CachedStore {
   setFlushListener(listener: StoreFlushListener, sendOldValues: () => boolean): void;
 }
 
+/**
+ * Reads of a store with the record cache's entries over it (a cached deletion hides the stored
+ * row), changing neither: the caching store's range reads, and interactive queries, which read a
+ * cached store as the task sees it. A negative `limit`, like none, takes everything.
+ */
+export class CacheOverlay {
+  constructor(
+    private readonly cache: CacheReads,
+    private readonly name: string,
+    private readonly inner: RawKeyValueStore,
+  ) {}
+
+  get(key: string): string | undefined {
+    const cached = this.cache.get(this.name, key);
+    return cached ? (cached.value ?? undefined) : this.inner.get(key);
+  }
+
+  range(from?: string, to?: string, limit?: number): KeyValue<string, string>[] {
+    return this.rangeWithTimestamps(from, to, limit).map(({ key, value }) => ({ key, value }));
+  }
+
+  rangeWithTimestamps(from?: string, to?: string, limit?: number): TimestampedKeyValue<string, string>[] {
+    const cached = this.cache.range(this.name, from, to);
+    // Every cached key could hide a stored one: read that many more.
+    const stored = this.inner.rangeWithTimestamps(from, to, more(limit, cached.length));
+    return overlayEntries(stored, cached, bounded(limit));
+  }
+
+  prefix(prefix: string, limit?: number): KeyValue<string, string>[] {
+    const cached = this.cache.range(this.name, prefix).filter(({ key }) => key.startsWith(prefix));
+    const stored = this.inner.prefix(prefix, more(limit, cached.length)).map((e) => ({ ...e, timestamp: 0 }));
+    return overlayEntries(stored, cached, bounded(limit)).map(({ key, value }) => ({ key, value }));
+  }
+}
+
+/** A limit (undefined: none), or undefined for a negative one. */
+function bounded(limit: number | undefined): number | undefined {
+  return limit === undefined || limit < 0 ? undefined : limit;
+}
+
+/** `limit` raised by `extra`, for a read that other entries may thin out. */
+function more(limit: number | undefined, extra: number): number | undefined {
+  const bound = bounded(limit);
+  return bound === undefined ? undefined : bound + extra;
+}
+
 export class CachingKeyValueStore implements RawKeyValueStore, CachedStore {
   private listener: StoreFlushListener | undefined;
   private sendOldValues: () => boolean = () => false;
+  private readonly reads: CacheOverlay;
 
   constructor(
     private readonly name: string,
@@ -49,6 +97,7 @@ export class CachingKeyValueStore implements RawKeyValueStore, CachedStore {
     private readonly writeContext: WriteContext,
   ) {
     cache.setFlushListener(name, (entries) => this.flushed(entries));
+    this.reads = new CacheOverlay(cache, name, inner);
   }
 
   setFlushListener(listener: StoreFlushListener, sendOldValues: () => boolean): void {
@@ -86,21 +135,16 @@ export class CachingKeyValueStore implements RawKeyValueStore, CachedStore {
   }
 
   range(from?: string, to?: string, limit?: number): KeyValue<string, string>[] {
-    return this.rangeWithTimestamps(from, to, limit).map(({ key, value }) => ({ key, value }));
+    return this.reads.range(from, to, limit);
   }
 
   /** The store's range with the cache's entries over it (a cached deletion hides the stored row). */
   rangeWithTimestamps(from?: string, to?: string, limit?: number): TimestampedKeyValue<string, string>[] {
-    const cached = this.cache.range(this.name, from, to);
-    // Every cached key could hide a stored one: read that many more.
-    const stored = this.inner.rangeWithTimestamps(from, to, limit === undefined ? undefined : limit + cached.length);
-    return overlayEntries(stored, cached, limit);
+    return this.reads.rangeWithTimestamps(from, to, limit);
   }
 
   prefix(prefix: string, limit?: number): KeyValue<string, string>[] {
-    const cached = this.cache.range(this.name, prefix).filter(({ key }) => key.startsWith(prefix));
-    const stored = this.inner.prefix(prefix, limit === undefined ? undefined : limit + cached.length).map((e) => ({ ...e, timestamp: 0 }));
-    return overlayEntries(stored, cached, limit).map(({ key, value }) => ({ key, value }));
+    return this.reads.prefix(prefix, limit);
   }
 
   /** Writes the flushed keys to the store underneath (and so its changelog) and tells the listener, each as of its write. */
