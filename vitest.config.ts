@@ -2,7 +2,8 @@
  * Test projects: `workers` runs the real Worker and Durable Objects inside workerd
  * (@cloudflare/vitest-pool-workers); `standby` is the same with NUM_STANDBYS=1; `page-views` runs
  * the second example application and `shop` the third; `operators` a test application with the
- * DSL's operators the examples do not use; `policies` a test application with wall-clock
+ * DSL's operators the examples do not use; `drivers` a test application for TestDriver's reads of
+ * every kind of store; `policies` a test application with wall-clock
  * punctuators and every uncaught-error policy; `node` drives a real `wrangler dev` with real clients (among them the example at
  * 256 partitions with standbys, test/node/scale.test.ts).
  */
@@ -78,7 +79,16 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/node/**", "test/standby/**", "test/page-views/**", "test/policies/**", "test/compaction/**", "test/shop/**", "test/operators/**"],
+          exclude: [
+            "test/node/**",
+            "test/standby/**",
+            "test/page-views/**",
+            "test/policies/**",
+            "test/compaction/**",
+            "test/shop/**",
+            "test/operators/**",
+            "test/drivers/**",
+          ],
         },
       },
       {
@@ -112,6 +122,12 @@ export default defineConfig({
         plugins: [workerd({}, "./wrangler.toml", "./test/operators/worker.ts")],
         resolve: library,
         test: { name: "operators", include: ["test/operators/**/*.test.ts"], testTimeout: 120_000 },
+      },
+      {
+        // TestDriver's reads of key-value, window and session stores by typed (JSON) keys: a test application.
+        plugins: [workerd({}, "./wrangler.toml", "./test/drivers/worker.ts")],
+        resolve: library,
+        test: { name: "drivers", include: ["test/drivers/**/*.test.ts"] },
       },
       {
         // Wall-clock punctuation on the task's alarm and the uncaught-error policies, on the real runtime.

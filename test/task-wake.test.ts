@@ -96,7 +96,7 @@ describe("a task object's wake-ups and alarm", () => {
       expect(woke).toBeNull(); // an idle task relies on wake-ups
       const armed = await state.storage.getAlarm();
       expect(armed!).toBeGreaterThan(before + 4_000);
-      await until(async () => (await driver.get<{ count: number }>("totals", key))?.count === 1, 10_000, "the order the wake-up announced", 50);
+      await until(async () => (await driver.get<string, { count: number }>("totals", key))?.count === 1, 10_000, "the order the wake-up announced", 50);
       // Taken by the timer's run: the alarm never fired (it is still armed, for the same time).
       expect(await state.storage.getAlarm()).toBe(armed);
     });
@@ -116,7 +116,7 @@ describe("a task object's wake-ups and alarm", () => {
       await until(async () => outcomes.length > 0, 10_000, "the wake-up's run to take a step");
       expect(outcomes[0]).toBe("more");
     });
-    await until(async () => (await driver.get<{ count: number }>("totals", key))?.count === 2, 10_000, "the second order in the store");
+    await until(async () => (await driver.get<string, { count: number }>("totals", key))?.count === 2, 10_000, "the second order in the store");
     expect(await driver.get("totals", key)).toEqual({ count: 2, sum: 11 });
   });
 
@@ -169,7 +169,7 @@ describe("a task object's wake-ups and alarm", () => {
       };
       try {
         await driver.log.append(input, [{ key, value: '{"amount":8}' }]);
-        await until(async () => (await driver.get<{ count: number }>("totals", key))?.count === 1, 10_000, "the order in the store");
+        await until(async () => (await driver.get<string, { count: number }>("totals", key))?.count === 1, 10_000, "the order in the store");
       } finally {
         log.fetch = fetch;
       }

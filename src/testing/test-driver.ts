@@ -2,7 +2,8 @@
  * A test driver for Edge Streams applications, in the spirit of Kafka Streams'
  * TopologyTestDriver, for use in `@cloudflare/vitest-pool-workers` tests. It drives the real
  * components — log partitions, coordinator, task objects — deterministically: pipe input, run
- * processing to quiescence, read stores and output topics. No timers, no sleeps.
+ * processing to quiescence, read stores (key-value, window and session stores, by typed keys as
+ * TopologyTestDriver reads them) and output topics. No timers, no sleeps.
  */
 import { Application } from "../application";
 import type { InstanceAssignment } from "../coordinator/coordinator-store";
@@ -11,6 +12,10 @@ import { partitionForKey } from "../log/partitioner";
 import type { LogRecord, ProducerRecord } from "../log/types";
 import type { EdgeStreamsEnv } from "../../platform/bindings";
 import { Host } from "../../platform/host";
+import type { Serde } from "../streams/serdes";
+import { MAX_TIME } from "../streams/state/key-codec";
+import type { StoreKind } from "../streams/topology/topology";
+import type { WindowedValue } from "../streams/windowed";
 
 export interface TestInput<V = unknown> {
   readonly key: string | null;
@@ -22,6 +27,14 @@ export interface TestInput<V = unknown> {
 export interface TestOutput extends LogRecord {
   readonly partition: number;
 }
+
+/** Which read serves each kind of store. */
+const READ_BY_KIND: Record<StoreKind, string> = {
+  "key-value": "get()",
+  window: "windows()",
+  session: "sessions()",
+  buffer: "nothing: a suppression buffer holds results that are not final",
+};
 
 export class TestDriver {
   readonly log: DurableLog<ReturnType<Host["partition"]>>;
@@ -113,16 +126,49 @@ export class TestDriver {
     return this.host.taskObject(instance);
   }
 
-  /** A key of a store, deserialized with the store's value serde; undefined when absent. */
-  async get<V = unknown>(store: string, key: string): Promise<V | undefined> {
+  /**
+   * A key's value in a key-value store, deserialized with the store's value serde; undefined when
+   * absent. The key is typed, as `TopologyTestDriver.get` takes it: serialized with the store's key
+   * serde, it finds the task that owns it. Read from the RUNNING active instance, through its cache.
+   */
+  async get<K, V>(store: string, key: K): Promise<V | undefined> {
+    const { definition, serializedKey, taskId, task } = await this.owner(store, key, ["key-value"]);
+    const answer = await task.query(store, serializedKey);
+    if (answer.status !== "ok") throw new Error(`task ${taskId} cannot answer: ${answer.status}`);
+    return answer.value === undefined ? undefined : (definition.valueSerde.deserialize(answer.value) as V);
+  }
+
+  /**
+   * A key's windows with a start in `[from, to]`, oldest first, from a window store (what
+   * `TopologyTestDriver.windows` returns, with the same typed key).
+   */
+  async windows<K, V>(store: string, key: K, from = 0, to = MAX_TIME): Promise<WindowedValue<V>[]> {
+    return this.windowed<K, V>(store, key, "window", from, to);
+  }
+
+  /** A key's sessions, oldest first, from a session store (what `TopologyTestDriver.sessions` returns, with the same typed key). */
+  async sessions<K, V>(store: string, key: K): Promise<WindowedValue<V>[]> {
+    return this.windowed<K, V>(store, key, "session", 0, MAX_TIME);
+  }
+
+  private async windowed<K, V>(store: string, key: K, kind: "window" | "session", from: number, to: number): Promise<WindowedValue<V>[]> {
+    const { definition, serializedKey, taskId, task } = await this.owner(store, key, [kind]);
+    const answer = await task.windows(store, serializedKey, from, to, kind);
+    if (answer.status !== "ok") throw new Error(`task ${taskId} cannot answer: ${answer.status}`);
+    return answer.windows.map((w) => ({ window: w.window, value: definition.valueSerde.deserialize(w.value) as V }));
+  }
+
+  /** The store (one of `kinds`), the key serialized with its key serde, and the active instance of the task that owns that key. */
+  private async owner<K>(store: string, key: K, kinds: readonly StoreKind[]) {
     const found = this.app.store(store);
     if (!found) throw new Error(`unknown store ${store}`);
-    const taskId = this.app.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
+    const definition = found.store;
+    if (!kinds.includes(definition.kind)) throw new Error(`store ${store} is a ${definition.kind} store: read it with ${READ_BY_KIND[definition.kind]}`);
+    const serializedKey = (definition.keySerde as Serde<K>).serialize(key);
+    const taskId = this.app.taskForStorePartition(found.subtopology, partitionForKey(serializedKey, found.subtopology.partitions));
     const active = (await this.instances()).find((i) => i.taskId === taskId && i.role === "active");
     if (!active) throw new Error(`task ${taskId} has no active instance`);
-    const answer = await this.task(active).query(store, key);
-    if (answer.status !== "ok") throw new Error(`task ${taskId} cannot answer: ${answer.status}`);
-    return answer.value === undefined ? undefined : (found.store.valueSerde.deserialize(answer.value) as V);
+    return { definition, serializedKey, taskId, task: this.task(active) };
   }
 
   /** Every record of a topic, partition by partition, in offset order. */

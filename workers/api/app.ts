@@ -47,7 +47,7 @@ export function createApi(applicationFor: (env: EdgeStreamsEnv) => Application):
     // The sign-in pages; the status page and other safe GET routes also take the session cookie.
     if (PUBLIC_PAGES.includes(c.req.path)) return next();
     const config = c.get("config");
-    const token = requiredToken(config.API_TOKEN, config.localDevelopment);
+    const token = requiredToken(config.API_TOKEN, config.localDevelopment, c.req.url);
     if (token !== null && !bearerMatches(c.req.header("Authorization"), token)) {
       const session = await sessionDecision(c, token);
       if (session === "allow") return next();

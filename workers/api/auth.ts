@@ -3,17 +3,19 @@
  * the Kafka REST endpoint. Tokens are compared in constant time; nothing about them is logged.
  */
 import { ApiError } from "./http-error";
+import { missingTokenMessage } from "./missing-token";
 
 export const KAFKA_REST_USERNAME = "edge";
 
 /**
  * The token requests must present, or null when none is required. Outside local development an
- * unset token is a configuration error: the Worker refuses to serve rather than serve openly.
+ * unset token is a configuration error: the Worker refuses to serve rather than serve openly, saying
+ * how to set one where it runs (`requestUrl` tells `wrangler dev` from a deployment).
  */
-export function requiredToken(token: string | undefined, localDevelopment: boolean): string | null {
+export function requiredToken(token: string | undefined, localDevelopment: boolean, requestUrl: string): string | null {
   if (token) return token;
   if (localDevelopment) return null;
-  throw new ApiError(500, "misconfigured", "API_TOKEN is not set: set it with `wrangler secret put API_TOKEN`; refusing to serve");
+  throw new ApiError(500, "misconfigured", missingTokenMessage(requestUrl));
 }
 
 /**

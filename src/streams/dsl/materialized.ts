@@ -21,7 +21,7 @@ export interface Materialized<K, V> {
   /**
    * Windowed stores only: how long, in stream time, a window is kept after its start (a session
    * after its end) for queries. Default and minimum: as long as it can still change (size + grace,
-   * sliding: difference + 1 + grace, sessions: gap + grace).
+   * sliding: 2 × difference + grace, sessions: gap + grace); key-value stores ignore it.
    */
   readonly retentionMs?: number;
   /** A versioned table store: how long, in stream time, older versions are kept for joins by time. */

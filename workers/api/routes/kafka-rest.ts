@@ -43,7 +43,7 @@ kafkaRest.onError((error, c) => dialectErrorResponse(c, error));
 
 kafkaRest.use("*", async (c, next) => {
   const config = c.get("config");
-  const token = requiredToken(config.API_TOKEN, config.localDevelopment);
+  const token = requiredToken(config.API_TOKEN, config.localDevelopment, c.req.url);
   if (token !== null && !basicMatches(c.req.header("Authorization"), token)) {
     c.header("WWW-Authenticate", 'Basic realm="edge-streams"');
     return c.json(dialectErrorBody(401, "unauthorized: missing or wrong credentials (HTTP Basic, user edge)"), 401);

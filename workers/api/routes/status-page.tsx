@@ -59,7 +59,7 @@ statusPage.post(
   }),
   async (c) => {
     const config = c.get("config");
-    const expected = requiredToken(config.API_TOKEN, config.localDevelopment);
+    const expected = requiredToken(config.API_TOKEN, config.localDevelopment, c.req.url);
     if (expected === null) return c.redirect("/", 303);
     if (!(await timingSafeEqual(c.req.valid("form").token, expected))) return render(c, <LoginPage error="That token is not right." />, 401);
     await startSession(c, expected);

@@ -1,0 +1,10 @@
+/** The Worker of the `drivers` test project (vitest's `main`), running test/drivers/app.ts. */
+import { streams } from "./app";
+
+export class TaskObject extends streams.TaskObject {}
+export class Coordinator extends streams.Coordinator {}
+export class RestoreWorker extends streams.RestoreWorker {}
+export class LogPartition extends streams.LogPartition {}
+export class ConsumerGroup extends streams.ConsumerGroup {}
+
+export default streams;
