@@ -22,7 +22,10 @@
  * throughput, and the records a wiped task replays per live key from a compacted changelog), scale
  * (the example with 256 partitions and a standby each in its own `wrangler dev`, and again with 64:
  * ingest, views, coordinator calls, SQLite rows by table, Durable Object requests and dollars per
- * record, billed storage; the pure reconcile step). Prices: bench/lib/prices.mjs.
+ * record, billed storage; the pure reconcile step), cost-load (the example with a standby under
+ * 5,000 orders/s for 30 s: rows, requests and dollars per record, then two idle minutes'
+ * wake-ups), http (the example through HTTP only beside a hand-written Durable Object: processing,
+ * one order to its visible total, a restore bounded by live keys). Prices: bench/lib/prices.mjs.
  * A tool beside it, not run by `npm run bench`: bench/profile.mjs (a CPU profile of the app under
  * the process workload, by component).
  */
@@ -40,6 +43,8 @@ const SCENARIOS = [
   "./scenarios/restore-e2e.mjs",
   "./scenarios/compaction.mjs",
   "./scenarios/scale.mjs",
+  "./scenarios/cost-load.mjs",
+  "./scenarios/http.mjs",
 ];
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
