@@ -9,12 +9,13 @@
  * - SQLite rows read and written: each SQL cursor's `rowsRead` / `rowsWritten` once the statement
  *   has been consumed (the framework consumes every cursor before its next await), the rows written
  *   attributed to the table the statement names (`INSERT INTO t`, `UPDATE t`, `DELETE FROM t`; DDL
- *   is `schema`). `rowsWritten` counts index rows too (an insert into a rowid table with a
- *   composite primary key counts 2). Plus the synchronous KV API (billed as rows: a read per get,
- *   a row written per put or delete, table `kvapi`) and `setAlarm` (a row written, table `alarm`);
- * - stored bytes: `ctx.storage.sql.databaseSize` (the SQLite database's size, what the SQL stored
- *   data is billed on) after each statement that wrote rows, and once constructed (`freshBytes`,
- *   the least seen at construction: a new object's schema and nothing else).
+ *   is `ddl`; miniflare's local `__miniflare_do_name`, never billed, is left out). `rowsWritten`
+ *   counts index rows too (an insert into a rowid table with a composite primary key counts 2, an
+ *   update of a column outside the key 1). Plus the synchronous KV API (billed as rows: a read per
+ *   get, a row written per put or delete, table `kvapi`) and `setAlarm` (a row written, `alarm`);
+ * - stored bytes: `ctx.storage.sql.databaseSize` (the SQLite database's size, as the API gives it:
+ *   the measure of the SQL stored data Cloudflare bills) after each statement that wrote rows, and
+ *   once constructed (`freshBytes`, the least seen at construction: a new object's schema).
  *
  * `GET /bench/usage` answers `{ "objects": { "<kind>:<name>": ObjectUsage } }` so far. Under
  * `wrangler dev` the Worker and every object share one isolate, so these module-level counters see
@@ -25,7 +26,7 @@ import { streams } from "../examples/orders-totals/app";
 interface ObjectUsage {
   rowsRead: number;
   rowsWritten: number;
-  /** Rows written by table (`kvapi`: the KV API's hidden table; `alarm`: setAlarm; `schema`: DDL). */
+  /** Rows written by table (`kvapi`: the KV API's hidden table; `alarm`: setAlarm; `ddl`: CREATE, ALTER, DROP). */
   written: Record<string, number>;
   /** RPC calls made on stubs of this object. */
   requests: number;
@@ -136,7 +137,7 @@ const tables = new Map<string, string>();
 function tableOf(query: string): string {
   let table = tables.get(query);
   if (table === undefined) {
-    table = WRITE_TARGET.exec(query)?.[1] ?? (DDL.test(query) ? "schema" : "other");
+    table = WRITE_TARGET.exec(query)?.[1] ?? (DDL.test(query) ? "ddl" : "other");
     if (tables.size < 10_000) tables.set(query, table);
   }
   return table;
@@ -162,8 +163,10 @@ function countStorage(ctx: DurableObjectState, usage: ObjectUsage): void {
     queueMicrotask(() => {
       u.rowsRead += c.rowsRead;
       const rows = c.rowsWritten;
-      if (rows > 0) {
-        written(u, tableOf(String(args[0])), rows);
+      const table = tableOf(String(args[0]));
+      // Miniflare's own bookkeeping (the object's name), written locally only: not billed.
+      if (rows > 0 && !table.startsWith("__miniflare")) {
+        written(u, table, rows);
         u.bytes = (sql as SqlStorage).databaseSize;
       }
     });

@@ -31,7 +31,7 @@ import { describeAll, quiet } from "../lib/app.mjs";
 import { call } from "../lib/client.mjs";
 import { startAppWorker } from "../lib/server.mjs";
 import { envInt, note } from "../lib/stats.mjs";
-import { categorize, delta, lessPolls, objectsUsage, perRecordKeys, standbyNames, storageKeys, tally, wakeupKeys } from "../lib/usage.mjs";
+import { categorize, delta, lessPolls, objectsUsage, pollCost, perRecordKeys, standbyNames, storageKeys, tally, wakeupKeys } from "../lib/usage.mjs";
 import { loaderKeys, startLoader } from "./e2e-load.mjs";
 
 export const name = "cost-load";
@@ -73,9 +73,7 @@ export async function run({ baseUrl }) {
     await quiet(app, INSTANCES, "the warm-up orders to be processed", QUIET_TIMEOUT_MS);
 
     const categoryOf = categorize(standbyNames(await describeAll(app)));
-    const beforePoll = tally(await objectsUsage(app), categoryOf);
-    await describeAll(app);
-    const perPoll = delta(tally(await objectsUsage(app), categoryOf), beforePoll);
+    const perPoll = await pollCost(app, categoryOf, () => describeAll(app));
 
     const checkKey = keys[1];
     const checkBefore = await total(app, checkKey);

@@ -51,7 +51,7 @@ import { describeAll, quiet } from "../lib/app.mjs";
 import { call, request } from "../lib/client.mjs";
 import { startAppWorker } from "../lib/server.mjs";
 import { envInt, median, note } from "../lib/stats.mjs";
-import { categorize, delta, lessPolls, objectsUsage, perRecordKeys, standbyNames, storageKeys, tally } from "../lib/usage.mjs";
+import { categorize, delta, lessPolls, objectsUsage, pollCost, perRecordKeys, standbyNames, storageKeys, tally } from "../lib/usage.mjs";
 
 export const name = "scale";
 
@@ -150,11 +150,9 @@ async function measure({ partitions, standbys, records, batch, views }) {
     for (const body of bodies(partitions * 8, batch, "warm")) await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body });
     await quiet(app, instances, "the warm-up orders to be processed", QUIET_TIMEOUT_MS);
 
-    // What one poll costs, on the idle application; the roles it shows name the standbys.
+    // What one poll costs (the least of three), on the idle application; the roles it shows name the standbys.
     const categoryOf = categorize(standbyNames(await describeAll(app)));
-    const beforePoll = tally(await objectsUsage(app), categoryOf);
-    await describeAll(app);
-    const perPoll = delta(tally(await objectsUsage(app), categoryOf), beforePoll);
+    const perPoll = await pollCost(app, categoryOf, () => describeAll(app));
 
     const work = bodies(records, batch, "customer");
     const filesBefore = await bytesUnder(app.persistDir);
