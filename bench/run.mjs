@@ -20,8 +20,12 @@
  * with lag 0, median of 5, vs inserting 13,000 records into SQLite: restore_e2e_default_ratio),
  * compaction (compaction's
  * throughput, and the records a wiped task replays per live key from a compacted changelog), scale
- * (the example with 256 partitions and a standby each in its own `wrangler dev`: ingest, views,
- * coordinator calls, SQLite rows and Durable Object requests per record; the pure reconcile step).
+ * (the example with 256 partitions and a standby each in its own `wrangler dev`, and again with 64:
+ * ingest, views, coordinator calls, SQLite rows by table, Durable Object requests and dollars per
+ * record, billed storage; the pure reconcile step), cost-load (the example with a standby under
+ * 5,000 orders/s for 30 s: rows, requests and dollars per record, then two idle minutes'
+ * wake-ups), http (the example through HTTP only beside a hand-written Durable Object: processing,
+ * one order to its visible total, a restore bounded by live keys). Prices: bench/lib/prices.mjs.
  * A tool beside it, not run by `npm run bench`: bench/profile.mjs (a CPU profile of the app under
  * the process workload, by component).
  */
@@ -39,6 +43,8 @@ const SCENARIOS = [
   "./scenarios/restore-e2e.mjs",
   "./scenarios/compaction.mjs",
   "./scenarios/scale.mjs",
+  "./scenarios/cost-load.mjs",
+  "./scenarios/http.mjs",
 ];
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -79,7 +85,9 @@ async function main() {
   try {
     for (const scenario of modules) {
       note(`scenario ${scenario.name}`);
+      const scenarioStarted = performance.now();
       const values = await scenario.run({ baseUrl: worker.baseUrl, app, cachedApp });
+      note(`scenario ${scenario.name} done in ${((performance.now() - scenarioStarted) / 1000).toFixed(1)} s`);
       for (const [key, value] of Object.entries(values)) {
         if (key in result) throw new Error(`scenario ${scenario.name} repeats the key ${key}`);
         if (typeof value !== "number" || !Number.isFinite(value)) throw new Error(`scenario ${scenario.name}: ${key} is not a finite number`);

@@ -7,7 +7,8 @@
  * - `BaselineTotals` is the example application (orders → per-customer {count, sum}) without the
  *   framework: batches of orders arrive over HTTP (`POST /bench/orders`, the app's ingest body),
  *   the Worker hands each batch to the object by RPC, and the object updates its rows in one
- *   `transactionSync` (scenario process).
+ *   `transactionSync` (scenarios process and http; http also reads its totals back over HTTP,
+ *   one customer or a page of a prefix scan).
  *
  * Timing of `/bench/append`: inside workerd clocks only advance across I/O, so each awaited RPC is
  * timed with `Date.now()` around it (the RPC is I/O to the caller) and the records are generated
@@ -127,6 +128,26 @@ export class BaselineTotals extends DurableObject<BenchEnv> {
   total(customer: string): Totals | null {
     return this.ctx.storage.sql.exec<Totals>("SELECT count, sum FROM totals WHERE customer = ?", customer).toArray()[0] ?? null;
   }
+
+  /** Up to `limit` customers starting with `prefix` after `cursor` (exclusive), in key order, as the app's store scan pages them. */
+  scan(prefix: string, cursor: string | null, limit: number): { items: { key: string; value: Totals }[]; next: string | null } {
+    const from = cursor !== null && cursor >= prefix ? cursor : null;
+    const rows = this.ctx.storage.sql
+      .exec<{ customer: string } & Totals>(
+        `SELECT customer, count, sum FROM totals
+         WHERE customer >= ? AND (? IS NULL OR customer > ?) AND substr(customer, 1, length(?)) = ?
+         ORDER BY customer LIMIT ?`,
+        prefix,
+        from,
+        from,
+        prefix,
+        prefix,
+        limit,
+      )
+      .toArray();
+    const items = rows.map((r) => ({ key: r.customer, value: { count: r.count, sum: r.sum } }));
+    return { items, next: items.length === limit ? items[items.length - 1]!.key : null };
+  }
 }
 
 /** The orders of an ingest body `{"records": [{"key", "value": {"amount"}}]}`, checked by hand. */
@@ -146,6 +167,9 @@ function ordersOf(body: unknown): Order[] {
 /**
  * `POST /bench/orders?object=<name>`: applies a batch of orders to a `BaselineTotals` object.
  * `GET /bench/orders/total?object=<name>&key=<customer>`: one customer's totals (or 404).
+ * `GET /bench/orders/totals?object=<name>&prefix=&cursor=&limit=`: the customers starting with
+ * `prefix`, a page of `limit` (1–1000) after `cursor`, `{"items": [{"key","value"}], "next"}` as
+ * the app's `GET /stores/totals/keys` pages them.
  * `GET /bench/keys?partitions=&partition=&count=&prefix=`: the first `count` keys `<prefix><n>`
  * that Kafka's default partitioner (`partitionForKey`) puts on `partition`.
  */
@@ -168,6 +192,10 @@ async function ordersRoute(request: Request, url: URL, env: BenchEnv): Promise<R
   if (url.pathname === "/bench/orders" && request.method === "POST") {
     const orders = ordersOf(await request.json());
     return Response.json({ applied: await stub.aggregate(orders) });
+  }
+  if (url.pathname === "/bench/orders/totals") {
+    const limit = intParam(url, "limit", 100, 1, 1000);
+    return Response.json(await stub.scan(url.searchParams.get("prefix") ?? "", url.searchParams.get("cursor"), limit));
   }
   if (url.pathname === "/bench/orders/total") {
     const total = await stub.total(url.searchParams.get("key") ?? "");

@@ -60,3 +60,39 @@ export async function corruptAndRestore(app, taskId, restored, { what, timeoutMs
 export async function sqliteInsertMs(baseUrl, records, batch, run) {
   return (await post(baseUrl, "/bench/sqlite-insert", { records, batch, valueBytes: 90, run }))["sqlite-row"].rpcMs;
 }
+
+/**
+ * Every instance as it describes itself now (all pages of `GET /tasks`): live, unlike the summary,
+ * which trails by up to the instances' report interval.
+ */
+export async function describeAll(app) {
+  const all = [];
+  let cursor = null;
+  do {
+    const { body } = await call(app.baseUrl, "GET", `/tasks?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { token: app.token });
+    all.push(...body.tasks);
+    cursor = body.next;
+  } while (cursor);
+  return all;
+}
+
+/**
+ * Polls (every second) until all `instances` run (actives) or stand by (standbys) with lag 0 and
+ * nothing left to send; answers the polls made.
+ */
+export async function quiet(app, instances, what, timeoutMs) {
+  let polls = 0;
+  let last;
+  await waitFor(
+    what,
+    async () => {
+      polls++;
+      const all = await describeAll(app);
+      const behind = all.filter((t) => !(t.state === "RUNNING" || t.state === "UPDATING") || t.lag !== 0 || t.pendingBatches !== 0 || t.failure);
+      last = `${all.length} instances, ${behind.length} not caught up: ${JSON.stringify(behind.slice(0, 3))}`;
+      return all.length === instances && behind.length === 0 ? true : undefined;
+    },
+    { timeoutMs, intervalMs: 1_000, last: () => last },
+  );
+  return polls;
+}
