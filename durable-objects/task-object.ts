@@ -546,11 +546,18 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     return changelog ? (this.task.checkpoints().get(positionKey(changelog)) ?? null) : null;
   }
 
-  /** The windows (or sessions) of a key in a window or session store; only the RUNNING active instance answers. */
-  async windows(store: string, key: string, from: number, to: number, kind: "window" | "session"): Promise<WindowsAnswer> {
+  /** The windows (or sessions) of a key in a window or session store; only the RUNNING active instance answers, or stale as `query`. */
+  async windows(store: string, key: string, from: number, to: number, kind: "window" | "session", allowStale = false): Promise<WindowsAnswer> {
     const meta = this.task.meta();
-    if (!meta || meta.role !== "active") return { status: "not-owner" };
-    if (meta.state === "RUNNING") return { status: "ok", windows: this.task.queries.windows(store, key, from, to, kind) };
+    if (!meta) return { status: "not-owner" };
+    if (meta.state === "RUNNING" && meta.role === "active") return { status: "ok", windows: this.task.queries.windows(store, key, from, to, kind) };
+    if (allowStale) {
+      const restored = this.restoredOf(store, meta);
+      return restored === null
+        ? { status: "not-owner" }
+        : { status: "ok", windows: this.task.queries.windows(store, key, from, to, kind), stale: true, restored };
+    }
+    if (meta.role !== "active") return { status: "not-owner" };
     return { status: "restoring", progress: await this.restoreProgress() };
   }
 

@@ -33,11 +33,11 @@ describe("POST /topics/:topic/records", () => {
   });
 
   it("honours an explicit partition and timestamp", async () => {
-    const response = await call("/topics/orders/records", { body: { records: [{ key: "alice", value: 1, partition: 3, timestamp: 1234 }] } });
+    const response = await call("/topics/orders/records", { body: { records: [{ key: "alice", value: { amount: 1 }, partition: 3, timestamp: 1234 }] } });
     const { offsets } = await json(response);
     expect(offsets[0].partition).toBe(3);
     const page = await log.fetch({ topic: "orders", partition: 3 }, offsets[0].offset, { maxRecords: 1, maxBytes: 1 << 20 });
-    expect(page.records[0]).toMatchObject({ key: "alice", value: "1", timestamp: 1234 });
+    expect(page.records[0]).toMatchObject({ key: "alice", value: '{"amount":1}', timestamp: 1234 });
   });
 
   it("makes a retry with the same Idempotency-Key append nothing new and answer the same offsets", async () => {
@@ -77,9 +77,9 @@ describe("POST /topics/:topic/records", () => {
 
   it("refuses an Idempotency-Key reused for a different body", async () => {
     const headers = { "Idempotency-Key": "reused-key" };
-    await call("/topics/orders/records", { body: { records: [{ key: "x", value: 1, partition: 0 }] }, headers });
+    await call("/topics/orders/records", { body: { records: [{ key: "x", value: { amount: 1 }, partition: 0 }] }, headers });
     const before = await endOffsets();
-    const reused = await call("/topics/orders/records", { body: { records: [{ key: "x", value: 2, partition: 0 }] }, headers });
+    const reused = await call("/topics/orders/records", { body: { records: [{ key: "x", value: { amount: 2 }, partition: 0 }] }, headers });
     expect(reused.status).toBe(409);
     expect((await json(reused)).error).toBe("idempotency_key_reused");
     expect(await endOffsets()).toEqual(before);

@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { partitionForKey } from "../src/log/partitioner";
-import { createTaskProcessor, DeserializationError, InMemoryStoreBackend, positionFromHeaders, TopologyTestDriver, type OutgoingRecord } from "../src/streams";
-import { ordersTotalsTopology, type Totals } from "../examples/orders-totals/topology";
+import {
+  createTaskProcessor,
+  DeserializationError,
+  InMemoryStoreBackend,
+  Materialized,
+  positionFromHeaders,
+  Serdes,
+  StreamsBuilder,
+  TopologyTestDriver,
+  type OutgoingRecord,
+} from "../src/streams";
+import { addOrder, MAX_ORDER_AMOUNT, type Order, orderSerde, ordersTotalsTopology, type Totals } from "../examples/orders-totals/topology";
 
 const orders: [string, number][] = [
   ["alice", 10],
@@ -86,5 +96,32 @@ describe("the orders-totals example", () => {
     skipping.process(record);
     expect(skipping.metrics.skippedRecords).toBe(1);
     expect(sent).toEqual([]);
+  });
+
+  it("reads orders with a schema: a finite amount within the bound, other fields dropped", () => {
+    expect(orderSerde.deserialize('{"amount":2.5,"note":"x"}')).toEqual({ amount: 2.5 });
+    expect(orderSerde.deserialize(`{"amount":${-MAX_ORDER_AMOUNT}}`)).toEqual({ amount: -MAX_ORDER_AMOUNT });
+    for (const bad of ['{"amount":"12"}', '{"amount":1e308}', '{"amount":1e309}', "{}", "12", "null", "{oops"]) {
+      expect(() => orderSerde.deserialize(bad), bad).toThrow(DeserializationError);
+    }
+  });
+
+  it("refuses a sum that would not be finite, so JSON never stores it as null", () => {
+    expect(addOrder("a", { amount: 1 }, { count: 1, sum: 2 })).toEqual({ count: 2, sum: 3 });
+    expect(() => addOrder("a", { amount: 1e308 }, { count: 1, sum: 1e308 })).toThrow(/the sum of a's orders would overflow/);
+  });
+
+  it("sends an order whose sum would overflow to the processing handler's dead letters, the totals untouched", () => {
+    // The example's serde bounds amounts; without that bound, the aggregator's own guard holds.
+    const builder = new StreamsBuilder();
+    builder
+      .stream("orders", { key: Serdes.string(), value: Serdes.json<Order>() })
+      .groupByKey()
+      .aggregate<Totals>(() => ({ count: 0, sum: 0 }), addOrder, Materialized.as("totals", { value: Serdes.json<Totals>(), caching: false }));
+    const dead = { deadLetterTopic: "dead" };
+    const driver = new TopologyTestDriver(builder.build({ applicationId: "guard", topics: { orders: 1, dead: 1 }, onProcessingError: dead }));
+    for (let i = 0; i < 2; i++) driver.pipeInput("orders", "alice", { amount: 1e308 });
+    expect(driver.get("totals", "alice")).toEqual({ count: 1, sum: 1e308 });
+    expect(driver.records("dead").map((r) => r.value)).toEqual(['{"amount":1e+308}']);
   });
 });

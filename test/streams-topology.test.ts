@@ -22,7 +22,7 @@ describe("subtopologies", () => {
     builder
       .stream<string, string>("clicks", { key: Serdes.string(), value: Serdes.string() })
       .map((_user, page) => ({ key: page, value: 1 }))
-      .groupByKey()
+      .groupByKey({ key: Serdes.string() })
       .count(Materialized.as("counts"))
       .toStream()
       .to("page-counts");
@@ -72,7 +72,7 @@ describe("subtopologies", () => {
     ],
   ])("%s before groupByKey gives %i subtopologies", (_name, expected, operator) => {
     const builder = new StreamsBuilder();
-    operator(source(builder)).groupByKey().count(Materialized.as("c"));
+    operator(source(builder)).groupByKey({ key: Serdes.string() }).count(Materialized.as("c"));
     expect(builder.build({ ...app, topics: { in: 2 } }).subtopologies).toHaveLength(expected);
   });
 
@@ -80,11 +80,11 @@ describe("subtopologies", () => {
     const builder = new StreamsBuilder();
     source(builder)
       .selectKey((_k, v) => v)
-      .groupByKey()
+      .groupByKey({ key: Serdes.string() })
       .count(Materialized.as("first"))
       .toStream()
       .selectKey((k) => `${k}`.length)
-      .groupByKey()
+      .groupByKey({ key: Serdes.number() })
       .count(Materialized.as("second"));
     const topology = builder.build({ ...app, topics: { in: 6 } });
     expect(topology.subtopologies.map((s) => s.sourceTopics)).toEqual([["in"], ["app-first-repartition"], ["app-second-repartition"]]);
@@ -129,7 +129,7 @@ describe("build-time checks", () => {
     const rekeyed = builder
       .stream("a")
       .selectKey((k) => k)
-      .groupByKey()
+      .groupByKey({ key: Serdes.json() })
       .count(Materialized.as("x"))
       .toStream();
     // A store shared with a stream of "b" pulls "b" into the subtopology of the repartition topic.
@@ -145,7 +145,7 @@ describe("build-time checks", () => {
     const rekeyed = builder
       .stream("a")
       .selectKey((k) => k)
-      .repartition({ name: "x", numberOfPartitions: 2 });
+      .repartition({ name: "x", numberOfPartitions: 2, key: Serdes.json() });
     rekeyed.groupByKey().count(Materialized.as("y"));
     builder.stream("b").process(() => ({ process: () => {} }), "y");
     expect(() => builder.build({ ...app, topics: { a: 2, b: 3 } })).toThrow(/app-x-repartition \(2 partitions\), b \(3 partitions\)/);

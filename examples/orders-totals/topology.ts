@@ -4,11 +4,18 @@
  * partition count comes from the `PARTITIONS` var (default 4): the same application runs with
  * 128 or 1,024 partitions.
  */
-import { intVar, Materialized, Serdes, StreamsBuilder, type DeserializationHandler, type Topology } from "edge-streams";
+import { intVar, Materialized, Serdes, StreamsBuilder, type DeserializationHandler, type ErrorHandler, type Topology } from "edge-streams";
+import { z } from "zod";
 
-export interface Order {
-  readonly amount: number;
-}
+/**
+ * The largest amount of one order, either way (refunds are negative): a bound far below where
+ * sums of many orders could overflow (a sum of 1e15-sized amounts stays finite for 1e293 orders).
+ */
+export const MAX_ORDER_AMOUNT = 1e15;
+
+/** An order: `{"amount": n}` with a finite `n` within ±`MAX_ORDER_AMOUNT` (other fields are dropped). */
+export const Order = z.object({ amount: z.number().min(-MAX_ORDER_AMOUNT).max(MAX_ORDER_AMOUNT) });
+export type Order = z.infer<typeof Order>;
 
 export interface Totals {
   readonly count: number;
@@ -16,18 +23,23 @@ export interface Totals {
 }
 
 /**
- * Orders as JSON, checked on the way in: an amount that is not a finite number would corrupt every
- * later sum of its customer, so it is a deserialization error (handled by the topology's handler).
+ * Orders as JSON, checked on the way in: an amount that is not a finite number within the bound
+ * would corrupt every later sum of its customer. HTTP ingest refuses such an order (`400
+ * InvalidRecord`); one written through `/kafka` is a deserialization error for the topology's
+ * handler (the application sends it to its dead-letter topic).
  */
-export const orderSerde = Serdes.from<Order>(
-  (order) => JSON.stringify(order),
-  (text) => {
-    const order: unknown = JSON.parse(text);
-    const amount = typeof order === "object" && order !== null ? (order as { amount?: unknown }).amount : undefined;
-    if (typeof amount !== "number" || !Number.isFinite(amount)) throw new Error(`an order is {"amount": number}, got ${text.slice(0, 64)}`);
-    return { amount };
-  },
-);
+export const orderSerde = Serdes.json(Order);
+
+/**
+ * A customer's totals with one more order. A sum that would not be a finite number (JSON has no
+ * Infinity: it would be stored as `null`) is refused: the error goes to the topology's
+ * processing-error handler, and the totals stay as they were.
+ */
+export function addOrder(customer: string, order: Order, totals: Totals): Totals {
+  const sum = totals.sum + order.amount;
+  if (!Number.isFinite(sum)) throw new RangeError(`the sum of ${customer}'s orders would overflow: ${totals.sum} + ${order.amount}`);
+  return { count: totals.count + 1, sum };
+}
 
 export const ORDERS_APPLICATION_ID = "edge-streams";
 /** Partitions of `orders` and `totals` unless the `PARTITIONS` var says otherwise. */
@@ -58,7 +70,7 @@ export function ordersTotalsTopology(
     .groupByKey()
     .aggregate<Totals>(
       () => ({ count: 0, sum: 0 }),
-      (_customer, order, totals) => ({ count: totals.count + 1, sum: totals.sum + order.amount }),
+      addOrder,
       // Uncached by default: the contract promises every update on the changelog and on topic `totals`.
       Materialized.as("totals", { value: Serdes.json<Totals>(), caching }),
     )
@@ -67,5 +79,7 @@ export function ordersTotalsTopology(
   // A dead-letter topic is declared along with the application's own topics.
   const orders = { orders: partitions, totals: partitions };
   const topics = typeof onDeserializationError === "object" ? { ...orders, [onDeserializationError.deadLetterTopic]: 1 } : orders;
-  return builder.build({ applicationId: ORDERS_APPLICATION_ID, topics, onDeserializationError });
+  // An order the aggregation refuses (an overflowing sum) goes where unreadable ones go.
+  const onProcessingError: ErrorHandler = onDeserializationError === "skip" ? "continue" : onDeserializationError;
+  return builder.build({ applicationId: ORDERS_APPLICATION_ID, topics, onDeserializationError, onProcessingError });
 }

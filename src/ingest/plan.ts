@@ -19,17 +19,19 @@ export interface PartitionBatch {
   readonly records: ProducerRecord[];
 }
 
-/** Groups a request's records by partition, keeping each partition's records in request order. */
-export function planIngest(records: readonly IngestRecord[], partitions: number, serialize: (value: unknown) => string): PartitionBatch[] {
+/**
+ * Groups a request's records, encoded (./encode.ts), by partition, keeping each partition's
+ * records in request order. Kafka's partitioner hashes the serialized key, as Kafka's producer does.
+ */
+export function planIngest(records: readonly IngestRecord[], encoded: readonly ProducerRecord[], partitions: number): PartitionBatch[] {
   const batches = new Map<number, PartitionBatch>();
   for (let position = 0; position < records.length; position++) {
-    const record = records[position]!;
-    const partition = record.partition ?? partitionForKey(record.key, partitions);
+    const record = encoded[position]!;
+    const partition = records[position]!.partition ?? partitionForKey(record.key!, partitions);
     let batch = batches.get(partition);
     if (!batch) batches.set(partition, (batch = { partition, positions: [], records: [] }));
     batch.positions.push(position);
-    const value = serialize(record.value);
-    batch.records.push(record.timestamp === undefined ? { key: record.key, value } : { key: record.key, value, timestamp: record.timestamp });
+    batch.records.push(record);
   }
   return [...batches.values()].sort((a, b) => a.partition - b.partition);
 }

@@ -12,6 +12,21 @@ import type { Header, ProducerRecord } from "./types";
  */
 export const MAX_RECORD_BYTES = 1_000_000;
 
+/**
+ * Largest record (key + value + headers, UTF-8 bytes) accepted from outside (HTTP ingest, and
+ * `/kafka` produce): the headroom below `MAX_RECORD_BYTES` is for the headers a dead letter adds
+ * (the error, the original topic, partition and offset), so that every record the door accepts
+ * still fits in the log when it is dead-lettered.
+ */
+export const MAX_INPUT_RECORD_BYTES = MAX_RECORD_BYTES - 16_384;
+
+/**
+ * Longest key (UTF-8 bytes) accepted from outside, so that every key can be read back through
+ * `GET /stores/:store/keys/:key`: percent-encoded, each byte takes at most three characters, and
+ * 3 × 4,096 leaves room for the rest of the URL within Cloudflare's 16 KB limit on URLs.
+ */
+export const MAX_INPUT_KEY_BYTES = 4_096;
+
 const ASCII = /^[\x00-\x7f]*$/;
 
 /** Exact UTF-8 length of a string, without allocating. */

@@ -4,6 +4,7 @@
  */
 export { DeserializationError, ProcessingError, ProductionError, TopologyError, type RecordOrigin } from "./errors";
 export { Serdes, type Serde } from "./serdes";
+export type { SchemaOutput, StandardSchemaV1 } from "./standard-schema";
 export type { Header, KeyValue, RecordMetadata, StreamRecord } from "./record";
 export type { Cancellable, Processor, ProcessorContext, ProcessorSupplier, Punctuator, PunctuationType } from "./processor";
 export { windowedSerde, type TimestampedWindowedValue, type Window, type Windowed, type WindowedValue } from "./windowed";
@@ -43,6 +44,7 @@ export type {
   UncaughtErrorHandler,
 } from "./topology/topology";
 export { changelogTopicName, repartitionTopicName, type BuildOptions } from "./topology/build";
+export { RefusedRecord, type Refusal } from "./topology/input-encoding";
 export { formatTaskId, parseTaskId, type TaskCoordinates } from "./topology/task-id";
 
 export {

@@ -1,32 +1,46 @@
 /**
  * Serdes turn typed keys and values into the strings the log and the stores hold, and back.
- * JSON is the default wherever a serde is not given.
+ * JSON is the default wherever a serde is not given (except for keys after a key change, which
+ * need one: docs/dsl.md).
  */
 import { DeserializationError, messageOf } from "./errors";
+import { schemaSerde } from "./schema-serde";
+import type { SchemaOutput, StandardSchemaV1 } from "./standard-schema";
 import { windowedSerde, type Windowed } from "./windowed";
 
 /** A serializer and deserializer pair for one type. `deserialize` throws `DeserializationError`. */
 export interface Serde<T> {
   serialize(value: T): string;
   deserialize(text: string): T;
+  /**
+   * The value a key written as text stands for — a key in a URL path, in an HTTP ingest body, a
+   * scan's bounds — before it is serialized; without it, the text itself (a string key).
+   */
+  fromText?(text: string): T;
 }
 
-function json<T>(): Serde<T> {
-  return {
-    serialize: (value) => {
-      const text = JSON.stringify(value);
-      // JSON.stringify answers undefined for undefined and functions: not a value the log can hold.
-      if (text === undefined) throw new TypeError(`cannot serialize ${typeof value} as JSON`);
-      return text;
-    },
-    deserialize: (text) => {
-      try {
-        return JSON.parse(text) as T;
-      } catch (error) {
-        throw new DeserializationError(`invalid JSON: ${messageOf(error)}`, undefined, { cause: error });
-      }
-    },
-  };
+/** The JSON serde without a schema: one object, so streams with the default serde have the same one. */
+const jsonSerde: Serde<unknown> = {
+  serialize: (value) => {
+    const text = JSON.stringify(value);
+    // JSON.stringify answers undefined for undefined and functions: not a value the log can hold.
+    if (text === undefined) throw new TypeError(`cannot serialize ${typeof value} as JSON`);
+    return text;
+  },
+  deserialize: (text) => {
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new DeserializationError(`invalid JSON: ${messageOf(error)}`, undefined, { cause: error });
+    }
+  },
+};
+
+/** JSON text; with a schema (zod 4, or any Standard Schema), only values that match it deserialize. */
+function json<T>(): Serde<T>;
+function json<S extends StandardSchemaV1>(schema: S): Serde<SchemaOutput<S>>;
+function json(schema?: StandardSchemaV1): Serde<unknown> {
+  return schema === undefined ? jsonSerde : schemaSerde(schema);
 }
 
 const stringSerde: Serde<string> = {
@@ -34,16 +48,20 @@ const stringSerde: Serde<string> = {
   deserialize: (text) => text,
 };
 
+function parseNumber(text: string): number {
+  // Number("") is 0 and Number(" 1") is 1: insist on the text a number serializes to.
+  const value = Number(text);
+  if (text.trim() === "" || text.trim() !== text || Number.isNaN(value)) {
+    throw new DeserializationError(`not a number: ${JSON.stringify(text.slice(0, 64))}`);
+  }
+  return value;
+}
+
 const numberSerde: Serde<number> = {
   serialize: (value) => String(value),
-  deserialize: (text) => {
-    // Number("") is 0 and Number(" 1") is 1: insist on the text a number serializes to.
-    const value = Number(text);
-    if (text.trim() === "" || text.trim() !== text || Number.isNaN(value)) {
-      throw new DeserializationError(`not a number: ${JSON.stringify(text.slice(0, 64))}`);
-    }
-    return value;
-  },
+  deserialize: parseNumber,
+  // `/keys/5` is the key 5, and so is `/keys/5.0`.
+  fromText: parseNumber,
 };
 
 /** The built-in serdes. */
@@ -52,7 +70,11 @@ export const Serdes = {
   string: (): Serde<string> => stringSerde,
   /** A decimal number (`String(n)`); NaN and non-numeric text fail to deserialize. */
   number: (): Serde<number> => numberSerde,
-  /** JSON text, the default. The type is the caller's claim: values are not validated. */
+  /**
+   * JSON text, the default. Without a schema the type is the caller's claim: values are not
+   * validated. With one (`Serdes.json(z.object({ amount: z.number() }))`, zod 4 or any Standard
+   * Schema), a value that does not match fails to deserialize — and is refused by HTTP ingest.
+   */
   json,
   /** Windowed keys as `<inner key>@<start>/<end>`; the serde windowed tables write their keys with. */
   windowed: <K>(inner: Serde<K>): Serde<Windowed<K>> => windowedSerde(inner),
@@ -74,5 +96,5 @@ export const Serdes = {
 
 /** The serde to use: the given one, else JSON. */
 export function serdeOrDefault<T>(serde: Serde<T> | undefined): Serde<T> {
-  return serde ?? json<T>();
+  return serde ?? (jsonSerde as Serde<T>);
 }

@@ -123,9 +123,14 @@ export type ScanAnswer =
   | { readonly status: "restoring"; readonly progress: RestoreProgress }
   | { readonly status: "not-owner" };
 
-/** The windows (or sessions) of a key, from the RUNNING active instance. */
+/** The windows (or sessions) of a key, from the RUNNING active instance, or stale as `QueryAnswer`. */
 export type WindowsAnswer =
-  | { readonly status: "ok"; readonly windows: { window: { start: number; end: number }; value: string }[] }
+  | {
+      readonly status: "ok";
+      readonly windows: { window: { start: number; end: number }; value: string }[];
+      readonly stale?: boolean;
+      readonly restored?: number;
+    }
   | { readonly status: "restoring"; readonly progress: RestoreProgress }
   | { readonly status: "not-owner" };
 

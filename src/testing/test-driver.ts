@@ -10,6 +10,7 @@ import type { InstanceAssignment } from "../coordinator/coordinator-store";
 import { DurableLog } from "../log/durable-log";
 import { partitionForKey } from "../log/partitioner";
 import type { LogRecord, ProducerRecord } from "../log/types";
+import { encodeInput, inputSerdes, RefusedRecord, toProducerRecord } from "../streams/topology/input-encoding";
 import type { EdgeStreamsEnv } from "../../platform/bindings";
 import { Host } from "../../platform/host";
 import type { Serde } from "../streams/serdes";
@@ -17,8 +18,9 @@ import { MAX_TIME } from "../streams/state/key-codec";
 import type { StoreKind } from "../streams/topology/topology";
 import type { WindowedValue } from "../streams/windowed";
 
-export interface TestInput<V = unknown> {
-  readonly key: string | null;
+/** A record to pipe: typed key and value (a null value is a tombstone). */
+export interface TestInput<V = unknown, K = string> {
+  readonly key: K | null;
   readonly value: V;
   readonly partition?: number;
   readonly timestamp?: number;
@@ -61,17 +63,29 @@ export class TestDriver {
     return this.coordinator.ensureAssigned();
   }
 
-  /** Appends records to a topic, values serialized as JSON unless they are strings already. */
-  async pipe<V>(topic: string, inputs: readonly TestInput<V>[]): Promise<void> {
+  /**
+   * Appends records to a topic, encoded as HTTP ingest encodes them (the same bytes): with the
+   * serdes of the source reading the topic, checked by reading them back, a null value as a
+   * tombstone; a topic no source reads takes string keys and JSON values. Throws, appending
+   * nothing, for a record HTTP ingest would refuse (to test what a bad record does, append its
+   * bytes with `driver.log.append`).
+   */
+  async pipe<V, K = string>(topic: string, inputs: readonly TestInput<V, K>[]): Promise<void> {
     await this.instances();
     const partitions = this.app.catalog.partitions(topic);
+    const serdes = inputSerdes(this.app.topology, topic);
     const byPartition = new Map<number, ProducerRecord[]>();
-    for (const input of inputs) {
-      const partition = input.partition ?? (input.key === null ? 0 : partitionForKey(input.key, partitions));
-      const value = typeof input.value === "string" ? input.value : JSON.stringify(input.value);
-      const record: ProducerRecord = input.timestamp === undefined ? { key: input.key, value } : { key: input.key, value, timestamp: input.timestamp };
-      byPartition.set(partition, [...(byPartition.get(partition) ?? []), record]);
-    }
+    inputs.forEach((input, index) => {
+      let encoded: ReturnType<typeof encodeInput>;
+      try {
+        encoded = encodeInput(serdes, input.key, input.value);
+      } catch (error) {
+        if (!(error instanceof RefusedRecord)) throw error;
+        throw new Error(`record ${index} of ${topic}${error.field ? `, its ${error.field}` : ""}: ${error.message}`, { cause: error });
+      }
+      const partition = input.partition ?? (encoded.key === null ? 0 : partitionForKey(encoded.key, partitions));
+      byPartition.set(partition, [...(byPartition.get(partition) ?? []), toProducerRecord(encoded, input.timestamp)]);
+    });
     for (const [partition, records] of byPartition) await this.log.append({ topic, partition }, records);
   }
 

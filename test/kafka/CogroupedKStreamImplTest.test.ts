@@ -8,7 +8,18 @@
  */
 import { describe, expect, it } from "vitest";
 import { Materialized, type Serde, StreamsBuilder, TopologyTestDriver } from "../../src/streams";
-import { build, INTEGER, kvt, STRING, STRING_INIT, subtopologySummary, TestInputTopic, TestOutputTopic, TOSTRING_JOINER, toStringAdder } from "./support";
+import {
+  buildWithDefaultKeySerde,
+  INTEGER,
+  kvt,
+  STRING,
+  STRING_INIT,
+  subtopologySummary,
+  TestInputTopic,
+  TestOutputTopic,
+  TOSTRING_JOINER,
+  toStringAdder,
+} from "./support";
 
 const stringConsumed = { key: STRING, value: STRING };
 const OUTPUT = "output";
@@ -24,7 +35,7 @@ const app = (name: string) => `kafka-test-${name}`;
  * topic (in the order given) and the `TestOutputTopic` of OUTPUT, its values read with `value`.
  */
 function drive<const T extends readonly string[], V>(builder: StreamsBuilder, inputs: T, value: Serde<V>) {
-  const driver = new TopologyTestDriver(build(builder, ...inputs, OUTPUT));
+  const driver = new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, ...inputs, OUTPUT));
   const topics = inputs.map((topic) => new TestInputTopic(driver, topic, STRING, STRING)) as { -readonly [I in keyof T]: TestInputTopic<string, string> };
   return [topics, new TestOutputTopic(driver, OUTPUT, STRING, value)] as const;
 }
@@ -38,7 +49,7 @@ describe("CogroupedKStreamImplTest", () => {
     const groupedTwo = test2.groupByKey();
     const customers = groupedOne.cogroup(STRING_AGGREGATOR).cogroup(groupedTwo, STRING_AGGREGATOR).aggregate(STRING_INITIALIZER);
     customers.toStream().to(OUTPUT);
-    const topology = build(builder, "one", "two", OUTPUT);
+    const topology = buildWithDefaultKeySerde(builder, STRING, "one", "two", OUTPUT);
     expect(subtopologySummary(topology)).toEqual([
       { sources: ["one"], sinks: [app("repartition-test-repartition")], stores: [] },
       { sources: [app("repartition-test-repartition"), "two"], sinks: [OUTPUT], stores: ["COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000003"] },
@@ -62,7 +73,7 @@ describe("CogroupedKStreamImplTest", () => {
     const groupedTwo = test2.groupByKey();
     const customers = groupedOne.cogroup(STRING_AGGREGATOR).cogroup(groupedTwo, STRING_AGGREGATOR).aggregate(STRING_INITIALIZER, Materialized.as("store"));
     customers.toStream().to(OUTPUT);
-    expect(subtopologySummary(build(builder, "one", "two", OUTPUT))).toEqual([
+    expect(subtopologySummary(buildWithDefaultKeySerde(builder, STRING, "one", "two", OUTPUT))).toEqual([
       { sources: ["one"], sinks: [app("store-repartition")], stores: [] },
       { sources: [app("store-repartition"), "two"], sinks: [OUTPUT], stores: ["store"] },
     ]);
@@ -80,7 +91,7 @@ describe("CogroupedKStreamImplTest", () => {
     cogroupedTwo.toStream().to("OUTPUT2");
     const first = "COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000003";
     const second = "COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000010";
-    expect(subtopologySummary(build(builder, "one", "two", OUTPUT, "OUTPUT2"))).toEqual([
+    expect(subtopologySummary(buildWithDefaultKeySerde(builder, STRING, "one", "two", OUTPUT, "OUTPUT2"))).toEqual([
       { sources: ["one"], sinks: [app(`${first}-repartition`), app(`${second}-repartition`)], stores: [] },
       { sources: [app(`${first}-repartition`), app(`${second}-repartition`), "two"], sinks: ["OUTPUT2", OUTPUT], stores: [first, second] },
     ]);
@@ -99,7 +110,7 @@ describe("CogroupedKStreamImplTest", () => {
     const first = "COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000004";
     const second = "COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000011";
     // Kafka numbers these subtopologies 2 and 1: its ids follow the order of the sources in the topology.
-    expect(subtopologySummary(build(builder, "one", "two", "three"))).toEqual([
+    expect(subtopologySummary(buildWithDefaultKeySerde(builder, STRING, "one", "two", "three"))).toEqual([
       { sources: ["one"], sinks: [app(`${first}-repartition`), app(`${second}-repartition`)], stores: [] },
       { sources: [app(`${second}-repartition`), "two"], sinks: [], stores: [second] },
       { sources: [app(`${first}-repartition`), "three"], sinks: [], stores: [first] },
@@ -116,7 +127,7 @@ describe("CogroupedKStreamImplTest", () => {
     groupedOne.aggregate(STRING_INITIALIZER, STRING_AGGREGATOR);
     const cogrouped = "COGROUPKSTREAM-AGGREGATE-STATE-STORE-0000000003";
     const aggregated = "KSTREAM-AGGREGATE-STATE-STORE-0000000010";
-    expect(subtopologySummary(build(builder, "one", "two"))).toEqual([
+    expect(subtopologySummary(buildWithDefaultKeySerde(builder, STRING, "one", "two"))).toEqual([
       { sources: ["one"], sinks: [app(`${cogrouped}-repartition`), app(`${aggregated}-repartition`)], stores: [] },
       { sources: [app(`${cogrouped}-repartition`), "two"], sinks: [], stores: [cogrouped] },
       { sources: [app(`${aggregated}-repartition`)], sinks: [], stores: [aggregated] },
@@ -130,7 +141,7 @@ describe("CogroupedKStreamImplTest", () => {
     const one = groupedOne.cogroup(STRING_AGGREGATOR);
     one.aggregate(STRING_INITIALIZER);
     one.aggregate(STRING_INITIALIZER);
-    const topology = build(builder, "one");
+    const topology = buildWithDefaultKeySerde(builder, STRING, "one");
     expect(subtopologySummary(topology)).toEqual([
       { sources: ["one"], sinks: [app("foo-repartition")], stores: [] },
       {
@@ -295,7 +306,7 @@ describe("CogroupedKStreamImplTest", () => {
       .aggregate(SUM_INITIALIZER, Materialized.as("store1", { value: INTEGER }))
       .toStream()
       .to(OUTPUT, { key: STRING, value: INTEGER });
-    const driver = new TopologyTestDriver(build(builder, "one", "two", OUTPUT));
+    const driver = new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, "one", "two", OUTPUT));
     const testInputTopic = new TestInputTopic(driver, "one", STRING, STRING);
     const testInputTopic2 = new TestInputTopic(driver, "two", STRING, INTEGER);
     const testOutputTopic = new TestOutputTopic(driver, OUTPUT, STRING, INTEGER);

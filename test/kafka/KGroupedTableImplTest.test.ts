@@ -7,7 +7,7 @@
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { Materialized, Serdes, StreamsBuilder, TopologyError, TopologyTestDriver, type KGroupedTable, type KTable } from "../../src/streams";
-import { build, MockApiProcessorSupplier, STRING, STRING_ADDER, STRING_INIT, TestInputTopic, toStringAdder } from "./support";
+import { buildWithDefaultKeySerde, MockApiProcessorSupplier, STRING, STRING_ADDER, STRING_INIT, TestInputTopic, toStringAdder } from "./support";
 
 const INVALID_STORE_NAME = "~foo bar~";
 const topic = "input";
@@ -61,12 +61,12 @@ function processData(driver: TopologyTestDriver) {
 describe("KGroupedTableImplTest", () => {
   it("shouldNotAllowInvalidStoreNameOnAggregate", () => {
     groupedTable.aggregate(STRING_INIT, toStringAdder("+"), toStringAdder("-"), Materialized.as(INVALID_STORE_NAME));
-    expect(() => build(builder, "blah")).toThrow(TopologyError);
+    expect(() => buildWithDefaultKeySerde(builder, STRING, "blah")).toThrow(TopologyError);
   });
 
   it("shouldNotAllowInvalidStoreNameOnReduce", () => {
     groupedTable.reduce(STRING_ADDER, STRING_REMOVER, Materialized.as(INVALID_STORE_NAME));
-    expect(() => build(builder, "blah")).toThrow(TopologyError);
+    expect(() => buildWithDefaultKeySerde(builder, STRING, "blah")).toThrow(TopologyError);
   });
 
   it("shouldReduce", () => {
@@ -75,7 +75,7 @@ describe("KGroupedTableImplTest", () => {
       .groupBy(intProjection)
       .reduce(INTEGER_ADDER, INTEGER_SUBTRACTOR, Materialized.as("reduced"));
     const supplier = getReducedResults(reduced);
-    const driver = new TopologyTestDriver(build(builder, "blah", topic));
+    const driver = new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, "blah", topic));
     assertReduced(supplier, driver);
     expect(reduced.queryableStoreName).toBe("reduced");
   });
@@ -86,7 +86,7 @@ describe("KGroupedTableImplTest", () => {
       .groupBy(intProjection)
       .reduce(INTEGER_ADDER, INTEGER_SUBTRACTOR);
     const supplier = getReducedResults(reduced);
-    const driver = new TopologyTestDriver(build(builder, "blah", topic));
+    const driver = new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, "blah", topic));
     assertReduced(supplier, driver);
     // Every store of an aggregation is queryable here, by its generated name when it has no other.
     expect(reduced.queryableStoreName).toMatch(/^KTABLE-AGGREGATE-STATE-STORE-\d{10}$/);
@@ -98,7 +98,7 @@ describe("KGroupedTableImplTest", () => {
       .groupBy(intProjection)
       .reduce(INTEGER_ADDER, INTEGER_SUBTRACTOR, Materialized.as("reduce", { key: STRING, value: Serdes.number() }));
     const supplier = getReducedResults(reduced);
-    const driver = new TopologyTestDriver(build(builder, "blah", topic));
+    const driver = new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, "blah", topic));
     assertReduced(supplier, driver);
     expect(driver.get("reduce", "A")).toBe(5);
     expect(driver.get("reduce", "B")).toBe(6);
@@ -111,7 +111,7 @@ describe("KGroupedTableImplTest", () => {
       .table(topic, { key: STRING, value: STRING })
       .groupBy(selectValueKeyValueMapper, { key: STRING, value: STRING })
       .count(Materialized.as("count", { key: STRING, value: Serdes.number() }));
-    const driver = new TopologyTestDriver(build(builder, "blah", topic));
+    const driver = new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, "blah", topic));
     processData(driver);
     expect(driver.get("count", "1")).toBe(3);
     expect(driver.get("count", "2")).toBe(2);
@@ -124,7 +124,7 @@ describe("KGroupedTableImplTest", () => {
       .table(topic, { key: STRING, value: STRING })
       .groupBy(selectValueKeyValueMapper, { key: STRING, value: STRING })
       .aggregate(STRING_INIT, toStringAdder("+"), toStringAdder("-"), Materialized.as("aggregate", { key: STRING, value: STRING }));
-    const driver = new TopologyTestDriver(build(builder, "blah", topic));
+    const driver = new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, "blah", topic));
     processData(driver);
     expect(driver.get("aggregate", "1")).toBe("0+1+1+1");
     expect(driver.get("aggregate", "2")).toBe("0+2+2");

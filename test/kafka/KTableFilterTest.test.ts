@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Materialized, StreamsBuilder, Stores, TopologyTestDriver, type Change, type KTable } from "../../src/streams";
-import { addTableProcessor, build, chg, INTEGER, kvt, MockApiProcessorSupplier, STRING, TestInputTopic } from "./support";
+import { addTableProcessor, buildWithDefaultKeySerde, chg, INTEGER, kvt, MockApiProcessorSupplier, STRING, TestInputTopic } from "./support";
 
 const predicate = (_key: string, value: number) => value % 2 === 0;
 const consumed = { key: STRING, value: INTEGER };
@@ -17,7 +17,7 @@ function doTestKTable(builder: StreamsBuilder, table2: KTable<string, number, nu
   const processors = [new MockApiProcessorSupplier<string, number | null>(), new MockApiProcessorSupplier<string, number | null>()];
   table2.toStream().process(processors[0]!.supplier);
   table3.toStream().process(processors[1]!.supplier);
-  const driver = new TopologyTestDriver(build(builder, topic));
+  const driver = new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, topic));
   const inputTopic = new TestInputTopic(driver, topic, STRING, INTEGER, 0, 0);
   inputTopic.pipeInput("A", 1, 10);
   inputTopic.pipeInput("B", 2, 5);
@@ -77,7 +77,7 @@ function doTestNotSendingOldValue(builder: StreamsBuilder, table1: KTable<string
   const proc2 = new MockApiProcessorSupplier<string, number | null>();
   table1.toStream().process(proc1.supplier);
   table2.toStream().process(proc2.supplier);
-  const driver = new TopologyTestDriver(build(builder, topic1));
+  const driver = new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, topic1));
   const inputTopic = new TestInputTopic(driver, topic1, STRING, INTEGER, 0, 0);
 
   inputTopic.pipeInput("A", 1, 5);
@@ -107,7 +107,7 @@ function doTestSendingOldValue(builder: StreamsBuilder, table1: KTable<string, n
   addTableProcessor(table1, table1Output);
   addTableProcessor(table2, table2Output);
   const parentSendOldVals = table1.oldValues.sending;
-  const driver = new TopologyTestDriver(build(builder, topic1));
+  const driver = new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, topic1));
   const inputTopic = new TestInputTopic(driver, topic1, STRING, INTEGER, 0, 0);
 
   inputTopic.pipeInput("A", 1, 5);
@@ -142,7 +142,7 @@ function doTestSkipNullOnMaterialization(
   const table2Output = new MockApiProcessorSupplier<string, Change<string>>();
   addTableProcessor(table1, table1Output);
   addTableProcessor(table2, table2Output);
-  const driver = new TopologyTestDriver(build(builder, topic1));
+  const driver = new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, topic1));
   const inputTopic = new TestInputTopic(driver, topic1, STRING, STRING, 0, 0);
   inputTopic.pipeInput("A", "reject", 5);
   inputTopic.pipeInput("B", "reject", 10);
@@ -191,7 +191,7 @@ describe("KTableFilterTest", () => {
     expect(table2.queryableStoreName).toBe("store2");
     expect(table3.queryableStoreName).toBe("store3");
     expect(table4.queryableStoreName).toBeUndefined();
-    doTestValueGetter(new TopologyTestDriver(build(builder, "topic1")), "topic1");
+    doTestValueGetter(new TopologyTestDriver(buildWithDefaultKeySerde(builder, STRING, "topic1")), "topic1");
   });
 
   it("shouldNotSendOldValuesWithoutMaterialization", () => {
@@ -210,7 +210,7 @@ describe("KTableFilterTest", () => {
     const numberKeyPredicate = (_key: number, _value: unknown) => false;
     const builder = new StreamsBuilder();
     builder.table<number, string>("empty").filter(numberKeyPredicate).filterNot(numberKeyPredicate).toStream().to("nirvana");
-    expect(() => build(builder, "empty", "nirvana")).not.toThrow();
+    expect(() => buildWithDefaultKeySerde(builder, STRING, "empty", "nirvana")).not.toThrow();
   });
 
   it("shouldNotEnableSendingOldValuesIfNotAlreadyMaterializedAndNotForcedToMaterialize", () => {

@@ -7,6 +7,7 @@
  */
 import { expect } from "vitest";
 import {
+  type BuildOptions,
   type Change,
   type KTable,
   type ProcessorSupplier,
@@ -50,8 +51,17 @@ export function windowedString(key: Windowed<unknown>): string {
 }
 
 /** Builds with every topic given at one partition, as Kafka's TopologyTestDriver has them. */
-export function build(builder: { build(options: { applicationId: string; topics: Record<string, number> }): Topology }, ...topics: string[]): Topology {
+export function build(builder: { build(options: BuildOptions): Topology }, ...topics: string[]): Topology {
   return builder.build({ applicationId: "kafka-test", topics: Object.fromEntries(topics.map((t) => [t, 1])) });
+}
+
+/**
+ * `build` with Kafka's `default.key.serde`, for the tests whose props set one
+ * (`StreamsTestUtils.getStreamsConfig(Serdes.String(), …)`): the key serde of a grouping after a
+ * key change that gives none.
+ */
+export function buildWithDefaultKeySerde(builder: { build(options: BuildOptions): Topology }, keySerde: Serde<unknown>, ...topics: string[]): Topology {
+  return builder.build({ applicationId: "kafka-test", topics: Object.fromEntries(topics.map((t) => [t, 1])), defaultKeySerde: keySerde });
 }
 
 /** Kafka's `TestInputTopic`: records typed with serdes; without a timestamp, `start` plus `advance` per record. */

@@ -68,6 +68,10 @@ it("has the subtopologies and internal topics of its operators", () => {
   expect(subtopologies.map((s) => [s.sourceTopics, s.partitions])).toEqual([
     [["clicks", "views"], 2],
     [["operators-clicks-by-page-repartition"], CLICK_PARTITIONS],
+    // The door's topics (./door-topology.ts).
+    [["notes"], 2],
+    [["scores"], 2],
+    [["tags"], 2],
   ]);
   const specs = application.topology.topicSpecs();
   expect(specs["operators-clicks-by-page-repartition"]).toMatchObject({

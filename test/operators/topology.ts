@@ -6,7 +6,8 @@
  * (`EmitStrategy.onWindowClose`), and counted per user in sliding windows emitted on close; clicks
  * join the views of the same user in an asymmetric window; views are counted per window with final
  * results held in a bounded buffer that stops the task when full (`untilWindowCloses(maxRecords…
- * shutDownWhenFull)`), and per session emitted on close. Built from the public API only.
+ * shutDownWhenFull)`), and per session emitted on close. Built from the public API only. Topics
+ * read with each built-in serde test the door (./door-topology.ts).
  */
 import {
   BufferConfig,
@@ -21,6 +22,7 @@ import {
   TimeWindows,
   type Topology,
 } from "edge-streams";
+import { addDoorTopics, DOOR_TOPICS } from "./door-topology";
 
 export interface Click {
   readonly page: string;
@@ -133,5 +135,6 @@ export function operatorsTopology(): Topology {
     .map((session, count) => ({ key: session.key, value: { start: session.window.start, end: session.window.end, count } }))
     .to("view-sessions", { key: str });
 
-  return builder.build({ applicationId: "operators", topics: OPERATORS_TOPICS });
+  addDoorTopics(builder);
+  return builder.build({ applicationId: "operators", topics: { ...OPERATORS_TOPICS, ...DOOR_TOPICS } });
 }

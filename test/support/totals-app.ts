@@ -6,7 +6,7 @@
 import { Application } from "../../src/application";
 import { Materialized } from "../../src/streams/dsl/materialized";
 import { StreamsBuilder } from "../../src/streams/dsl/streams-builder";
-import { orderSerde, type Totals } from "../../examples/orders-totals/topology";
+import { addOrder, orderSerde, type Totals } from "../../examples/orders-totals/topology";
 import { Serdes } from "../../src/streams/serdes";
 
 export function totalsApp(id: string, options: { caching?: boolean } = {}): Application {
@@ -16,7 +16,7 @@ export function totalsApp(id: string, options: { caching?: boolean } = {}): Appl
     .groupByKey()
     .aggregate<Totals>(
       () => ({ count: 0, sum: 0 }),
-      (_customer, order, totals) => ({ count: totals.count + 1, sum: totals.sum + order.amount }),
+      addOrder,
       Materialized.as(`${id}-totals`, { value: Serdes.json<Totals>(), caching: options.caching ?? false }),
     )
     .toStream()

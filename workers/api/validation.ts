@@ -1,5 +1,6 @@
-/** Validation failures as the 400 body of docs/http-api.md, naming the first problem's path. */
+/** Validation failures as the 400 body of docs/http-api.md, naming the first problem's path (`records[0].key`). */
 import type { Context } from "hono";
+import { formatPath } from "../../src/util/path";
 
 interface Issue {
   readonly path: readonly PropertyKey[];
@@ -11,6 +12,6 @@ type Result = { success: true } | { success: false; error: { readonly issues: re
 export function invalidInput(result: Result, c: Context): Response | undefined {
   if (result.success) return undefined;
   const issue = result.error.issues[0];
-  const path = issue && issue.path.length ? `${issue.path.map(String).join(".")}: ` : "";
+  const path = issue && issue.path.length ? `${formatPath(issue.path)}: ` : "";
   return c.json({ error: "invalid_input", message: `${path}${issue?.message ?? "invalid input"}` }, 400);
 }

@@ -42,7 +42,9 @@ function cogroupFold<K, VA, KT, T extends null>(parts: readonly CogroupPart<K, V
   const { materialized } = fold;
   refuseVersioned(materialized as Materialized<unknown, unknown>, "cogroup");
   const storeName = materialized.storeName ?? graph.newName("COGROUPKSTREAM-AGGREGATE-STATE-STORE");
-  const keySerde = parts[0]!.grouped.storeKeySerde(materialized);
+  // Any part's known key serde serves them all (they are grouped by the same key).
+  const known = parts.map((part) => part.grouped.knownKeySerde).find((serde) => serde !== undefined);
+  const keySerde = materialized.keySerde ?? known ?? parts[0]!.grouped.storeKeySerde(materialized);
   const valueSerde = materialized.valueSerde ?? Serdes.json<VA>();
   // The plain aggregate is cached (Kafka's default): the flush forwards through the merge node like every part's update.
   const caching = fold.kind === "key-value" && cachingOf(materialized as Materialized<unknown, unknown>);

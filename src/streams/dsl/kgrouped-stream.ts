@@ -21,6 +21,8 @@ import { SessionWindows, type SlidingWindows, type TimeWindows } from "./windows
 export class KGroupedStream<K, V> {
   /** The source of the repartition topic `Grouped.name` names, once made. */
   private namedRepartition: GraphNode | undefined;
+  /** The grouping's key serde, once an aggregation needed it (a placeholder when not known: ../topology/missing-key-serde.ts). */
+  private groupingKeySerde: Serde<K> | undefined;
 
   /** Made by `KStream.groupByKey` and `groupBy`. */
   constructor(
@@ -29,6 +31,8 @@ export class KGroupedStream<K, V> {
     private readonly valueSerde: Serde<V> | undefined,
     /** Base name of the repartition topic, when one is needed. */
     private readonly repartitionName: string | undefined,
+    /** The operation that made it, for the error when its key serde is missing. */
+    private readonly operation: "groupByKey" | "groupBy" = "groupByKey",
   ) {}
 
   /** The number of records per key. */
@@ -66,9 +70,21 @@ export class KGroupedStream<K, V> {
     return this.valueSerde;
   }
 
-  /** The key serde of an aggregation's store: the materialized one, else the grouping's, else JSON. */
+  /** The key serde this grouping was given or its stream knows; undefined after a key change without one. */
+  get knownKeySerde(): Serde<K> | undefined {
+    return this.keySerde;
+  }
+
+  /**
+   * The key serde of an aggregation's store (and of its repartition topic): the materialized one,
+   * else the grouping's, else — the key changed and none was given — a placeholder the build binds
+   * to the default key serde or refuses.
+   */
   storeKeySerde(materialized: { readonly keySerde?: Serde<K> }): Serde<K> {
-    return materialized.keySerde ?? serdeOrDefault(this.keySerde);
+    if (materialized.keySerde) return materialized.keySerde;
+    const fix = this.operation === "groupBy" ? "groupBy(selector, { key: Serdes.string() })" : "groupByKey({ key: Serdes.string() })";
+    this.groupingKeySerde ??= this.stream.keySerdeOr(this.keySerde, `${this.operation}()`, fix);
+    return this.groupingKeySerde;
   }
 
   /**

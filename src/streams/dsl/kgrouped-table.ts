@@ -8,6 +8,7 @@
  */
 import { Serdes, type Serde } from "../serdes";
 import type { GraphNode, TopologyGraph } from "../topology/graph";
+import { MissingKeySerde } from "../topology/missing-key-serde";
 import { change, changeSerde, OldValues, type Change } from "./change";
 import { KTable } from "./ktable";
 import { cachingOf, type Materialized } from "./materialized";
@@ -66,6 +67,8 @@ export class KGroupedTable<K, V> {
     const { graph } = this;
     const storeName = materialized.storeName ?? graph.newName("KTABLE-AGGREGATE-STATE-STORE");
     const keySerde = materialized.keySerde ?? this.keySerde;
+    // A key serde given only here serves the regrouping too.
+    if (materialized.keySerde && this.keySerde instanceof MissingKeySerde) this.keySerde.supply(materialized.keySerde as Serde<unknown>);
     const valueSerde = materialized.valueSerde ?? defaultValueSerde;
     const retention = materialized.historyRetentionMs;
     graph.addStore({

@@ -23,6 +23,7 @@ import { streamStreamJoin } from "./stream-stream-join";
 import { streamTableJoin } from "./stream-table-join";
 import { addTableSource } from "./table-source";
 import { JoinWindows } from "./windows";
+import { missingKeySerdeMessage } from "../topology/missing-key-serde";
 
 export type Predicate<K, V> = (key: K, value: V) => boolean;
 
@@ -179,16 +180,16 @@ export class KStream<K, V> {
     const { graph } = this;
     const name = graph.newName("KSTREAM-TOTABLE");
     const laterStoreName = graph.newName("KSTREAM-TOTABLE-STATE-STORE");
-    const keySerde = materialized.keySerde ?? this.keySerde;
+    const keySerde = this.keySerdeOr(materialized.keySerde, "toTable()", 'toTable(Materialized.as("name", { key: Serdes.string() }))');
     const valueSerde = materialized.valueSerde ?? this.valueSerde;
-    const parent = this.repartitionRequired ? repartitionThrough(this, name, serdeOrDefault(keySerde), serdeOrDefault(valueSerde)) : this.node;
+    const parent = this.repartitionRequired ? repartitionThrough(this, name, keySerde, serdeOrDefault(valueSerde)) : this.node;
     const source = addTableSource(graph, parent, {
       prefix: "KSTREAM-TOTABLE",
       name,
       storeName: materialized.storeName,
       ...(materialized.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized.historyRetentionMs }),
       laterStoreName: () => laterStoreName,
-      keySerde: serdeOrDefault(keySerde) as Serde<unknown>,
+      keySerde: keySerde as Serde<unknown>,
       valueSerde: serdeOrDefault(valueSerde) as Serde<unknown>,
     });
     return new KTable<K, V>(graph, source.node, keySerde, valueSerde, materialized.storeName, {
@@ -211,23 +212,35 @@ export class KStream<K, V> {
       throw new TopologyError(`numberOfPartitions must be a positive integer, got ${partitions}`);
     }
     const name = repartitioned.name ?? graph.newName("KSTREAM-REPARTITION");
-    const keySerde = repartitioned.key ?? this.keySerde;
+    const keySerde = this.keySerdeOr(repartitioned.key, "repartition()", "repartition({ key: Serdes.string() })");
     const valueSerde = repartitioned.value ?? this.valueSerde;
-    const source = repartitionThrough(this, name, serdeOrDefault(keySerde), serdeOrDefault(valueSerde), true, {
+    const source = repartitionThrough(this, name, keySerde, serdeOrDefault(valueSerde), true, {
       ...(partitions === undefined ? {} : { partitions }),
       ...(partitioner ? { partitioner } : {}),
     });
     return new KStream<K, V>(graph, source, keySerde, valueSerde, false);
   }
 
-  /** Groups by the current key, for an aggregation. */
+  /**
+   * Groups by the current key, for an aggregation. After a key change the grouping needs a key
+   * serde (`Grouped`, the aggregation's `Materialized`, or `BuildOptions.defaultKeySerde`).
+   */
   groupByKey(grouped: Grouped<K, V> = {}): KGroupedStream<K, V> {
     return new KGroupedStream(this, grouped.key ?? this.keySerde, grouped.value ?? this.valueSerde, grouped.name);
   }
 
-  /** Groups by a key computed from each record; always repartitions. */
+  /** Groups by a key computed from each record; always repartitions, so it needs a key serde as `groupByKey` does. */
   groupBy<KOut>(selector: (key: K, value: V) => KOut, grouped: Grouped<KOut, V> = {}): KGroupedStream<KOut, V> {
-    return this.selectKey(selector).groupByKey(grouped);
+    const selected = this.selectKey(selector);
+    return new KGroupedStream(selected, grouped.key, grouped.value ?? this.valueSerde, grouped.name, "groupBy");
+  }
+
+  /**
+   * The key serde an operation uses: the one it is given, else the one this stream knows, else
+   * (after a key change) a placeholder the build binds to the default or refuses, naming `fix`.
+   */
+  keySerdeOr(given: Serde<K> | undefined, operation: string, fix: string): Serde<K> {
+    return this.graph.keySerdeOr(given ?? this.keySerde, () => missingKeySerdeMessage(operation, this.node.name, fix));
   }
 
   private joinWith(

@@ -10,6 +10,7 @@
 import { TopologyError } from "../errors";
 import type { KeyValue } from "../record";
 import { serdeOrDefault, type Serde } from "../serdes";
+import { missingKeySerdeMessage } from "../topology/missing-key-serde";
 import type { GraphNode, TopologyGraph } from "../topology/graph";
 import type { Window } from "../windowed";
 import { OldValues, type Change } from "./change";
@@ -124,7 +125,9 @@ export class KTable<K, V, Tombstone extends null = never> {
   groupBy<KR, VR>(selector: (key: K, value: V) => KeyValue<KR | null, VR> | null, grouped: Grouped<KR, VR> = {}): KGroupedTable<KR, VR> {
     // Subtracting needs the old value of every update.
     this.oldValues.enable(true);
-    const keySerde = serdeOrDefault(grouped.key);
+    const keySerde = this.graph.keySerdeOr(grouped.key, () =>
+      missingKeySerdeMessage("KTable groupBy()", this.node.name, "groupBy(selector, { key: Serdes.string() })"),
+    );
     const supplier = tableRepartitionMap(selector, keySerde);
     const node = this.graph.addProcessor("KTABLE-SELECT", { parents: [this.node], supplier, stores: [] });
     return new KGroupedTable<KR, VR>(this.graph, node, keySerde, serdeOrDefault(grouped.value), grouped.name);

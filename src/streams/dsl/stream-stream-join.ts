@@ -50,7 +50,7 @@ export function streamStreamJoin<K, V, VO, VR>(
   const { graph } = left;
   if (right.graph !== graph) throw new TopologyError("cannot join streams of different StreamsBuilders");
   const base = joined.name ?? graph.newName("KSTREAM-JOIN");
-  const keySerde = serdeOrDefault(joined.key ?? left.keySerde ?? right.keySerde);
+  const keySerde = left.keySerdeOr(joined.key ?? right.keySerde, `${kind} join()`, "join(other, joiner, windows, { key: Serdes.string() })");
   const stores: JoinStores = {
     left: `${base}-this-join-store`,
     right: `${base}-other-join-store`,

@@ -61,8 +61,9 @@ export function streamTableJoin<K, V, VT, VR, T extends null>(
   }
   const prefix = kind === "inner" ? "KSTREAM-JOIN" : "KSTREAM-LEFTJOIN";
   const name = graph.newName(prefix);
-  const parent = joinInput(stream, joined, joined.name ?? name, kind === "left");
-  const keySerde = serdeOrDefault(joined.key ?? stream.keySerde) as Serde<unknown>;
+  // The table's key serde is the one a repartitioned stream must use anyway: its keys meet the table's.
+  const keySerde = stream.keySerdeOr(joined.key ?? table.keySerde, `${kind} join()`, "join(table, joiner, { key: Serdes.string() })") as Serde<unknown>;
+  const parent = joinInput(stream, { ...joined, key: keySerde as Serde<K> }, joined.name ?? name, kind === "left");
   const valueSerde = serdeOrDefault(joined.value ?? stream.valueSerde) as Serde<unknown>;
   const bufferName = grace === undefined ? undefined : `${joined.name ?? name}-Buffer`;
   if (bufferName !== undefined) graph.addStore({ name: bufferName, kind: "buffer", keySerde, valueSerde });
@@ -92,5 +93,5 @@ export function streamTableJoin<K, V, VT, VR, T extends null>(
   });
   const stores = bufferName === undefined ? [storeName] : [storeName, bufferName];
   const node = graph.addProcessor(prefix, { parents: [parent], supplier: erase(supplier), stores }, name);
-  return new KStream<K, VR>(graph, node, joined.key ?? stream.keySerde, undefined, false);
+  return new KStream<K, VR>(graph, node, keySerde as Serde<K>, undefined, false);
 }

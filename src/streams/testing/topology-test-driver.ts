@@ -22,6 +22,7 @@ import { WindowStoreView } from "../state/window-store";
 import type { Serde } from "../serdes";
 import type { StoreDefinition, StoreKind, Topology } from "../topology/topology";
 import type { TimestampedWindowedValue, WindowedValue } from "../windowed";
+import { encodeInput, inputSerdes } from "../topology/input-encoding";
 import { createTaskProcessor } from "../runtime/task-processor";
 import type { InputRecord, OutgoingRecord, TaskProcessor } from "../runtime/types";
 
@@ -146,7 +147,18 @@ export class TopologyTestDriver {
     );
   }
 
-  /** Appends a serialized record to an input topic and processes everything that follows from it. */
+  /**
+   * Appends a typed record to a topic, encoded as HTTP ingest and `TestDriver.pipe` encode it (the
+   * same bytes: with the serdes of the source reading the topic, checked by reading them back; a
+   * null value is a tombstone), and processes everything that follows from it. Throws
+   * `RefusedRecord` for a record HTTP ingest would refuse; `pipe` takes bytes as they are.
+   */
+  pipeInput<K, V>(topic: string, key: K | null, value: V | null, options: PipeOptions = {}): void {
+    const encoded = encodeInput(inputSerdes(this.topology, topic), key, value);
+    this.pipe(topic, encoded.key, encoded.value, options);
+  }
+
+  /** Appends a serialized record to a topic as it is (a null value is a tombstone) and processes everything that follows from it. */
   pipe(topic: string, key: string | null, value: string | null, options: PipeOptions = {}): void {
     this.clock++;
     const partition = options.partition ?? (key === null ? 0 : partitionForKey(key, this.partitions(topic)));

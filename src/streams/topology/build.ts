@@ -5,6 +5,7 @@
 import { topicConfig, type TopicConfig } from "../../log/topic-config";
 import type { TopicSpec } from "../../log/topics";
 import { TopologyError } from "../errors";
+import type { Serde } from "../serdes";
 import type { GraphNode, SinkNode, SourceNode, TopologyGraph } from "./graph";
 import { groupNodes } from "./grouping";
 import {
@@ -38,6 +39,13 @@ export interface BuildOptions {
    * repartition topics purged once consumed.
    */
   readonly topicConfigs?: Readonly<Record<string, Partial<TopicConfig>>>;
+  /**
+   * Kafka's `default.key.serde`, for the keys whose serde the DSL cannot know: a grouping,
+   * repartition or join after an operation that changed the key (`selectKey`, `map`, `flatMap`,
+   * `process`, `groupBy`), when it gives none. Without it such a topology is refused with a
+   * `TopologyError` naming the fix. (Sources without a serde read JSON whatever this says.)
+   */
+  readonly defaultKeySerde?: Serde<unknown>;
 }
 
 export const changelogTopicName = (applicationId: string, store: string) => `${applicationId}-${store}-changelog`;
@@ -49,6 +57,7 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
   checkName(applicationId, "applicationId");
   checkDeclaredTopics(topics);
   checkStores(graph);
+  for (const missing of graph.missingKeySerdes) missing.resolve(options.defaultKeySerde);
   const realName = (topic: string, repartition: boolean) => (repartition ? repartitionTopicName(applicationId, topic) : topic);
 
   const repartitionBases = graph.nodes.flatMap((n) => (n.kind === "sink" && n.repartition ? [n.topic] : []));

@@ -6,6 +6,7 @@
 import type { ProcessorSupplier } from "../processor";
 import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
+import { MissingKeySerde } from "./missing-key-serde";
 
 /**
  * Picks the partition of an output record; undefined leaves it to Kafka's default partitioner.
@@ -94,7 +95,17 @@ export class TopologyGraph {
   readonly nodes: GraphNode[] = [];
   /** In declaration order, duplicates included (they are reported by the build). */
   readonly stores: StoreSpec[] = [];
+  /** Key serdes the DSL could not know, for `build` to bind to the default or refuse (see ./missing-key-serde.ts). */
+  readonly missingKeySerdes: MissingKeySerde[] = [];
   private counter = 0;
+
+  /** `serde`, or when it is not known, a placeholder the build binds to `BuildOptions.defaultKeySerde` or refuses with `message`. */
+  keySerdeOr<K>(serde: Serde<K> | undefined, message: () => string): Serde<K> {
+    if (serde) return serde;
+    const missing = new MissingKeySerde(message());
+    this.missingKeySerdes.push(missing);
+    return missing as Serde<K>;
+  }
 
   /** A new node name: Kafka Streams' `<PREFIX>-<10-digit index>`, the index shared by all nodes. */
   newName(prefix: string): string {

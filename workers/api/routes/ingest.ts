@@ -1,12 +1,16 @@
 /**
- * `POST /topics/:topic/records`: validated, partitioned with Kafka's default partitioner, each
- * partition's records appended atomically. An `Idempotency-Key` makes the request an idempotent
- * producer (one batch per partition), so a retry appends only what is missing.
+ * `POST /topics/:topic/records`: validated, encoded for the topic (with the serdes of the source
+ * reading it, each record checked by reading it back: src/ingest/encode.ts), partitioned with
+ * Kafka's default partitioner, each partition's records appended atomically. One refused record
+ * refuses the request before anything is appended. An `Idempotency-Key` makes the request an
+ * idempotent producer (one batch per partition), so a retry appends only what is missing.
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono, type MiddlewareHandler } from "hono";
 import { z } from "zod";
+import { encodeIngest } from "../../../src/ingest/encode";
 import { offsetsInRequestOrder, planIngest } from "../../../src/ingest/plan";
+import { inputSerdes } from "../../../src/streams/topology/input-encoding";
 import { cachedAssignment } from "../cluster";
 import { ApiError } from "../http-error";
 import { refuseInternalTopicWrite } from "../owned";
@@ -85,7 +89,16 @@ export const ingest = new Hono<ApiEnv>().post(
     // the assignment (which makes the tasks) before appending, as tasks made after their first
     // records did not process them (test/node/upstash-backend.test.ts); cached after that.
     if (c.get("config").LOG_BACKEND === "upstash") await cachedAssignment(c.var.host);
-    const batches = planIngest(records, partitions, (value) => JSON.stringify(value));
+    const encoded = encodeIngest(records, inputSerdes(c.var.host.application.topology, topic));
+    if (!encoded.ok) {
+      const { index, refused } = encoded;
+      const where = `records[${index}]${refused.field ? `.${refused.field}` : ""}`;
+      const message = `${where}: ${refused.message}`;
+      if (refused.refusal === "too-large") return c.json({ error: "record_too_large", message, index }, 413);
+      if (refused.refusal === "key") return c.json({ error: "invalid_input", message, index }, 400);
+      return c.json({ error: "InvalidRecord", message, index }, 400);
+    }
+    const batches = planIngest(records, encoded.records, partitions);
     const settled = await Promise.allSettled(
       batches.map((batch) =>
         log.append(

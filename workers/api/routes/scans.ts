@@ -6,11 +6,14 @@
  * stays correct while writes go on (a key written behind the cursor is simply not revisited).
  * Only RUNNING active instances answer; while one restores, the route answers 503 like the point
  * read — or with `stale=true`, that task's page comes from an instance holding part of its store
- * (../stale.ts), and the response says `"stale": true`.
+ * (../stale.ts), and the response says `"stale": true`. Bounds are keys as text, as in the point
+ * read's path, serialized with the store's key serde (a prefix of a JSON-keyed store's string keys
+ * stays an open JSON string); the keys answered are deserialized.
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { z } from "zod";
+import { keyForAnswer, serializedPrefixFromText } from "../../../src/streams/key-text";
 import { compareKeys } from "../../../src/streams/state/key-value-store";
 import type { ScanAnswer, ScanBounds } from "../../../src/task/protocol";
 import { askActive } from "../cluster";
@@ -20,6 +23,7 @@ import type { Host } from "../../../platform/host";
 import { ApiError } from "../http-error";
 import { queryableStore } from "../queryable-store";
 import { staleAnswer } from "../stale";
+import { storeKey } from "../store-key";
 import { invalidInput } from "../validation";
 
 export const DEFAULT_SCAN_LIMIT = 100;
@@ -77,8 +81,16 @@ async function scanTask(host: Host, taskId: string, store: string, bounds: ScanB
 export const scans = new Hono<ApiEnv>().get("/stores/:store/keys", zValidator("query", scanQuery, invalidInput), async (c) => {
   const name = c.req.param("store");
   const found = queryableStore(c.var.host.application, name, "keys");
-  const { prefix, from, to, limit = DEFAULT_SCAN_LIMIT, cursor, stale } = c.req.valid("query");
-  const bounds: ScanBounds = { prefix, from, to, after: cursor, limit: limit + 1 };
+  const query = c.req.valid("query");
+  const { limit = DEFAULT_SCAN_LIMIT, cursor, stale } = query;
+  const keySerde = found.store.keySerde;
+  const bounds: ScanBounds = {
+    prefix: query.prefix === undefined ? undefined : serializedPrefixFromText(keySerde, query.prefix),
+    from: query.from === undefined ? undefined : storeKey(found.store, query.from).serialized,
+    to: query.to === undefined ? undefined : storeKey(found.store, query.to).serialized,
+    after: cursor,
+    limit: limit + 1,
+  };
   // Every task holds a whole global table: one of them answers for all.
   const owners = found.store.global ? 1 : found.subtopology.partitions;
   const taskIds = Array.from({ length: owners }, (_, p) => c.var.host.application.taskForStorePartition(found.subtopology, p));
@@ -94,7 +106,7 @@ export const scans = new Hono<ApiEnv>().get("/stores/:store/keys", zValidator("q
   const pages = answers as Extract<ScanAnswer, { status: "ok" }>[];
   const merged = mergeByKey(pages.map((a) => a.items));
   const page = merged.slice(0, limit);
-  const items = page.map(({ key, value }) => ({ key, value: found.store.valueSerde.deserialize(value) }));
+  const items = page.map(({ key, value }) => ({ key: keyForAnswer(keySerde, key), value: found.store.valueSerde.deserialize(value) }));
   const next = merged.length > limit ? encodeCursor(page[page.length - 1]!.key) : null;
   return c.json(pages.some((a) => a.stale) ? { items, next, stale: true } : { items, next });
 });

@@ -1,7 +1,8 @@
 /**
  * Interactive queries: `GET /stores/:store/keys/:key` finds the task owning the key (the same
- * partitioner the producer used) and reads its store. Keys in the path are the serialized keys
- * (for string keys, the key itself), percent-decoded. Only the RUNNING active instance answers
+ * partitioner the producer used, on the serialized key) and reads its store. The key in the path
+ * is the key as text, percent-decoded, serialized with the store's key serde before the lookup
+ * (src/streams/key-text.ts: a JSON-keyed store finds `/keys/NL` under `"NL"`). Only the RUNNING active instance answers
  * with authority; while it restores, `?stale=true` lets a standby (or the restoring instance
  * itself) that holds part of the store answer, marked `"stale": true` (see ../stale.ts).
  */
@@ -15,11 +16,13 @@ import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { queryableStore } from "../queryable-store";
 import { staleAnswer } from "../stale";
+import { storeKey } from "../store-key";
 import { invalidInput } from "../validation";
 
-const readQuery = z.object({ stale: z.enum(["true", "false"]).optional() }).strict();
+const stale = z.enum(["true", "false"], "stale is true or false").optional();
+const readQuery = z.object({ stale }).strict();
 const time = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-const windowQuery = z.object({ from: time.optional(), to: time.optional() }).strict();
+const windowQuery = z.object({ from: time.optional(), to: time.optional(), stale }).strict();
 
 // `[\s\S]` rather than `.`: a key may hold line breaks.
 /** The read options, checked only when there are any: a point read is the latency path, and zod's parse of nothing costs it more than the read itself here. */
@@ -30,8 +33,8 @@ const readOptions: MiddlewareHandler<ApiEnv> = async (c, next) => {
 
 export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+}", readOptions, async (c) => {
   const name = c.req.param("store");
-  const key = c.req.param("key");
   const found = queryableStore(c.var.host.application, name, "keys");
+  const { key: typedKey, serialized: key } = storeKey(found.store, c.req.param("key"));
   const taskId = c.var.host.application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
   const allowStale = c.req.query("stale") === "true";
 
@@ -48,32 +51,37 @@ export const stores = new Hono<ApiEnv>().get("/stores/:store/keys/:key{[\\s\\S]+
   }
   if (answer.status !== "ok") throw new ApiError(503, "unavailable", `task ${taskId} cannot answer right now`, 1);
   if (answer.value === undefined) {
-    const message = `no key ${JSON.stringify(key)} in store ${name}`;
+    const message = `no key ${JSON.stringify(typedKey)} in store ${name}`;
     // Absent from what a restoring instance holds so far: it may yet appear.
     if (answer.stale) return c.json({ error: "not_found", message: `${message} (as restored so far)`, stale: true }, 404);
     throw new ApiError(404, "not_found", message);
   }
-  return c.json({ key, value: found.store.valueSerde.deserialize(answer.value), task: taskId, stale: answer.stale });
+  return c.json({ key: typedKey, value: found.store.valueSerde.deserialize(answer.value), task: taskId, stale: answer.stale });
 });
 
 /**
- * `GET /stores/:store/windows/:key?from=&to=`: the windows (window stores: by window start) or
- * sessions of a key, oldest first, from the RUNNING active instance that owns the key.
+ * `GET /stores/:store/windows/:key?from=&to=&stale=`: the windows (window stores: by window start)
+ * or sessions of a key, oldest first, from the RUNNING active instance that owns the key; while it
+ * restores, with `stale=true`, from an instance holding part of the store, as the point read.
  */
 stores.get("/stores/:store/windows/:key{[\\s\\S]+}", zValidator("query", windowQuery, invalidInput), async (c) => {
   const name = c.req.param("store");
-  const key = c.req.param("key");
   const found = queryableStore(c.var.host.application, name, "windows");
+  const { key: typedKey, serialized: key } = storeKey(found.store, c.req.param("key"));
   const kind = found.store.kind as "window" | "session";
-  const { from = 0, to = Number.MAX_SAFE_INTEGER } = c.req.valid("query");
+  const { from = 0, to = Number.MAX_SAFE_INTEGER, stale } = c.req.valid("query");
   if (from > to) throw new ApiError(400, "invalid_input", "from must not be after to");
   const taskId = c.var.host.application.taskForStorePartition(found.subtopology, partitionForKey(key, found.subtopology.partitions));
-  const answer = await askActive(c.var.host, taskId, async (stub) => (await stub.windows(name, key, from, to, kind)) as WindowsAnswer);
+  let answer = await askActive(c.var.host, taskId, async (stub) => (await stub.windows(name, key, from, to, kind)) as WindowsAnswer);
   if (!answer || answer.status === "not-owner") throw new ApiError(503, "unavailable", `task ${taskId} has no active instance right now`, 1);
+  if (answer.status === "restoring" && stale === "true") {
+    answer = (await staleAnswer(c.var.host, taskId, async (stub) => (await stub.windows(name, key, from, to, kind, true)) as WindowsAnswer)) ?? answer;
+  }
   if (answer.status === "restoring") {
     c.header("Retry-After", "1");
     return c.json({ error: "restoring", message: `task ${taskId} is restoring`, task: taskId, progress: answer.progress }, 503);
   }
+  if (answer.status !== "ok") throw new ApiError(503, "unavailable", `task ${taskId} cannot answer right now`, 1);
   const windows = answer.windows.map((w) => ({ window: w.window, value: found.store.valueSerde.deserialize(w.value) }));
-  return c.json({ key, task: taskId, windows });
+  return c.json({ key: typedKey, task: taskId, windows, stale: answer.stale === true });
 });
