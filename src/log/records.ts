@@ -12,6 +12,21 @@ import type { Header, ProducerRecord } from "./types";
  */
 export const MAX_RECORD_BYTES = 1_000_000;
 
+/**
+ * Room kept under `MAX_RECORD_BYTES` for the error headers a dead letter adds to a record
+ * (src/streams/runtime/dead-letter.ts: Kafka's six `__streams.errors.*` headers, their values
+ * bounded so that they take at most 12,967 bytes with their names).
+ */
+export const DEAD_LETTER_HEADROOM = 16_384;
+
+/**
+ * Largest record (key + value + headers, UTF-8 bytes) that may enter a topic the application
+ * reads: what ingest and `/kafka` accept, and what a topology may write to a topic it reads
+ * itself (a repartition topic). Any such record can still be dead-lettered with its error
+ * headers, within `MAX_RECORD_BYTES`.
+ */
+export const MAX_INPUT_RECORD_BYTES = MAX_RECORD_BYTES - DEAD_LETTER_HEADROOM;
+
 const ASCII = /^[\x00-\x7f]*$/;
 
 /** Exact UTF-8 length of a string, without allocating. */
