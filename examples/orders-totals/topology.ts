@@ -48,7 +48,7 @@ export function partitionsOf(env: object): number {
  * the bench measures it): the example application itself keeps it off, as its contract requires.
  */
 export function ordersTotalsTopology(
-  onDeserializationError: DeserializationHandler = "fail",
+  errors: DeserializationHandler | { readonly deadLetterQueueTopic: string } = "fail",
   partitions: number = DEFAULT_PARTITIONS,
   { caching = false }: { caching?: boolean } = {},
 ): Topology {
@@ -64,8 +64,21 @@ export function ordersTotalsTopology(
     )
     .toStream()
     .to("totals");
-  // A dead-letter topic is declared along with the application's own topics.
   const orders = { orders: partitions, totals: partitions };
-  const topics = typeof onDeserializationError === "object" ? { ...orders, [onDeserializationError.deadLetterTopic]: 1 } : orders;
-  return builder.build({ applicationId: ORDERS_APPLICATION_ID, topics, onDeserializationError });
+  if (typeof errors === "object" && "deadLetterQueueTopic" in errors) {
+    // Kafka's shape: a dead letter queue for the application (`errors.dead.letter.queue.topic.name`),
+    // used by the built-in "continue" handlers. An order that cannot be read, or whose aggregation
+    // throws, goes there with Kafka's error headers, and its partition goes on with the next order.
+    const { deadLetterQueueTopic } = errors;
+    return builder.build({
+      applicationId: ORDERS_APPLICATION_ID,
+      topics: { ...orders, [deadLetterQueueTopic]: 1 },
+      deadLetterQueueTopic,
+      onDeserializationError: "continue",
+      onProcessingError: "continue",
+    });
+  }
+  // A dead-letter topic is declared along with the application's own topics.
+  const topics = typeof errors === "object" && "deadLetterTopic" in errors ? { ...orders, [errors.deadLetterTopic]: 1 } : orders;
+  return builder.build({ applicationId: ORDERS_APPLICATION_ID, topics, onDeserializationError: errors as DeserializationHandler });
 }
