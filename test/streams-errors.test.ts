@@ -81,7 +81,8 @@ describe("timestamp extractors", () => {
     createTaskProcessor(readings({ onProcessingError: { deadLetterTopic: "dlq" } }), "0_0", dead.deps).process(input(7, '{"at": -5}'));
     expect(dead.sent).toHaveLength(1);
     expect(dead.sent[0]).toMatchObject({ topic: "dlq", key: "k", value: '{"at": -5}' });
-    expect(dead.sent[0]!.headers).toContainEqual({ key: DEAD_LETTER_HEADERS.error, value: expect.stringMatching(/invalid timestamp -5/) });
+    expect(dead.sent[0]!.headers).toContainEqual({ key: DEAD_LETTER_HEADERS.exception, value: "RangeError" });
+    expect(dead.sent[0]!.headers).toContainEqual({ key: DEAD_LETTER_HEADERS.message, value: expect.stringMatching(/^invalid timestamp -5/) });
     expect(dead.sent[0]!.headers).toContainEqual({ key: DEAD_LETTER_HEADERS.offset, value: "7" });
   });
 });
@@ -125,15 +126,16 @@ describe("processing errors", () => {
     expect(driver.tasks.get("0_0")!.metrics.processedRecords).toBe(3);
   });
 
-  it("a dead letter topic receives the input record with headers naming the error and the node", () => {
+  it("a dead letter topic receives the input record with Kafka's headers naming the error and where the record was read", () => {
     const driver = fragile({ onProcessingError: { deadLetterTopic: "dlq" } });
     driver.pipe("in", "k", "bad", { headers: [{ key: "trace", value: "t1" }] });
     const [dead] = driver.records("dlq");
     expect(dead).toMatchObject({ key: "k", value: "bad" });
     expect(dead!.headers).toEqual([
       { key: "trace", value: "t1" },
-      { key: DEAD_LETTER_HEADERS.error, value: expect.stringContaining("cannot map bad") },
-      { key: DEAD_LETTER_HEADERS.node, value: expect.stringMatching(/^KSTREAM-MAPVALUES-/) },
+      { key: DEAD_LETTER_HEADERS.exception, value: "Error" },
+      { key: DEAD_LETTER_HEADERS.message, value: "cannot map bad" },
+      { key: DEAD_LETTER_HEADERS.stacktrace, value: expect.stringMatching(/^Error: cannot map bad\n\s+at /) },
       { key: DEAD_LETTER_HEADERS.topic, value: "in" },
       { key: DEAD_LETTER_HEADERS.partition, value: "0" },
       { key: DEAD_LETTER_HEADERS.offset, value: "0" },
@@ -191,7 +193,7 @@ describe("production errors", () => {
     const dead = producing({ onProductionError: { deadLetterTopic: "dlq" } });
     dead.pipe("in", "k", "b!");
     expect(dead.records("dlq").map((r) => [r.key, r.value])).toEqual([["k", "b!"]]);
-    expect(dead.records("dlq")[0]!.headers).toContainEqual({ key: DEAD_LETTER_HEADERS.node, value: expect.stringMatching(/^KSTREAM-SINK-/) });
+    expect(dead.records("dlq")[0]!.headers).toContainEqual({ key: DEAD_LETTER_HEADERS.message, value: "unprintable b!" });
     expect(dead.tasks.get("0_0")!.eventMetrics.productionErrorsDeadLettered).toBe(1);
   });
 

@@ -177,9 +177,14 @@ describe("punctuator errors", () => {
         key: null,
         value: null,
         timestamp: 10,
+        // Kafka's error headers; without a source record, its topic is empty and its place -1.
         headers: [
-          { key: DEAD_LETTER_HEADERS.error, value: expect.stringContaining("boom") },
-          { key: DEAD_LETTER_HEADERS.node, value: expect.stringMatching(/^KSTREAM-PROCESSOR-/) },
+          { key: DEAD_LETTER_HEADERS.exception, value: "Error" },
+          { key: DEAD_LETTER_HEADERS.message, value: "boom" },
+          { key: DEAD_LETTER_HEADERS.stacktrace, value: expect.stringMatching(/^Error: boom\n/) },
+          { key: DEAD_LETTER_HEADERS.topic, value: "" },
+          { key: DEAD_LETTER_HEADERS.partition, value: "-1" },
+          { key: DEAD_LETTER_HEADERS.offset, value: "-1" },
         ],
       },
     ]);

@@ -187,7 +187,10 @@ describe("deserialization errors", () => {
         timestamp: bad.timestamp,
         headers: [
           { key: "origin", value: "test" },
-          { key: DEAD_LETTER_HEADERS.error, value: expect.stringContaining("no op") },
+          // What the serde threw (a serde's errors are DeserializationErrors, as Kafka's deserializers throw SerializationException).
+          { key: DEAD_LETTER_HEADERS.exception, value: "DeserializationError" },
+          { key: DEAD_LETTER_HEADERS.message, value: expect.stringContaining("no op") },
+          { key: DEAD_LETTER_HEADERS.stacktrace, value: expect.stringContaining("no op") },
           { key: DEAD_LETTER_HEADERS.topic, value: "in" },
           { key: DEAD_LETTER_HEADERS.partition, value: "1" },
           { key: DEAD_LETTER_HEADERS.offset, value: "1" },

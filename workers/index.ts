@@ -7,6 +7,7 @@
 export * from "../src/streams/index";
 export { defineEdgeStreams, type ApplicationSource, type EdgeStreams, type EdgeStreamsObjectClass } from "./edge-streams";
 export { ConfigError, intVar } from "../src/config";
+export { MAX_INPUT_RECORD_BYTES, MAX_RECORD_BYTES } from "../src/log/records";
 export { Application, type ApplicationOptions } from "../src/application";
 export type { RestoreListener, StandbyUpdateListener } from "../src/restore/restorer";
 export type { EdgeStreamsEnv } from "../platform/bindings";

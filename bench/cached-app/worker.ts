@@ -8,7 +8,7 @@ import { defineEdgeStreams } from "edge-streams";
 import { DEAD_LETTER_TOPIC } from "../../examples/orders-totals/app";
 import { DEFAULT_PARTITIONS, ordersTotalsTopology } from "../../examples/orders-totals/topology";
 
-const streams = defineEdgeStreams(ordersTotalsTopology({ deadLetterTopic: DEAD_LETTER_TOPIC }, DEFAULT_PARTITIONS, { caching: true }));
+const streams = defineEdgeStreams(ordersTotalsTopology({ deadLetterQueueTopic: DEAD_LETTER_TOPIC }, DEFAULT_PARTITIONS, { caching: true }));
 
 export class TaskObject extends streams.TaskObject {}
 export class Coordinator extends streams.Coordinator {}

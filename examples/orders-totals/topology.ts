@@ -4,7 +4,7 @@
  * partition count comes from the `PARTITIONS` var (default 4): the same application runs with
  * 128 or 1,024 partitions.
  */
-import { intVar, Materialized, Serdes, StreamsBuilder, type DeserializationHandler, type ErrorHandler, type Topology } from "edge-streams";
+import { intVar, Materialized, Serdes, StreamsBuilder, type DeserializationHandler, type ProcessingHandler, type Topology } from "edge-streams";
 import { z } from "zod";
 
 /**
@@ -60,7 +60,7 @@ export function partitionsOf(env: object): number {
  * the bench measures it): the example application itself keeps it off, as its contract requires.
  */
 export function ordersTotalsTopology(
-  onDeserializationError: DeserializationHandler = "fail",
+  errors: DeserializationHandler | { readonly deadLetterQueueTopic: string } = "fail",
   partitions: number = DEFAULT_PARTITIONS,
   { caching = false }: { caching?: boolean } = {},
 ): Topology {
@@ -76,10 +76,26 @@ export function ordersTotalsTopology(
     )
     .toStream()
     .to("totals");
-  // A dead-letter topic is declared along with the application's own topics.
   const orders = { orders: partitions, totals: partitions };
-  const topics = typeof onDeserializationError === "object" ? { ...orders, [onDeserializationError.deadLetterTopic]: 1 } : orders;
+  if (typeof errors === "object" && "deadLetterQueueTopic" in errors) {
+    // Kafka's shape: a dead letter queue for the application (`errors.dead.letter.queue.topic.name`),
+    // used by the built-in "continue" handlers. An order that cannot be read, or whose aggregation
+    // throws (an overflowing sum), goes there with Kafka's error headers, and its partition goes on
+    // with the next order.
+    const { deadLetterQueueTopic } = errors;
+    return builder.build({
+      applicationId: ORDERS_APPLICATION_ID,
+      topics: { ...orders, [deadLetterQueueTopic]: 1 },
+      deadLetterQueueTopic,
+      onDeserializationError: "continue",
+      onProcessingError: "continue",
+    });
+  }
+  // A dead-letter topic is declared along with the application's own topics.
+  const topics = typeof errors === "object" && "deadLetterTopic" in errors ? { ...orders, [errors.deadLetterTopic]: 1 } : orders;
   // An order the aggregation refuses (an overflowing sum) goes where unreadable ones go.
-  const onProcessingError: ErrorHandler = onDeserializationError === "skip" ? "continue" : onDeserializationError;
+  const onDeserializationError = errors as DeserializationHandler;
+  const onProcessingError: ProcessingHandler =
+    typeof onDeserializationError === "function" ? "fail" : onDeserializationError === "skip" ? "continue" : onDeserializationError;
   return builder.build({ applicationId: ORDERS_APPLICATION_ID, topics, onDeserializationError, onProcessingError });
 }

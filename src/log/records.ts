@@ -13,12 +13,19 @@ import type { Header, ProducerRecord } from "./types";
 export const MAX_RECORD_BYTES = 1_000_000;
 
 /**
- * Largest record (key + value + headers, UTF-8 bytes) accepted from outside (HTTP ingest, and
- * `/kafka` produce): the headroom below `MAX_RECORD_BYTES` is for the headers a dead letter adds
- * (the error, the original topic, partition and offset), so that every record the door accepts
- * still fits in the log when it is dead-lettered.
+ * Room kept under `MAX_RECORD_BYTES` for the error headers a dead letter adds to a record
+ * (src/streams/runtime/dead-letter.ts: Kafka's six `__streams.errors.*` headers, their values
+ * bounded so that they take at most 12,967 bytes with their names).
  */
-export const MAX_INPUT_RECORD_BYTES = MAX_RECORD_BYTES - 16_384;
+export const DEAD_LETTER_HEADROOM = 16_384;
+
+/**
+ * Largest record (key + value + headers, UTF-8 bytes) that may enter a topic the application
+ * reads: what ingest and `/kafka` accept, and what a topology may write to a topic it reads
+ * itself (a repartition topic). Any such record can still be dead-lettered with its error
+ * headers, within `MAX_RECORD_BYTES`.
+ */
+export const MAX_INPUT_RECORD_BYTES = MAX_RECORD_BYTES - DEAD_LETTER_HEADROOM;
 
 /**
  * Longest key (UTF-8 bytes) accepted from outside, so that every key can be read back through

@@ -31,6 +31,14 @@ export { Topology } from "./topology/topology";
 export type {
   DeserializationHandler,
   ErrorHandler,
+  ErrorHandlerContext,
+  ErrorHandlerFunction,
+  ErrorHandlerResponse,
+  ProcessingHandler,
+  ProductionHandler,
+  ProductionRecord,
+} from "./error-handlers";
+export type {
   ErrorHandlers,
   StoreDefinition,
   StoreKind,
@@ -64,7 +72,7 @@ export { PUT_RETURN_CODE_NOT_PUT, PUT_RETURN_CODE_VALID_TO_UNDEFINED, VersionedK
 
 export { createTaskProcessor } from "./runtime/task-processor";
 export type { InputRecord, OutgoingRecord, RecordSink, TaskEventMetrics, TaskMetrics, TaskProcessor, TaskProcessorDeps } from "./runtime/types";
-export { DEAD_LETTER_HEADERS } from "./runtime/deserialization";
+export { DEAD_LETTER_BOUNDS, DEAD_LETTER_HEADERS } from "./runtime/dead-letter";
 export { POSITION_HEADER, positionFromHeaders } from "./runtime/position-header";
 
 export { TopologyTestDriver, type DriverRecord, type PipeOptions } from "./testing/topology-test-driver";

@@ -5,7 +5,9 @@
 import type { Application } from "../application";
 import { NotAssigned } from "./not-assigned";
 import type { Log } from "../log/types";
-import type { TaskEventMetrics } from "../streams/runtime/types";
+import { droppedRecords } from "../streams/runtime/types";
+
+export { droppedRecords };
 import { positionKey } from "./record-collector";
 import type { TaskRole, TaskState } from "./state";
 import type { StreamTask } from "./stream-task";
@@ -44,15 +46,11 @@ export interface TaskDescription {
   readonly failure: string | null;
   /**
    * Records dropped by committed work since the instance started (Kafka's dropped-records):
-   * undecodable records skipped, invalid records (a null key where one is needed) and records
-   * too late for their windows. Kept in memory, like the /metrics counters.
+   * undecodable records skipped or dead-lettered, records an error handler let go past
+   * (processing and production errors handled by going on), invalid records (a null key where
+   * one is needed) and records too late for their windows. Kept in memory, like the /metrics counters.
    */
   readonly droppedRecords: number;
-}
-
-/** Kafka's dropped-records: every record skipped or dropped, whatever the reason. */
-export function droppedRecords(events: TaskEventMetrics): number {
-  return events.skippedRecords + events.invalidRecordsDropped + events.lateRecordsDropped;
 }
 
 export async function describeTask(task: StreamTask, app: Application, log: Log): Promise<TaskDescription> {

@@ -6,11 +6,14 @@
  */
 import type { Application } from "../application";
 import { ProducerFenced } from "../log/errors";
+import { messageOf, type RecordOrigin } from "../streams/errors";
 import { REMEMBERED_BATCHES, type AppendResult, type Log, type ProducerId } from "../log/types";
 import { checkpointAfterAck } from "./checkpoint";
 import { CHANGELOG_PHASE, type Outbox, type OutboxBatch } from "./outbox";
 import type { CommitStep } from "./protocol";
 import { positionKey, type InputPositions } from "./record-collector";
+import { decideRefusal } from "./refused-records";
+import { SendStopped, sendErrorKind } from "./send-errors";
 import type { TaskMeta, TaskStorage } from "./task-storage";
 
 /** Incarnations per epoch in the producer epoch: epoch * this + incarnation stays monotonic. */
@@ -44,8 +47,10 @@ export interface OutboxSenderDeps {
   readonly outbox: Outbox;
   /** A test hook at the commit steps `mid-send` and `after-send` (see `TaskOptions.onCommitStep`). */
   readonly onCommitStep?: (step: CommitStep) => void | Promise<void>;
-  /** Stops the instance: a fenced send means a newer instance owns the task. */
-  readonly fail: (reason: string) => void;
+  /** Stops the instance (a fenced send: a newer instance owns the task; a record the log refuses and the production handler says fail), at the source record when known. */
+  readonly fail: (reason: string, at?: RecordOrigin) => void;
+  /** Records the log refused were handled by going on: so many dropped, so many dead-lettered (now in the outbox). */
+  readonly onRefusedRecords?: (continued: number, deadLettered: number) => void;
   readonly clock?: () => number;
   /** How often input offsets go to the group at most (default `OFFSET_COMMIT_INTERVAL_MS`). */
   readonly commitIntervalMs?: number;
@@ -104,48 +109,97 @@ export class OutboxSender {
    * offset commit — or at once when `offsets` is `now` (a revocation, a wipe, a new assignment),
    * and only if the instance was not wiped or reassigned meanwhile. (Until then a crash resends
    * them, and the log answers with the original offsets: a storage commit per acknowledgement
-   * would buy nothing.) The exception: the log answers retries only for the last
-   * REMEMBERED_BATCHES batches of a partition, so no partition ever has more sent but unrecorded
-   * batches than that — as Kafka's idempotent producer keeps at most five requests in flight.
+   * would buy nothing.) A batch the log refuses goes to the production handler (see
+   * `handleRefusal`); a send that fails otherwise throws (the caller backs off: send-errors.ts),
+   * after stopping the instance when retrying cannot help (fenced, a sequence the log holds other
+   * records under). A refusal that stops the instance throws `SendStopped`.
    */
   async flush(offsets: OffsetCommit = "now", record: OwedRecord = "now"): Promise<void> {
     const meta = this.deps.storage.meta();
     if (meta) {
-      // Acknowledged earlier but not recorded: not sent again, and counted against the log's window.
-      const sent = new Set<number>(this.acked.keys());
-      const unrecorded = new Map<string, number>();
-      for (const { batch } of this.acked.values()) unrecorded.set(positionKey(batch), (unrecorded.get(positionKey(batch)) ?? 0) + 1);
-      let failure: PromiseRejectedResult | undefined;
       for (;;) {
-        const group = this.deps.outbox.nextGroup(sent);
-        if (group.length === 0) break;
-        let window = sendable(group, unrecorded);
-        if (window.length === 0) {
-          this.recordOwed();
-          unrecorded.clear();
-          window = sendable(group, unrecorded);
-        }
-        this.deps.outbox.seal(window[0]!.commitId);
-        const results = await Promise.allSettled(window.map((batch) => this.send(batch, this.producer(meta, batch.sequence))));
-        await this.deps.onCommitStep?.("mid-send");
-        window.forEach((batch, i) => {
-          const result = results[i]!;
-          sent.add(batch.id);
-          unrecorded.set(positionKey(batch), (unrecorded.get(positionKey(batch)) ?? 0) + 1);
-          if (result.status === "fulfilled") this.acked.set(batch.id, { batch, result: result.value, incarnation: meta.incarnation, epoch: meta.epoch });
-        });
-        failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-        if (failure) break;
-      }
-      // Asked for now (revocation, wipe, a new assignment): recorded now; else with the next commit.
-      if (offsets === "now" && this.acked.size > 0) this.recordOwed();
-      if (failure) {
-        if (failure.reason instanceof ProducerFenced) this.deps.fail(`fenced: ${failure.reason.message}`);
-        throw failure.reason;
+        const failure = await this.sendOutbox(meta);
+        // Asked for now (revocation, wipe, a new assignment): recorded now; else with the next commit.
+        if (offsets === "now" && this.acked.size > 0) this.recordOwed();
+        if (!failure) break;
+        const kind = sendErrorKind(failure.error);
+        if (kind === "fenced") this.deps.fail(`fenced: ${messageOf(failure.error)}`);
+        if (kind === "fatal") this.deps.fail(`the log cannot take the outbox: ${messageOf(failure.error)}`);
+        // A refusal decided and repaired: what is left is sent again at once.
+        if (kind === "refused" && this.handleRefusal(meta, failure.batch, failure.error as Error)) continue;
+        throw kind === "refused" ? new SendStopped(this.deps.storage.meta()?.failure ?? messageOf(failure.error)) : failure.error;
       }
     }
     await this.deps.onCommitStep?.("after-send");
     await this.commitInputOffsets(offsets, record);
+  }
+
+  /**
+   * Sends the outbox, oldest commit first, until it is sent or a send fails (its batch and
+   * error). The log answers retries only for the last REMEMBERED_BATCHES batches
+   * of a partition, so no partition ever has more sent but unrecorded batches than that — as
+   * Kafka's idempotent producer keeps at most five requests in flight.
+   */
+  private async sendOutbox(meta: TaskMeta): Promise<{ batch: OutboxBatch; error: unknown } | undefined> {
+    // Acknowledged earlier but not recorded: not sent again, and counted against the log's window.
+    const sent = new Set<number>(this.acked.keys());
+    const unrecorded = new Map<string, number>();
+    for (const { batch } of this.acked.values()) unrecorded.set(positionKey(batch), (unrecorded.get(positionKey(batch)) ?? 0) + 1);
+    for (;;) {
+      const group = this.deps.outbox.nextGroup(sent);
+      if (group.length === 0) return undefined;
+      let window = sendable(group, unrecorded);
+      if (window.length === 0) {
+        this.recordOwed();
+        unrecorded.clear();
+        window = sendable(group, unrecorded);
+      }
+      this.deps.outbox.seal(window[0]!.commitId);
+      const results = await Promise.allSettled(window.map((batch) => this.send(batch, this.producer(meta, batch.sequence))));
+      await this.deps.onCommitStep?.("mid-send");
+      window.forEach((batch, i) => {
+        const result = results[i]!;
+        sent.add(batch.id);
+        unrecorded.set(positionKey(batch), (unrecorded.get(positionKey(batch)) ?? 0) + 1);
+        if (result.status === "fulfilled") this.acked.set(batch.id, { batch, result: result.value, incarnation: meta.incarnation, epoch: meta.epoch });
+      });
+      // A refusal first: a batch behind a refused one of its partition fails only by its sequence.
+      const failed = window.flatMap((batch, i) => {
+        const result = results[i]!;
+        return result.status === "rejected" ? [{ batch, error: result.reason as unknown }] : [];
+      });
+      const failure = failed.find((f) => sendErrorKind(f.error) === "refused") ?? failed[0];
+      if (failure) return failure;
+    }
+  }
+
+  /**
+   * The log refuses records of `batch`: the production handler decides for each (see
+   * refused-records.ts). A decision to go on is applied to the outbox in one transaction —
+   * only if the instance is still the one that sent it — and true returned: the rest is sent
+   * again. Otherwise the instance stops with the reason.
+   */
+  private handleRefusal(meta: TaskMeta, batch: OutboxBatch, error: Error): boolean {
+    const { application } = this.deps;
+    const outcome = decideRefusal(batch, error, {
+      taskId: meta.taskId,
+      topology: application.topology,
+      partitions: (topic) => application.catalog.partitions(topic),
+      changelog: batch.phase === CHANGELOG_PHASE,
+      now: (this.deps.clock ?? Date.now)(),
+    });
+    if ("fail" in outcome) {
+      this.deps.fail(outcome.fail, outcome.at);
+      return false;
+    }
+    const { keep, deadLetters, continued, deadLettered } = outcome.repair;
+    let repaired = false;
+    this.deps.storage.transaction(() => {
+      const now = this.deps.storage.meta();
+      if (now && sameInstance(now, meta)) repaired = this.deps.outbox.repair(batch, keep, deadLetters);
+    });
+    if (repaired) this.deps.onRefusedRecords?.(continued, deadLettered);
+    return repaired;
   }
 
   /** Appends an outbox batch, as the string stored when the log takes batches encoded. */

@@ -197,6 +197,31 @@ export class Outbox {
       });
   }
 
+  /**
+   * Replaces a batch the log refused (see refused-records.ts), inside the caller's transaction:
+   * with the records it takes, at the same sequence (the log never took that sequence), or, when
+   * none is left, by nothing — the partition's later batches, none of which the log can have taken
+   * after a refused one, move down a sequence each, as Kafka's producer adjusts the sequences
+   * behind a failed batch. Dead letters join the batch's commit as output batches with their
+   * partitions' next sequences. False when the batch is gone already (a wipe).
+   */
+  repair(batch: OutboxBatch, keep: readonly ProducerRecord[], deadLetters: readonly { tp: TopicPartition; records: readonly ProducerRecord[] }[]): boolean {
+    if (!this.db.one(sql`SELECT 1 AS one FROM outbox WHERE id = ${batch.id}`)) return false;
+    if (keep.length > 0) {
+      this.db.run(sql`UPDATE outbox SET records = ${encodeBatch(keep)?.text ?? JSON.stringify(keep)} WHERE id = ${batch.id}`);
+    } else {
+      this.db.run(sql`DELETE FROM outbox WHERE id = ${batch.id}`);
+      this.db.run(
+        sql`UPDATE outbox SET sequence = sequence - 1 WHERE topic = ${batch.topic} AND partition = ${batch.partition} AND sequence > ${batch.sequence}`,
+      );
+      this.db.run(sql`UPDATE producer_sequences SET next = next - 1 WHERE topic = ${batch.topic} AND partition = ${batch.partition}`);
+    }
+    // Read back from the rows from here on (the batches changed under the copy in memory).
+    this.known = undefined;
+    for (const { tp, records } of deadLetters) this.add(batch.commitId, OUTPUT_PHASE, tp, records);
+    return true;
+  }
+
   remove(id: number): void {
     this.db.run(sql`DELETE FROM outbox WHERE id = ${id}`);
     if (this.known) this.known = this.known.filter((b) => b.id !== id);

@@ -12,6 +12,7 @@ import { PushedFetches, type PushedFetch } from "../log/pushed-fetches";
 import type { Log, LogRecord, TopicPartition } from "../log/types";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
 import type { InputRecord, TaskEventMetrics, TaskProcessor } from "../streams/runtime/types";
+import { DeserializationError, ProcessingError, ProductionError, type RecordOrigin } from "../streams/errors";
 import type { StorageLike } from "../storage/sql";
 import { OFFSET_COMMIT_INTERVAL_MS, OutboxSender, type OwedRecord } from "./outbox-sender";
 import { Outbox } from "./outbox";
@@ -24,6 +25,7 @@ import { StoreQueries } from "./store-queries";
 import { TaskStorage, type TaskMeta } from "./task-storage";
 import { TaskCounters } from "./task-metrics";
 import { RetryBackoff, type BackoffSettings } from "./retry-backoff";
+import { SendStopped, sendErrorKind } from "./send-errors";
 
 export interface TaskOptions {
   readonly application: Application;
@@ -48,7 +50,10 @@ export interface TaskOptions {
    */
   readonly lingerMs?: number;
   readonly clock?: () => number;
-  /** The back-off of the `"retry"` uncaught-error policy (default 1 s doubling up to 60 s). */
+  /**
+   * The back-off of the `"retry"` uncaught-error policy, and of sending the outbox again after a
+   * send that failed for a while (the log not answering): default 1 s doubling up to 60 s.
+   */
   readonly retryBackoff?: BackoffSettings;
   /**
    * Told when input was gone below the task's position (retention deleted it) and the task
@@ -77,6 +82,12 @@ export class StreamTask {
   private processor: ActiveProcessor | undefined;
   /** Between the attempts of the `"retry"` uncaught-error policy. */
   private readonly backoff: RetryBackoff;
+  /**
+   * Between attempts to send the outbox (or commit input offsets) after one failed for a while:
+   * nothing is sent, and nothing processed, until it ends (see send-errors.ts). In memory: an
+   * object that restarts sends at once.
+   */
+  private readonly sendBackoff: RetryBackoff;
   /** Records processed, restored and applied as a standby, and commit latency (in memory). */
   readonly counters: TaskCounters;
   /** When the last commit started (its transaction): when the next is due, under load or with work uncommitted (see `commitDueAt`). */
@@ -104,6 +115,7 @@ export class StreamTask {
   constructor(private readonly options: TaskOptions) {
     this.counters = new TaskCounters(options.clock);
     this.backoff = new RetryBackoff(options.retryBackoff);
+    this.sendBackoff = new RetryBackoff(options.retryBackoff);
     this.storage = new TaskStorage(options.storage);
     this.outbox = new Outbox(this.storage.db);
     this.stores = new SqliteStoreBackend(this.storage.db, DEFAULT_CACHE_LIMITS, this.storage);
@@ -113,7 +125,8 @@ export class StreamTask {
       storage: this.storage,
       outbox: this.outbox,
       onCommitStep: options.onCommitStep,
-      fail: (reason) => this.fail(reason),
+      fail: (reason, at) => this.fail(reason, at),
+      onRefusedRecords: (continued, deadLettered) => this.counters.refusedRecords(continued, deadLettered),
       clock: options.clock,
       commitIntervalMs: options.commitIntervalMs,
     });
@@ -236,6 +249,7 @@ export class StreamTask {
     });
     this.dropProcessor();
     this.backoff.reset();
+    this.sendBackoff.reset();
     // With nothing to restore, the instance runs at once; a log that cannot say yet leaves it
     // RESTORING, and the restore worker's first batch completes it.
     if (assignment.role === "active") {
@@ -306,14 +320,18 @@ export class StreamTask {
     if (meta.failure) return "blocked";
     if (meta.state === "RESTORING" && !(await this.tryCompleteRestoration())) return "idle";
     if (this.storage.meta()?.state !== "RUNNING") return "idle";
-    // Before the back-off: a retry's back-off holds back only the input it retries, not what earlier commits made.
+    // A send that failed for a while is tried again once its back-off ends, and nothing is processed meanwhile.
+    if (this.sendBackoff.waitingUntil(this.now()) !== undefined) return "waiting";
+    // Before the retry's back-off: it holds back only the input it retries, not what earlier commits made.
     await this.sendIfDue(this.now(), this.owedRecord());
-    if (this.backoff.waitingUntil(this.now()) !== undefined) return "waiting";
+    if (this.storage.meta()?.failure) return "blocked";
+    if (this.sendBackoff.waitingUntil(this.now()) !== undefined || this.backoff.waitingUntil(this.now()) !== undefined) return "waiting";
     const records = await this.fetchBatch(meta);
     if (this.storage.meta()?.failure) return "blocked";
     // Caught up: the group hears of the input processed once due (lag 0 means processed and
     // committed); the instance looks again for it (`progressDueAt`).
-    if (records.length === 0) await this.sender.caughtUp(this.uncommitted ? "with-next-commit" : "now");
+    if (records.length === 0) await this.sending(() => this.sender.caughtUp(this.uncommitted ? "with-next-commit" : "now"));
+    if (this.storage.meta()?.failure) return "blocked";
     const now = this.now();
     const current = this.processor?.incarnation === meta.incarnation ? this.processor.processor : undefined;
     const punctuationDue = (current?.nextWallClockPunctuationMs() ?? Infinity) <= now;
@@ -336,7 +354,8 @@ export class StreamTask {
     // commit interval next): its progress goes to the group with it, as Kafka commits offsets
     // with every commit, not one cycle later.
     if (committed === "committed" && records.length > 0 && this.pace.loaded && !this.pace.backlog)
-      await this.sender.commitInputOffsets("now", this.owedRecord());
+      await this.sending(() => this.sender.commitInputOffsets("now", this.owedRecord()));
+    if (this.storage.meta()?.failure) return "blocked";
     return records.length === 0 ? "idle" : "more";
   }
 
@@ -369,10 +388,26 @@ export class StreamTask {
    */
   private async sendIfDue(now: number, record: OwedRecord): Promise<void> {
     const due = this.sendDueAt();
-    if (due === undefined) return this.sender.commitInputOffsets("due", record);
+    if (due === undefined) return this.sending(() => this.sender.commitInputOffsets("due", record));
     if (due > now) return;
     this.sentAt = now;
-    await this.sender.flush("due", record);
+    await this.sending(() => this.sender.flush("due", record));
+  }
+
+  /**
+   * Sends (or commits offsets) with `send`: a failure that may pass (the log not answering) starts
+   * or lengthens the send back-off instead of being retried by every wake-up; one that stopped the
+   * instance (its meta says why) ends here too; anything else is thrown.
+   */
+  private async sending(send: () => Promise<void>): Promise<void> {
+    try {
+      await send();
+      this.sendBackoff.reset();
+    } catch (error) {
+      if (error instanceof SendStopped || this.storage.meta()?.failure) return;
+      if (sendErrorKind(error) !== "transient") throw error;
+      this.sendBackoff.failed(this.now());
+    }
   }
 
   /**
@@ -484,7 +519,7 @@ export class StreamTask {
       this.backoff.failed(this.now());
       return "waiting";
     }
-    this.fail(reason, policy === "shutdown-application");
+    this.fail(reason, originOf(error), policy === "shutdown-application");
     return "blocked";
   }
 
@@ -502,7 +537,7 @@ export class StreamTask {
   /** `wakeAt`'s own timers, which nothing but the instance keeps: the end of a retry back-off, else its earliest wall-clock punctuation. */
   timersDueAt(): number | undefined {
     if (!this.running()) return undefined;
-    const retry = this.backoff.waitingUntil(this.now());
+    const retry = this.sendBackoff.waitingUntil(this.now()) ?? this.backoff.waitingUntil(this.now());
     if (retry !== undefined) return retry;
     const meta = this.storage.meta()!;
     return this.processor?.incarnation === meta.incarnation ? this.processor.processor.nextWallClockPunctuationMs() : undefined;
@@ -515,6 +550,8 @@ export class StreamTask {
    */
   progressDueAt(): number | undefined {
     if (!this.running()) return undefined;
+    // Nothing goes to the log before a send back-off ends (`timersDueAt` has its end).
+    if (this.sendBackoff.waitingUntil(this.now()) !== undefined) return undefined;
     const send = this.sendDueAt();
     if (this.backoff.waitingUntil(this.now()) !== undefined) return send;
     const at = Math.min(send ?? Infinity, this.sender.offsetsDueAt() ?? Infinity, this.commitDueAt() ?? Infinity);
@@ -638,8 +675,12 @@ export class StreamTask {
     return this.processor?.processor.metrics;
   }
 
-  /** Stops processing with `reason`; with `shutdownApplication`, the coordinator must stop every task too. */
-  private fail(reason: string, shutdownApplication = false): void {
+  /**
+   * Stops processing with `reason` — at the input record `at` when one caused it (the error
+   * handlers name it; kept by the task's meta where it keeps it) — and with `shutdownApplication`,
+   * the coordinator must stop every task too.
+   */
+  private fail(reason: string, _at?: RecordOrigin, shutdownApplication = false): void {
     this.updateMeta((meta) => ({ failure: reason, shutdownRequested: meta.shutdownRequested || shutdownApplication }));
     // A stopped instance processes nothing more: what it did not commit is processed again once it resumes.
     this.dropUncommitted();
@@ -672,6 +713,7 @@ export class StreamTask {
   /** An operator resumes the instance: its failure is cleared and processing is attempted again at once. */
   resume(): TaskMeta | undefined {
     this.backoff.reset();
+    this.sendBackoff.reset();
     this.updateMeta(() => ({ failure: null }));
     return this.storage.meta();
   }
@@ -764,6 +806,12 @@ export function mergeByTimestamp(partitions: readonly (readonly InputRecord[])[]
     if (pick < 0) return merged;
     merged.push(partitions[pick]![heads[pick]!++]!);
   }
+}
+
+/** The input record an error of the topology names (the record being processed when it failed), if any. */
+function originOf(error: unknown): RecordOrigin | undefined {
+  if (error instanceof ProcessingError || error instanceof ProductionError || error instanceof DeserializationError) return error.origin;
+  return undefined;
 }
 
 /** Whether `error`, or an error it was caused by, is a `kind`. */

@@ -108,6 +108,16 @@ export class TaskCounters {
     this.eventTotals = totals;
   }
 
+  /** Records the log refused at send time, handled by the production handler: dropped, or dead-lettered. */
+  refusedRecords(continued: number, deadLettered: number): void {
+    const totals = this.eventTotals;
+    this.eventTotals = {
+      ...totals,
+      productionErrorsContinued: totals.productionErrorsContinued + continued,
+      productionErrorsDeadLettered: totals.productionErrorsDeadLettered + deadLettered,
+    };
+  }
+
   uncaughtError(policy: UncaughtErrorPolicy): void {
     this.uncaught = { ...this.uncaught, [policy]: this.uncaught[policy] + 1 };
   }

@@ -18,6 +18,7 @@ import {
   TopologyTestDriver,
   type Windowed,
 } from "../../src/streams";
+import { droppedRecords } from "../../src/streams/runtime/types";
 
 export interface KeyValueTimestamp<K, V> {
   readonly key: K;
@@ -180,10 +181,11 @@ export function taskMetrics(driver: TopologyTestDriver, taskId = "0_0") {
   return { ...task.metrics, ...task.eventMetrics };
 }
 
-/** Kafka's `dropped-records-total` of a task: skipped, invalid and late records. */
+/** Kafka's `dropped-records-total` of a task: skipped, invalid and late records, and records an error handler let go. */
 export function droppedRecordsTotal(driver: TopologyTestDriver, taskId = "0_0"): number {
-  const m = taskMetrics(driver, taskId);
-  return m.skippedRecords + m.invalidRecordsDropped + m.lateRecordsDropped;
+  const task = driver.tasks.get(taskId);
+  if (!task) throw new Error(`no task ${taskId}`);
+  return droppedRecords(task.eventMetrics);
 }
 
 /**
@@ -242,4 +244,10 @@ export function runWindowedCogroup(
   const driver = new TopologyTestDriver(build(builder, topics.topic, topics.topic2, topics.output));
   pipe(new TestInputTopic(driver, topics.topic, STRING, STRING), new TestInputTopic(driver, topics.topic2, STRING, STRING));
   return new TestOutputTopic(driver, topics.output, Serdes.windowed(STRING), STRING).readRecordsToList();
+}
+
+/** Kafka's `headers.lastHeader(name).value()`, as a string; undefined without one. */
+export function lastHeader(record: { readonly headers: readonly { readonly key: string; readonly value: string }[] }, name: string): string | undefined {
+  for (let i = record.headers.length - 1; i >= 0; i--) if (record.headers[i]!.key === name) return record.headers[i]!.value;
+  return undefined;
 }

@@ -3,7 +3,9 @@
  * Processor API. Events (key: a name; value: `PolicyEvent`) are counted per key in store
  * `<id>-pending`; every `punctuateEveryMs` of wall-clock time a punctuator sends each pending
  * count to topic `<id>-flushed`, adds it to store `<id>-flushed` and clears it: the classic
- * "emit periodically" processor. Some events fail on purpose, and the topology's uncaught-error
+ * "emit periodically" processor. Some events fail on purpose. The topology's processing handler
+ * (a function, as Kafka's handler classes decide per error) sends an `InvalidEvent` to the dead
+ * letter topic `<id>-dead-letters` and goes on, and fails on anything else; then its uncaught-error
  * handler chooses by the error: a `TransientFailure` is retried, a `PoisonPill` shuts the
  * application down, anything else stops the task.
  */
@@ -15,7 +17,7 @@ export interface PolicyEvent {
    * How the event fails: with a `TransientFailure` (retried), a plain error (the task stops) or a
    * `PoisonPill` (the application shuts down) — on its first `times` attempts (default: always).
    */
-  readonly fail?: "transient" | "fatal" | "shutdown";
+  readonly fail?: "transient" | "fatal" | "shutdown" | "invalid";
   readonly times?: number;
 }
 
@@ -25,6 +27,11 @@ export class TransientFailure extends Error {
 
 export class PoisonPill extends Error {
   override name = "PoisonPill";
+}
+
+/** An event that can never be processed: the processing handler dead-letters it. */
+export class InvalidEvent extends Error {
+  override name = "InvalidEvent";
 }
 
 /** Attempts per input record, outside any task processor: they survive the processor's rebuild after a failure. */
@@ -64,6 +71,7 @@ export function policiesApp(id: string, punctuateEveryMs: number, partitions = 1
               if (attempt <= (event.times ?? Infinity)) {
                 if (event.fail === "transient") throw new TransientFailure(`attempt ${attempt} of ${record.key} failed`);
                 if (event.fail === "fatal") throw new Error(`${record.key} cannot be processed`);
+                if (event.fail === "invalid") throw new InvalidEvent(`${record.key} is not a valid event`);
                 throw new PoisonPill(`${record.key} is a poison pill`);
               }
             }
@@ -79,7 +87,8 @@ export function policiesApp(id: string, punctuateEveryMs: number, partitions = 1
   return new Application(
     builder.build({
       applicationId: id,
-      topics: { [`${id}-events`]: partitions, [`${id}-flushed`]: partitions },
+      topics: { [`${id}-events`]: partitions, [`${id}-flushed`]: partitions, [`${id}-dead-letters`]: 1 },
+      onProcessingError: (_context, error) => (error instanceof InvalidEvent ? { deadLetterTopic: `${id}-dead-letters` } : "fail"),
       onUncaughtError: (error) => {
         const cause = error instanceof ProcessingError ? error.cause : error;
         if (cause instanceof TransientFailure) return "retry";

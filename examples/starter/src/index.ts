@@ -16,6 +16,10 @@ builder
   .toStream()
   .to("click-counts");
 
+// A click that cannot be read stops its task by default (Kafka's LogAndFailExceptionHandler). To send
+// such records to a dead-letter topic with Kafka's error headers and go on, declare the topic and say so:
+//   builder.build({ applicationId: "clicks", topics: { clicks: 2, "click-counts": 2, "click-dead-letters": 1 },
+//     deadLetterQueueTopic: "click-dead-letters", onDeserializationError: "continue" })
 const streams = defineEdgeStreams(builder.build({ applicationId: "clicks", topics: { clicks: 2, "click-counts": 2 } }));
 
 export class TaskObject extends streams.TaskObject {}

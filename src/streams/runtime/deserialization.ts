@@ -1,24 +1,18 @@
 /**
  * Turning an input record into a typed record with its source's serdes, and what happens when
- * that fails: the topology's `DeserializationHandler` decides between failing, skipping and
+ * that fails: the topology's deserialization handler (Kafka's `DeserializationExceptionHandler`,
+ * applied as its `RecordDeserializer` does) decides between failing, going on, and going on after
  * sending the raw record to a dead letter topic.
  */
+import { asError, contextOf, decide } from "../error-handlers";
 import { DeserializationError, messageOf, type RecordOrigin } from "../errors";
 import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
-import type { DeserializationHandler, TopologySource } from "../topology/topology";
+import type { TopologySource } from "../topology/topology";
+import { sendDeadLetter } from "./dead-letter";
+import type { ErrorHandling } from "./error-handling";
 import type { ProcessorState } from "./processor-state";
 import type { InputRecord, RecordSink } from "./types";
-
-/** Headers a dead-lettered record carries, after the original record's own. */
-export const DEAD_LETTER_HEADERS = {
-  error: "edge-streams.dlq.error",
-  topic: "edge-streams.dlq.topic",
-  partition: "edge-streams.dlq.partition",
-  offset: "edge-streams.dlq.offset",
-  /** The processor or sink that failed (processing and production errors only). */
-  node: "edge-streams.dlq.node",
-} as const;
 
 function decode(serde: Serde<unknown>, text: string, what: "key" | "value", origin: RecordOrigin): unknown {
   try {
@@ -40,32 +34,41 @@ export function deserializeInput(source: TopologySource, input: InputRecord): St
   };
 }
 
-/** Applies the handler: rethrows for `"fail"`, otherwise counts (and dead-letters) the record. */
+/** What the handler is applied with: the topology's handler and dead letter topic, and the topics it declares. */
+export type DeserializationHandling = Pick<ErrorHandling, "deserialization" | "deadLetterQueueTopic" | "declared">;
+
+/**
+ * Applies the handler to `error`, met reading `input` at the source node `sourceNode`: throws for
+ * "fail" (the handler function's own error when it failed), otherwise counts the record as skipped
+ * or dead-lettered. The handler is given what the serde threw, as Kafka's is; a dead letter that
+ * cannot be written fails the record.
+ */
 export function handleDeserializationError(
-  handler: DeserializationHandler,
+  handling: DeserializationHandling,
   error: DeserializationError,
   input: InputRecord,
+  sourceNode: string,
   collector: RecordSink,
   task: ProcessorState,
 ): void {
-  if (handler === "fail") throw error;
-  if (handler === "skip") {
+  const thrown = asError(error.cause ?? error);
+  const context = contextOf(task.taskId, sourceNode, input);
+  const decision = decide("deserialization", handling.deserialization, context, thrown, input, handling.deadLetterQueueTopic);
+  if (decision.fail) {
+    if (!decision.handlerError) throw error;
+    const { message, cause } = decision.handlerError;
+    throw new DeserializationError(`${message}: ${messageOf(cause)}`, error.origin, { cause });
+  }
+  if (decision.deadLetterTopic === undefined) {
     task.metrics.skippedRecords++;
     task.eventMetrics.skippedRecords++;
     return;
   }
-  collector.send({
-    topic: handler.deadLetterTopic,
-    key: input.key,
-    value: input.value,
-    timestamp: input.timestamp,
-    headers: [
-      ...input.headers,
-      { key: DEAD_LETTER_HEADERS.error, value: error.message },
-      { key: DEAD_LETTER_HEADERS.topic, value: input.topic },
-      { key: DEAD_LETTER_HEADERS.partition, value: String(input.partition) },
-      { key: DEAD_LETTER_HEADERS.offset, value: String(input.offset) },
-    ],
-  });
+  try {
+    sendDeadLetter(collector, handling.declared, decision.deadLetterTopic, context, input.key, input.value, thrown);
+  } catch (failure) {
+    throw new DeserializationError(`${error.message}; its dead letter cannot be written: ${messageOf(failure)}`, error.origin, { cause: failure });
+  }
   task.metrics.deadLetteredRecords++;
+  task.eventMetrics.deserializationErrorsDeadLettered++;
 }

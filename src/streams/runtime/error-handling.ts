@@ -1,83 +1,93 @@
 /**
- * Running user code under the topology's error handlers. Each processor node, timestamp
- * extractor and punctuator runs in `processing(...)`, each sink's serialization and partitioner
- * in `production(...)`. The innermost guard that sees an error decides: `"fail"` turns it into a
+ * Running user code under the topology's error handlers (Kafka's processing handler, KIP-1033,
+ * and the production handler's serialization errors). Each processor node, timestamp extractor
+ * and punctuator runs in `processing(...)`, each sink's serialization and partitioner in
+ * `production(...)`. The innermost guard that sees an error decides: `"fail"` turns it into a
  * `ProcessingError`/`ProductionError`, which every outer guard lets through, so it leaves
  * `process()` as it is (and the task's `UncaughtErrorPolicy` applies); `"continue"` and a dead
  * letter topic handle it where it happened, so the rest of the record's processing goes on, as
- * with Kafka Streams' handlers.
+ * with Kafka Streams' handlers. A dead letter is the source record being processed, raw, with
+ * Kafka's error headers describing what was thrown.
  *
  * A `DeserializationError` of a store (no origin) is never handled: it means the store holds
  * corrupt state, and skipping records would build on it.
  */
+import {
+  asError,
+  contextOf,
+  decide,
+  type DeserializationHandler,
+  type ErrorHandler,
+  type ProcessingHandler,
+  type ProductionHandler,
+  type ProductionRecord,
+} from "../error-handlers";
 import { DeserializationError, messageOf, ProcessingError, ProductionError } from "../errors";
-import type { ErrorHandler } from "../topology/topology";
-import { DEAD_LETTER_HEADERS } from "./deserialization";
+import type { StreamRecord } from "../record";
+import { sendDeadLetter } from "./dead-letter";
 import type { ProcessorState } from "./processor-state";
 import type { RecordSink } from "./types";
 
-export class ErrorHandling {
+/** The handlers of a topology, its dead letter topic, and the topics it declares (a dead letter topic must be one). */
+export interface ErrorHandling {
+  readonly deserialization: DeserializationHandler;
+  readonly processing: ProcessingHandler;
+  readonly production: ProductionHandler;
+  readonly deadLetterQueueTopic: string | undefined;
+  readonly declared: (topic: string) => boolean;
+}
+
+export class ErrorGuards {
   constructor(
     private readonly task: ProcessorState,
     private readonly collector: RecordSink,
-    private readonly onProcessing: ErrorHandler,
-    private readonly onProduction: ErrorHandler,
+    private readonly handling: ErrorHandling,
   ) {}
 
-  /** Runs user code of `node`; undefined when it failed and the error was handled. */
-  processing<T>(node: string, body: () => T): T | undefined {
-    return this.guard("processing", node, body);
+  /** Runs user code of `node`, given `record` (null in a punctuation); undefined when it failed and the error was handled. */
+  processing<T>(node: string, body: () => T, record: StreamRecord<unknown, unknown> | null = null): T | undefined {
+    return this.guard("processing", this.handling.processing, node, body, record);
   }
 
-  /** Turns a record into an outgoing one for the sink `node`; undefined when that failed and was handled. */
-  production<T>(node: string, body: () => T): T | undefined {
-    return this.guard("production", node, body);
+  /** Turns `record` into outgoing ones for the sink `node`; undefined when that failed and was handled. */
+  production<T>(node: string, body: () => T, record: ProductionRecord): T | undefined {
+    return this.guard("production", this.handling.production, node, body, record);
   }
 
-  private guard<T>(stage: "processing" | "production", node: string, body: () => T): T | undefined {
+  private guard<T, R>(stage: "processing" | "production", handler: ErrorHandler<R>, node: string, body: () => T, record: R): T | undefined {
     try {
       return body();
-    } catch (error) {
-      if (error instanceof ProcessingError || error instanceof ProductionError || error instanceof DeserializationError) throw error;
-      const position = this.task.current?.position;
+    } catch (thrown) {
+      if (thrown instanceof ProcessingError || thrown instanceof ProductionError || thrown instanceof DeserializationError) throw thrown;
+      const current = this.task.current;
+      const position = current?.position;
       const where = position ? ` on ${position.topic}/${position.partition} offset ${position.offset}` : " in a wall-clock punctuation";
-      const message = `${node} failed${where}: ${messageOf(error)}`;
-      const wrapped =
-        stage === "processing"
-          ? new ProcessingError(message, node, position, { cause: error })
-          : new ProductionError(message, node, position, { cause: error });
-      const handler = stage === "processing" ? this.onProcessing : this.onProduction;
-      if (handler === "fail") throw wrapped;
+      const fail = (message: string, cause: unknown) =>
+        stage === "processing" ? new ProcessingError(message, node, position, { cause }) : new ProductionError(message, node, position, { cause });
+      const failed = `${node} failed${where}: ${messageOf(thrown)}`;
+      const error = asError(thrown);
+      const context = contextOf(this.task.taskId, node, current?.input, current?.timestamp ?? -1);
+      const decision = decide(stage, handler, context, error, record, this.handling.deadLetterQueueTopic);
+      if (decision.fail) {
+        if (!decision.handlerError) throw fail(failed, thrown);
+        const { message, cause } = decision.handlerError;
+        throw fail(`${message}: ${messageOf(cause)} (${failed})`, cause);
+      }
       const metrics = this.task.eventMetrics;
-      if (handler === "continue") {
+      if (decision.deadLetterTopic === undefined) {
         if (stage === "processing") metrics.processingErrorsContinued++;
         else metrics.productionErrorsContinued++;
         return undefined;
       }
-      this.deadLetter(handler.deadLetterTopic, wrapped.message, node);
+      const input = current?.input;
+      try {
+        sendDeadLetter(this.collector, this.handling.declared, decision.deadLetterTopic, context, input?.key ?? null, input?.value ?? null, error);
+      } catch (failure) {
+        throw fail(`${failed}; its dead letter cannot be written: ${messageOf(failure)}`, failure);
+      }
       if (stage === "processing") metrics.processingErrorsDeadLettered++;
       else metrics.productionErrorsDeadLettered++;
       return undefined;
     }
-  }
-
-  /** The raw input record with headers naming the error; in a wall-clock punctuation, only the headers. */
-  private deadLetter(topic: string, message: string, node: string): void {
-    const current = this.task.current;
-    const input = current?.input;
-    const origin = input
-      ? [
-          { key: DEAD_LETTER_HEADERS.topic, value: input.topic },
-          { key: DEAD_LETTER_HEADERS.partition, value: String(input.partition) },
-          { key: DEAD_LETTER_HEADERS.offset, value: String(input.offset) },
-        ]
-      : [];
-    this.collector.send({
-      topic,
-      key: input?.key ?? null,
-      value: input?.value ?? null,
-      timestamp: input?.timestamp ?? current?.timestamp ?? 0,
-      headers: [...(input?.headers ?? []), { key: DEAD_LETTER_HEADERS.error, value: message }, { key: DEAD_LETTER_HEADERS.node, value: node }, ...origin],
-    });
   }
 }

@@ -11,7 +11,7 @@ import { SessionStoreView, type SessionStore } from "../state/session-store";
 import { TypedKeyValueStore } from "../state/typed-store";
 import { WindowStoreView, type WindowStore } from "../state/window-store";
 import type { StoreKind } from "../topology/graph";
-import type { ErrorHandling } from "./error-handling";
+import type { ErrorGuards } from "./error-handling";
 import type { Cancellable, Punctuator, PunctuationType } from "./punctuation";
 import type { ProcessorState } from "./processor-state";
 
@@ -20,7 +20,7 @@ export type RecordReceiver = (record: StreamRecord<unknown, unknown>) => void;
 
 /** What a node context needs from its task besides the shared state. */
 export interface TaskServices {
-  readonly errors: ErrorHandling;
+  readonly errors: ErrorGuards;
   /** Wall-clock time. */
   readonly clock: () => number;
 }

@@ -9,13 +9,23 @@ import { InvalidRecord, RecordTooLarge } from "../../log/errors";
 import { MAX_RECORD_BYTES, recordBytes } from "../../log/records";
 import type { Header } from "../record";
 
-export function checkRecordForLog(what: string, key: string | null, value: string | null, headers: readonly Header[], timestamp: number): void {
+export function checkRecordForLog(
+  what: string,
+  key: string | null,
+  value: string | null,
+  headers: readonly Header[],
+  timestamp: number,
+  limit = MAX_RECORD_BYTES,
+): void {
   if (!Number.isSafeInteger(timestamp) || timestamp < 0)
     throw new InvalidRecord(`${what} has timestamp ${timestamp}; the log takes non-negative integers (milliseconds)`);
   // Cheap first: a record far below the limit needs no exact count.
   let upper = (key?.length ?? 0) + (value?.length ?? 0);
   for (const h of headers) upper += h.key.length + h.value.length;
-  if (upper * 3 <= MAX_RECORD_BYTES) return;
+  if (upper * 3 <= limit) return;
   const bytes = recordBytes(key, value ?? "", headers);
-  if (bytes > MAX_RECORD_BYTES) throw new RecordTooLarge(`${what} is ${bytes} bytes; a record holds at most ${MAX_RECORD_BYTES}`);
+  if (bytes > limit) {
+    const why = limit < MAX_RECORD_BYTES ? ` where the topology reads it (room is left for a dead letter's headers)` : "";
+    throw new RecordTooLarge(`${what} is ${bytes} bytes; a record holds at most ${limit}${why}`);
+  }
 }

@@ -14,7 +14,7 @@ import { RecordCache } from "../state/record-cache";
 import { CachingKeyValueStore, type WriteOrigin } from "./caching-store";
 import { ChangeLoggingKeyValueStore, type WriteContext } from "./change-logging-store";
 import { deserializeInput, handleDeserializationError } from "./deserialization";
-import { ErrorHandling } from "./error-handling";
+import { ErrorGuards, type ErrorHandling } from "./error-handling";
 import { positionHeader } from "./position-header";
 import { ProcessorState } from "./processor-state";
 import type { CacheReads, InputRecord, TaskEventMetrics, TaskMetrics, TaskProcessor, TaskProcessorDeps } from "./types";
@@ -52,22 +52,33 @@ export function createTaskProcessor(topology: Topology, taskId: string, deps: Ta
       stores.set(store.name, { ...handle, raw: cached, cached });
     } else stores.set(store.name, { ...handle, raw: logged });
   }
-  const { processing, production } = topology.errorHandlers;
-  const errors = new ErrorHandling(task, deps.collector, processing, production);
-  const wired = wireSubtopology(subtopology, task, { errors, clock }, stores, deps.collector);
+  const { processing, production, deadLetterQueueTopic } = topology.errorHandlers;
+  const declared = topology.topics();
+  const handling: ErrorHandling = {
+    deserialization: topology.deserializationHandler,
+    processing,
+    production,
+    deadLetterQueueTopic,
+    declared: (topic) => declared[topic] !== undefined,
+  };
+  const errors = new ErrorGuards(task, deps.collector, handling);
+  // Records the topology writes to a topic it reads itself (a repartition topic) are held to the
+  // input limit, so that they too can be dead-lettered where they are read.
+  const read = new Set(topology.subtopologies.flatMap((s) => [...s.sourceTopics, ...s.globalSourceTopics]));
+  const wired = wireSubtopology(subtopology, task, { errors, clock }, stores, deps.collector, read);
   for (const { processor, context } of wired.processors) processor.init?.(context);
-  return new SubtopologyTask(topology, subtopology.id, task, wired, errors, deps, cache);
+  return new SubtopologyTask(handling, subtopology.id, task, wired, errors, deps, cache);
 }
 
 class SubtopologyTask implements TaskProcessor {
   private closed = false;
 
   constructor(
-    private readonly topology: Topology,
+    private readonly handling: ErrorHandling,
     readonly subtopology: number,
     private readonly task: ProcessorState,
     private readonly wired: WiredSubtopology,
-    private readonly errors: ErrorHandling,
+    private readonly errors: ErrorGuards,
     private readonly deps: TaskProcessorDeps,
     private readonly cache: RecordCache<WriteOrigin>,
   ) {}
@@ -121,7 +132,7 @@ class SubtopologyTask implements TaskProcessor {
     } catch (error) {
       if (!(error instanceof DeserializationError)) throw error;
       // Undecodable records do not advance stream time: their timestamp is not trusted either.
-      handleDeserializationError(this.topology.deserializationHandler, error, input, this.deps.collector, this.task);
+      handleDeserializationError(this.handling, error, input, source.node.name, this.deps.collector, this.task);
       return;
     }
     const position = { topic: input.topic, partition: input.partition, offset: input.offset };
@@ -138,7 +149,7 @@ class SubtopologyTask implements TaskProcessor {
     }
     try {
       const partitionTime = this.task.partitionTime(input.topic);
-      const timestamp = this.errors.processing(source.node.name, () => extractTimestamp(source.node, record, partitionTime));
+      const timestamp = this.errors.processing(source.node.name, () => extractTimestamp(source.node, record, partitionTime), record);
       // An invalid timestamp was handled (skipped or dead-lettered): the record goes no further.
       if (timestamp === undefined) return;
       this.task.advancePartitionTime(input.topic, timestamp);

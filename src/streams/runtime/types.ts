@@ -60,9 +60,9 @@ export interface TaskProcessorDeps {
 export interface TaskMetrics {
   /** Input records deserialized and run through the topology. */
   readonly processedRecords: number;
-  /** Input records that could not be deserialized and were skipped (`"skip"`). */
+  /** Input records that could not be deserialized and were skipped (`"continue"` without a dead letter topic). */
   readonly skippedRecords: number;
-  /** Input records that could not be deserialized and went to the dead letter topic. */
+  /** Input records that could not be deserialized and went to a dead letter topic. */
   readonly deadLetteredRecords: number;
   /** Records an operator discarded as invalid, such as a null key reaching an aggregation. */
   readonly droppedRecords: number;
@@ -78,20 +78,34 @@ export interface TaskEventMetrics {
    * and were dropped from it by windowed aggregations: once per window, as Kafka counts them.
    */
   readonly lateRecordsDropped: number;
-  /** Input records that could not be deserialized and were skipped (`"skip"`). */
+  /** Input records that could not be deserialized and were skipped (`"continue"` without a dead letter topic). */
   readonly skippedRecords: number;
+  /** Input records that could not be deserialized and went to a dead letter topic. */
+  readonly deserializationErrorsDeadLettered: number;
   /** Records an operator discarded as invalid, such as a null key reaching an aggregation or a table. */
   readonly invalidRecordsDropped: number;
   /** Processing errors (`onProcessingError: "continue"`) after which processing went on. */
   readonly processingErrorsContinued: number;
   /** Processing errors whose input record went to the dead letter topic. */
   readonly processingErrorsDeadLettered: number;
-  /** Output records that could not be produced and were dropped (`onProductionError: "continue"`). */
+  /** Output records that could not be produced (or that the log refused) and were dropped (`onProductionError: "continue"`). */
   readonly productionErrorsContinued: number;
-  /** Output records that could not be produced; their input record went to the dead letter topic. */
+  /** Output records that could not be produced; their input record (or, refused by the log, the record) went to a dead letter topic. */
   readonly productionErrorsDeadLettered: number;
   /** Punctuator calls, stream-time and wall-clock. */
   readonly punctuations: number;
+}
+
+/** Kafka's dropped-records: every record skipped or dropped, whatever the reason (a dead-lettered one too, as Kafka counts it). */
+export function droppedRecords(events: TaskEventMetrics): number {
+  const handled =
+    events.skippedRecords +
+    events.deserializationErrorsDeadLettered +
+    events.processingErrorsContinued +
+    events.processingErrorsDeadLettered +
+    events.productionErrorsContinued +
+    events.productionErrorsDeadLettered;
+  return handled + events.invalidRecordsDropped + events.lateRecordsDropped;
 }
 
 /** Event counts at zero, as a new task starts (a fresh object each call: callers count in it). */
@@ -99,6 +113,7 @@ export function noEvents(): { -readonly [K in keyof TaskEventMetrics]: number } 
   return {
     lateRecordsDropped: 0,
     skippedRecords: 0,
+    deserializationErrorsDeadLettered: 0,
     invalidRecordsDropped: 0,
     processingErrorsContinued: 0,
     processingErrorsDeadLettered: 0,

@@ -5,6 +5,7 @@
  * runs under the processing error handler and every sink's serialization under the production
  * error handler (see `ErrorHandling`).
  */
+import { MAX_INPUT_RECORD_BYTES, MAX_RECORD_BYTES } from "../../log/records";
 import { checkRecordForLog } from "./record-for-log";
 import type { Processor, StoreHandle } from "../processor";
 import type { StreamRecord } from "../record";
@@ -34,6 +35,8 @@ export function wireSubtopology(
   services: TaskServices,
   stores: ReadonlyMap<string, StoreHandle>,
   collector: RecordSink,
+  /** Topics the topology reads: what its sinks write there is held to `MAX_INPUT_RECORD_BYTES`. */
+  read: ReadonlySet<string> = new Set(),
 ): WiredSubtopology {
   const receivers = new Map<string, RecordReceiver>();
   const sources = new Map<string, WiredSource>();
@@ -43,8 +46,9 @@ export function wireSubtopology(
 
   for (const node of [...subtopology.nodes].reverse()) {
     if (node.kind === "sink") {
+      const limit = read.has(node.topic) ? MAX_INPUT_RECORD_BYTES : MAX_RECORD_BYTES;
       receivers.set(node.name, (record) => {
-        const out = errors.production(node.name, () => outgoing(node, record));
+        const out = errors.production(node.name, () => outgoing(node, record, limit), { topic: node.topic, ...record });
         for (const each of out ?? []) collector.send(each);
       });
     } else if (node.kind === "processor") {
@@ -52,7 +56,7 @@ export function wireSubtopology(
       const context = new NodeContext(task, services, node.name, childrenOf(node.children), connected);
       const processor = node.supplier();
       processors.unshift({ processor, context });
-      receivers.set(node.name, (record) => errors.processing(node.name, () => processor.process(record)));
+      receivers.set(node.name, (record) => errors.processing(node.name, () => processor.process(record), record));
     } else {
       const children = [...childrenOf(node.children).values()];
       const receive: RecordReceiver = (record) => children.forEach((child) => child(record));
@@ -66,7 +70,7 @@ export function wireSubtopology(
  * The serialized records a sink sends: one, or one per partition a multicasting partitioner picks
  * (none if it picks none). Null keys and values stay null (a null value is a tombstone).
  */
-function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>): OutgoingRecord[] {
+function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>, limit: number): OutgoingRecord[] {
   const chosen = sink.partitioner?.(record.key, record.value, sink.partitions);
   const partitions = chosen === undefined ? [undefined] : typeof chosen === "number" ? [chosen] : [...new Set(chosen)];
   for (const partition of partitions) {
@@ -77,6 +81,6 @@ function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>): O
   const key = record.key === null ? null : sink.keySerde.serialize(record.key);
   const value = record.value === null ? null : sink.valueSerde.serialize(record.value);
   // The log refuses it: better said here, where the production error handler decides.
-  checkRecordForLog(`${sink.name}: the record for ${sink.topic}`, key, value, record.headers, record.timestamp);
+  checkRecordForLog(`${sink.name}: the record for ${sink.topic}`, key, value, record.headers, record.timestamp, limit);
   return partitions.map((partition) => ({ topic: sink.topic, partition, key, value, timestamp: record.timestamp, headers: record.headers }));
 }

@@ -8,16 +8,8 @@ import { TopologyError } from "../errors";
 import type { Serde } from "../serdes";
 import type { GraphNode, SinkNode, SourceNode, TopologyGraph } from "./graph";
 import { groupNodes } from "./grouping";
-import {
-  Topology,
-  type DeserializationHandler,
-  type ErrorHandler,
-  type ErrorHandlers,
-  type StoreDefinition,
-  type Subtopology,
-  type TopologyNode,
-  type UncaughtErrorHandler,
-} from "./topology";
+import type { DeserializationHandler, ProcessingHandler, ProductionHandler } from "../error-handlers";
+import { Topology, type ErrorHandlers, type StoreDefinition, type Subtopology, type TopologyNode, type UncaughtErrorHandler } from "./topology";
 import { checkDeclaredTopics, checkName, checkStores, checkTopics } from "./validation";
 
 export interface BuildOptions {
@@ -25,12 +17,22 @@ export interface BuildOptions {
   readonly applicationId: string;
   /** The partition count of every external topic the topology reads or writes. */
   readonly topics: Readonly<Record<string, number>>;
-  /** Default `"fail"`. */
+  /**
+   * Kafka's `errors.dead.letter.queue.topic.name`: the topic (declared in `topics`) where the
+   * built-in `"continue"` handlers send the records that fail, with Kafka's error headers, before
+   * going on. Handler functions name their dead letter topic themselves.
+   */
+  readonly deadLetterQueueTopic?: string;
+  /** When an input record's key or value cannot be deserialized (Kafka's `DeserializationExceptionHandler`); default `"fail"`. */
   readonly onDeserializationError?: DeserializationHandler;
-  /** When user code throws while processing; default `"fail"`. */
-  readonly onProcessingError?: ErrorHandler;
-  /** When an output record cannot be serialized or partitioned; default `"fail"`. */
-  readonly onProductionError?: ErrorHandler;
+  /** When user code throws while processing (Kafka's `ProcessingExceptionHandler`, KIP-1033); default `"fail"`. */
+  readonly onProcessingError?: ProcessingHandler;
+  /**
+   * When an output record cannot be serialized or partitioned, or the log refuses it (Kafka's
+   * `ProductionExceptionHandler`); default `"fail"`. Sends that fail for a while (the log not
+   * answering) are retried with a back-off, without asking it.
+   */
+  readonly onProductionError?: ProductionHandler;
   /** What the task's Durable Object does with an error escaping processing; default `"fail"`. */
   readonly onUncaughtError?: UncaughtErrorHandler;
   /**
@@ -46,6 +48,15 @@ export interface BuildOptions {
    * `TopologyError` naming the fix. (Sources without a serde read JSON whatever this says.)
    */
   readonly defaultKeySerde?: Serde<unknown>;
+}
+
+/** Each handler is a built-in one or a function (a misspelt handler fails here, not at the first bad record). */
+function checkHandlers(handlers: readonly unknown[]): void {
+  for (const h of handlers) {
+    const valid =
+      h === "fail" || h === "continue" || h === "skip" || typeof h === "function" || (typeof h === "object" && h !== null && "deadLetterTopic" in h);
+    if (!valid) throw new TopologyError(`an error handler is "fail", "continue", { deadLetterTopic } or a function, got ${JSON.stringify(h)}`);
+  }
 }
 
 export const changelogTopicName = (applicationId: string, store: string) => `${applicationId}-${store}-changelog`;
@@ -78,10 +89,20 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
     processing: options.onProcessingError ?? "fail",
     production: options.onProductionError ?? "fail",
     uncaught: options.onUncaughtError ?? "fail",
+    ...(options.deadLetterQueueTopic === undefined ? {} : { deadLetterQueueTopic: options.deadLetterQueueTopic }),
   };
-  for (const h of [handler, errorHandlers.processing, errorHandlers.production]) {
-    if (typeof h === "object" && topics[h.deadLetterTopic] === undefined) {
-      throw new TopologyError(`unknown dead letter topic ${JSON.stringify(h.deadLetterTopic)}: declare its partition count in build({ topics })`);
+  checkHandlers([handler, errorHandlers.processing, errorHandlers.production]);
+  const deadLetterTopics = [
+    ...(options.deadLetterQueueTopic === undefined ? [] : [options.deadLetterQueueTopic]),
+    ...[handler, errorHandlers.processing, errorHandlers.production].flatMap((h) => (typeof h === "object" ? [h.deadLetterTopic] : [])),
+  ];
+  for (const topic of deadLetterTopics) {
+    if (typeof topic !== "string" || topics[topic] === undefined) {
+      throw new TopologyError(`unknown dead letter topic ${JSON.stringify(topic)}: declare its partition count in build({ topics })`);
+    }
+    // A dead letter read back would fail again and come back again, for ever.
+    if (graph.nodes.some((n) => n.kind === "source" && !n.repartition && n.topics.includes(topic))) {
+      throw new TopologyError(`dead letter topic ${JSON.stringify(topic)} is read by the topology: a record that fails there would come back for ever`);
     }
   }
 

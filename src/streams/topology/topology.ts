@@ -3,6 +3,7 @@
  * its partition count, and the task ids. Immutable; made by `StreamsBuilder.build`.
  */
 import type { TopicSpec } from "../../log/topics";
+import type { DeserializationHandler, ProcessingHandler, ProductionHandler } from "../error-handlers";
 import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
 import { describeTopology } from "./describe";
@@ -11,28 +12,7 @@ import { formatTaskId } from "./task-id";
 
 export type { StoreKind };
 
-/** What to do with an input record whose key or value cannot be deserialized. */
-export type DeserializationHandler =
-  /** Throw `DeserializationError` out of `process()`: processing stops until someone intervenes. */
-  | "fail"
-  /** Count the record as skipped and go on. */
-  | "skip"
-  /** Send the raw record to this topic, with headers naming the error, count it and go on. */
-  | { readonly deadLetterTopic: string };
-
-/**
- * What to do when user code throws while processing (a `ProcessingError`: an operator's function,
- * a processor, a timestamp extractor, a punctuator) or when an output record cannot be produced
- * (a `ProductionError`: its key or value does not serialize, the partitioner fails). Kafka
- * Streams' `ProcessingExceptionHandler` and `ProductionExceptionHandler`, with the same answers.
- */
-export type ErrorHandler =
-  /** The error is uncaught: `process()` throws and the task's `UncaughtErrorPolicy` applies. */
-  | "fail"
-  /** Count it and go on: the record goes no further from the node that failed. */
-  | "continue"
-  /** Send the input record being processed to this topic, with headers naming the error and node, count it and go on. */
-  | { readonly deadLetterTopic: string };
+export type { DeserializationHandler, ErrorHandler, ProcessingHandler, ProductionHandler } from "../error-handlers";
 
 /**
  * What the task's Durable Object does with an error that escapes `process()` or `punctuate()`
@@ -55,11 +35,13 @@ export type UncaughtErrorPolicy = "fail" | "retry" | "shutdown-application";
  */
 export type UncaughtErrorHandler = UncaughtErrorPolicy | ((error: unknown) => UncaughtErrorPolicy);
 
-/** The topology's error handlers (see `BuildOptions`). */
+/** The topology's error handlers and its dead letter topic (see `BuildOptions`). */
 export interface ErrorHandlers {
-  readonly processing: ErrorHandler;
-  readonly production: ErrorHandler;
+  readonly processing: ProcessingHandler;
+  readonly production: ProductionHandler;
   readonly uncaught: UncaughtErrorHandler;
+  /** Kafka's `errors.dead.letter.queue.topic.name`: where the built-in `"continue"` handlers send what fails. */
+  readonly deadLetterQueueTopic?: string;
 }
 
 /**
@@ -151,6 +133,17 @@ export class Topology {
     readonly deserializationHandler: DeserializationHandler,
     readonly errorHandlers: ErrorHandlers = { processing: "fail", production: "fail", uncaught: "fail" },
   ) {}
+
+  /**
+   * The topics dead letters may go to, as far as the topology says (a handler function may name
+   * any other declared topic): its `deadLetterQueueTopic` and the handlers' `{ deadLetterTopic }`.
+   * Only the application writes them.
+   */
+  deadLetterTopics(): string[] {
+    const { processing, production, deadLetterQueueTopic } = this.errorHandlers;
+    const named = [this.deserializationHandler, processing, production].flatMap((h) => (typeof h === "object" ? [h.deadLetterTopic] : []));
+    return [...new Set([...(deadLetterQueueTopic === undefined ? [] : [deadLetterQueueTopic]), ...named])];
+  }
 
   /** What the task's Durable Object does with this error, escaped from `process()` or `punctuate()`; see `UncaughtErrorPolicy`. */
   uncaughtErrorPolicy(error: unknown): UncaughtErrorPolicy {

@@ -94,7 +94,7 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   const dropped = family(
     "task_dropped_records_total",
     "counter",
-    "Records dropped (Kafka's dropped-records), by reason: deserialization (skipped by the handler), invalid (a null key where one is needed), late (too late for their window).",
+    "Records dropped (Kafka's dropped-records), by reason: deserialization (skipped or dead-lettered by the handler), invalid (a null key where one is needed), late (too late for their window).",
   );
   const processingErrors = family(
     "task_processing_errors_total",
@@ -104,7 +104,7 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   const productionErrors = family(
     "task_production_errors_total",
     "counter",
-    "Output records that could not be produced, handled by the topology's handler, by outcome.",
+    "Output records that could not be produced (or that the log refused when sent), handled by the topology's handler, by outcome.",
   );
   const punctuations = family("task_punctuations_total", "counter", "Punctuator calls (stream-time and wall-clock) in committed work.");
   const uncaught = family(
@@ -165,7 +165,7 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     const { events, uncaughtErrors } = counters;
     late.samples.push({ labels, value: events.lateRecordsDropped });
     dropped.samples.push(
-      { labels: { ...labels, reason: "deserialization" }, value: events.skippedRecords },
+      { labels: { ...labels, reason: "deserialization" }, value: events.skippedRecords + events.deserializationErrorsDeadLettered },
       { labels: { ...labels, reason: "invalid" }, value: events.invalidRecordsDropped },
       { labels: { ...labels, reason: "late" }, value: events.lateRecordsDropped },
     );
