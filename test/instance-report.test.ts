@@ -84,7 +84,11 @@ describe("instanceReport (pure)", () => {
     const { meta, input } = facts();
     const failedAt = { topic: "orders", partition: 3, offset: 92 };
     const report = instanceReport(
-      facts({ role: "active", meta: { ...meta, role: "active", failure: "processing failed: not a number", failedAt }, input: () => ({ ...input(), oldestWaiting: 1_000 }) }),
+      facts({
+        role: "active",
+        meta: { ...meta, role: "active", failure: "processing failed: not a number", failedAt },
+        input: () => ({ ...input(), oldestWaiting: 1_000 }),
+      }),
     );
     expect(report).toMatchObject({
       state: "FAILED",
