@@ -110,7 +110,7 @@ describe("an input reset", { timeout: 60_000 }, () => {
     expect(task).toMatchObject({ state: "RUNNING", lag: 0 });
     // Counted, and in the task's history.
     const metrics = await (await call("/metrics")).text();
-    expect(metrics).toMatch(new RegExp(`^edge_streams_task_reset_skipped_records_total\\{task="0_1",placement="[^"]+",role="active"\\} 3$`, "m"));
+    expect(metrics).toMatch(/^edge_streams_task_reset_skipped_records_total\{task="0_1",placement="[^"]+",role="active"\} 3$/m);
     expect(await (await call("/")).text()).toContain("input reset by an operator");
   });
 
