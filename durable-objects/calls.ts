@@ -14,7 +14,9 @@ import type { CorruptedInstance } from "../src/restore/restorer";
 import type { RegistrationEnd } from "../src/restore/suspensions";
 import type { InstanceReport } from "../src/summary/summary";
 import type { PartialTaskDescription, TaskDescription } from "../src/task/describe";
-import type { Assignment, InstanceAck, RestoreBatch, RestoreReply } from "../src/task/protocol";
+import type { Assignment, InstanceAck, RestoreBatch, RestoreReply, SkipAnswer } from "../src/task/protocol";
+import type { AppliedReset, InputReset } from "../src/task/input-reset";
+import type { RecordOrigin } from "../src/streams/errors";
 
 /** What the coordinator and the restore worker call of a task object (and a log partition's wake-up). */
 export interface TaskObjectCalls {
@@ -23,6 +25,10 @@ export interface TaskObjectCalls {
   revoke(): Promise<InstanceAck | undefined>;
   halt(reason: string): Promise<TaskDescription>;
   resume(): Promise<TaskDescription>;
+  /** Passes over the record the instance stopped at; with `halted`, it stays stopped with that reason (the application is shut down). */
+  skip(at: RecordOrigin, halted?: string): Promise<SkipAnswer>;
+  /** Applies an input reset to the task (undefined: not the active instance). */
+  resetInput(reset: InputReset, halted?: string): Promise<AppliedReset | undefined>;
   describe(): Promise<TaskDescription>;
   corrupt(incarnation?: number): Promise<TaskDescription | PartialTaskDescription>;
   applyRestoreBatch(batch: RestoreBatch): Promise<RestoreReply>;

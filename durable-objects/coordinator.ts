@@ -4,7 +4,9 @@
  * assignment a fresh epoch (I3). Revocation is acknowledged before the task is assigned elsewhere;
  * corruption reports wipe and revive the instances named, all of a report together. An uncaught
  * error under `"shutdown-application"` stops every active instance until an operator resumes the
- * application.
+ * application. Operators' requests about one task (resume, skip a record) go through it to the
+ * task's active instance; an input reset of the whole application is a goal it stores and pushes
+ * to every task reading the topics reset, as it pushes assignments.
  *
  * Every change is first written as the goal (the stored assignment, unacknowledged) and only then
  * pushed; the alarm is armed before any push. So a crash at any await — or the whole runtime
@@ -22,12 +24,14 @@ import { EarliestAlarm } from "../src/util/alarm";
 import type { Config } from "../src/config";
 import { MigrationRefused, MigrationUnderWay } from "../src/coordinator/migration";
 import { CoordinatorStore, type ApplicationShutdown, type InstanceAssignment } from "../src/coordinator/coordinator-store";
+import { resets, type InputReset, type PartitionReset, type ResetTarget } from "../src/task/input-reset";
+import type { RecordOrigin } from "../src/streams/errors";
 import { planReconcile } from "../src/coordinator/reconcile";
 import { warmUpTargets } from "../src/coordinator/standbys";
 import { CoordinatorUnavailable } from "../src/coordinator/unavailable";
 import type { TaskDescription } from "../src/task/describe";
 import { holds } from "../src/coordinator/holds";
-import { APPLICATION_SHUT_DOWN, type Assignment, type InstanceAck } from "../src/task/protocol";
+import { APPLICATION_SHUT_DOWN, type Assignment, type InstanceAck, type SkipAnswer } from "../src/task/protocol";
 import type { TopicPartition } from "../src/log/types";
 import { instanceName } from "../src/names";
 import { CrashPoints } from "../src/util/crash-points";
@@ -72,7 +76,9 @@ export type CoordinatorStep =
   /** The shutdown is stored; no active instance halted yet. */
   | "shutdown:after-record"
   /** The shutdown is lifted in storage; no instance resumed yet. */
-  | "resume:after-clear";
+  | "resume:after-clear"
+  /** An input reset is stored as the goal; no task told yet. */
+  | "reset:after-record";
 
 export type MigrationResult = { readonly changed: boolean; readonly from: string; readonly to: string; readonly epoch: number };
 
@@ -80,6 +86,22 @@ export type MigrationResult = { readonly changed: boolean; readonly from: string
 export type TaskResumeResult =
   | { readonly status: "resumed"; readonly task: TaskDescription }
   | { readonly status: "application-shut-down"; readonly shutdown: ApplicationShutdown };
+
+/** An input reset as operators see it: what was asked, what the tasks that applied it did, and how many have not yet. */
+export interface InputResetView {
+  readonly id: string;
+  readonly target: ResetTarget;
+  readonly topics: readonly string[];
+  readonly startedAt: number;
+  /** When the last task applied it; null while some have not (the coordinator's alarm goes on). */
+  readonly finishedAt: number | null;
+  readonly partitions: readonly PartitionReset[];
+  /** Tasks that have not applied it yet. */
+  readonly pending: number;
+}
+
+/** What asking for a reset did: started one; found this very reset (the same `id`) made already; or another one still under way. */
+export type ResetAnswer = { readonly status: "started" | "same" | "busy"; readonly reset: InputResetView };
 
 /** Where converging stands: everything pushed; more to push (at once); or something failed or waits (back off). */
 type Progress = { readonly done: boolean; readonly more: boolean };
@@ -221,7 +243,8 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
       logEvent("coordinator.move-failed", { error: String(error) }, "warn");
       return { done: false, more: false };
     });
-    return { done: pushed.done && moved.done, more: (pushed.more || moved.more) && !pushed.failed };
+    const reset = await this.pushReset();
+    return { done: pushed.done && moved.done && reset.done, more: (pushed.more || moved.more || reset.more) && !pushed.failed };
   }
 
   /** Whether (and why) the application is shut down. */
@@ -283,6 +306,106 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
       const active = this.store.activeOf(taskId)!;
       return { status: "resumed" as const, task: await this.instance(active).resume() };
     });
+  }
+
+  /**
+   * An operator passes over the record a task stopped at (`POST /admin/tasks/:id/skip`): its
+   * active instance keeps the skip and runs again — or, while the application is shut down, stays
+   * stopped with the shutdown and passes over the record once it is lifted.
+   */
+  async skipRecord(taskId: string, at: RecordOrigin): Promise<SkipAnswer> {
+    this.enter();
+    return this.serial.run(async () => {
+      this.reconcile();
+      await this.pushUnacknowledged(taskId);
+      const active = this.store.activeOf(taskId)!;
+      const shutdown = this.store.shutdown();
+      return this.instance(active).skip(at, shutdown ? haltReason(shutdown) : undefined);
+    });
+  }
+
+  /**
+   * An input reset of the application (`POST /admin/reset`, src/task/input-reset.ts): stored as
+   * the goal first (the alarm armed before), then pushed to the active instance of every task
+   * reading a topic reset, PUSH_CHUNK per invocation, the alarm going on with the rest. Each task
+   * applies a reset once (it keeps its id), so pushing again after a crash changes nothing. One
+   * reset at a time; asking again with the id of the last one answers its state.
+   */
+  async resetInput(request: InputReset): Promise<ResetAnswer> {
+    this.enter();
+    return this.serial.run(async () => {
+      const current = this.store.inputReset();
+      if (current?.id === request.id) return { status: "same" as const, reset: this.resetView()! };
+      if (current && current.finishedAt === null) return { status: "busy" as const, reset: this.resetView()! };
+      const application = this.host.application;
+      const tasks = application
+        .taskIds()
+        .filter((t) => application.inputPartitions(t).some((tp) => !application.isGlobalInput(t, tp.topic) && resets(request, tp)));
+      await this.armAlarm(REBALANCE_CHECK_MS);
+      this.store.transaction(() => this.store.startReset(request, tasks, Date.now()));
+      logEvent("coordinator.input-reset", { id: request.id, to: request.target.to, topics: request.topics.join(","), tasks: tasks.length }, "warn");
+      await this.crashes.reachAfterWrites("reset:after-record");
+      this.reconcile();
+      await this.pushReset();
+      return { status: "started" as const, reset: this.resetView()! };
+    });
+  }
+
+  /** The last input reset and how far it is (undefined when there never was one). */
+  async inputResetState(): Promise<InputResetView | undefined> {
+    this.enter();
+    return this.resetView();
+  }
+
+  private resetView(): InputResetView | undefined {
+    const reset = this.store.inputReset();
+    if (!reset) return undefined;
+    const { applied, pending } = this.store.resetResults();
+    return { ...reset, partitions: applied.flatMap((a) => a.partitions), pending };
+  }
+
+  /**
+   * Tells the active instances of tasks that have not applied the input reset yet (a chunk), and
+   * notes what each did; the reset is finished once none is left. A task whose active has not
+   * taken its assignment yet, or does not answer, is told again later (the alarm).
+   */
+  private async pushReset(): Promise<Progress> {
+    const reset = this.store.inputReset();
+    if (!reset || reset.finishedAt !== null) return { done: true, more: false };
+    const pending = this.store.resetPending(PUSH_CHUNK);
+    if (pending.length > 0) {
+      await this.armAlarm(REBALANCE_CHECK_MS);
+      const shutdown = this.store.shutdown();
+      const halted = shutdown ? haltReason(shutdown) : undefined;
+      const results = await Promise.allSettled(
+        pending.map(async (taskId) => {
+          const active = this.store.activeOf(taskId);
+          return active?.acknowledged ? this.instance(active).resetInput(reset, halted) : undefined;
+        }),
+      );
+      this.store.transaction(() =>
+        results.forEach((result, i) => {
+          if (result.status === "fulfilled" && result.value) this.store.resetApplied(pending[i]!, result.value);
+        }),
+      );
+      const failed = results.filter((r) => r.status === "rejected" || !r.value).length;
+      if (failed > 0) logEvent("coordinator.input-reset-waiting", { id: reset.id, tasks: failed }, "warn");
+      if (this.store.resetPending(1).length > 0) return { done: false, more: failed === 0 && pending.length >= PUSH_CHUNK };
+    }
+    this.store.transaction(() => this.store.finishReset(Date.now()));
+    logEvent("coordinator.input-reset-done", { id: reset.id }, "warn");
+    return { done: true, more: false };
+  }
+
+  /**
+   * Tasks with no active instance that took its assignment (`GET /health`): the first `limit` and
+   * how many. The assignment is made first if it is not yet (as for the views).
+   */
+  async tasksWithoutActive(limit: number): Promise<{ tasks: string[]; count: number }> {
+    this.enter();
+    if (!this.everyTaskAssigned()) await this.serial.run(() => this.converge());
+    const missing = this.host.application.taskIds().filter((t) => this.store.activeOf(t)?.acknowledged !== true);
+    return { tasks: missing.slice(0, limit), count: missing.length };
   }
 
   /** The current assignment, without changing it. */

@@ -29,6 +29,7 @@ import {
   type RestoreReply,
   type ScanAnswer,
   type ScanBounds,
+  type SkipAnswer,
   type StepOutcome,
   type WindowsAnswer,
 } from "../src/task/protocol";
@@ -47,6 +48,9 @@ import { Serial } from "../src/util/serial";
 import { logEvent } from "../src/util/log";
 import { backoffDelay } from "../src/util/backoff";
 import { instanceReport, reportDue, type InstanceReport } from "../src/summary/summary";
+import type { RecordOrigin } from "../src/streams/errors";
+import type { AppliedReset, InputReset } from "../src/task/input-reset";
+import { describeRecord } from "../src/task/skips";
 import type { ObjectHost, TaskObjectCalls } from "./calls";
 
 /** Registering and unregistering with the restore worker wait at most this long (KAFKA-10199). */
@@ -300,7 +304,12 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       changelogs: this.host.application.changelogPartitions(meta.taskId),
       checkpoints: this.task.checkpoints(),
       changelogEnds: this.changelogEnds,
-      input: () => ({ partitions: this.host.application.inputPartitions(meta.taskId), positions: this.task.positions(), ends: this.task.knownInputEnds() }),
+      input: () => ({
+        partitions: this.host.application.inputPartitions(meta.taskId),
+        positions: this.task.positions(),
+        ends: this.task.knownInputEnds(),
+        oldestWaiting: this.task.oldestWaiting(),
+      }),
       seq: ++this.reportSeq,
     });
   }
@@ -445,6 +454,55 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     });
   }
 
+  /**
+   * An operator passes over the record the instance stopped at (src/task/skips.ts), and it runs
+   * again (stays stopped with `halted` while the application is shut down). The alarm is armed
+   * first; the skip, the cleared failure and the history entry are one write; so a crash after it
+   * leaves an instance that processes on its own, and the request repeated answers that it was
+   * done. Refused when the instance is not stopped at that record.
+   */
+  async skip(at: RecordOrigin, halted?: string): Promise<SkipAnswer> {
+    return this.serial.run(async () => {
+      await this.schedule(0);
+      const before = this.task.meta();
+      const outcome = this.task.skip(at, this.lifecycle.snapshot().lastSkipped, halted);
+      if (outcome.status === "refused") return outcome;
+      const meta = this.task.meta()!;
+      if (!outcome.already) this.lifecycle.record("skipped", meta, `${describeRecord(at)} passed over (was stopped: ${before?.failure})`, { skipped: at });
+      await this.crashes.reachAfterWrites("skip:after-write");
+      this.report();
+      return { status: "skipped" as const, already: outcome.already, task: await this.describeNow() };
+    });
+  }
+
+  /**
+   * Applies an input reset of the application to this task (src/task/input-reset.ts) and has the
+   * group hear of the new positions. The coordinator repeats it until it is answered; a reset
+   * already applied answers what it did. Undefined when this instance is not the active one.
+   */
+  async resetInput(reset: InputReset, halted?: string): Promise<AppliedReset | undefined> {
+    return this.serial.run(async () => {
+      await this.schedule(RECOVERY_DELAY_MS);
+      const before = this.task.meta();
+      const applied = await this.task.resetInput(reset, halted);
+      const meta = this.task.meta();
+      if (!applied || !meta) return applied;
+      if (before?.lastReset?.id !== reset.id) {
+        const skipped = applied.partitions.reduce((n, p) => n + p.skipped, 0);
+        const moved = applied.partitions.filter((p) => p.skipped > 0).map((p) => `${p.topic}/${p.partition} ${p.from}→${p.to}`);
+        this.lifecycle.record("offsets-reset", meta, `input reset ${reset.id}: ${moved.join(", ") || "nothing to skip"}`, { resetSkipped: skipped });
+        if (before?.failure && meta.failure === null) this.lifecycle.record("resumed", meta, `was stopped: ${before.failure}`);
+      }
+      // The group hears of the new positions now (else with the instance's next offset commit).
+      await this.task
+        .commitInputOffsets()
+        .catch((error: unknown) => logEvent("task.reset-commit-failed", { ...this.identity(), error: String(error) }, "warn"));
+      await this.schedule(0);
+      this.report();
+      return applied;
+    });
+  }
+
   /** Runs steps now until there is no work (or `maxSteps`), and commits the input processed; says how many did work. Never lingers. */
   async drain(maxSteps = 1_000): Promise<{ worked: number; outcome: StepOutcome }> {
     const result = await this.serial.run(async () => {
@@ -576,7 +634,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
 
   /** The description with counters and lifecycle history, for metrics and the status page. */
   async metrics(): Promise<InstanceMetrics> {
-    return this.serial.run(async () => ({ ...(await this.describeNow()), counters: this.task.counters.snapshot(), lifecycle: this.lifecycle.snapshot() }));
+    return this.serial.run(async () => ({ ...(await this.describeNow()), counters: this.task.countersSnapshot(), lifecycle: this.lifecycle.snapshot() }));
   }
 
   private async restoreProgress(): Promise<RestoreProgress> {

@@ -46,6 +46,11 @@ export class Application {
     return this.inputTopics.has(topic);
   }
 
+  /** The topics its tasks read that come from outside (not repartition topics, not global tables' topics): what an input reset moves. */
+  externalInputTopics(): string[] {
+    return [...this.inputTopics].filter((topic) => !this.internalTopics.has(topic)).sort();
+  }
+
   get applicationId(): string {
     return this.topology.applicationId;
   }

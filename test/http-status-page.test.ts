@@ -151,7 +151,7 @@ describe("the status page", () => {
       expect(html).toContain(`<progress max="${end}" value="0" data-instance="${name}" data-kind="restore">`);
       expect(html).toMatch(new RegExp(`Restoring <b>0</b> / ${end.toLocaleString("en-US")} records \\(0%\\)`));
       expect(html).toContain("restoration paused");
-      expect(html).toContain("Recent corruptions, migrations and input lost to retention");
+      expect(html).toContain("Recent corruptions, migrations, input lost to retention, skipped records and input resets");
       expect(html).toContain("corrupted, wiped");
     } finally {
       expect((await call("/admin/restore/resume", { body: {} })).status).toBe(200);

@@ -3,7 +3,7 @@
  * instance knows of itself: pure, without the runtime.
  */
 import { describe, expect, it } from "vitest";
-import { instanceReport, type InstanceFacts } from "../src/summary/summary";
+import { instanceReport, REPORTED_FAILURE_CHARS, type InstanceFacts } from "../src/summary/summary";
 
 const changelogs = [
   { topic: "app-counts-changelog", partition: 3 },
@@ -41,7 +41,9 @@ describe("instanceReport (pure)", () => {
       epoch: 7,
       incarnation: 2,
       failed: false,
+      failure: null,
       lag: 20,
+      oldestWaiting: null,
       restored: 40,
       total: 60,
       seq: 11,
@@ -76,5 +78,35 @@ describe("instanceReport (pure)", () => {
   it("says failed when the instance has a failure", () => {
     const { meta } = facts();
     expect(instanceReport(facts({ meta: { ...meta, failure: "boom" } })).failed).toBe(true);
+  });
+
+  it("reports a stopped active instance as FAILED (never RUNNING), with the record it stopped at, its lag and its oldest waiting record", () => {
+    const { meta, input } = facts();
+    const failedAt = { topic: "orders", partition: 3, offset: 92 };
+    const report = instanceReport(
+      facts({
+        role: "active",
+        meta: { ...meta, role: "active", failure: "processing failed: not a number", failedAt },
+        input: () => ({ ...input(), oldestWaiting: 1_000 }),
+      }),
+    );
+    expect(report).toMatchObject({
+      state: "FAILED",
+      failed: true,
+      failure: "stopped at orders/3 offset 92: processing failed: not a number",
+      lag: 10,
+      oldestWaiting: 1_000,
+    });
+    // A failure no record caused (fencing, an application shutdown) has no position; a long message is bounded.
+    const long = instanceReport(facts({ role: "active", meta: { ...meta, role: "active", failure: "x".repeat(5_000), failedAt: null } }));
+    expect(long.failure!.length).toBeLessThanOrEqual(REPORTED_FAILURE_CHARS);
+    // A standby is never FAILED: only active instances process.
+    expect(instanceReport(facts({ meta: { ...meta, failure: "boom" } })).state).toBe("RUNNING");
+  });
+
+  it("reports no oldest waiting record when nothing waits", () => {
+    const { meta, input } = facts();
+    const caughtUp = () => ({ ...input(), positions: { "orders/3": 100, "customers/0": 5 }, oldestWaiting: 1_000 });
+    expect(instanceReport(facts({ role: "active", meta: { ...meta, role: "active" }, input: caughtUp }))).toMatchObject({ lag: 0, oldestWaiting: null });
   });
 });

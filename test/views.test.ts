@@ -174,7 +174,9 @@ describe("summaries (pure)", () => {
     epoch: 1,
     incarnation: 0,
     failed: false,
+    failure: null,
     lag: 10,
+    oldestWaiting: null,
     restored: 0,
     total: 0,
     seq: 1,
@@ -210,15 +212,21 @@ describe("summaries (pure)", () => {
       lag: 18,
       restoring: { restored: 5, total: 20 },
       failed: 0,
+      failures: [],
+      oldestWaiting: null,
     });
-    const b = summarize([report({ instance: "0_3@b", placement: "b", failed: true, lag: 2 })]);
+    const b = summarize([
+      report({ instance: "0_3@b", taskId: "0_3", placement: "b", state: "FAILED", failed: true, failure: "boom", lag: 2, oldestWaiting: 500 }),
+    ]);
     expect(mergeSummaries([a, b, EMPTY_SUMMARY])).toEqual({
       reported: 4,
-      byState: { RUNNING: 2, RESTORING: 1, UPDATING: 1 },
+      byState: { RUNNING: 1, RESTORING: 1, UPDATING: 1, FAILED: 1 },
       byRole: { active: 3, standby: 1 },
       lag: 20,
       restoring: { restored: 5, total: 20 },
       failed: 1,
+      failures: [{ task: "0_3", placement: "b", reason: "boom" }],
+      oldestWaiting: 500,
     });
   });
 });

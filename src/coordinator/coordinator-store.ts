@@ -1,7 +1,7 @@
 /**
  * The coordinator's durable state: the current assignment of every task instance with its epoch,
- * the epoch counter, and whether the application is shut down (an uncaught error's
- * `"shutdown-application"`). Epochs only grow, across restarts of the coordinator (I3). Every
+ * the epoch counter, whether the application is shut down (an uncaught error's
+ * `"shutdown-application"`), and the last input reset with the tasks that applied it. Epochs only grow, across restarts of the coordinator (I3). Every
  * change of the assignment hands out a fresh epoch, so the last epoch handed out is also the
  * assignment's version (what the API's edge cache compares).
  *
@@ -13,6 +13,7 @@ import { instanceKey } from "./standbys";
 import { migrate } from "../storage/migrations";
 import { Sql, sql } from "../storage/sql";
 import type { TaskRole } from "../task/state";
+import type { AppliedReset, InputReset } from "../task/input-reset";
 import type { StorageLike } from "../storage/sql";
 
 export interface InstanceAssignment {
@@ -31,6 +32,12 @@ export interface ApplicationShutdown {
   readonly reason: string;
   /** Epoch milliseconds. */
   readonly at: number;
+}
+
+/** The last input reset: what was asked, when, and when every task had applied it (null while some have not). */
+export interface StoredReset extends InputReset {
+  readonly startedAt: number;
+  readonly finishedAt: number | null;
 }
 
 type Row = { task_id: string; placement: string; role: TaskRole; epoch: number; acknowledged: number };
@@ -68,6 +75,17 @@ export class CoordinatorStore {
               CREATE TABLE shutdown (
                 only INTEGER PRIMARY KEY CHECK (only = 1),
                 task_id TEXT NOT NULL, placement TEXT NOT NULL, reason TEXT NOT NULL, at INTEGER NOT NULL);
+            `),
+        },
+        {
+          id: 3,
+          description: "the last input reset, and per task what it did (null until the task applied it)",
+          up: (db) =>
+            db.script(`
+              CREATE TABLE input_reset (
+                only INTEGER PRIMARY KEY CHECK (only = 1),
+                id TEXT NOT NULL, request TEXT NOT NULL, started_at INTEGER NOT NULL, finished_at INTEGER);
+              CREATE TABLE input_reset_tasks (task_id TEXT PRIMARY KEY, applied TEXT);
             `),
         },
       ]),
@@ -234,5 +252,47 @@ export class CoordinatorStore {
 
   clearShutdown(): void {
     this.db.run(sql`DELETE FROM shutdown`);
+  }
+
+  /** The last input reset, finished or not. */
+  inputReset(): StoredReset | undefined {
+    const row = this.db.one<{ id: string; request: string; started_at: number; finished_at: number | null }>(
+      sql`SELECT id, request, started_at, finished_at FROM input_reset WHERE only = 1`,
+    );
+    if (!row) return undefined;
+    const { target, topics } = JSON.parse(row.request) as Pick<InputReset, "target" | "topics">;
+    return { id: row.id, target, topics, startedAt: row.started_at, finishedAt: row.finished_at };
+  }
+
+  /** Stores a new input reset as the goal, for `tasks` (the one before goes). */
+  startReset(reset: InputReset, tasks: readonly string[], at: number): void {
+    this.db.run(sql`DELETE FROM input_reset_tasks`);
+    this.db.run(sql`INSERT INTO input_reset (only, id, request, started_at, finished_at)
+                    VALUES (1, ${reset.id}, ${JSON.stringify({ target: reset.target, topics: reset.topics })}, ${at}, NULL)
+                    ON CONFLICT (only) DO UPDATE SET id = excluded.id, request = excluded.request,
+                      started_at = excluded.started_at, finished_at = NULL`);
+    for (const task of tasks) this.db.run(sql`INSERT INTO input_reset_tasks (task_id, applied) VALUES (${task}, NULL)`);
+  }
+
+  /** Tasks that have not applied the reset yet, at most `limit`. */
+  resetPending(limit: number): string[] {
+    return this.db
+      .all<{ task_id: string }>(sql`SELECT task_id FROM input_reset_tasks WHERE applied IS NULL ORDER BY task_id LIMIT ${limit}`)
+      .map((r) => r.task_id);
+  }
+
+  resetApplied(taskId: string, applied: AppliedReset): void {
+    this.db.run(sql`UPDATE input_reset_tasks SET applied = ${JSON.stringify(applied)} WHERE task_id = ${taskId}`);
+  }
+
+  /** What the tasks that applied the reset did, and how many have not yet. */
+  resetResults(): { applied: AppliedReset[]; pending: number } {
+    const rows = this.db.all<{ applied: string | null }>(sql`SELECT applied FROM input_reset_tasks ORDER BY task_id`);
+    const applied = rows.flatMap((r) => (r.applied === null ? [] : [JSON.parse(r.applied) as AppliedReset]));
+    return { applied, pending: rows.length - applied.length };
+  }
+
+  finishReset(at: number): void {
+    this.db.run(sql`UPDATE input_reset SET finished_at = ${at} WHERE only = 1`);
   }
 }

@@ -105,6 +105,15 @@ export class RestoreRegistry {
                 lag INTEGER NOT NULL, restored INTEGER NOT NULL, total INTEGER NOT NULL, seq INTEGER NOT NULL);
             `),
         },
+        {
+          id: 5,
+          description: "in each report, a failed instance's reason and the timestamp of the oldest input record waiting",
+          up: (db) =>
+            db.script(`
+              ALTER TABLE reports ADD COLUMN failure TEXT;
+              ALTER TABLE reports ADD COLUMN oldest_waiting INTEGER;
+            `),
+        },
       ]),
     );
   }

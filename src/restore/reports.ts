@@ -5,7 +5,7 @@
  * migrations (one schema per object). Kept in memory too; reads cost no SQL.
  */
 import { Sql, sql, type StorageLike } from "../storage/sql";
-import type { TaskRole, TaskState } from "../task/state";
+import type { ShownState, TaskRole } from "../task/state";
 import { summarize, type InstanceReport, type Summary } from "../summary/summary";
 
 type Row = {
@@ -13,11 +13,13 @@ type Row = {
   task_id: string;
   placement: string;
   role: TaskRole;
-  state: TaskState;
+  state: ShownState;
   epoch: number;
   incarnation: number;
   failed: number;
+  failure: string | null;
   lag: number;
+  oldest_waiting: number | null;
   restored: number;
   total: number;
   seq: number;
@@ -36,12 +38,12 @@ export class InstanceReports {
     const held = this.load().get(report.instance);
     if (held && held.seq >= report.seq) return false;
     const r = report;
-    this.db.run(sql`INSERT INTO reports (instance, task_id, placement, role, state, epoch, incarnation, failed, lag, restored, total, seq)
+    this.db.run(sql`INSERT INTO reports (instance, task_id, placement, role, state, epoch, incarnation, failed, failure, lag, oldest_waiting, restored, total, seq)
                     VALUES (${r.instance}, ${r.taskId}, ${r.placement}, ${r.role}, ${r.state}, ${r.epoch}, ${r.incarnation}, ${r.failed ? 1 : 0},
-                            ${r.lag}, ${r.restored}, ${r.total}, ${r.seq})
+                            ${r.failure}, ${r.lag}, ${r.oldestWaiting}, ${r.restored}, ${r.total}, ${r.seq})
                     ON CONFLICT (instance) DO UPDATE SET role = excluded.role, state = excluded.state, epoch = excluded.epoch,
-                      incarnation = excluded.incarnation, failed = excluded.failed, lag = excluded.lag, restored = excluded.restored,
-                      total = excluded.total, seq = excluded.seq`);
+                      incarnation = excluded.incarnation, failed = excluded.failed, failure = excluded.failure, lag = excluded.lag,
+                      oldest_waiting = excluded.oldest_waiting, restored = excluded.restored, total = excluded.total, seq = excluded.seq`);
     this.load().set(r.instance, r);
     return true;
   }
@@ -68,7 +70,9 @@ export class InstanceReports {
           epoch: r.epoch,
           incarnation: r.incarnation,
           failed: r.failed === 1,
+          failure: r.failure,
           lag: r.lag,
+          oldestWaiting: r.oldest_waiting,
           restored: r.restored,
           total: r.total,
           seq: r.seq,

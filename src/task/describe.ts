@@ -9,8 +9,9 @@ import { droppedRecords } from "../streams/runtime/types";
 
 export { droppedRecords };
 import { positionKey } from "./record-collector";
-import type { TaskRole, TaskState } from "./state";
+import { shownState, type ShownState, type TaskRole } from "./state";
 import type { StreamTask } from "./stream-task";
+import type { TaskMeta } from "./task-storage";
 
 export interface ChangelogDescription {
   readonly topic: string;
@@ -29,7 +30,8 @@ export interface TaskDescription {
   readonly id: string;
   readonly role: TaskRole;
   readonly placement: string;
-  readonly state: TaskState;
+  /** The lifecycle state, or `FAILED` for an active instance stopped by a failure (state.ts `shownState`). */
+  readonly state: ShownState;
   readonly epoch: number;
   readonly incarnation: number;
   readonly changelogs: ChangelogDescription[];
@@ -42,8 +44,12 @@ export interface TaskDescription {
   readonly lag: number;
   /** Outgoing records committed locally and not yet acknowledged by the log. */
   readonly pendingBatches: number;
+  /** How long the oldest input record not yet processed has waited, in milliseconds (active; 0 when none waits). */
+  readonly lagMs: number;
   /** Why processing stopped, when it did. */
   readonly failure: string | null;
+  /** The failure with the record it stopped at (null fields when no record caused it); null while processing goes on. */
+  readonly error: TaskError | null;
   /**
    * Records dropped by committed work since the instance started (Kafka's dropped-records):
    * undecodable records skipped or dead-lettered, records an error handler let go past
@@ -51,6 +57,21 @@ export interface TaskDescription {
    * one is needed) and records too late for their windows. Kept in memory, like the /metrics counters.
    */
   readonly droppedRecords: number;
+}
+
+/** A failure as `GET /tasks` shows it (docs/http-api.md): its message and the record processing stopped at. */
+export interface TaskError {
+  readonly message: string;
+  readonly topic: string | null;
+  readonly partition: number | null;
+  readonly offset: number | null;
+}
+
+/** The error of an instance's meta row: null without a failure. */
+export function taskError(meta: Pick<TaskMeta, "failure" | "failedAt">): TaskError | null {
+  if (meta.failure === null) return null;
+  const at = meta.failedAt;
+  return { message: meta.failure, topic: at?.topic ?? null, partition: at?.partition ?? null, offset: at?.offset ?? null };
 }
 
 export async function describeTask(task: StreamTask, app: Application, log: Log): Promise<TaskDescription> {
@@ -85,13 +106,15 @@ export async function describeTask(task: StreamTask, app: Application, log: Log)
     id: meta.taskId,
     role: meta.role,
     placement: meta.placement,
-    state: meta.state,
+    state: shownState(meta),
     epoch: meta.epoch,
     incarnation: meta.incarnation,
     changelogs,
     lag,
+    lagMs: meta.role === "active" ? task.lagMs() : 0,
     pendingBatches: task.pendingOutboxBatches(),
     failure: meta.failure,
+    error: taskError(meta),
     droppedRecords: droppedRecords(task.counters.snapshot().events),
   };
 }
@@ -115,18 +138,20 @@ export function describeWithoutLog(task: StreamTask, app: Application): PartialT
     const checkpoint = checkpoints.get(positionKey(tp)) ?? null;
     return { topic: tp.topic, partition: tp.partition, checkpoint, restored: checkpoint ?? 0, end: null, replayed: replayed.get(positionKey(tp)) ?? 0 };
   });
-  const { taskId: id, role, placement, state, epoch, incarnation, failure } = meta;
+  const { taskId: id, role, placement, epoch, incarnation, failure } = meta;
   return {
     id,
     role,
     placement,
-    state,
+    state: shownState(meta),
     epoch,
     incarnation,
     changelogs,
     lag: null,
+    lagMs: role === "active" ? task.lagMs() : 0,
     pendingBatches: task.pendingOutboxBatches(),
     failure,
+    error: taskError(meta),
     droppedRecords: droppedRecords(task.counters.snapshot().events),
   };
 }

@@ -1,15 +1,29 @@
 /**
  * The lifecycle history of a task instance: assignments, revocations, migrations away, wipes
- * (corruption), turning RUNNING, stopping on a failure and being resumed. Each event is logged as a structured line (task, placement,
+ * (corruption), turning RUNNING, stopping on a failure and being resumed, records an operator
+ * skipped and input resets. Each event is logged as a structured line (task, placement,
  * epoch, incarnation) and the most recent ones are kept in the object's synchronous key-value
  * storage, apart from the task's tables, so they survive wipes and restarts and the status page
  * can show recent corruptions and migrations.
  */
+import type { RecordOrigin } from "../streams/errors";
 import { logEvent, type LogLevel } from "../util/log";
 import type { TaskRole, TaskState } from "./state";
 import type { TaskMeta } from "./task-storage";
 
-export type LifecycleEventName = "assign" | "revoke" | "migrated-away" | "wipe" | "running" | "failed" | "resumed" | "input-reset";
+export type LifecycleEventName =
+  | "assign"
+  | "revoke"
+  | "migrated-away"
+  | "wipe"
+  | "running"
+  | "failed"
+  | "resumed"
+  | "input-reset"
+  /** An operator had the record the instance stopped at passed over (`POST /admin/tasks/:id/skip`). */
+  | "skipped"
+  /** An operator's input reset moved the instance's positions forward (`POST /admin/reset`). */
+  | "offsets-reset";
 
 export interface LifecycleEvent {
   readonly event: LifecycleEventName;
@@ -30,6 +44,17 @@ export interface LifecycleSnapshot {
   readonly wipes: number;
   /** Times input was found below its partition's earliest offset (retention deleted it) and resumed at the earliest: records lost. */
   readonly inputResets: number;
+  /** Records an operator had passed over here (each never processed), and the last one. */
+  readonly skips: number;
+  readonly lastSkipped?: RecordOrigin;
+  /** Input records operators' resets moved this instance past (never processed). */
+  readonly resetSkipped: number;
+}
+
+/** What an event adds to the counts: the record skipped, the records a reset passed over. */
+export interface EventFacts {
+  readonly skipped?: RecordOrigin;
+  readonly resetSkipped?: number;
 }
 
 /** The slice of `ctx.storage.kv` this needs. */
@@ -52,6 +77,8 @@ const LEVELS: Record<LifecycleEventName, LogLevel> = {
   failed: "error",
   resumed: "info",
   "input-reset": "error",
+  skipped: "warn",
+  "offsets-reset": "warn",
 };
 
 export class LifecycleHistory {
@@ -62,11 +89,19 @@ export class LifecycleHistory {
 
   snapshot(): LifecycleSnapshot {
     const held = this.kv.get<Partial<LifecycleSnapshot>>(KEY);
-    return { recent: held?.recent ?? [], migrationsAway: held?.migrationsAway ?? 0, wipes: held?.wipes ?? 0, inputResets: held?.inputResets ?? 0 };
+    return {
+      recent: held?.recent ?? [],
+      migrationsAway: held?.migrationsAway ?? 0,
+      wipes: held?.wipes ?? 0,
+      inputResets: held?.inputResets ?? 0,
+      skips: held?.skips ?? 0,
+      ...(held?.lastSkipped ? { lastSkipped: held.lastSkipped } : {}),
+      resetSkipped: held?.resetSkipped ?? 0,
+    };
   }
 
-  /** Logs the event and keeps it. */
-  record(event: LifecycleEventName, instance: Described, detail?: string): void {
+  /** Logs the event and keeps it (with what it adds to the counts). */
+  record(event: LifecycleEventName, instance: Described, detail?: string, facts: EventFacts = {}): void {
     const { taskId, placement, role, state, epoch, incarnation } = instance;
     logEvent(`task.${event}`, { task: taskId, placement, role, state, epoch, incarnation, detail }, LEVELS[event]);
     const now = this.snapshot();
@@ -76,6 +111,9 @@ export class LifecycleHistory {
       migrationsAway: now.migrationsAway + (event === "migrated-away" ? 1 : 0),
       wipes: now.wipes + (event === "wipe" ? 1 : 0),
       inputResets: now.inputResets + (event === "input-reset" ? 1 : 0),
+      skips: now.skips + (facts.skipped ? 1 : 0),
+      ...(facts.skipped ? { lastSkipped: facts.skipped } : now.lastSkipped ? { lastSkipped: now.lastSkipped } : {}),
+      resetSkipped: now.resetSkipped + (facts.resetSkipped ?? 0),
     });
   }
 }

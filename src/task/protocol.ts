@@ -5,6 +5,7 @@
  */
 import type { LogRecord, TopicPartition } from "../log/types";
 import type { RestoredBatch } from "./checkpoint";
+import type { TaskDescription } from "./describe";
 import type { TaskRole, TaskState } from "./state";
 import type { TaskMeta } from "./task-storage";
 
@@ -51,7 +52,9 @@ export type LifecycleStep =
   /** Subscriptions match the assignment; the restore registration does not yet. */
   | "sync:after-subscriptions"
   /** Restored and RUNNING durably; still registered with the restore worker, no processing scheduled. */
-  | "restore:after-running";
+  | "restore:after-running"
+  /** An operator's skip is durable (the failure cleared, the record among the skips); nothing processed yet, the answer not sent. */
+  | "skip:after-write";
 
 export const LIFECYCLE_STEPS: readonly LifecycleStep[] = [
   "assign:after-meta",
@@ -60,6 +63,7 @@ export const LIFECYCLE_STEPS: readonly LifecycleStep[] = [
   "corrupt:after-wipe",
   "sync:after-subscriptions",
   "restore:after-running",
+  "skip:after-write",
 ];
 
 /**
@@ -133,6 +137,11 @@ export type WindowsAnswer =
     }
   | { readonly status: "restoring"; readonly progress: RestoreProgress }
   | { readonly status: "not-owner" };
+
+/** What a skip request gets from the task's active instance: done (with the instance now), or refused with the reason. */
+export type SkipAnswer =
+  | { readonly status: "skipped"; readonly already: boolean; readonly task: TaskDescription }
+  | { readonly status: "refused"; readonly reason: string };
 
 /** How the reason of an instance stopped by an application shutdown begins. */
 export const APPLICATION_SHUT_DOWN = "application shut down";

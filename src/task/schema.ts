@@ -69,4 +69,21 @@ export const taskMigrations: Migration[] = [
     description: "per changelog, the records applied by the instance's latest restoration",
     up: (db) => db.script(`ALTER TABLE checkpoints ADD COLUMN replayed INTEGER NOT NULL DEFAULT 0;`),
   },
+  {
+    id: 6,
+    description:
+      "where a failure stopped processing, records an operator asked to skip, the last input reset, and records processed (per input partition, and by earlier incarnations)",
+    // The processed count lives in the input position rows every commit writes anyway (no row
+    // written for it alone); a wipe, which deletes those rows, adds them to processed_before.
+    up: (db) =>
+      db.script(`
+        ALTER TABLE task_meta ADD COLUMN failed_topic TEXT;
+        ALTER TABLE task_meta ADD COLUMN failed_partition INTEGER;
+        ALTER TABLE task_meta ADD COLUMN failed_offset INTEGER;
+        ALTER TABLE task_meta ADD COLUMN skips TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE task_meta ADD COLUMN last_reset TEXT;
+        ALTER TABLE task_meta ADD COLUMN processed_before INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE input_positions ADD COLUMN processed INTEGER NOT NULL DEFAULT 0;
+      `),
+  },
 ];

@@ -8,11 +8,29 @@
  *      └──► UPDATING ◄─► SUSPENDED ──► CLOSED ──► CREATED (revive / reassign)
  *
  * Any state may close dirty (corruption, crash handling); only SUSPENDED closes clean.
+ *
+ * `FAILED` is not one of these states: it is what an active instance stopped by a failure shows
+ * (`shownState`), derived in that one place from the meta row's `failure`, which alone says
+ * whether the instance is stopped. A failure stops processing whatever the lifecycle state (a
+ * halted instance may be RESTORING), and revocation, wipes and restoration go on under it; resume,
+ * skip and an input reset clear it. (docs/design.md, "A stopped task is FAILED".)
  */
 
 export type TaskState = "CREATED" | "RESTORING" | "RUNNING" | "SUSPENDED" | "CLOSED" | "UPDATING";
 
 export type TaskRole = "active" | "standby" | "idle";
+
+/** The state an instance shows outside (`GET /tasks`, the summary, metrics, the status page). */
+export type ShownState = TaskState | "FAILED";
+
+/**
+ * `FAILED` for an active instance whose processing stopped on a failure (an uncaught error, a
+ * fencing, an application shutdown) until an operator resumes it, skips its record or resets its
+ * input; otherwise its lifecycle state. The one place FAILED is derived.
+ */
+export function shownState(instance: { readonly role: TaskRole; readonly state: TaskState; readonly failure: string | null }): ShownState {
+  return instance.role === "active" && instance.failure !== null ? "FAILED" : instance.state;
+}
 
 const transitions: Readonly<Record<TaskState, readonly TaskState[]>> = {
   CREATED: ["RESTORING", "UPDATING", "SUSPENDED", "CLOSED"],

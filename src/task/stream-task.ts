@@ -10,9 +10,9 @@ import type { Application } from "../application";
 import { InvalidRecord, LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "../log/errors";
 import { PushedFetches, type PushedFetch } from "../log/pushed-fetches";
 import type { Log, LogRecord, TopicPartition } from "../log/types";
+import type { RecordOrigin } from "../streams/errors";
 import { createTaskProcessor } from "../streams/runtime/task-processor";
 import type { InputRecord, TaskEventMetrics, TaskProcessor } from "../streams/runtime/types";
-import { DeserializationError, ProcessingError, ProductionError, type RecordOrigin } from "../streams/errors";
 import type { StorageLike } from "../storage/sql";
 import { OFFSET_COMMIT_INTERVAL_MS, OutboxSender, type OwedRecord } from "./outbox-sender";
 import { Outbox } from "./outbox";
@@ -20,10 +20,13 @@ import { APPLICATION_SHUT_DOWN, type Assignment, type CommitStep, type RestoreBa
 import { positionKey, RecordCollector, TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
 import { Restoration, type RestoreRegistration } from "./restoration";
 import { DEFAULT_CACHE_LIMITS, SqliteStoreBackend } from "./sqlite-stores";
+import { ageMs, oldestWaiting, type InputHead } from "./input-lag";
+import { positionAfterReset, resets, targetOffset, type AppliedReset, type InputReset, type PartitionReset } from "./input-reset";
+import { isSkipped, recordOrigin, remainingSkips, skipDecision, type SkipOutcome } from "./skips";
 import { transition, type TaskState } from "./state";
 import { StoreQueries } from "./store-queries";
 import { TaskStorage, type TaskMeta } from "./task-storage";
-import { TaskCounters } from "./task-metrics";
+import { TaskCounters, type TaskCountersSnapshot } from "./task-metrics";
 import { RetryBackoff, type BackoffSettings } from "./retry-backoff";
 import { SendStopped, sendErrorKind } from "./send-errors";
 
@@ -105,6 +108,10 @@ export class StreamTask {
   private uncommitted: UncommittedWork | undefined;
   /** Each input partition's end as its last fetch saw it (in memory: for reports, which must not call the log). */
   private readonly inputEnds = new Map<string, number>();
+  /** Each input partition's oldest record not yet processed, as a fetch from the processed position saw it (input-lag.ts). */
+  private readonly heads = new Map<string, InputHead>();
+  /** When a stopped instance last looked at its input's ends (see `noteStoppedInput`). */
+  private stoppedInputSeenAt = -Infinity;
   /** How much input the last step found; see `loaded` and `backlog`. */
   private pace = { loaded: false, backlog: false };
   /** When a step last sent the outbox (in memory: a restarted instance sends at once); see `lingerMs`. */
@@ -243,8 +250,13 @@ export class StreamTask {
         incarnation: before?.incarnation ?? 0,
         nextCommit: before?.nextCommit ?? 1,
         failure: assignment.halted ?? (before?.shutdownRequested ? before.failure : null),
+        failedAt: assignment.halted === undefined && before?.shutdownRequested ? before.failedAt : null,
         // A shutdown not yet reported must still reach the coordinator.
         shutdownRequested: before?.shutdownRequested ?? false,
+        // What an operator asked of this instance still holds under a new assignment.
+        skips: before?.skips ?? [],
+        lastReset: before?.lastReset ?? null,
+        processedBefore: before?.processedBefore ?? 0,
       });
     });
     this.dropProcessor();
@@ -317,7 +329,10 @@ export class StreamTask {
   async step(mode: CommitMode = "at-once"): Promise<StepOutcome> {
     const meta = this.storage.meta();
     if (!meta || meta.role !== "active") return "idle";
-    if (meta.failure) return "blocked";
+    if (meta.failure) {
+      await this.noteStoppedInput(meta);
+      return "blocked";
+    }
     if (meta.state === "RESTORING" && !(await this.tryCompleteRestoration())) return "idle";
     if (this.storage.meta()?.state !== "RUNNING") return "idle";
     // A send that failed for a while is tried again once its back-off ends, and nothing is processed meanwhile.
@@ -461,6 +476,8 @@ export class StreamTask {
     let active: ActiveProcessor | undefined;
     let work: UncommittedWork | undefined;
     let deferred = false;
+    /** The record being processed, for a failure that does not name one. */
+    let inHand: InputRecord | undefined;
     // What the log and the group acknowledged since the last commit is written down by this one (no storage commit of its own).
     const owed = this.sender.owed();
     const flushes = this.stores.flushes;
@@ -470,11 +487,19 @@ export class StreamTask {
         if (!current || current.state !== "RUNNING" || current.incarnation !== meta.incarnation) throw new SupersededDuringFetch();
         // Created in the transaction: what `init` writes or forwards commits with the rest.
         active = this.activeProcessor(meta.incarnation);
-        work = this.uncommitted ??= { reached: {}, records: 0 };
+        work = this.uncommitted ??= { reached: {}, processed: {}, records: 0 };
+        const skips = current.skips ?? [];
         for (const record of records) {
-          active.processor.process(record);
-          work.reached[positionKey(record)] = record.offset + 1;
+          const key = positionKey(record);
+          // A record an operator skipped is passed over: never processed (its partition moves past it all the same).
+          if (skips.length === 0 || !isSkipped(skips, record)) {
+            inHand = record;
+            active.processor.process(record);
+            work.processed[key] = (work.processed[key] ?? 0) + 1;
+          }
+          work.reached[key] = record.offset + 1;
         }
+        inHand = undefined;
         work.records += records.length;
         if ((active.processor.nextWallClockPunctuationMs() ?? Infinity) <= now) active.processor.punctuate(now);
         if (mode === "when-due" && this.stores.flushes === flushes && work.records < (this.options.maxBatchRecords ?? 1000)) {
@@ -486,16 +511,20 @@ export class StreamTask {
         active.processor.flush();
         const written = active.collector.writeTo(this.outbox, current.nextCommit);
         this.stores.flushWrites();
-        this.storage.writePositions(work.reached);
+        // The processed counts ride on the position rows (no row written for them alone).
+        this.storage.writePositions(work.reached, work.processed);
         // Partition time commits with the positions, as Kafka commits it with the offsets.
         this.storage.writePartitionTimes(active.processor.partition, active.processor.partitionTimes());
-        if (written > 0) this.storage.writeMeta({ ...current, nextCommit: current.nextCommit + 1 });
+        // A skip leaves with the commit that passes its record (in the meta row, written only then).
+        const skipsLeft = skips.length === 0 ? skips : remainingSkips(skips, this.storage.positions());
+        if (written > 0 || skipsLeft.length !== skips.length)
+          this.storage.writeMeta({ ...current, nextCommit: current.nextCommit + (written > 0 ? 1 : 0), skips: skipsLeft });
       });
     } catch (error) {
       // Everything since the last commit is rolled back or dropped; the processor may hold half-done state: rebuild it.
       this.dropProcessor();
       if (error instanceof SupersededDuringFetch) return "idle";
-      return this.onUncaughtError(error);
+      return this.onUncaughtError(error, recordOrigin(error) ?? inHand);
     }
     this.backoff.reset();
     if (deferred) return "deferred";
@@ -503,13 +532,13 @@ export class StreamTask {
     this.sender.forgetOwed(owed);
     this.counters.events(active!.processor.eventMetrics, active!.reported);
     active!.reported = active!.processor.eventMetrics;
-    if (work!.records > 0) this.counters.committed(work!.records, this.now() - now);
+    if (work!.records > 0) this.counters.committed(sumOf(work!.processed), this.now() - now);
     this.commitStartedAt = now;
     return "committed";
   }
 
-  /** The topology's uncaught-error policy for an error that rolled a commit back. */
-  private onUncaughtError(error: unknown): StepOutcome {
+  /** The topology's uncaught-error policy for an error that rolled a commit back; `at`: the record it stopped at, if one caused it. */
+  private onUncaughtError(error: unknown, at?: RecordOrigin): StepOutcome {
     // A record the log refuses fails the same way on every attempt: retrying cannot help.
     const chosen = this.app.topology.uncaughtErrorPolicy(error);
     const policy = chosen === "retry" && (causedBy(error, RecordTooLarge) || causedBy(error, InvalidRecord)) ? "fail" : chosen;
@@ -519,7 +548,7 @@ export class StreamTask {
       this.backoff.failed(this.now());
       return "waiting";
     }
-    this.fail(reason, originOf(error), policy === "shutdown-application");
+    this.fail(reason, at, policy === "shutdown-application");
     return "blocked";
   }
 
@@ -567,6 +596,8 @@ export class StreamTask {
   /** An input partition's fetch as it appended: the next fetch from there uses it instead of calling the log (kept only while the instance runs). */
   offerFetch(pushed: PushedFetch): void {
     if (this.running()) this.pushed.offer(pushed, this.now());
+    // A stopped instance still learns how far its input has grown (its lag keeps counting).
+    else this.inputEnds.set(positionKey(pushed.tp), Math.max(this.inputEnds.get(positionKey(pushed.tp)) ?? 0, pushed.fetch.latest));
   }
 
   /** Input of one partition from `offset`, and how many records were waiting there (`latest - offset`). */
@@ -574,7 +605,7 @@ export class StreamTask {
     const bounds = { maxRecords, maxBytes: this.options.maxBatchBytes ?? 1 << 20 };
     const read = async (from: number) => {
       const { records, latest } = this.pushed.take(tp, from, bounds, this.now()) ?? (await this.options.log.fetch(tp, from, bounds));
-      this.inputEnds.set(positionKey(tp), latest);
+      this.noteFetched(tp, from, records, latest);
       return { records: records.map((r) => toInput(tp, r)), waiting: Math.max(records.length, latest - from) };
     };
     try {
@@ -601,6 +632,49 @@ export class StreamTask {
   }
 
   /**
+   * What a fetch of `tp` from `from` tells of the input: its end, and, when it began at the
+   * processed position, the oldest record waiting there (input-lag.ts). No log call of its own.
+   */
+  private noteFetched(tp: TopicPartition, from: number, records: readonly LogRecord[], latest: number): void {
+    const key = positionKey(tp);
+    this.inputEnds.set(key, latest);
+    const first = records[0];
+    if (first && from === (this.storage.positions()[key] ?? 0)) this.heads.set(key, { offset: first.offset, timestamp: first.timestamp });
+  }
+
+  /**
+   * A stopped instance still tells its lag (a dashboard must not read 0 while records wait): at
+   * most every STOPPED_INPUT_INTERVAL_MS, in a run that wakes it anyway, it reads one record at its
+   * position in each input partition, which gives the partition's end and the waiting record's
+   * timestamp. Not on the processing path; a log that cannot answer leaves what was known.
+   */
+  private async noteStoppedInput(meta: TaskMeta): Promise<void> {
+    const now = this.now();
+    if (now - this.stoppedInputSeenAt < STOPPED_INPUT_INTERVAL_MS) return;
+    this.stoppedInputSeenAt = now;
+    const positions = this.storage.positions();
+    await Promise.all(
+      this.app.inputPartitions(meta.taskId).map(async (tp) => {
+        const from = positions[positionKey(tp)] ?? 0;
+        const fetched = await this.options.log.fetch(tp, from, { maxRecords: 1, maxBytes: 1 }).catch(() => undefined);
+        if (fetched) this.noteFetched(tp, from, fetched.records, fetched.latest);
+      }),
+    );
+  }
+
+  /** The timestamp of the oldest input record not yet processed, as known without calling the log (null: none known to wait). */
+  oldestWaiting(): number | null {
+    const meta = this.storage.meta();
+    if (meta?.role !== "active") return null;
+    return oldestWaiting(this.app.inputPartitions(meta.taskId), this.storage.positions(), this.inputEnds, this.heads);
+  }
+
+  /** How long the oldest input record not yet processed has waited (0 when none is known to). */
+  lagMs(): number {
+    return ageMs(this.oldestWaiting(), this.now());
+  }
+
+  /**
    * Closes dirty and wipes (TaskCorrupted): stores, checkpoints, input positions, outbox and
    * collector state all go, and the instance is revived as a new incarnation that restores from
    * the changelog. The new incarnation is also a new producer epoch, so nothing the old one
@@ -613,6 +687,8 @@ export class StreamTask {
     this.storage.transaction(() => {
       const meta = this.storage.meta();
       if (!meta) return;
+      // The processed count lives in the rows a wipe deletes: it carries over in the meta row.
+      const processedBefore = this.storage.processedTotal();
       this.storage.clearState();
       this.outbox.clear();
       this.sender.forget();
@@ -622,8 +698,9 @@ export class StreamTask {
       else if (meta.role === "standby") state = transition(state, "UPDATING");
       // A wipe cures a corrupted store, not an application someone shut down.
       const failure = meta.failure?.startsWith(APPLICATION_SHUT_DOWN) ? meta.failure : null;
-      this.storage.writeMeta({ ...meta, state, incarnation: meta.incarnation + 1, failure });
+      this.storage.writeMeta({ ...meta, state, incarnation: meta.incarnation + 1, failure, processedBefore });
     });
+    this.heads.clear();
     return this.storage.meta()!;
   }
 
@@ -676,14 +753,17 @@ export class StreamTask {
   }
 
   /**
-   * Stops processing with `reason` — at the input record `at` when one caused it (the error
-   * handlers name it; kept by the task's meta where it keeps it) — and with `shutdownApplication`,
-   * the coordinator must stop every task too.
+   * Stops processing with `reason` — the one way an instance stops. `at`: the input record it
+   * stopped at, when a record caused it (kept with the failure: the record `skip` passes over).
+   * With `shutdownApplication`, the coordinator must stop every task too.
    */
-  private fail(reason: string, _at?: RecordOrigin, shutdownApplication = false): void {
-    this.updateMeta((meta) => ({ failure: reason, shutdownRequested: meta.shutdownRequested || shutdownApplication }));
+  private fail(reason: string, at?: RecordOrigin, shutdownApplication = false): void {
+    const failedAt = at ? { topic: at.topic, partition: at.partition, offset: at.offset } : null;
+    this.updateMeta((meta) => ({ failure: reason, failedAt, shutdownRequested: meta.shutdownRequested || shutdownApplication }));
     // A stopped instance processes nothing more: what it did not commit is processed again once it resumes.
     this.dropUncommitted();
+    // Its lag is looked at again with the next run (see `noteStoppedInput`).
+    this.stoppedInputSeenAt = -Infinity;
   }
 
   /** Changes fields of the instance's meta row, in a transaction of its own (nothing when it has none). */
@@ -716,6 +796,76 @@ export class StreamTask {
     this.sendBackoff.reset();
     this.updateMeta(() => ({ failure: null }));
     return this.storage.meta();
+  }
+
+  /**
+   * An operator passes over the record the instance stopped at (skips.ts): one transaction keeps
+   * the skip and clears the failure, so the instance runs again — unless the application is shut
+   * down (`halted`), when it stays stopped with that reason and passes over the record once the
+   * shutdown is lifted. `lastSkipped`: the record skipped last here, which a repeated request may name.
+   */
+  skip(at: RecordOrigin, lastSkipped?: RecordOrigin, halted?: string): SkipOutcome {
+    const meta = this.storage.meta();
+    if (meta?.role !== "active") return { status: "refused", reason: "this instance is not the task's active one" };
+    const decision = skipDecision(meta, meta.skips ?? [], lastSkipped, at);
+    if (decision !== "skip") return decision;
+    this.backoff.reset();
+    const record = { topic: at.topic, partition: at.partition, offset: at.offset };
+    this.updateMeta((m) => ({ skips: [...(m.skips ?? []), record], failure: halted ?? null, failedAt: null }));
+    return { status: "skipped", already: false };
+  }
+
+  /**
+   * Applies the application's input reset `reset` to this task (input-reset.ts): each input
+   * partition of a topic reset moves to the target, never back; the records skipped are never
+   * processed, and the stores keep what they reflect. What was processed before is committed
+   * first. One transaction moves the positions and notes the reset, so a repeat of the same reset
+   * (the coordinator's, after a crash) answers what was done and changes nothing. A failure whose
+   * record the reset passes is cleared (while the application is shut down, `halted` stands in
+   * for it), as are skips it passes. Undefined on an instance that is not active (the coordinator
+   * asks the active one again).
+   */
+  async resetInput(reset: InputReset, halted?: string): Promise<AppliedReset | undefined> {
+    const meta = this.storage.meta();
+    if (meta?.role !== "active") return undefined;
+    if (meta.lastReset?.id === reset.id) return meta.lastReset;
+    const partitions = this.app.inputPartitions(meta.taskId).filter((tp) => !this.app.isGlobalInput(meta.taskId, tp.topic) && resets(reset, tp));
+    const targets = await Promise.all(
+      partitions.map(async (tp) => {
+        const range = await this.options.log.offsets(tp);
+        const found = reset.target.to === "timestamp" ? await this.options.log.offsetForTimestamp(tp, reset.target.timestamp) : undefined;
+        return targetOffset(reset.target, tp, range, found);
+      }),
+    );
+    this.commitUncommitted();
+    const applied = this.storage.transaction(() => {
+      const now = this.storage.meta();
+      if (now?.role !== "active") return undefined;
+      if (now.lastReset?.id === reset.id) return now.lastReset;
+      const positions = this.storage.positions();
+      const moved: PartitionReset[] = partitions.map((tp, i) => {
+        const from = positions[positionKey(tp)] ?? 0;
+        const to = positionAfterReset(from, targets[i]!);
+        return { topic: tp.topic, partition: tp.partition, from, to, skipped: to - from };
+      });
+      this.storage.writePositions(Object.fromEntries(moved.filter((p) => p.to > p.from).map((p) => [positionKey(p), p.to])));
+      const after = this.storage.positions();
+      const passed = now.failedAt && (after[positionKey(now.failedAt)] ?? 0) > now.failedAt.offset;
+      const done: AppliedReset = { id: reset.id, partitions: moved };
+      this.storage.writeMeta({ ...now, lastReset: done, skips: remainingSkips(now.skips ?? [], after), failure: passed ? (halted ?? null) : now.failure });
+      return done;
+    });
+    // Fetches and heads from before the move say nothing of where the instance is now.
+    this.pushed.clear();
+    for (const p of applied?.partitions ?? []) if (p.to > p.from) this.heads.delete(positionKey(p));
+    if (this.storage.meta()?.failure === null) this.backoff.reset();
+    return applied;
+  }
+
+  /** The counters of `GET /metrics` and the status page, with the durable total of records processed (not the in-memory one, which a restart zeroes). */
+  countersSnapshot(): TaskCountersSnapshot {
+    const snapshot = this.counters.snapshot();
+    return { ...snapshot, processed: { total: this.storage.processedTotal(), rate: snapshot.processed.rate } };
   }
 
   private activeProcessor(incarnation: number) {
@@ -762,10 +912,20 @@ class SupersededDuringFetch extends Error {}
 /** How a step commits: at once, or when due (see `StreamTask.step`). */
 export type CommitMode = "at-once" | "when-due";
 
-/** What was processed since the last commit: how far into each input partition, and how many records. */
+/** What was processed since the last commit: how far into each input partition, how many records were processed in each, and how many were taken in all. */
 interface UncommittedWork {
   readonly reached: InputPositions;
+  readonly processed: Record<string, number>;
   records: number;
+}
+
+/** A stopped instance reads its input's ends and waiting records at most this often (see `StreamTask.noteStoppedInput`). */
+const STOPPED_INPUT_INTERVAL_MS = 5_000;
+
+function sumOf(counts: Readonly<Record<string, number>>): number {
+  let sum = 0;
+  for (const n of Object.values(counts)) sum += n;
+  return sum;
 }
 
 /** The processor of the current incarnation, its collector, and the event counts already added to `counters`. */
@@ -809,11 +969,6 @@ export function mergeByTimestamp(partitions: readonly (readonly InputRecord[])[]
 }
 
 /** The input record an error of the topology names (the record being processed when it failed), if any. */
-function originOf(error: unknown): RecordOrigin | undefined {
-  if (error instanceof ProcessingError || error instanceof ProductionError || error instanceof DeserializationError) return error.origin;
-  return undefined;
-}
-
 /** Whether `error`, or an error it was caused by, is a `kind`. */
 function causedBy(error: unknown, kind: abstract new (...args: never[]) => Error): boolean {
   let e: unknown = error;

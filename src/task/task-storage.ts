@@ -6,6 +6,8 @@
 import { migrate } from "../storage/migrations";
 import { Sql, sql, type StorageLike } from "../storage/sql";
 import type { TopicPartition } from "../log/types";
+import type { RecordOrigin } from "../streams/errors";
+import type { AppliedReset } from "./input-reset";
 import { positionKey, type InputPositions } from "./record-collector";
 import { taskMigrations } from "./schema";
 import type { TaskRole, TaskState } from "./state";
@@ -23,6 +25,20 @@ export interface TaskMeta {
   /** Why processing stopped, when it did (an uncaught error, fencing, an application shutdown). */
   readonly failure: string | null;
   /**
+   * The input record processing stopped at, when a record caused the failure; null (or absent)
+   * otherwise, and always null without a failure (`writeMeta` sees to it).
+   */
+  readonly failedAt?: RecordOrigin | null;
+  /**
+   * Records an operator asked to pass over (`POST /admin/tasks/:id/skip`) that processing has not
+   * passed yet: never processed; each leaves with the commit that moves its partition past it.
+   */
+  readonly skips?: readonly RecordOrigin[];
+  /** The last input reset the instance applied (the coordinator repeats a reset until told; it is applied once). */
+  readonly lastReset?: AppliedReset | null;
+  /** Records processed by the incarnations before the last wipe (which deletes the rows counting them). */
+  readonly processedBefore?: number;
+  /**
    * The failure must stop the whole application (`"shutdown-application"`), and the coordinator
    * has not confirmed it knows yet. Durable, so a crash in between cannot lose the request.
    */
@@ -39,7 +55,15 @@ type MetaRow = {
   next_commit: number;
   failure: string | null;
   shutdown_requested: number;
+  failed_topic: string | null;
+  failed_partition: number | null;
+  failed_offset: number | null;
+  skips: string;
+  last_reset: string | null;
+  processed_before: number;
 };
+
+type InputRow = { offset: number; committed: number | null; processed: number };
 
 export class TaskStorage {
   readonly db: Sql;
@@ -55,7 +79,7 @@ export class TaskStorage {
    * known, read them). Every commit, fetch, send and report reads them; only this object writes them.
    */
   private cachedCheckpoints: Map<string, number> | null = null;
-  private cachedInputs: Map<string, { offset: number; committed: number | null }> | null = null;
+  private cachedInputs: Map<string, InputRow> | null = null;
 
   constructor(readonly storage: StorageLike) {
     this.db = new Sql(storage.sql);
@@ -122,7 +146,8 @@ export class TaskStorage {
   meta(): TaskMeta | undefined {
     if (this.cachedMeta !== null) return this.cachedMeta;
     const row = this.db.one<MetaRow>(
-      sql`SELECT task_id, placement, role, state, epoch, incarnation, next_commit, failure, shutdown_requested FROM task_meta WHERE only = 1`,
+      sql`SELECT task_id, placement, role, state, epoch, incarnation, next_commit, failure, shutdown_requested,
+                 failed_topic, failed_partition, failed_offset, skips, last_reset, processed_before FROM task_meta WHERE only = 1`,
     );
     this.cachedMeta = row && {
       taskId: row.task_id,
@@ -134,19 +159,37 @@ export class TaskStorage {
       nextCommit: row.next_commit,
       failure: row.failure,
       shutdownRequested: row.shutdown_requested === 1,
+      failedAt:
+        row.failed_topic === null || row.failed_partition === null || row.failed_offset === null
+          ? null
+          : { topic: row.failed_topic, partition: row.failed_partition, offset: row.failed_offset },
+      skips: JSON.parse(row.skips) as RecordOrigin[],
+      lastReset: row.last_reset === null ? null : (JSON.parse(row.last_reset) as AppliedReset),
+      processedBefore: row.processed_before,
     };
     return this.cachedMeta;
   }
 
-  writeMeta(meta: TaskMeta): void {
-    this.db.run(sql`INSERT INTO task_meta (only, task_id, placement, role, state, epoch, incarnation, next_commit, failure, shutdown_requested)
+  /** Writes the meta row; a meta without a failure has no failure position. */
+  writeMeta(written: TaskMeta): void {
+    const at = written.failure === null ? null : (written.failedAt ?? null);
+    const skips = written.skips ?? [];
+    const lastReset = written.lastReset ?? null;
+    const processedBefore = written.processedBefore ?? 0;
+    const meta: TaskMeta = { ...written, failedAt: at, skips, lastReset, processedBefore };
+    this.db.run(sql`INSERT INTO task_meta (only, task_id, placement, role, state, epoch, incarnation, next_commit, failure, shutdown_requested,
+                                           failed_topic, failed_partition, failed_offset, skips, last_reset, processed_before)
                     VALUES (1, ${meta.taskId}, ${meta.placement}, ${meta.role}, ${meta.state}, ${meta.epoch},
-                            ${meta.incarnation}, ${meta.nextCommit}, ${meta.failure}, ${meta.shutdownRequested ? 1 : 0})
+                            ${meta.incarnation}, ${meta.nextCommit}, ${meta.failure}, ${meta.shutdownRequested ? 1 : 0},
+                            ${at?.topic ?? null}, ${at?.partition ?? null}, ${at?.offset ?? null}, ${JSON.stringify(skips)},
+                            ${lastReset === null ? null : JSON.stringify(lastReset)}, ${processedBefore})
                     ON CONFLICT (only) DO UPDATE SET task_id = excluded.task_id, placement = excluded.placement,
                       role = excluded.role, state = excluded.state, epoch = excluded.epoch,
                       incarnation = excluded.incarnation, next_commit = excluded.next_commit, failure = excluded.failure,
-                      shutdown_requested = excluded.shutdown_requested`);
-    this.cachedMeta = { ...meta };
+                      shutdown_requested = excluded.shutdown_requested, failed_topic = excluded.failed_topic,
+                      failed_partition = excluded.failed_partition, failed_offset = excluded.failed_offset, skips = excluded.skips,
+                      last_reset = excluded.last_reset, processed_before = excluded.processed_before`);
+    this.cachedMeta = meta;
   }
 
   checkpoints(): ReadonlyMap<string, number> {
@@ -185,14 +228,24 @@ export class TaskStorage {
   }
 
   /** The input_positions rows by position key (from memory once read). */
-  private inputs(): Map<string, { offset: number; committed: number | null }> {
+  private inputs(): Map<string, InputRow> {
     if (this.cachedInputs === null) {
-      const rows = this.db.all<{ topic: string; partition: number; offset: number; committed: number | null }>(
-        sql`SELECT topic, partition, offset, committed FROM input_positions`,
+      const rows = this.db.all<{ topic: string; partition: number } & InputRow>(
+        sql`SELECT topic, partition, offset, committed, processed FROM input_positions`,
       );
-      this.cachedInputs = new Map(rows.map((r) => [positionKey(r), { offset: r.offset, committed: r.committed }]));
+      this.cachedInputs = new Map(rows.map((r) => [positionKey(r), { offset: r.offset, committed: r.committed, processed: r.processed }]));
     }
     return this.cachedInputs;
+  }
+
+  /**
+   * Input records processed and committed by this instance, over its incarnations: a durable
+   * total (the count rides on the position rows commits write anyway, see `writePositions`).
+   */
+  processedTotal(): number {
+    let total = this.meta()?.processedBefore ?? 0;
+    for (const row of this.inputs().values()) total += row.processed;
+    return total;
   }
 
   positions(): InputPositions {
@@ -201,11 +254,16 @@ export class TaskStorage {
     return positions;
   }
 
-  writePositions(positions: InputPositions): void {
+  /**
+   * Moves input positions forward; with `processed`, adds the records a commit processed in each
+   * partition to its count in the same row write.
+   */
+  writePositions(positions: InputPositions, processed: Readonly<Record<string, number>> = {}): void {
     for (const [key, offset] of Object.entries(positions)) {
       const { topic, partition } = parsePositionKey(key);
-      this.db.run(sql`INSERT INTO input_positions (topic, partition, offset) VALUES (${topic}, ${partition}, ${offset})
-                      ON CONFLICT (topic, partition) DO UPDATE SET offset = MAX(offset, excluded.offset)`);
+      const count = processed[key] ?? 0;
+      this.db.run(sql`INSERT INTO input_positions (topic, partition, offset, processed) VALUES (${topic}, ${partition}, ${offset}, ${count})
+                      ON CONFLICT (topic, partition) DO UPDATE SET offset = MAX(offset, excluded.offset), processed = processed + excluded.processed`);
     }
     // Read again once: the table's rules (offsets only grow) stay in one place, the SQL.
     this.cachedInputs = null;

@@ -12,6 +12,7 @@ import { bodyLimit } from "./body-limit";
 import type { ApiEnv } from "./context";
 import { ApiError, errorResponse } from "./http-error";
 import { admin } from "./routes/admin";
+import { health } from "./routes/health";
 import { ingest } from "./routes/ingest";
 import { stores } from "./routes/stores";
 import { tasks } from "./routes/tasks";
@@ -70,6 +71,7 @@ export function createApi(applicationFor: (env: EdgeStreamsEnv) => Application):
   app.route("/", metrics);
   app.route("/", statusPage);
   app.route("/", tasks);
+  app.route("/", health);
   app.route("/", admin);
   app.route("/kafka", kafkaRest);
   return app;

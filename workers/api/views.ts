@@ -10,6 +10,7 @@ import type { Host } from "../../platform/host";
 import type { AssignmentPage } from "../../durable-objects/calls";
 import { parseInstanceName } from "../../src/names";
 import { EMPTY_SUMMARY, mergeSummaries, type Summary } from "../../src/summary/summary";
+import { ageMs } from "../../src/task/input-lag";
 import { coordinator } from "./cluster";
 import { decodeCursor, encodeCursor } from "./cursor";
 
@@ -119,6 +120,7 @@ export function summaryJson(view: ApplicationView) {
     instances: summary.instances,
     byState: summary.byState,
     lag: summary.lag,
+    maxLagMs: ageMs(summary.oldestWaiting, Date.now()),
     restoring: summary.restoring,
     byRole: summary.byRole,
     failed: summary.failed,

@@ -1,6 +1,7 @@
 /**
  * Admin routes of docs/http-api.md: migrate, restore pause/resume, resuming tasks stopped by an uncaught
- * error (one task, or the whole application after `"shutdown-application"`), and — only with `FAULT_INJECTION=on` — the fault
+ * error (one task, or the whole application after `"shutdown-application"`), skipping the record a
+ * task stopped at and input resets (recovery.ts), and — only with `FAULT_INJECTION=on` — the fault
  * routes (corrupt a task, crash it, make log calls fail, drop wake-ups, make the coordinator fail).
  */
 import { zValidator } from "@hono/zod-validator";
@@ -12,6 +13,7 @@ import { LIFECYCLE_STEPS, type LifecycleStep } from "../../../src/task/protocol"
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { invalidInput } from "../validation";
+import { recovery } from "./recovery";
 
 const migrateBody = z.object({ to: z.string().min(1).max(64) }).strict();
 const resumeBody = z.object({ maxBatches: z.number().int().min(1).max(1_000_000).optional() }).strict();
@@ -42,6 +44,9 @@ admin.post("/admin/tasks/:id/resume", async (c) => {
   }
   return c.json({ task: result.task });
 });
+
+// Skipping the record a task stopped at, and input resets (recovery.ts).
+admin.route("/", recovery);
 
 admin.post("/admin/application/resume", async (c) => {
   const tasks = await coordinator(c.var.host).resumeApplication();

@@ -4,7 +4,10 @@
  * in records, and their rates per second over the last 10 s), commit latency, records left to
  * restore, lag, corruptions (= the incarnation: every wipe starts a new one), migrations away
  * from the instance, the processors' events (records dropped by reason, late records dropped, handled processing and
- * production errors, punctuations), uncaught errors by policy, and whether the instance is stopped. Counters kept in memory restart at zero with their object, as a process's do.
+ * production errors, punctuations), uncaught errors by policy, whether the instance is stopped, its
+ * lag in records and in time, and records skipped by operators and input resets. Records processed
+ * is a durable total (it survives the object's restarts); other counters kept in memory restart at
+ * zero with their object, as a process's do.
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
@@ -15,6 +18,7 @@ import type { TopicCatalog } from "../../../src/log/topics";
 import type { ApiEnv } from "../context";
 import { decodeCursor, encodeCursor } from "../cursor";
 import { clusterSnapshot, remainingToRestore, type ClusterSnapshot } from "../status/snapshot";
+import { ageMs } from "../../../src/task/input-lag";
 import { invalidInput } from "../validation";
 import { DEFAULT_PAGE, limitParam, MAX_PAGE } from "../views";
 
@@ -56,10 +60,14 @@ export function exposition(families: readonly Family[]): string {
 export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   const family = (name: string, type: Family["type"], help: string): Family => ({ name: `edge_streams_${name}`, type, help, samples: [] });
   const up = family("task_up", "gauge", "1 when the task instance answered this scrape, 0 when it did not.");
-  const info = family("task_info", "gauge", "The task instance's lifecycle state, as a label (value always 1).");
+  const info = family("task_info", "gauge", "The task instance's state, as a label (FAILED while an active instance is stopped; value always 1).");
   const epoch = family("task_epoch", "gauge", "The coordinator epoch of the instance's assignment.");
   const incarnation = family("task_incarnation", "gauge", "The instance's incarnation: bumped by every wipe.");
-  const processed = family("task_processed_records_total", "counter", "Input records processed and committed.");
+  const processed = family(
+    "task_processed_records_total",
+    "counter",
+    "Input records processed and committed: a durable total, kept across restarts and wipes of the instance.",
+  );
   const processedRate = family("task_processed_records_per_second", "gauge", "Input records processed per second over the last 10 s.");
   const latency = family("task_commit_latency_seconds", "summary", "Commit latency: from the commit's transaction until the log acknowledged its records.");
   const latencyLast = family("task_commit_latency_last_seconds", "gauge", "Latency of the most recent commit.");
@@ -77,6 +85,21 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     "task_lag_records",
     "gauge",
     "Active: input records not yet processed and committed. Standby and idle: changelog records not yet applied.",
+  );
+  const lagSeconds = family(
+    "task_lag_seconds",
+    "gauge",
+    "Active: how long the oldest input record not yet processed has waited (from its timestamp), 0 when none waits.",
+  );
+  const skippedByOperator = family(
+    "task_skipped_records_total",
+    "counter",
+    "Records an operator had the instance pass over (POST /admin/tasks/:id/skip), never processed.",
+  );
+  const resetSkipped = family(
+    "task_reset_skipped_records_total",
+    "counter",
+    "Input records operators' input resets moved the instance past (POST /admin/reset), never processed.",
   );
   const pending = family("task_pending_batches", "gauge", "Outgoing batches committed locally and not yet acknowledged by the log.");
   const corruptions = family("task_corruptions_total", "counter", "Times the instance was found corrupted, closed dirty and wiped (its incarnation).");
@@ -119,9 +142,14 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   const appStates = family(
     "application_instances_by_state",
     "gauge",
-    "Task instances by lifecycle state, as they last reported (reports are throttled: a few seconds behind).",
+    "Task instances by state (FAILED: an active instance stopped by a failure), as they last reported (reports are throttled: a few seconds behind).",
   );
-  const appLag = family("application_lag_records", "gauge", "Lag summed over every task instance, as they last reported.");
+  const appLag = family("application_lag_records", "gauge", "Lag summed over every task instance, failed ones included, as they last reported.");
+  const appLagSeconds = family(
+    "application_lag_seconds",
+    "gauge",
+    "How long the oldest input record no active instance has processed yet has waited, failed instances included (0 when none waits).",
+  );
   const appRestored = family("application_restore_restored_records", "gauge", "Changelog records restored so far by the active instances still restoring.");
   const appRestoreTotal = family("application_restore_total_records", "gauge", "Changelog records the active instances still restoring must reach.");
   const appFailed = family("application_failed_instances", "gauge", "Task instances stopped by a failure, as they last reported.");
@@ -131,6 +159,7 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     appInstances.samples.push({ labels: {}, value: summary.instances });
     for (const [state, n] of Object.entries(summary.byState)) appStates.samples.push({ labels: { state }, value: n });
     appLag.samples.push({ labels: {}, value: summary.lag });
+    appLagSeconds.samples.push({ labels: {}, value: ageMs(summary.oldestWaiting, snapshot.at) / 1000 });
     appRestored.samples.push({ labels: {}, value: summary.restoring.restored });
     appRestoreTotal.samples.push({ labels: {}, value: summary.restoring.total });
     appFailed.samples.push({ labels: {}, value: summary.failed });
@@ -158,6 +187,9 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     standbyRate.samples.push({ labels, value: counters.standbyUpdated.rate });
     remaining.samples.push({ labels, value: remainingToRestore(instance) });
     lag.samples.push({ labels, value: instance.lag });
+    lagSeconds.samples.push({ labels, value: instance.lagMs / 1000 });
+    skippedByOperator.samples.push({ labels, value: instance.lifecycle.skips });
+    resetSkipped.samples.push({ labels, value: instance.lifecycle.resetSkipped });
     pending.samples.push({ labels, value: instance.pendingBatches });
     corruptions.samples.push({ labels, value: instance.incarnation });
     migrations.samples.push({ labels, value: instance.lifecycle.migrationsAway });
@@ -201,13 +233,14 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
       standbyRate,
       remaining,
       lag,
+      lagSeconds,
       pending,
       corruptions,
       migrations,
       inputResets,
     ],
-    ...[late, dropped, processingErrors, productionErrors, punctuations, uncaught, failed, paused, shutdown],
-    ...[appInstances, appStates, appLag, appRestored, appRestoreTotal, appFailed],
+    ...[late, dropped, processingErrors, productionErrors, punctuations, uncaught, failed, skippedByOperator, resetSkipped, paused, shutdown],
+    ...[appInstances, appStates, appLag, appLagSeconds, appRestored, appRestoreTotal, appFailed],
   ];
 }
 

@@ -1,11 +1,13 @@
 /**
  * Server-rendered pieces of the status page and the sign-in form (`hono/jsx`, no scripts): the
  * application summary, a column per placement, a card per task instance of the page with progress
- * bars for restoration and standby updates, links to the other pages, and recent corruptions and
- * migrations. Everything interpolated is escaped by JSX.
+ * bars for restoration and standby updates, links to the other pages, and recent corruptions,
+ * migrations, skipped records and input resets. A FAILED instance wears a red badge and says the
+ * record it stopped at. Everything interpolated is escaped by JSX.
  */
 import type { Child } from "hono/jsx";
 import type { LifecycleEvent } from "../../../src/task/lifecycle";
+import { ageMs } from "../../../src/task/input-lag";
 import { remainingToRestore, restoreProgress, type ClusterSnapshot, type InstanceView, type PlacementView } from "./snapshot";
 
 export const REFRESH_SECONDS = 2;
@@ -25,12 +27,12 @@ main { padding:16px 20px; }
 .placement > h2 { font-size:15px; margin:0 0 2px; }
 .placement > .note { color:var(--muted); font-size:12px; margin:0 0 8px; }
 .card { background:var(--card); border:1px solid var(--line); border-left:4px solid var(--idle); border-radius:8px; padding:10px 12px; margin-bottom:10px; }
-.card.active { border-left-color:var(--active); } .card.standby { border-left-color:var(--standby); } .card.down { border-left-color:var(--bad); }
+.card.active { border-left-color:var(--active); } .card.standby { border-left-color:var(--standby); } .card.down, .card.failed { border-left-color:var(--bad); }
 .card h3 { font-size:15px; margin:0 0 4px; display:flex; gap:6px; align-items:center; flex-wrap:wrap; }
 .badge { font-size:11px; font-weight:600; letter-spacing:.02em; border-radius:10px; padding:1px 8px; background:#eef1f5; color:var(--fg); }
 .badge.active { background:#ddeafe; color:#0b4fb3; } .badge.standby { background:#efe6fd; color:#5e2bb8; }
 .badge.RUNNING { background:#dafbe1; color:var(--ok); } .badge.RESTORING { background:#fff3c4; color:#7d5a00; }
-.badge.UPDATING { background:#efe6fd; color:#5e2bb8; } .badge.down { background:#ffe1e1; color:var(--bad); }
+.badge.UPDATING { background:#efe6fd; color:#5e2bb8; } .badge.down, .badge.FAILED { background:#ffe1e1; color:var(--bad); }
 .facts { display:flex; flex-wrap:wrap; gap:4px 14px; color:var(--muted); font-size:12px; margin:2px 0 6px; }
 .facts b { color:var(--fg); font-weight:600; }
 .bar { margin:6px 0; }
@@ -38,7 +40,7 @@ main { padding:16px 20px; }
 .bar progress { width:100%; height:12px; accent-color:var(--active); }
 .bar.standby progress { accent-color:var(--standby); }
 .events { font-size:12px; color:var(--muted); margin:4px 0 0; padding-left:16px; }
-.events .wipe { color:var(--bad); } .events .migrated-away { color:var(--warn); }
+.events .wipe, .events .failed { color:var(--bad); } .events .migrated-away, .events .skipped, .events .offsets-reset { color:var(--warn); }
 section.recent { margin-top:8px; }
 section.recent h2 { font-size:15px; }
 table { border-collapse:collapse; background:var(--card); border:1px solid var(--line); font-size:13px; }
@@ -59,10 +61,15 @@ const numberFormat = new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 }
 export const fmt = (n: number): string => numberFormat.format(n);
 
 export function ago(at: number, now: number): string {
-  const seconds = Math.max(0, Math.round((now - at) / 1000));
-  if (seconds < 90) return `${seconds} s ago`;
-  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min ago`;
-  return `${Math.round(seconds / 3600)} h ago`;
+  return `${duration(now - at)} ago`;
+}
+
+/** A duration in words: seconds, minutes or hours. */
+export function duration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 90) return `${seconds} s`;
+  if (seconds < 90 * 60) return `${Math.round(seconds / 60)} min`;
+  return `${Math.round(seconds / 3600)} h`;
 }
 
 export function Page(props: { title: string; refresh?: boolean; children?: Child }) {
@@ -103,9 +110,28 @@ export function ProgressBar(props: { kind: "restore" | "standby"; instance: stri
   );
 }
 
-/** Events the "recent" table lists: corruptions, migrations, and input lost to retention. */
-const RECENT = new Set<LifecycleEvent["event"]>(["wipe", "migrated-away", "input-reset"]);
-const NOTABLE = new Set<LifecycleEvent["event"]>(["wipe", "migrated-away", "running", "assign", "input-reset"]);
+/** Events the "recent" table lists: corruptions, migrations, input lost to retention, records skipped and input resets by operators. */
+const RECENT = new Set<LifecycleEvent["event"]>(["wipe", "migrated-away", "input-reset", "skipped", "offsets-reset"]);
+const NOTABLE = new Set<LifecycleEvent["event"]>([
+  "wipe",
+  "migrated-away",
+  "running",
+  "assign",
+  "input-reset",
+  "failed",
+  "resumed",
+  "skipped",
+  "offsets-reset",
+]);
+
+/** How the "recent" table names an event. */
+const RECENT_WHAT: Partial<Record<LifecycleEvent["event"], string>> = {
+  wipe: "corrupted, wiped",
+  "migrated-away": "migrated away",
+  "input-reset": "input lost to retention",
+  skipped: "record skipped by an operator",
+  "offsets-reset": "input reset by an operator",
+};
 
 function InstanceCard(props: { instance: InstanceView; now: number }) {
   const { instance, now } = props;
@@ -132,8 +158,10 @@ function InstanceCard(props: { instance: InstanceView; now: number }) {
     .filter((e) => NOTABLE.has(e.event))
     .slice(-3)
     .reverse();
+  const failed = instance.state === "FAILED";
+  const error = instance.error;
   return (
-    <article class={`card ${instance.role}`} data-instance={name} data-state={instance.state}>
+    <article class={`card ${instance.role}${failed ? " failed" : ""}`} data-instance={name} data-state={instance.state}>
       <h3>
         {instance.id} <span class={`badge ${instance.role}`}>{instance.role}</span> <span class={`badge ${instance.state}`}>{instance.state}</span>
       </h3>
@@ -146,6 +174,7 @@ function InstanceCard(props: { instance: InstanceView; now: number }) {
         </span>
         <span>
           lag <b data-lag={name}>{fmt(instance.lag)}</b>
+          {instance.lagMs > 0 ? <> (oldest waiting {duration(instance.lagMs)})</> : null}
         </span>
         {instance.role === "active" ? (
           <span>
@@ -155,6 +184,11 @@ function InstanceCard(props: { instance: InstanceView; now: number }) {
         {latency.count > 0 ? (
           <span>
             commit <b>{fmt(latency.sumMs / latency.count)} ms</b> avg, {fmt(latency.lastMs ?? 0)} ms last
+          </span>
+        ) : null}
+        {instance.lifecycle.skips > 0 ? (
+          <span>
+            skipped <b data-skipped={name}>{fmt(instance.lifecycle.skips)}</b>
           </span>
         ) : null}
         {instance.pendingBatches > 0 ? (
@@ -169,7 +203,12 @@ function InstanceCard(props: { instance: InstanceView; now: number }) {
       {instance.state === "UPDATING" ? (
         <ProgressBar kind="standby" instance={name} done={progress.restored} total={progress.total} rate={counters.standbyUpdated.rate} remaining={remaining} />
       ) : null}
-      {instance.failure ? <p class="error">stopped: {instance.failure}</p> : null}
+      {error ? (
+        <p class="error" data-error={name}>
+          stopped{error.topic !== null ? ` at ${error.topic}/${error.partition} offset ${error.offset}` : ""}: {error.message}
+          {failed && error.topic !== null ? <span class="muted"> · resume, skip the record or reset the input (docs/operations.md)</span> : null}
+        </p>
+      ) : null}
       {events.length > 0 ? (
         <ul class="events">
           {events.map((e) => (
@@ -202,6 +241,7 @@ function SummarySection(props: { snapshot: ClusterSnapshot }) {
       ))}
       <span class="stat">
         lag <b data-summary-lag>{fmt(summary.lag)}</b>
+        {summary.oldestWaiting !== null ? <> · oldest waiting {duration(ageMs(summary.oldestWaiting, props.snapshot.at))}</> : null}
       </span>
       {summary.failed > 0 ? (
         <span class="stat error">
@@ -277,7 +317,7 @@ function RecentTable(props: { snapshot: ClusterSnapshot }) {
     .slice(0, 10);
   return (
     <section class="recent">
-      <h2>Recent corruptions, migrations and input lost to retention</h2>
+      <h2>Recent corruptions, migrations, input lost to retention, skipped records and input resets</h2>
       {rows.length === 0 ? (
         <p class="muted">None since these instances started keeping history.</p>
       ) : (
@@ -299,7 +339,7 @@ function RecentTable(props: { snapshot: ClusterSnapshot }) {
                 <td>{ago(r.at, props.snapshot.at)}</td>
                 <td>{r.task}</td>
                 <td>{r.placement}</td>
-                <td>{r.event === "wipe" ? "corrupted, wiped" : "migrated away"}</td>
+                <td>{RECENT_WHAT[r.event] ?? r.event}</td>
                 <td>{r.epoch}</td>
                 <td>{r.incarnation}</td>
                 <td>{r.detail ?? ""}</td>
