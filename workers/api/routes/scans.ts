@@ -7,6 +7,11 @@
  * Only RUNNING active instances answer; while one restores, the route answers 503 like the point
  * read — or with `stale=true`, that task's page comes from an instance holding part of its store
  * (../stale.ts), and the response says `"stale": true`.
+ *
+ * The work of one request is bounded: it asks every partition of the store (its fan-out, one call
+ * each) for `limit + 1` entries and merges them, so `partitions × limit` may be at most
+ * MAX_SCAN_ENTRIES. A store of many partitions takes a smaller limit (400 beyond it, naming it);
+ * its default limit shrinks to fit.
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
@@ -24,6 +29,13 @@ import { invalidInput } from "../validation";
 
 export const DEFAULT_SCAN_LIMIT = 100;
 export const MAX_SCAN_LIMIT = 1000;
+/** Most entries one scan may merge: partitions × limit (4 partitions take 1,000; 256 the default 100; 10,000 take 3). */
+export const MAX_SCAN_ENTRIES = 32_000;
+
+/** The largest limit a scan over `owners` partitions may ask for. */
+export function maxScanLimit(owners: number): number {
+  return Math.max(1, Math.min(MAX_SCAN_LIMIT, Math.floor(MAX_SCAN_ENTRIES / owners)));
+}
 /** Longest bound (prefix, from, to) accepted, in UTF-16 units; and longest cursor. */
 const MAX_BOUND_LENGTH = 16_384;
 const MAX_CURSOR_LENGTH = 65_536;
@@ -77,10 +89,19 @@ async function scanTask(host: Host, taskId: string, store: string, bounds: ScanB
 export const scans = new Hono<ApiEnv>().get("/stores/:store/keys", zValidator("query", scanQuery, invalidInput), async (c) => {
   const name = c.req.param("store");
   const found = queryableStore(c.var.host.application, name, "keys");
-  const { prefix, from, to, limit = DEFAULT_SCAN_LIMIT, cursor, stale } = c.req.valid("query");
-  const bounds: ScanBounds = { prefix, from, to, after: cursor, limit: limit + 1 };
+  const { prefix, from, to, limit: asked, cursor, stale } = c.req.valid("query");
   // Every task holds a whole global table: one of them answers for all.
   const owners = found.store.global ? 1 : found.subtopology.partitions;
+  const most = maxScanLimit(owners);
+  if (asked !== undefined && asked > most) {
+    throw new ApiError(
+      400,
+      "invalid_input",
+      `limit: at most ${most} for store ${name}, which merges entries from ${owners} partitions (partitions × limit may be at most ${MAX_SCAN_ENTRIES})`,
+    );
+  }
+  const limit = asked ?? Math.min(DEFAULT_SCAN_LIMIT, most);
+  const bounds: ScanBounds = { prefix, from, to, after: cursor, limit: limit + 1 };
   const taskIds = Array.from({ length: owners }, (_, p) => c.var.host.application.taskForStorePartition(found.subtopology, p));
   const answers = await Promise.all(taskIds.map((taskId) => scanTask(c.var.host, taskId, name, bounds, stale === "true")));
 
