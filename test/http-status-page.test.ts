@@ -88,6 +88,17 @@ describe("sign-in", () => {
     expect(await sessionValid(value, "another-key", [TOKEN])).toBe(false);
   });
 
+  it("signs in with every token that may read (API, admin, read), and the session is valid for it alone", async () => {
+    const key = await sessionKey();
+    for (const token of READ_TOKENS) {
+      const response = await browse("/login", { form: { token } });
+      expect(response.status, token).toBe(303);
+      const value = /__Host-edge_session=([^;]+)/.exec(response.headers.get("Set-Cookie")!)![1]!;
+      expect(await sessionValid(value, key, [token])).toBe(true);
+      expect(await sessionValid(value, key, READ_TOKENS.filter((t) => t !== token))).toBe(false);
+    }
+  });
+
   it("accepts the cookie for the status page and safe GET routes only", async () => {
     const cookie = await signIn();
     expect((await browse("/", { cookie })).status).toBe(200);

@@ -9,13 +9,16 @@
  */
 
 /**
- * True when the request comes from another origin: `Sec-Fetch-Site` other than `same-origin` or
- * `none` (a same-site origin on another port or subdomain is another origin too), or an `Origin`
- * that is not the request's own (`null` included: sandboxed or privacy-sensitive contexts).
+ * True when the request comes from another origin. `Sec-Fetch-Site` decides when present: anything
+ * but `same-origin` or `none` (a same-site origin on another port or subdomain is another origin
+ * too). Without it (an older browser), an `Origin` that is not the request's own does, `null`
+ * included (sandboxed contexts). `Origin` alone is not enough when both are sent: a page with
+ * `Referrer-Policy: no-referrer` — the status page's — makes Chromium send `Origin: null` with its
+ * own same-origin form.
  */
 export function fromAnotherOrigin(request: Request): boolean {
   const site = request.headers.get("Sec-Fetch-Site");
-  if (site !== null && site !== "same-origin" && site !== "none") return true;
+  if (site !== null) return site !== "same-origin" && site !== "none";
   const origin = request.headers.get("Origin");
   return origin !== null && origin !== new URL(request.url).origin;
 }
