@@ -14,6 +14,13 @@ import { defineConfig } from "vitest/config";
 declare const process: { cwd(): string; env: Record<string, string | undefined> };
 
 export const TEST_API_TOKEN = "test-token";
+/** The scoped tokens of the workerd tests (test/http-roles.test.ts); the produce secret holds two, as during a rotation. */
+export const TEST_SCOPED_TOKENS = {
+  ADMIN_TOKEN: "test-admin-token",
+  PRODUCE_TOKEN: "test-produce-token,test-produce-token-next",
+  READ_TOKEN: "test-read-token",
+  LOG_TOKEN: "test-log-token",
+};
 
 function isInjectedCrash(error: unknown): boolean {
   const { message, durableObjectReset } = (error ?? {}) as { message?: unknown; durableObjectReset?: unknown };
@@ -47,6 +54,7 @@ function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler
     miniflare: {
       bindings: {
         API_TOKEN: TEST_API_TOKEN,
+        ...TEST_SCOPED_TOKENS,
         ENVIRONMENT: "test",
         FAULT_INJECTION: "on",
         // Warnings and errors only: a green run stays short. Tests that check logging opt in (overrideLogLevel).

@@ -29,6 +29,7 @@ import type { RecordOrigin } from "../src/streams/errors";
 import { planReconcile } from "../src/coordinator/reconcile";
 import { warmUpTargets } from "../src/coordinator/standbys";
 import { CoordinatorUnavailable } from "../src/coordinator/unavailable";
+import { newSessionKey, SESSION_KEY_KEY } from "../src/coordinator/session-key";
 import type { TaskDescription } from "../src/task/describe";
 import { holds } from "../src/coordinator/holds";
 import { APPLICATION_SHUT_DOWN, type Assignment, type InstanceAck, type SkipAnswer } from "../src/task/protocol";
@@ -224,6 +225,26 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
     // Afterwards, whatever waits is pushed.
     await this.armAlarm(Math.max(0, ms));
     return { until };
+  }
+
+  /** The key signing browser sessions, made on first use (src/coordinator/session-key.ts). */
+  async sessionKey(): Promise<string> {
+    this.enter();
+    const kept = this.ctx.storage.kv.get<string>(SESSION_KEY_KEY);
+    if (kept !== undefined) return kept;
+    // No await between the read and the write: two first calls cannot make two keys.
+    const key = newSessionKey();
+    this.ctx.storage.kv.put(SESSION_KEY_KEY, key);
+    return key;
+  }
+
+  /** A new session key: every session signed with the old one ends. Answered once it is durable (the output gate). */
+  async rotateSessionKey(): Promise<string> {
+    this.enter();
+    const key = newSessionKey();
+    this.ctx.storage.kv.put(SESSION_KEY_KEY, key);
+    logEvent("coordinator.sessions_revoked", {});
+    return key;
   }
 
   private everyTaskAssigned(): boolean {

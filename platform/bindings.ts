@@ -1,6 +1,6 @@
 /**
  * The bindings a Worker running Edge Streams must give it: the five Durable Object namespaces,
- * under these names, and the vars of src/config.ts (all optional). The Worker's own `Env` is what
+ * under these names, the vars of src/config.ts (all optional), and optionally a rate limiter. The Worker's own `Env` is what
  * `wrangler types` generates from its wrangler.toml; it must be assignable to this.
  */
 import type { ConfigVars } from "../src/config";
@@ -16,4 +16,9 @@ export type EdgeStreamsEnv = ConfigVars & {
   readonly TASK_OBJECT: DurableObjectNamespace<TaskObject>;
   readonly COORDINATOR: DurableObjectNamespace<Coordinator>;
   readonly RESTORE_WORKER: DurableObjectNamespace<RestoreWorker>;
+  /**
+   * Optional: Cloudflare's rate-limiting binding (`[[ratelimits]]`), counting failed
+   * authentication per client; without it each isolate counts alone (workers/api/auth-failures.ts).
+   */
+  readonly AUTH_RATE_LIMITER?: RateLimit;
 };

@@ -8,6 +8,7 @@ import type { RestoreListener, StandbyUpdateListener } from "./restore/restorer"
 import type { TopicPartition } from "./log/types";
 import type { StoreDefinition, Subtopology, Topology } from "./streams/topology/topology";
 import { formatTaskId, parseTaskId } from "./streams/topology/task-id";
+import { TopologyError } from "./streams/errors";
 
 export interface ApplicationOptions {
   /** Topics to declare besides the topology's own (a partition count: Kafka's default configuration). */
@@ -16,6 +17,12 @@ export interface ApplicationOptions {
   readonly restoreListener?: RestoreListener;
   /** Told about standby updates (runs in the restore worker). */
   readonly standbyListener?: StandbyUpdateListener;
+  /**
+   * Topics the application writes (outputs, dead letters) that clients may write too, say an
+   * output topic also fed from elsewhere. Every other topic it writes refuses writes from outside
+   * (403). Changelogs and repartition topics can never be opened.
+   */
+  readonly openTopics?: readonly string[];
 }
 
 export class Application {
@@ -25,6 +32,12 @@ export class Application {
    * what its store wrote there, I1) and repartition topics. Anyone may read them.
    */
   readonly internalTopics: ReadonlySet<string>;
+  /**
+   * The topics the application writes, which refuse writes from outside (only its tasks write
+   * them): its internal topics, every sink's topic (outputs) and its dead-letter topics, less
+   * those declared open (`ApplicationOptions.openTopics`).
+   */
+  readonly writtenTopics: ReadonlySet<string>;
   readonly restoreListener?: RestoreListener;
   readonly standbyListener?: StandbyUpdateListener;
   /** The topics its tasks read (sources, repartition topics included). */
@@ -36,6 +49,14 @@ export class Application {
   ) {
     this.catalog = new TopicCatalog({ ...topology.topicSpecs(), ...options.extraTopics });
     this.internalTopics = new Set(topology.subtopologies.flatMap((s) => [...s.stores.map((store) => store.changelogTopic), ...s.repartitionSourceTopics]));
+    const open = new Set(options.openTopics ?? []);
+    for (const topic of open) {
+      if (this.internalTopics.has(topic))
+        throw new TopologyError(`openTopics: ${topic} is internal to the application (a changelog or repartition topic): only its tasks may write it`);
+      if (!this.catalog.has(topic)) throw new TopologyError(`openTopics: ${topic} is not a topic of the application`);
+    }
+    const written = [...this.internalTopics, ...topology.subtopologies.flatMap((s) => s.sinkTopics), ...topology.deadLetterTopics()];
+    this.writtenTopics = new Set(written.filter((topic) => !open.has(topic)));
     this.restoreListener = options.restoreListener;
     this.standbyListener = options.standbyListener;
     this.inputTopics = new Set(topology.subtopologies.flatMap((s) => s.sourceTopics));

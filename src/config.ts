@@ -13,7 +13,15 @@ const onOff = z.enum(["on", "off"]);
 const count = (fallback: number, min: number) => z.coerce.number().int().min(min).default(fallback);
 
 const schema = z.object({
+  /**
+   * Credentials (secrets), each one token or a comma-separated list of them (two at once while one
+   * is rotated): the all-powerful API token, and tokens with one role each (workers/api/credentials.ts).
+   */
   API_TOKEN: z.string().optional(),
+  ADMIN_TOKEN: z.string().optional(),
+  PRODUCE_TOKEN: z.string().optional(),
+  READ_TOKEN: z.string().optional(),
+  LOG_TOKEN: z.string().optional(),
   ENVIRONMENT: z.string().default("production"),
   /** Placements: `name`, `name:locationHint` or `name:locationHint:jurisdiction`, comma-separated (src/placements.ts). */
   PLACEMENTS: z

@@ -63,8 +63,10 @@ describe("the application's internal topics", () => {
     });
     await forbidden(`/produce/${CHANGELOG}`, { body: { value: "v", partition: 1 } });
     await forbidden(`/produce/${CHANGELOG}`, { body: [{ value: "v", partition: 1 }] });
-    await forbidden(`/produce/${CHANGELOG}`, { raw: "a raw value", headers: { "Content-Type": "text/plain" } });
-    await forbidden(`/produce/${CHANGELOG}/a-value?key=k`, { method: "GET" });
+    await forbidden(`/produce/${CHANGELOG}`, { raw: "a raw value" });
+    // A GET never writes (404), nor does a body that is not JSON (415).
+    await failure(kafka(`/produce/${CHANGELOG}/a-value?key=k`, { method: "GET" }), 404);
+    await failure(kafka(`/produce/${CHANGELOG}`, { raw: "a raw value", headers: { "Content-Type": "text/plain" } }), 415);
     expect(await ends()).toEqual(before);
   });
 

@@ -8,14 +8,18 @@ import { describe, expect, it } from "vitest";
 import { TestDriver } from "../src/testing/test-driver";
 import { application } from "./support/orders-app";
 import { sessionValid, sessionValue, SESSION_SECONDS } from "../workers/api/status/session";
-import { call, TOKEN } from "./support/api";
+import { anyClient, call, TOKEN } from "./support/api";
+import { COORDINATOR_NAME } from "../src/names";
 
 const driver = new TestDriver(env, application);
 const COOKIE = "__Host-edge_session";
+/** The tokens a session may be opened with here (vitest.config.ts): those that may read. */
+const READ_TOKENS = [TOKEN, "test-admin-token", "test-read-token"];
+const sessionKey = () => env.COORDINATOR.getByName(COORDINATOR_NAME).sessionKey();
 
 /** A browser-like request: no redirect following, optional cookie and form. */
 async function browse(path: string, options: { method?: string; cookie?: string; form?: Record<string, string>; bearer?: string } = {}) {
-  const headers = new Headers();
+  const headers = new Headers({ "CF-Connecting-IP": anyClient() });
   if (options.cookie !== undefined) headers.set("Cookie", `${COOKIE}=${options.cookie}`);
   if (options.bearer !== undefined) headers.set("Authorization", `Bearer ${options.bearer}`);
   let body: string | undefined;
@@ -78,8 +82,22 @@ describe("sign-in", () => {
     const value = /__Host-edge_session=([^;]+)/.exec(setCookie)![1]!;
     expect(value).not.toContain(TOKEN);
     for (const hash of await sha256(TOKEN)) expect(value).not.toContain(hash);
-    expect(await sessionValid(value, TOKEN)).toBe(true);
-    expect(await sessionValid(value, "another-token")).toBe(false);
+    const key = await sessionKey();
+    expect(await sessionValid(value, key, [TOKEN])).toBe(true);
+    expect(await sessionValid(value, key, ["another-token"])).toBe(false);
+    expect(await sessionValid(value, "another-key", [TOKEN])).toBe(false);
+  });
+
+  it("signs in with every token that may read (API, admin, read), and the session is valid for it alone", async () => {
+    const key = await sessionKey();
+    for (const token of READ_TOKENS) {
+      const response = await browse("/login", { form: { token } });
+      expect(response.status, token).toBe(303);
+      const value = /__Host-edge_session=([^;]+)/.exec(response.headers.get("Set-Cookie")!)![1]!;
+      expect(await sessionValid(value, key, [token])).toBe(true);
+      const others = READ_TOKENS.filter((t) => t !== token);
+      expect(await sessionValid(value, key, others)).toBe(false);
+    }
   });
 
   it("accepts the cookie for the status page and safe GET routes only", async () => {
@@ -99,10 +117,12 @@ describe("sign-in", () => {
     const cookie = await signIn();
     const flipped = cookie.slice(0, -1) + (cookie.endsWith("A") ? "B" : "A");
     const [, expires, mac] = cookie.split(".");
-    const extended = `v1.${Number(expires) + 3600}.${mac}`;
-    const expired = await sessionValue(TOKEN, Date.now() - (SESSION_SECONDS + 60) * 1000);
-    const foreign = await sessionValue("some-other-deployment-token");
-    for (const bad of [flipped, extended, expired, foreign, "", TOKEN, "v1.1.x"]) {
+    const extended = `v2.${Number(expires) + 3600}.${mac}`;
+    const key = await sessionKey();
+    const expired = await sessionValue(key, TOKEN, Date.now() - (SESSION_SECONDS + 60) * 1000);
+    const foreign = await sessionValue("some-other-deployment-key", TOKEN);
+    const unknownToken = await sessionValue(key, "a-token-not-configured");
+    for (const bad of [flipped, extended, expired, foreign, unknownToken, "", TOKEN, "v1.1.x"]) {
       const response = await browse("/", { cookie: bad });
       expect(response.status, bad).toBe(303);
       expect(response.headers.get("Location")).toBe("/login");

@@ -12,7 +12,7 @@ import { ConsumerGroupCoordinator } from "../src/consumer-group/group";
 import { DurableLog } from "../src/log/durable-log";
 import { partitionForKey } from "../src/log/partitioner";
 import { TopicCatalog } from "../src/log/topics";
-import { endOffsets, failure, kafka, ok } from "./kafka-rest/support";
+import { endOffsets, failure, kafka, LOG_BASIC, ok } from "./kafka-rest/support";
 
 const run = crypto.randomUUID().slice(0, 8);
 const ORDERS = 4;
@@ -30,10 +30,11 @@ type Msg = {
 const fetchOne = async (partition: number, offset: number) => (await ok<Msg[]>(kafka("/fetch", { body: { topic: "orders", partition, offset } })))[0];
 
 describe("/kafka auth", () => {
-  it("refuses missing, wrong and bearer credentials with 401 in the dialect's shape", async () => {
+  it("refuses missing, wrong and bearer credentials with 401 in the dialect's shape, inviting no browser to ask for a password", async () => {
     for (const auth of [null, `Basic ${btoa("edge:wrong")}`, `Basic ${btoa("admin:test-token")}`, "Bearer test-token", "Basic %%%"]) {
       const response = await kafka("/topics", { auth });
-      expect(response.headers.get("WWW-Authenticate")).toMatch(/^Basic /);
+      // `WWW-Authenticate: Basic` would make a browser prompt, then attach the credentials to requests from any site.
+      expect(response.headers.get("WWW-Authenticate")).toBeNull();
       await failure(response, 401);
     }
   });
@@ -125,7 +126,7 @@ describe("POST /kafka/produce", () => {
   });
 });
 
-describe("POST /kafka/produce/:topic and GET /kafka/produce/:topic/:value", () => {
+describe("POST /kafka/produce/:topic (and no GET form)", () => {
   it("takes a message or a list of messages as the body", async () => {
     const one = await ok<Meta>(kafka("/produce/orders", { body: { value: "one", key: "kk" } }));
     expect(one).toMatchObject({ topic: "orders", partition: partitionForKey("kk", ORDERS) });
@@ -141,24 +142,27 @@ describe("POST /kafka/produce/:topic and GET /kafka/produce/:topic/:value", () =
     expect((await fetchOne(3, many[1]!.offset))!.value).toBe("m2");
   });
 
-  it("takes any other body as the value itself", async () => {
-    const meta = await ok<Meta>(kafka("/produce/orders", { raw: "plain text value", headers: { "Content-Type": "text/plain" } }));
+  it("takes any other body as the value itself (sent as JSON, the only type a write takes)", async () => {
+    const meta = await ok<Meta>(kafka("/produce/orders", { raw: "plain text value" }));
     expect((await fetchOne(meta.partition, meta.offset))!.value).toBe("plain text value");
     await failure(kafka("/produce/orders", { raw: "", method: "POST" }), 400);
     await failure(kafka("/produce/orders", { body: { value: "v", partition: -1 } }), 400);
   });
 
-  it("produces the path's value with GET, keyed by ?key=", async () => {
-    const meta = await ok<Meta>(kafka("/produce/orders/hello%20kafka?key=city"));
-    expect(meta.partition).toBe(partitionForKey("city", ORDERS));
-    expect(await fetchOne(meta.partition, meta.offset)).toMatchObject({ key: "city", value: "hello kafka" });
+  it("never writes by GET: the dialect's GET /produce/:topic/:value is 404 and appends nothing", async () => {
+    const before = await endOffsets("orders", ORDERS);
+    expect((await failure(kafka("/produce/orders/hello%20kafka?key=city"), 404)).error).toMatch(/no route/);
     await failure(kafka("/produce/nope/hello"), 404);
+    expect(await endOffsets("orders", ORDERS)).toEqual(before);
   });
 });
 
-describe("the edge-producer header: idempotence and fencing over the dialect", () => {
+describe("the edge-producer header: idempotence and fencing over the dialect (the runtime's credential, LOG_TOKEN)", () => {
   const produce = (producer: string, values: string[], partition = 1) =>
-    kafka("/produce", { body: values.map((value) => ({ topic: "orders", value, partition, headers: [{ key: "edge-producer", value: producer }] })) });
+    kafka("/produce", {
+      body: values.map((value) => ({ topic: "orders", value, partition, headers: [{ key: "edge-producer", value: producer }] })),
+      auth: LOG_BASIC,
+    });
 
   it("appends a request's records as one batch, strips the header, and answers a retry with the same offsets", async () => {
     const id = `p-${run}-retry`;
@@ -205,6 +209,7 @@ describe("the edge-producer header: idempotence and fencing over the dialect", (
           { topic: "orders", value: "plain2", partition: 0 },
           { topic: "orders", value: "prod2", partition: 0, headers: header },
         ],
+        auth: LOG_BASIC,
       }),
     );
     const base = before[0]!;
@@ -218,7 +223,7 @@ describe("the edge-producer header: idempotence and fencing over the dialect", (
       { key: "edge-producer", value: "p;0;0" },
       { key: "edge-producer", value: "p;0;0" },
     ];
-    await failure(kafka("/produce", { body: { topic: "orders", value: "v", headers: twice } }), 400);
+    await failure(kafka("/produce", { body: { topic: "orders", value: "v", headers: twice }, auth: LOG_BASIC }), 400);
     expect(await endOffsets("orders", ORDERS)).toEqual(before);
   });
 });

@@ -14,6 +14,12 @@ export const FETCH_MAX_RECORDS = 500;
 export const FETCH_MAX_BYTES = 1024 * 1024;
 /** Longest wait a client may ask for; the embedded log answers at once, so it is only checked. */
 export const MAX_TIMEOUT_MS = 60_000;
+/**
+ * Most partitions one offsets, committed or commit call names: each costs a call to its partition's
+ * object (a subrequest), so a request's work stays bounded (a fetch's list too).
+ */
+export const MAX_PARTITIONS_PER_REQUEST = 1_000;
+const tooManyPartitions = `at most ${MAX_PARTITIONS_PER_REQUEST} partitions per request: split the list`;
 
 const topicName = z.string().min(1).max(249);
 const partition = z.number().int().min(0).max(99_999);
@@ -54,7 +60,7 @@ export const fetchBody = z
     topic: topicName.optional(),
     partition: partition.optional(),
     offset: offset.optional(),
-    topicPartitionOffsets: z.array(topicPartitionOffsetSchema).max(1_000).optional(),
+    topicPartitionOffsets: z.array(topicPartitionOffsetSchema).max(MAX_PARTITIONS_PER_REQUEST, tooManyPartitions).optional(),
     timeout: timeout.optional(),
   })
   .refine((b) => b.topic === undefined || (b.partition !== undefined && b.offset !== undefined), {
@@ -68,12 +74,16 @@ export const fetchBody = z
   });
 
 /** One `{topic, partition}` or a list of them (the dialect accepts both). */
-export const topicPartitionsBody = z.union([topicPartitionSchema, z.array(topicPartitionSchema).max(10_000)]).transform((v) => (Array.isArray(v) ? v : [v]));
+export const topicPartitionsBody = z
+  .unknown()
+  .transform((v) => (Array.isArray(v) ? v : [v]))
+  .pipe(z.array(topicPartitionSchema).max(MAX_PARTITIONS_PER_REQUEST, tooManyPartitions));
 
 /** Nothing (commit what was consumed), one offset or a list of them. */
 export const commitBody = z
-  .union([z.undefined(), topicPartitionOffsetSchema, z.array(topicPartitionOffsetSchema).max(10_000)])
-  .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]));
+  .unknown()
+  .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]))
+  .pipe(z.array(topicPartitionOffsetSchema).max(MAX_PARTITIONS_PER_REQUEST, tooManyPartitions).optional());
 
 export const consumeBody = z
   .object({

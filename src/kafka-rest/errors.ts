@@ -36,11 +36,6 @@ export function dialectErrorBody(status: number, message: string, code?: LogErro
   return code ? { error: `${code}: ${message}`, status, code } : { error: message, status };
 }
 
-/** The body for a log error (the status is decided by the caller's error mapping). */
-export function logErrorBody(status: number, error: LogError): DialectErrorBody {
-  return dialectErrorBody(status, error.message, error.code);
-}
-
 /**
  * The typed log error for a dialect failure. The code prefix of an Edge Streams endpoint wins;
  * a plain Kafka REST endpoint is judged by its status alone, so its errors map more coarsely.

@@ -4,7 +4,8 @@
  * that messages carrying an `edge-producer` header form their own batch per header value (one
  * `Log.append` has one producer). Partitions: explicit, else Kafka's default partitioner on the
  * key, else — keyless — one partition picked at random per topic and request (Kafka's "sticky"
- * partitioner), so a request's keyless messages still land in one batch.
+ * partitioner), so a request's keyless messages still land in one batch. A request with an
+ * `Idempotency-Key` is a client's idempotent producer for its messages without the header.
  */
 import { InvalidRecord, UnknownTopicOrPartition } from "../log/errors";
 import { partitionForKey } from "../log/partitioner";
@@ -28,6 +29,11 @@ export interface PlanOptions {
   readonly now: number;
   /** A partition in [0, count) for keyless messages; random by default. */
   readonly pickPartition?: (count: number) => number;
+  /**
+   * The producer of messages without an `edge-producer` header: a client's idempotent producer
+   * (an `Idempotency-Key`), one batch per partition, so a retry appends only what is missing.
+   */
+  readonly producer?: ProducerId;
 }
 
 /**
@@ -35,7 +41,12 @@ export interface PlanOptions {
  * `UnknownTopicOrPartition` before anything is appended, so a bad request changes nothing.
  */
 export function planProduce(messages: readonly TopicMessage[], options: PlanOptions): ProduceBatch[] {
-  const pick = options.pickPartition ?? ((count: number) => Math.floor(Math.random() * count));
+  // An idempotent producer's retry must land where its first attempt did: its keyless messages go
+  // to the partition its id hashes to, not a random one.
+  const idempotent = options.producer;
+  const pick =
+    options.pickPartition ??
+    (idempotent ? (count: number) => partitionForKey(idempotent.producerId, count) : (count: number) => Math.floor(Math.random() * count));
   const sticky = new Map<string, number>();
   const batches = new Map<string, ProduceBatch>();
   messages.forEach((message, position) => {
@@ -56,7 +67,7 @@ export function planProduce(messages: readonly TopicMessage[], options: PlanOpti
     }
     const { producer: header, rest, count: producerHeaders } = takeProducerHeader(message.headers ?? []);
     if (producerHeaders > 1) throw new InvalidRecord(`${where}: more than one ${EDGE_PRODUCER_HEADER} header`);
-    const producer = header === undefined ? undefined : parseProducerHeader(header);
+    const producer = header === undefined ? options.producer : parseProducerHeader(header);
     if (producer === null) {
       throw new InvalidRecord(`${where}: ${EDGE_PRODUCER_HEADER} must be "<producerId>;<epoch>;<sequence>"`);
     }

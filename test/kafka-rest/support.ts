@@ -1,8 +1,11 @@
 /** Calls the Worker's `/kafka` endpoint as `@upstash/kafka` does: HTTP Basic, JSON bodies. */
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { anyClient } from "../support/api";
 
 export const BASIC = `Basic ${btoa("edge:test-token")}`;
+/** The runtime's credential (LOG_TOKEN): what another deployment whose log is this one's `/kafka` sends. */
+export const LOG_BASIC = `Basic ${btoa("edge:test-log-token")}`;
 
 export interface KafkaCall {
   readonly method?: string;
@@ -16,6 +19,7 @@ export interface KafkaCall {
 
 export async function kafka(path: string, call: KafkaCall = {}): Promise<Response> {
   const headers = new Headers(call.headers);
+  if (!headers.has("CF-Connecting-IP")) headers.set("CF-Connecting-IP", anyClient());
   if (call.auth !== null) headers.set("Authorization", call.auth ?? BASIC);
   const body = call.raw ?? (call.body === undefined ? undefined : JSON.stringify(call.body));
   if (body !== undefined && !headers.has("Content-Type")) headers.set("Content-Type", "application/json");

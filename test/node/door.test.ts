@@ -71,3 +71,20 @@ describe("records over MAX_INPUT_RECORD_BYTES", () => {
     expect((await api("/topics/orders/records", { records: [{ key: "after", value: { amount: 1 } }] })).status).toBe(200);
   });
 });
+
+describe("records over MAX_INPUT_RECORD_BYTES through /kafka", () => {
+  it("are refused with 413 RECORD_TOO_LARGE and nothing appended (issue #31: a 999,990-byte order once stalled its partition)", async () => {
+    const basic = `Basic ${btoa(`edge:${dev.token}`)}`;
+    const kafka = (path: string, body: unknown) =>
+      fetch(`${dev.url}/kafka${path}`, { method: "POST", headers: { Authorization: basic, "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const ends = async () => (await (await kafka("/offsets/latest", [{ topic: "orders", partition: 0 }])).json()) as { offset: number }[];
+    const before = await ends();
+    const refused = await kafka("/produce", { topic: "orders", partition: 0, key: "big", value: "x".repeat(999_990) });
+    expect(refused.status).toBe(413);
+    expect(((await refused.json()) as { code?: string }).code).toBe("RECORD_TOO_LARGE");
+    expect(await ends()).toEqual(before);
+    // One that leaves room for its dead letter's headers is taken.
+    const fits = await kafka("/produce", { topic: "orders", partition: 0, key: "fits", value: "x".repeat(MAX_INPUT_RECORD_BYTES - 8) });
+    expect(fits.status, await fits.clone().text()).toBe(200);
+  });
+});

@@ -2,24 +2,30 @@
  * The example application on `LOG_BACKEND=upstash`: its log is another `wrangler dev`'s `/kafka`
  * endpoint, reached with the real `@upstash/kafka` client. A remote log sends no wake-ups, so its
  * tasks poll their input and its restore workers their changelogs: orders in, totals exact, and
- * a corrupted task restores from the remote changelog.
+ * a corrupted task restores from the remote changelog. The app authenticates with the log
+ * deployment's runtime credential (its LOG_TOKEN): its tasks send their producer identities and
+ * group epochs, which the log deployment takes from that credential only — not from its API token.
  */
+import { Kafka, UpstashError } from "@upstash/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { kafkaHttpLayer } from "../../src/log/upstash-log";
 import { startWranglerDev, until, type WranglerDev } from "./wrangler-dev";
 
 let log: WranglerDev;
 let app: WranglerDev;
+/** The log deployment's runtime credential, which the app deployment uses as its Upstash password. */
+const LOG_TOKEN = `node-runtime-${Math.random().toString(36).slice(2)}`;
 
 beforeAll(async () => {
   // The log: a deployment nobody asks for its own tasks (only its /kafka endpoint is used).
-  log = await startWranglerDev();
+  log = await startWranglerDev({ vars: { LOG_TOKEN } });
   app = await startWranglerDev({
     vars: {
       FAULT_INJECTION: "on",
       LOG_BACKEND: "upstash",
       UPSTASH_KAFKA_REST_URL: `${log.url}/kafka`,
       UPSTASH_KAFKA_REST_USERNAME: "edge",
-      UPSTASH_KAFKA_REST_PASSWORD: log.token,
+      UPSTASH_KAFKA_REST_PASSWORD: LOG_TOKEN,
     },
   });
 }, 240_000);
@@ -65,5 +71,27 @@ describe("LOG_BACKEND=upstash against another deployment's /kafka", () => {
       "the wiped task to restore from the remote changelog",
     );
     for (const key of keys) expect(((await (await api(`/stores/totals/keys/${key}`)).json()) as { value: unknown }).value).toEqual({ count: 3, sum: 9 });
+  });
+
+  it("takes the tasks' identities from the runtime's credential only: the log deployment's own API token may not send them (403)", async () => {
+    const layer = kafkaHttpLayer(new Kafka({ url: `${log.url}/kafka`, username: "edge", password: log.token }))!;
+    const refused = async (path: string[], body: unknown) => {
+      const error = await layer.post({ path, body, retries: 0 }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(UpstashError);
+      expect((error as UpstashError).status).toBe(403);
+    };
+    await refused(
+      ["produce"],
+      [{ topic: "orders", partition: 0, value: '{"amount":1}', headers: [{ key: "edge-producer", value: "edge-streams-0_0;999999999;0" }] }],
+    );
+    await refused(["produce"], [{ topic: "edge-streams-totals-changelog", partition: 0, key: "remote-0", value: '{"count":9,"sum":9}' }]);
+    await refused(["commit", "edge-streams", "edge-epoch-999999999"], { topic: "orders", partition: 0, offset: 0 });
+    // The app's tasks, unfenced, go on: another order is processed exactly.
+    await api("/topics/orders/records", { records: [{ key: "remote-0", value: { amount: 1 } }] });
+    await until(caughtUp, 60_000, "the order to be processed");
+    expect(((await (await api("/stores/totals/keys/remote-0")).json()) as { value: unknown }).value).toEqual({ count: 4, sum: 10 });
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The `@upstash/kafka` backend of the Log interface, from Node against a real `wrangler dev`:
  * the shared contract (without retention, which the dialect lacks), bounded failures, and
- * idempotence and fencing carried by the `edge-producer` header.
+ * idempotence and fencing carried by the `edge-producer` header. The log authenticates as the
+ * runtime (LOG_TOKEN): only that credential may send producer identities and epochs.
  */
 import { Kafka } from "@upstash/kafka";
 import { createServer, type Server } from "node:http";
@@ -12,13 +13,15 @@ import { describeLogContract } from "../log/contract";
 import { freePort, startWranglerDev, type WranglerDev } from "./wrangler-dev";
 
 const CONTRACT_TOPICS = 20;
+/** The runtime's credential of the deployment under test (its LOG_TOKEN). */
+const LOG_TOKEN = `node-log-${Math.random().toString(36).slice(2)}`;
 let dev: WranglerDev;
 let nextTopic = 0;
 
 beforeAll(async () => {
   const topics: Record<string, number> = { extra: 3 };
   for (let i = 0; i < CONTRACT_TOPICS; i++) topics[`contract-${i}`] = 3;
-  dev = await startWranglerDev({ topics });
+  dev = await startWranglerDev({ topics, vars: { LOG_TOKEN } });
 });
 
 afterAll(async () => {
@@ -26,7 +29,7 @@ afterAll(async () => {
 });
 
 const open = (options: Partial<UpstashLogOptions> = {}) =>
-  new UpstashLog({ url: `${dev.url}/kafka`, username: "edge", password: dev.token, timeoutMs: 10_000, ...options });
+  new UpstashLog({ url: `${dev.url}/kafka`, username: "edge", password: LOG_TOKEN, timeoutMs: 10_000, ...options });
 
 describeLogContract(
   "@upstash/kafka backend",

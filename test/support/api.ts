@@ -3,6 +3,15 @@ import { exports } from "cloudflare:workers";
 
 export const TOKEN = "test-token";
 
+/**
+ * A client address of its own for each call that names none: failed authentication is limited per
+ * client (workers/api/auth-failures.ts), and tests that send wrong tokens on purpose are many
+ * clients, not one guessing. Tests of the limit name their client.
+ */
+export function anyClient(): string {
+  return `198.51.100.${Math.floor(Math.random() * 250)}-${crypto.randomUUID().slice(0, 8)}`;
+}
+
 export interface CallOptions {
   readonly method?: string;
   readonly body?: unknown;
@@ -14,6 +23,7 @@ export interface CallOptions {
 
 export async function call(path: string, options: CallOptions = {}): Promise<Response> {
   const headers = new Headers(options.headers);
+  if (!headers.has("CF-Connecting-IP")) headers.set("CF-Connecting-IP", anyClient());
   const token = options.token === undefined ? TOKEN : options.token;
   if (token !== null) headers.set("Authorization", `Bearer ${token}`);
   let body: string | undefined = options.rawBody;

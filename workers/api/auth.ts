@@ -1,22 +1,11 @@
 /**
- * Authentication: a bearer token on the API, HTTP Basic (user `edge`, password the same token) on
+ * Reading credentials: a bearer token on the API, HTTP Basic (user `edge`, password a token) on
  * the Kafka REST endpoint. Tokens are compared in constant time; nothing about them is logged.
+ * Which tokens exist and what they grant is credentials.ts; the middleware that uses both is
+ * authenticate.ts.
  */
-import { ApiError } from "./http-error";
-import { missingTokenMessage } from "./missing-token";
 
 export const KAFKA_REST_USERNAME = "edge";
-
-/**
- * The token requests must present, or null when none is required. Outside local development an
- * unset token is a configuration error: the Worker refuses to serve rather than serve openly, saying
- * how to set one where it runs (`requestUrl` tells `wrangler dev` from a deployment).
- */
-export function requiredToken(token: string | undefined, localDevelopment: boolean, requestUrl: string): string | null {
-  if (token) return token;
-  if (localDevelopment) return null;
-  throw new ApiError(500, "misconfigured", missingTokenMessage(requestUrl));
-}
 
 /**
  * Whether `given` is `expected` (a configured secret), in time that says nothing about the secret:
@@ -31,25 +20,37 @@ export function secretMatches(given: string, expected: string): boolean {
   return difference === 0;
 }
 
-export function bearerMatches(header: string | undefined, token: string): boolean {
+/** The token of an `Authorization: Bearer <token>` header; null for any other header or none. */
+export function bearerToken(header: string | undefined): string | null {
   const match = /^Bearer\s+(.+)$/i.exec(header ?? "");
-  return match ? secretMatches(match[1]!.trim(), token) : false;
+  return match ? match[1]!.trim() : null;
 }
 
-export function basicMatches(header: string | undefined, token: string): boolean {
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header ?? "");
-  if (!match) return false;
+/**
+ * The password of an `Authorization: Basic …` header whose user is `edge`; null for any other
+ * header or user (an empty string for a malformed one, so that it still counts as a failed try).
+ */
+export function basicPassword(header: string | undefined): string | null {
+  const match = /^Basic\s+(\S*)$/i.exec(header ?? "");
+  if (!match) return null;
   let decoded: string;
   try {
     decoded = atob(match[1]!);
   } catch {
-    return false;
+    return "";
   }
   const colon = decoded.indexOf(":");
-  if (colon < 0) return false;
-  const [user, password] = [decoded.slice(0, colon), decoded.slice(colon + 1)];
-  // Both comparisons always run, so timing does not tell which part was wrong.
-  const userOk = secretMatches(user, KAFKA_REST_USERNAME);
-  const passwordOk = secretMatches(password, token);
-  return userOk && passwordOk;
+  if (colon < 0) return "";
+  // The user is compared in constant time too, and a wrong one gives a password nothing matches.
+  return secretMatches(decoded.slice(0, colon), KAFKA_REST_USERNAME) ? decoded.slice(colon + 1) : "";
+}
+
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = bearerToken(header);
+  return given !== null && secretMatches(given, token);
+}
+
+export function basicMatches(header: string | undefined, token: string): boolean {
+  const given = basicPassword(header);
+  return given !== null && secretMatches(given, token);
 }

@@ -1,7 +1,8 @@
 /**
  * The error contract of docs/http-api.md: `{"error": code, "message": text}` with a fitting status, and
- * `Retry-After` on 503. Log errors map to statuses here, in one place, and so does unavailability
- * (of the log or of an object) met anywhere behind a route.
+ * `Retry-After` on 503 and 429. Log errors map to statuses here, in one place, and so does unavailability
+ * (of the log or of an object) met anywhere behind a route. What went wrong inside (another object's
+ * error, the log's) is logged, never answered: a 503 or 500 says only what the caller can do.
  */
 import { logEvent } from "../../src/util/log";
 import type { Context } from "hono";
@@ -18,6 +19,9 @@ export type ErrorCode =
   | "unauthorized"
   | "forbidden"
   | "not_found"
+  | "method_not_allowed"
+  | "unsupported_media_type"
+  | "too_many_requests"
   | "unknown_topic"
   | "conflict"
   | "producer_fenced"
@@ -60,9 +64,9 @@ const fromLog: Record<LogErrorCode, [ContentfulStatusCode, ErrorCode]> = {
  */
 function unavailable(error: unknown): ApiError | undefined {
   if (isNotAssigned(error)) return new ApiError(503, "unavailable", "the task instance has not taken its assignment yet; retry shortly", 1);
-  if (isCoordinatorUnavailable(error)) return new ApiError(503, "unavailable", (error as Error).message.replace(/^CoordinatorUnavailable: /, ""), 1);
-  if (isMigrationUnderWay(error)) return new ApiError(503, "unavailable", (error as Error).message.replace(/^MigrationUnderWay: /, ""), 1);
-  if (isLogUnavailable(error)) return new ApiError(503, "unavailable", `the log is unavailable: ${(error as Error).message.replace(/^[A-Za-z_]+: /, "")}`, 1);
+  if (isCoordinatorUnavailable(error)) return new ApiError(503, "unavailable", "the coordinator does not answer; retry shortly", 1);
+  if (isMigrationUnderWay(error)) return new ApiError(503, "unavailable", "the move is under way and completes on its own: ask again to see it done", 1);
+  if (isLogUnavailable(error)) return new ApiError(503, "unavailable", "the log is unavailable; retry shortly", 1);
   const flags = (error ?? {}) as { overloaded?: unknown; retryable?: unknown; durableObjectReset?: unknown };
   if (flags.overloaded === true || flags.retryable === true || flags.durableObjectReset === true) {
     return new ApiError(503, "unavailable", "a component did not answer; retry shortly", 1);
@@ -76,7 +80,8 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ConfigError) return new ApiError(500, "misconfigured", error.message);
   if (error instanceof LogError) {
     const [status, code] = fromLog[error.code];
-    return new ApiError(status, code, error.message, status === 503 ? 1 : undefined);
+    // A log error about the request itself (unknown topic, a record refused, the caller's own producer) says why; unavailability says no more than that.
+    return status === 503 ? new ApiError(503, code, "the log is unavailable; retry shortly", 1) : new ApiError(status, code, error.message);
   }
   if (error instanceof HTTPException) {
     const status = error.status as ContentfulStatusCode;
@@ -86,12 +91,19 @@ export function toApiError(error: unknown): ApiError {
   return unavailable(error) ?? new ApiError(500, "internal", "internal error");
 }
 
+/**
+ * Logs what a response will not say: the error behind a 500, or behind a 503 made of another
+ * component's failure (an ApiError made for the caller needs no line).
+ */
+export function logHidden(c: Context, error: unknown, apiError: ApiError): void {
+  if (apiError.status < 500 || error instanceof ApiError) return;
+  const internal = apiError.code === "internal";
+  logEvent(internal ? "http.unhandled" : "http.unavailable", { path: c.req.path, error: String(error) }, internal ? "error" : "warn");
+}
+
 export function errorResponse(c: Context, error: unknown): Response {
   const apiError = toApiError(error);
-  if (apiError.status >= 500 && apiError.code === "internal") {
-    // The details stay in the logs, never in the response.
-    logEvent("http.unhandled", { path: c.req.path, error: String(error) }, "error");
-  }
+  logHidden(c, error, apiError);
   if (apiError.retryAfterSeconds !== undefined) c.header("Retry-After", String(apiError.retryAfterSeconds));
   return c.json({ error: apiError.code, message: apiError.message }, apiError.status);
 }

@@ -1,5 +1,5 @@
 /**
- * What a Worker without `API_TOKEN` tells its caller to do, which depends on where it runs. Local
+ * What a Worker without any API token (`API_TOKEN` or a scoped one) tells its caller to do, which depends on where it runs. Local
  * development is normally known from `ENVIRONMENT=development`, but that comes from `.dev.vars`,
  * the very file that is missing then; so the request itself tells: `wrangler dev` is reached at
  * localhost or an IP address, a deployment only by a host name (a Cloudflare route or workers.dev).
@@ -7,8 +7,8 @@
  */
 
 const LOCAL_ADVICE =
-  "API_TOKEN is not set: for local development create .dev.vars (`npm start` creates it from .dev.vars.example) and restart `wrangler dev`; refusing to serve";
-const DEPLOYED_ADVICE = "API_TOKEN is not set: set it with `wrangler secret put API_TOKEN`; refusing to serve";
+  "no API token is set (API_TOKEN or a scoped token): for local development create .dev.vars (`npm start` creates it from .dev.vars.example) and restart `wrangler dev`; refusing to serve";
+const DEPLOYED_ADVICE = "no API token is set (API_TOKEN or a scoped token): set one with `wrangler secret put API_TOKEN`; refusing to serve";
 
 /** Whether a request was addressed to this machine or an IP address: `wrangler dev`, never a deployment. */
 export function isLocalRequest(requestUrl: string): boolean {

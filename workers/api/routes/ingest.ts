@@ -13,7 +13,7 @@ import { offsetsInRequestOrder, planIngest } from "../../../src/ingest/plan";
 import { inputSerdes } from "../../../src/streams/topology/input-encoding";
 import { cachedAssignment } from "../cluster";
 import { ApiError } from "../http-error";
-import { refuseInternalTopicWrite } from "../owned";
+import { refuseOutsideWrite, refuseRuntimeHeaders } from "../owned";
 import type { ApiEnv } from "../context";
 import { invalidInput } from "../validation";
 
@@ -74,11 +74,12 @@ export const ingest = new Hono<ApiEnv>().post(
   zValidator("json", ingestBody, invalidInput, validateIngestBody),
   async (c) => {
     const topic = c.req.param("topic");
-    refuseInternalTopicWrite(c.var.host.application, topic);
+    refuseOutsideWrite(c.var.host.application, topic, c.var.access.roles);
     const log = c.get("log");
     const partitions = (await log.topics()).get(topic);
     if (partitions === undefined) throw new ApiError(404, "unknown_topic", `unknown topic ${JSON.stringify(topic)}`);
     const { records } = c.req.valid("json");
+    refuseRuntimeHeaders(records, c.var.access.roles);
     const outOfRange = records.findIndex((r) => r.partition !== undefined && r.partition >= partitions);
     if (outOfRange >= 0) {
       throw new ApiError(400, "invalid_input", `records[${outOfRange}].partition: topic ${topic} has partitions 0 to ${partitions - 1}`);

@@ -7,6 +7,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono, type Context } from "hono";
 import { z } from "zod";
 import { SUCCESS, commitBody, consumeBody, consumeHeaders, consumerId, topicPartitionsBody } from "../../../src/kafka-rest/dialect";
+import { logEvent } from "../../../src/util/log";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { refuseApplicationGroupCommit } from "../owned";
@@ -55,7 +56,7 @@ kafkaGroups.on(["GET", "POST"], "/consume/:group/:instance/:topic", zValidator("
 /** No body commits what the instance consumed; one offset or a list commits those. */
 kafkaGroups.post("/commit/:group/:instance", zValidator("param", memberParams, invalidDialectInput), async (c) => {
   const { group, instance } = c.req.valid("param");
-  refuseApplicationGroupCommit(c.var.host.application, group, instance);
+  refuseApplicationGroupCommit(c.var.host.application, group, instance, c.var.access.roles);
   const offsets = validate(commitBody, await optionalJson(c));
   await callGroup(() => groupStub(c, group).commit(group, instance, offsets));
   return c.json(SUCCESS);
@@ -82,7 +83,8 @@ kafkaGroups.get("/consumers", async (c) => {
   try {
     groups = await c.var.host.groupDirectory().listGroups();
   } catch (error) {
-    throw new ApiError(503, "unavailable", `consumer group directory unavailable: ${error instanceof Error ? error.message : String(error)}`, 1);
+    logEvent("http.unavailable", { call: "consumer group directory", error: String(error) }, "warn");
+    throw new ApiError(503, "unavailable", "the consumer group directory does not answer; retry shortly", 1);
   }
   const described = await Promise.all(groups.map((group) => callGroup(() => groupStub(c, group).describe(group))));
   return c.json(described.filter((g) => g.instances.length > 0));

@@ -8,22 +8,22 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import type { ConsumerGroup } from "../../../durable-objects/consumer-group";
 import { GroupError, unwrapGroup, type GroupOutcome } from "../../../src/consumer-group/errors";
-import { dialectErrorBody, logErrorBody } from "../../../src/kafka-rest/errors";
+import { dialectErrorBody } from "../../../src/kafka-rest/errors";
 import { LogError } from "../../../src/log/errors";
 import type { ApiEnv } from "../context";
-import { ApiError, toApiError } from "../http-error";
+import { ApiError, logHidden, toApiError } from "../http-error";
 
 type KafkaContext = Context<ApiEnv>;
 
 export function dialectErrorResponse(c: Context, error: unknown): Response {
   if (error instanceof GroupError) return c.json(dialectErrorBody(error.status, error.message), error.status);
   const apiError = toApiError(error);
-  if (apiError.status >= 500 && apiError.code === "internal") {
-    // The details stay in the logs, never in the response.
-    logEvent("http.unhandled", { path: c.req.path, error: String(error) }, "error");
-  }
+  // The details of a 500 or 503 stay in the logs, never in the response.
+  logHidden(c, error, apiError);
   if (apiError.retryAfterSeconds !== undefined) c.header("Retry-After", String(apiError.retryAfterSeconds));
-  const body = error instanceof LogError ? logErrorBody(apiError.status, error) : dialectErrorBody(apiError.status, apiError.message);
+  // A log error's code travels in front of its message (the UpstashLog of another deployment reads it back).
+  const body =
+    error instanceof LogError ? dialectErrorBody(apiError.status, apiError.message, error.code) : dialectErrorBody(apiError.status, apiError.message);
   return c.json(body, apiError.status);
 }
 
@@ -79,7 +79,8 @@ export async function callGroup<T>(fn: () => Promise<GroupOutcome<T>>): Promise<
   try {
     result = await fn();
   } catch (error) {
-    throw new ApiError(503, "unavailable", `consumer group unavailable: ${error instanceof Error ? error.message : String(error)}`, 1);
+    logEvent("http.unavailable", { call: "consumer group", error: String(error) }, "warn");
+    throw new ApiError(503, "unavailable", "the consumer group does not answer; retry shortly", 1);
   }
   return unwrapGroup(result);
 }

@@ -1,8 +1,10 @@
 /**
  * `/kafka/*`: the Upstash Kafka REST dialect over the Worker's log, so `@upstash/kafka` works
- * against Edge Streams unchanged. HTTP Basic auth (user `edge`, password `API_TOKEN`); errors as
- * the dialect has them. This file holds auth, produce, fetch, offsets and topics; consumer groups
- * are in kafka-rest-groups.ts. The decisions behind the shapes are in src/kafka-rest/dialect.ts.
+ * against Edge Streams unchanged. HTTP Basic auth (user `edge`, password a token; checked with
+ * every other route's, ../authenticate.ts); errors as the dialect has them. This file holds produce,
+ * fetch, offsets and topics; consumer groups are in kafka-rest-groups.ts. The decisions behind the
+ * shapes are in src/kafka-rest/dialect.ts. A GET never writes: the dialect's
+ * `GET /produce/:topic/:value` is not served (404).
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono, type Context } from "hono";
@@ -11,6 +13,7 @@ import {
   produceBody,
   produceTopicBody,
   fetchBody,
+  MAX_PARTITIONS_PER_REQUEST,
   offsetsTimestamp,
   topicPartitionsBody,
   type DialectMessage,
@@ -22,13 +25,11 @@ import { readBounded } from "../../../src/kafka-rest/fetch";
 import { metadataInRequestOrder, planProduce } from "../../../src/kafka-rest/produce";
 import { UnknownTopicOrPartition } from "../../../src/log/errors";
 import { DurableLog } from "../../../src/log/durable-log";
-import { checkBatch } from "../../../src/log/records";
-import type { AppendResult } from "../../../src/log/types";
-import { basicMatches, requiredToken } from "../auth";
+import { checkBatch, MAX_INPUT_RECORD_BYTES, MAX_RECORD_BYTES } from "../../../src/log/records";
+import type { AppendResult, ProducerId } from "../../../src/log/types";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
-import { refuseInternalTopicWrite } from "../owned";
-import { EDGE_PRODUCER_HEADER, parseProducerHeader } from "../../../src/kafka-rest/producer-header";
+import { refuseOutsideWrite, refuseRuntimeHeaders } from "../owned";
 import { kafkaGroups } from "./kafka-rest-groups";
 import { bodyText, dialectErrorResponse, invalidDialectInput, validate } from "./kafka-rest-support";
 
@@ -41,26 +42,28 @@ export function isKafkaPath(path: string): boolean {
 
 kafkaRest.onError((error, c) => dialectErrorResponse(c, error));
 
-kafkaRest.use("*", async (c, next) => {
-  const config = c.get("config");
-  const token = requiredToken(config.API_TOKEN, config.localDevelopment, c.req.url);
-  if (token !== null && !basicMatches(c.req.header("Authorization"), token)) {
-    c.header("WWW-Authenticate", 'Basic realm="edge-streams"');
-    return c.json(dialectErrorBody(401, "unauthorized: missing or wrong credentials (HTTP Basic, user edge)"), 401);
-  }
-  await next();
-});
-
 const topicParam = z.object({ topic: z.string().min(1).max(249) });
+
+/**
+ * A client's idempotent producer: with an `Idempotency-Key` header (1–200 characters), the
+ * request's messages are appended as producer `ingest:<key>`, as `POST /topics/:topic/records`
+ * does, one batch per partition: a retry appends only what is missing and answers the same
+ * offsets. Those ids cannot be the runtime's (`<applicationId>-<task>`: no `:` in either).
+ */
+function idempotentProducer(c: Context<ApiEnv>): { producer?: ProducerId } {
+  const key = c.req.header("Idempotency-Key");
+  if (key === undefined) return {};
+  if (key.length < 1 || key.length > 200) throw new ApiError(400, "invalid_input", "Idempotency-Key must be 1 to 200 characters");
+  return { producer: { producerId: `ingest:${key}`, epoch: 0, sequence: 0 } };
+}
 
 /** Appends the planned batches: partitions in parallel, one partition's batches in request order. */
 async function produce(c: Context<ApiEnv>, messages: readonly TopicMessage[]): Promise<ProduceMetadata[]> {
-  // Before anything is appended: a request naming an internal topic anywhere changes nothing.
-  for (const message of messages) {
-    const header = message.headers?.find((h) => h.key === EDGE_PRODUCER_HEADER);
-    const producer = header === undefined ? undefined : parseProducerHeader(String(header.value));
-    refuseInternalTopicWrite(c.var.host.application, message.topic, producer?.producerId);
-  }
+  // Before anything is appended: a request naming a topic only the application writes, or carrying
+  // its producer identity, anywhere changes nothing (unless it comes from the runtime, ../owned.ts).
+  const { roles } = c.var.access;
+  refuseRuntimeHeaders(messages, roles);
+  for (const message of messages) refuseOutsideWrite(c.var.host.application, message.topic, roles);
   // An external producer's appends never make this deployment's tasks (see AppendOrigin): it may
   // be another deployment using this one as its log, under the same group and epochs.
   const shared = c.get("log");
@@ -74,9 +77,16 @@ async function produce(c: Context<ApiEnv>, messages: readonly TopicMessage[]): P
       if (count === undefined) throw new UnknownTopicOrPartition(`unknown topic ${JSON.stringify(topic)}`);
       return count;
     },
+    ...idempotentProducer(c),
   });
-  // Every batch is checked before any is appended, so a bad message anywhere changes nothing.
-  for (const batch of batches) checkBatch(batch.records, now);
+  if (batches.length > MAX_PARTITIONS_PER_REQUEST) {
+    throw new ApiError(400, "invalid_input", `a request appends to at most ${MAX_PARTITIONS_PER_REQUEST} partitions (this one to ${batches.length}): split it`);
+  }
+  // Every batch is checked before any is appended, so a bad message anywhere changes nothing. A
+  // client's record must leave room for the headers of its dead letter (MAX_INPUT_RECORD_BYTES), so
+  // no record it writes can wedge a partition; the runtime's own (the log role) are held to the log's limit.
+  const maxRecordBytes = roles.has("log") ? MAX_RECORD_BYTES : MAX_INPUT_RECORD_BYTES;
+  for (const batch of batches) checkBatch(batch.records, now, maxRecordBytes);
   const chains = new Map<string, Promise<unknown>>();
   const appends = batches.map((batch) => {
     const key = `${batch.topic}/${batch.partition}`;
@@ -120,18 +130,6 @@ kafkaRest.post("/produce/:topic", zValidator("param", topicParam, invalidDialect
   const metadata = await produce(c, messages);
   return c.json(Array.isArray(body) ? metadata : metadata[0]);
 });
-
-kafkaRest.get(
-  "/produce/:topic/:value",
-  zValidator("param", topicParam.extend({ value: z.string() }), invalidDialectInput),
-  zValidator("query", z.object({ key: z.string().optional() }), invalidDialectInput),
-  async (c) => {
-    const { topic, value } = c.req.valid("param");
-    const { key } = c.req.valid("query");
-    const [metadata] = await produce(c, [{ topic, value, ...(key === undefined ? {} : { key }) }]);
-    return c.json(metadata);
-  },
-);
 
 kafkaRest.post("/fetch", zValidator("json", fetchBody, invalidDialectInput), async (c) => {
   const body = c.req.valid("json");

@@ -9,6 +9,11 @@
  * (../stale.ts), and the response says `"stale": true`. Bounds are keys as text, as in the point
  * read's path, serialized with the store's key serde (a prefix of a JSON-keyed store's string keys
  * stays an open JSON string); the keys answered are deserialized.
+ *
+ * The work of one request is bounded: it asks every partition of the store (its fan-out, one call
+ * each) for `limit + 1` entries and merges them, so `partitions × limit` may be at most
+ * MAX_SCAN_ENTRIES. A store of many partitions takes a smaller limit (400 beyond it, naming it);
+ * its default limit shrinks to fit.
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
@@ -28,6 +33,13 @@ import { invalidInput } from "../validation";
 
 export const DEFAULT_SCAN_LIMIT = 100;
 export const MAX_SCAN_LIMIT = 1000;
+/** Most entries one scan may merge: partitions × limit (4 partitions take 1,000; 256 the default 100; 10,000 take 3). */
+export const MAX_SCAN_ENTRIES = 32_000;
+
+/** The largest limit a scan over `owners` partitions may ask for. */
+export function maxScanLimit(owners: number): number {
+  return Math.max(1, Math.min(MAX_SCAN_LIMIT, Math.floor(MAX_SCAN_ENTRIES / owners)));
+}
 /** Longest bound (prefix, from, to) accepted, in UTF-16 units; and longest cursor. */
 const MAX_BOUND_LENGTH = 16_384;
 const MAX_CURSOR_LENGTH = 65_536;
@@ -82,8 +94,19 @@ export const scans = new Hono<ApiEnv>().get("/stores/:store/keys", zValidator("q
   const name = c.req.param("store");
   const found = queryableStore(c.var.host.application, name, "keys");
   const query = c.req.valid("query");
-  const { limit = DEFAULT_SCAN_LIMIT, cursor, stale } = query;
+  const { limit: asked, cursor, stale } = query;
   const keySerde = found.store.keySerde;
+  // Every task holds a whole global table: one of them answers for all.
+  const owners = found.store.global ? 1 : found.subtopology.partitions;
+  const most = maxScanLimit(owners);
+  if (asked !== undefined && asked > most) {
+    throw new ApiError(
+      400,
+      "invalid_input",
+      `limit: at most ${most} for store ${name}, which merges entries from ${owners} partitions (partitions × limit may be at most ${MAX_SCAN_ENTRIES})`,
+    );
+  }
+  const limit = asked ?? Math.min(DEFAULT_SCAN_LIMIT, most);
   const bounds: ScanBounds = {
     prefix: query.prefix === undefined ? undefined : serializedPrefixFromText(keySerde, query.prefix),
     from: query.from === undefined ? undefined : storeKey(found.store, query.from).serialized,
@@ -91,8 +114,6 @@ export const scans = new Hono<ApiEnv>().get("/stores/:store/keys", zValidator("q
     after: cursor,
     limit: limit + 1,
   };
-  // Every task holds a whole global table: one of them answers for all.
-  const owners = found.store.global ? 1 : found.subtopology.partitions;
   const taskIds = Array.from({ length: owners }, (_, p) => c.var.host.application.taskForStorePartition(found.subtopology, p));
   const answers = await Promise.all(taskIds.map((taskId) => scanTask(c.var.host, taskId, name, bounds, stale === "true")));
 

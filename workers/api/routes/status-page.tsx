@@ -4,21 +4,22 @@
  * (`?cursor=` pages on) with role, state, epoch, incarnation, lag and restore or standby progress,
  * recent corruptions and migrations. Server-rendered, refreshing itself every 2 s, readable without
  * JavaScript; a refresh costs a bounded number of calls whatever the number of tasks.
- * `GET /login` / `POST /login` sign a browser in with the API token once (see status/session.ts);
- * `POST /logout` signs it out.
+ * `GET /login` / `POST /login` sign a browser in with a token that may read, once (see
+ * status/session.ts); `POST /logout` signs it out.
  */
 import { zValidator } from "@hono/zod-validator";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import { html } from "hono/html";
 import type { JSX } from "hono/jsx/jsx-runtime";
-import { timingSafeEqual } from "hono/utils/buffer";
 import { z } from "zod";
-import { requiredToken } from "../auth";
+import { authFailures, clientOf } from "../auth-failures";
+import { credentialsOf, grants, rolesOf } from "../credentials";
+import { fromAnotherOrigin } from "../origin";
 import type { ApiEnv } from "../context";
 import { LoginPage, StatusPage } from "../status/components";
-import { endSession, SESSION_COOKIE, startSession } from "../status/session";
+import { endSession, SESSION_COOKIE, sessionKey, startSession } from "../status/session";
 import { clusterSnapshot } from "../status/snapshot";
 import { invalidInput } from "../validation";
 import { pageQuery } from "../views";
@@ -31,7 +32,7 @@ function pageHeaders(c: Context): void {
   c.header("Cache-Control", "no-store");
 }
 
-function render(c: Context, page: JSX.Element, status: 200 | 400 | 401 = 200) {
+function render(c: Context, page: JSX.Element, status: 200 | 400 | 401 | 403 | 429 = 200) {
   pageHeaders(c);
   return c.html(html`<!DOCTYPE html>${page}`, status);
 }
@@ -52,22 +53,45 @@ statusPage.get("/", zValidator("query", pageQuery(STATUS_PAGE_INSTANCES, STATUS_
 
 statusPage.get("/login", (c) => render(c, <LoginPage />));
 
+/**
+ * The sign-in form and sign-out take a form, which any page can post here: they refuse a request
+ * from a page of another origin (a forged sign-in would sign a browser in to someone else's
+ * session, a forged sign-out end one), as the session cookie's routes do (../origin.ts).
+ */
+const sameOrigin: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  if (fromAnotherOrigin(c.req.raw)) return render(c, <LoginPage error="Refused: that form was sent from another site." />, 403);
+  await next();
+};
+
 statusPage.post(
   "/login",
+  sameOrigin,
   zValidator("form", loginForm, (result, c) => {
     if (!result.success) return render(c, <LoginPage error={result.error.issues[0]?.message ?? "invalid form"} />, 400);
   }),
   async (c) => {
-    const config = c.get("config");
-    const expected = requiredToken(config.API_TOKEN, config.localDevelopment, c.req.url);
-    if (expected === null) return c.redirect("/", 303);
-    if (!(await timingSafeEqual(c.req.valid("form").token, expected))) return render(c, <LoginPage error="That token is not right." />, 401);
-    await startSession(c, expected);
+    const credentials = credentialsOf(c.get("config"), c.req.url);
+    if (credentials.open) return c.redirect("/", 303);
+    const client = clientOf(c.req.raw);
+    const tooMany = (seconds: number) => {
+      c.header("Retry-After", String(seconds));
+      return render(c, <LoginPage error={`Too many failed attempts: try again in ${seconds} s.`} />, 429);
+    };
+    const blocked = authFailures.blockedFor(client);
+    if (blocked > 0) return tooMany(blocked);
+    const { token } = c.req.valid("form");
+    const roles = rolesOf(credentials, token);
+    if (roles === null) {
+      const seconds = await authFailures.fail(client, c.env.AUTH_RATE_LIMITER);
+      return seconds > 0 ? tooMany(seconds) : render(c, <LoginPage error="That token is not right." />, 401);
+    }
+    if (!grants(roles, "read")) return render(c, <LoginPage error="That token may not read the status page." />, 403);
+    await startSession(c, await sessionKey(c.var.host), token);
     return c.redirect("/", 303);
   },
 );
 
-statusPage.post("/logout", (c) => {
+statusPage.post("/logout", sameOrigin, (c) => {
   endSession(c);
   return c.redirect("/login", 303);
 });

@@ -1,26 +1,28 @@
 /**
- * Browser sign-in for the status page. `POST /login` takes the API token once and sets a session
- * cookie `__Host-edge_session` (`Secure; HttpOnly; SameSite=Strict; Path=/`) whose value is
- * `v1.<expiry>.<HMAC-SHA256(key = API token, "edge-streams session v1|<expiry>")>`:
+ * Browser sign-in for the status page. `POST /login` takes a token that may read once and sets a
+ * session cookie `__Host-edge_session` (`Secure; HttpOnly; SameSite=Strict; Path=/`) whose value is
+ * `v2.<expiry>.<HMAC-SHA256(key = the session key, "edge-streams session v2|<expiry>|<token>")>`:
  *
  * - never the token, nor a plain hash of it (a stolen cookie reveals nothing about the token, and
  *   cannot be brute-forced offline to recover it);
- * - it expires (12 h), and rotating `API_TOKEN` invalidates every session at once;
- * - it needs no session store: any isolate checks it in constant time.
+ * - it expires (12 h); removing the token it was opened with ends it (rotation), and so does
+ *   replacing the session key (`POST /admin/sessions/revoke`): the key is the coordinator's,
+ *   durable, and each isolate keeps it for SESSION_KEY_TTL_MS at most, so a revocation holds
+ *   everywhere within that time (at once in the isolate that made it);
+ * - it needs no session store: any isolate checks it against the key and the tokens.
  *
- * The cookie is accepted only for safe, read-only GET routes (`COOKIE_ROUTES`); everything that
- * changes state still needs the bearer token, so a browser cannot be made to change anything.
+ * The cookie grants the read role, for safe GET routes only (access.ts `cookie`); everything
+ * that changes state needs a token, which a browser never attaches by itself.
  */
 import type { Context } from "hono";
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { deleteCookie, setCookie } from "hono/cookie";
 import { timingSafeEqual } from "hono/utils/buffer";
+import type { Host } from "../../../platform/host";
 
 export const SESSION_COOKIE = "edge_session";
 export const SESSION_SECONDS = 12 * 60 * 60;
-/** GET routes a session cookie may read; all other routes want the bearer token. */
-export const COOKIE_ROUTES: readonly string[] = ["/", "/tasks", "/metrics"];
-/** Routes that answer without any credential (the sign-in pages). */
-export const PUBLIC_PAGES: readonly string[] = ["/login", "/logout"];
+/** How long an isolate uses the session key it read before it reads it again. */
+export const SESSION_KEY_TTL_MS = 10_000;
 
 const encoder = new TextEncoder();
 
@@ -30,28 +32,31 @@ function base64url(bytes: ArrayBuffer): string {
   return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-async function mac(token: string, expires: number): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(token), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return base64url(await crypto.subtle.sign("HMAC", key, encoder.encode(`edge-streams session v1|${expires}`)));
+async function mac(key: string, token: string, expires: number): Promise<string> {
+  const hmac = await crypto.subtle.importKey("raw", encoder.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return base64url(await crypto.subtle.sign("HMAC", hmac, encoder.encode(`edge-streams session v2|${expires}|${token}`)));
 }
 
-/** A session value valid until `now + SESSION_SECONDS`. */
-export async function sessionValue(token: string, now = Date.now()): Promise<string> {
+/** A session value for `token`, valid until `now + SESSION_SECONDS`. */
+export async function sessionValue(key: string, token: string, now = Date.now()): Promise<string> {
   const expires = Math.floor(now / 1000) + SESSION_SECONDS;
-  return `v1.${expires}.${await mac(token, expires)}`;
+  return `v2.${expires}.${await mac(key, token, expires)}`;
 }
 
-export async function sessionValid(value: string | undefined, token: string, now = Date.now()): Promise<boolean> {
-  const match = /^v1\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value ?? "");
+/** Whether `value` is a live session signed with `key` for one of `tokens` (every one is tried). */
+export async function sessionValid(value: string | undefined, key: string, tokens: readonly string[], now = Date.now()): Promise<boolean> {
+  const match = /^v2\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value ?? "");
   if (!match) return false;
   const expires = Number(match[1]);
   const seconds = now / 1000;
   if (expires <= seconds || expires > seconds + SESSION_SECONDS) return false;
-  return timingSafeEqual(match[2]!, await mac(token, expires));
+  let valid = false;
+  for (const token of tokens) if (await timingSafeEqual(match[2]!, await mac(key, token, expires))) valid = true;
+  return valid;
 }
 
-export async function startSession(c: Context, token: string): Promise<void> {
-  setCookie(c, SESSION_COOKIE, await sessionValue(token), {
+export async function startSession(c: Context, key: string, token: string): Promise<void> {
+  setCookie(c, SESSION_COOKIE, await sessionValue(key, token), {
     prefix: "host",
     secure: true,
     httpOnly: true,
@@ -65,14 +70,19 @@ export function endSession(c: Context): void {
   deleteCookie(c, SESSION_COOKIE, { prefix: "host", secure: true, httpOnly: true, sameSite: "Strict", path: "/" });
 }
 
-/**
- * How a request without a valid bearer token fares: `allow` (a GET of a cookie route with a valid
- * session), `login` (a browser asking for the status page without credentials: send it to sign
- * in) or `deny`.
- */
-export async function sessionDecision(c: Context, token: string): Promise<"allow" | "login" | "deny"> {
-  const safe = c.req.method === "GET" || c.req.method === "HEAD";
-  if (!safe || !COOKIE_ROUTES.includes(c.req.path)) return "deny";
-  if (await sessionValid(getCookie(c, SESSION_COOKIE, "host"), token)) return "allow";
-  return c.req.path === "/" && c.req.header("Authorization") === undefined ? "login" : "deny";
+const keys = new WeakMap<Host, { readonly key: string; readonly at: number }>();
+
+/** The session key, as this isolate last read it from the coordinator (again after SESSION_KEY_TTL_MS). */
+export async function sessionKey(host: Host, now = Date.now()): Promise<string> {
+  const known = keys.get(host);
+  if (known && now - known.at < SESSION_KEY_TTL_MS) return known.key;
+  const key = await host.coordinator().sessionKey();
+  keys.set(host, { key, at: now });
+  return key;
+}
+
+/** Ends every session: a new session key, used by this isolate at once. */
+export async function revokeSessions(host: Host, now = Date.now()): Promise<void> {
+  const key = await host.coordinator().rotateSessionKey();
+  keys.set(host, { key, at: now });
 }
