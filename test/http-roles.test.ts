@@ -60,7 +60,11 @@ const CASES: Case[] = [
   { what: "GET /tasks", send: bearer("/tasks"), status: only({ api: 200, admin: 200, read: 200 }) },
   { what: "GET /metrics", send: bearer("/metrics"), status: only({ api: 200, admin: 200, read: 200 }) },
   { what: "an admin route", send: bearer("/admin/restore/resume", { body: {} }), status: only({ api: 200, admin: 200 }) },
-  { what: "an admin route of another package (generic /admin/*)", send: bearer("/admin/tasks/9_9/skip", { body: {} }), status: only({ api: 404, admin: 404 }) },
+  {
+    what: "an admin route of another package (generic /admin/*)",
+    send: bearer("/admin/tasks/9_9/no-such-action", { body: {} }),
+    status: only({ api: 404, admin: 404 }),
+  },
   { what: "a route no entry names", send: bearer("/no-such-route"), status: only({ api: 404, admin: 404 }) },
   {
     what: "/kafka produce",

@@ -11,11 +11,11 @@ import { isLocalRequest } from "../workers/api/missing-token";
 import { streams } from "./support/orders-app";
 
 const context = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
-/** The test project's vars without a token, as a Worker without `.dev.vars` (or a secret) has them. */
-const tokenless = { ...env, API_TOKEN: "", ENVIRONMENT: "" } as typeof env;
+/** The test project's vars without any token, as a Worker without `.dev.vars` (or a secret) has them. */
+const tokenless = { ...env, API_TOKEN: "", ADMIN_TOKEN: "", PRODUCE_TOKEN: "", READ_TOKEN: "", LOG_TOKEN: "", ENVIRONMENT: "" } as typeof env;
 
 const LOCAL = /create \.dev\.vars \(`npm start` creates it from \.dev\.vars\.example\)/;
-const DEPLOYED = /set it with `wrangler secret put API_TOKEN`/;
+const DEPLOYED = /set one with `wrangler secret put API_TOKEN`/;
 
 async function send(base: string, path: string, init: RequestInit = {}): Promise<{ status: number; message: string }> {
   const response = await streams.fetch(new Request(`${base}${path}`, init), tokenless, context);
