@@ -88,3 +88,101 @@ describe("records over MAX_INPUT_RECORD_BYTES through /kafka", () => {
     expect(fits.status, await fits.clone().text()).toBe(200);
   });
 });
+
+describe("bad requests of every kind (issue #30's list), against the real runtime", () => {
+  it("each gets its status and a plain message, nothing is appended, and the server keeps serving", async () => {
+    const auth = { Authorization: `Bearer ${dev.token}` };
+    const send = (path: string, init: RequestInit) => fetch(`${dev.url}${path}`, { ...init, headers: { ...auth, ...(init.headers ?? {}) } });
+    const json = (records: unknown) => ({ method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ records }) });
+    const ends = async () => {
+      const topic = (await (await send("/topics/orders", {})).json()) as { partitions: { partition: number; latest: number }[] };
+      return topic.partitions.map((p) => p.latest);
+    };
+    const before = await ends();
+
+    const cases: { what: string; path: string; init: RequestInit; status: number; error: string; index?: number; message?: RegExp }[] = [
+      {
+        what: "no JSON content type",
+        path: "/topics/orders/records",
+        init: { method: "POST", body: JSON.stringify({ records: [{ key: "a", value: { amount: 1 } }] }) },
+        status: 415,
+        error: "unsupported_media_type",
+      },
+      {
+        what: "a form body",
+        path: "/topics/orders/records",
+        init: { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "records=1" },
+        status: 415,
+        error: "unsupported_media_type",
+      },
+      {
+        what: "a wrong method",
+        path: "/topics/orders/records",
+        init: { method: "PUT", headers: { "Content-Type": "application/json" }, body: "{}" },
+        status: 405,
+        error: "method_not_allowed",
+      },
+      {
+        what: "JSON that does not parse",
+        path: "/topics/orders/records",
+        init: { method: "POST", headers: { "Content-Type": "application/json" }, body: "{" },
+        status: 400,
+        error: "invalid_input",
+      },
+      {
+        what: "an order that is not a number",
+        path: "/topics/orders/records",
+        init: json([
+          { key: "ok", value: { amount: 1 } },
+          { key: "alice", value: "abc" },
+        ]),
+        status: 400,
+        error: "InvalidRecord",
+        index: 1,
+      },
+      {
+        what: "an amount past the bound",
+        path: "/topics/orders/records",
+        init: json([{ key: "alice", value: { amount: 1e308 } }]),
+        status: 400,
+        error: "InvalidRecord",
+        index: 0,
+      },
+      {
+        what: "an empty key",
+        path: "/topics/orders/records",
+        init: json([{ key: "", value: { amount: 1 } }]),
+        status: 400,
+        error: "invalid_input",
+        index: 0,
+        message: /^records\[0\]\.key: /,
+      },
+      {
+        what: "a partition out of range",
+        path: "/topics/orders/records",
+        init: json([{ key: "a", value: { amount: 1 }, partition: 99 }]),
+        status: 400,
+        error: "invalid_input",
+        message: /^records\[0\]\.partition: /,
+      },
+      { what: "an unknown topic", path: "/topics/no-such-topic/records", init: json([{ key: "a", value: 1 }]), status: 404, error: "unknown_topic" },
+      { what: "an output topic", path: "/topics/totals/records", init: json([{ key: "a", value: { count: 1, sum: 1 } }]), status: 403, error: "forbidden" },
+    ];
+    for (const c of cases) {
+      const response = await send(c.path, c.init);
+      const body = (await response.json()) as { error?: string; message?: string; index?: number };
+      expect(response.status, `${c.what}: ${JSON.stringify(body)}`).toBe(c.status);
+      expect(body.error, c.what).toBe(c.error);
+      expect(typeof body.message, c.what).toBe("string");
+      if (c.index !== undefined) expect(body.index, c.what).toBe(c.index);
+      if (c.message) expect(body.message, c.what).toMatch(c.message);
+      if (c.status === 405) expect(response.headers.get("Allow"), c.what).toContain("POST");
+    }
+    expect(await ends()).toEqual(before);
+
+    // Still serving: a good order is taken and read back.
+    const good = await send("/topics/orders/records", json([{ key: "after-bad-requests", value: { amount: 4 } }]));
+    expect(good.status, await good.clone().text()).toBe(200);
+    await until(async () => (await send("/stores/totals/keys/after-bad-requests", {})).status === 200, 30_000, "the good order to be processed");
+  });
+});
