@@ -4,7 +4,7 @@
  * the second example application and `shop` the third; `operators` a test application with the
  * DSL's operators the examples do not use; `drivers` a test application for TestDriver's reads of
  * every kind of store; `policies` a test application with wall-clock
- * punctuators and every uncaught-error policy; `node` drives a real `wrangler dev` with real clients (among them the example at
+ * punctuators and every uncaught-error policy; `unit` pure logic in plain Node (test/unit); `node` drives a real `wrangler dev` with real clients (among them the example at
  * 256 partitions with standbys, test/node/scale.test.ts).
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
@@ -143,6 +143,10 @@ export default defineConfig({
         plugins: [workerd({ RETRY_BACKOFF_MS: "50" }, "./wrangler.toml", "./test/policies/worker.ts")],
         resolve: library,
         test: { name: "policies", include: ["test/policies/**/*.test.ts"] },
+      },
+      {
+        // Pure logic (no workerd): plain Node, so a change-test loop over the core is seconds.
+        test: { name: "unit", environment: "node", include: ["test/unit/**/*.test.ts"] },
       },
       {
         test: {

@@ -1,6 +1,6 @@
 /** The exponential back-off of the objects' alarms (src/util/backoff.ts): pure. */
 import { describe, expect, it } from "vitest";
-import { backoffDelay } from "../src/util/backoff";
+import { backoffDelay } from "../../src/util/backoff";
 
 describe("backoffDelay", () => {
   it("doubles from the initial delay up to the maximum, and stays finite for any number of doublings", () => {
