@@ -96,6 +96,7 @@ export default defineConfig({
             "test/shop/**",
             "test/operators/**",
             "test/drivers/**",
+            "test/unit/**",
           ],
         },
       },
@@ -146,6 +147,7 @@ export default defineConfig({
       },
       {
         // Pure logic (no workerd): plain Node, so a change-test loop over the core is seconds.
+        resolve: library,
         test: { name: "unit", environment: "node", include: ["test/unit/**/*.test.ts"] },
       },
       {
