@@ -14,18 +14,10 @@
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { TEST_API_TOKEN, TEST_SCOPED_TOKENS } from "./test/support/tokens";
 
 // Read in Node by vitest (the project's types are the Workers' only); vitest runs from the root.
 declare const process: { cwd(): string; env: Record<string, string | undefined> };
-
-export const TEST_API_TOKEN = "test-token";
-/** The scoped tokens of the workerd tests (test/http-roles.test.ts); the produce secret holds two, as during a rotation. */
-export const TEST_SCOPED_TOKENS = {
-  ADMIN_TOKEN: "test-admin-token",
-  PRODUCE_TOKEN: "test-produce-token,test-produce-token-next",
-  READ_TOKEN: "test-read-token",
-  LOG_TOKEN: "test-log-token",
-};
 
 function isInjectedCrash(error: unknown): boolean {
   const { message, durableObjectReset } = (error ?? {}) as { message?: unknown; durableObjectReset?: unknown };
