@@ -4,23 +4,20 @@
  * the second example application and `shop` the third; `operators` a test application with the
  * DSL's operators the examples do not use; `drivers` a test application for TestDriver's reads of
  * every kind of store; `policies` a test application with wall-clock
- * punctuators and every uncaught-error policy; `unit` pure logic in plain Node (test/unit); `node` drives a real `wrangler dev` with real clients (among them the example at
- * 256 partitions with standbys, test/node/scale.test.ts).
+ * punctuators and every uncaught-error policy; `unit` pure logic in plain Node (test/unit: every
+ * test that needs no workerd, Kafka's ported operator tests among them; no per-file isolation,
+ * seconds in all); `node` drives a real `wrangler dev` with real clients (among them the example
+ * at 256 partitions with standbys, test/node/scale.test.ts), one per file.
+ *
+ * Speed on 2 cores: each workerd project file starts its own workerd (fresh storage per file), so
+ * pure tests belong in `unit`; three files run at once, the `node` files among the others.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { TEST_API_TOKEN, TEST_SCOPED_TOKENS } from "./test/support/tokens";
 
 // Read in Node by vitest (the project's types are the Workers' only); vitest runs from the root.
 declare const process: { cwd(): string; env: Record<string, string | undefined> };
-
-export const TEST_API_TOKEN = "test-token";
-/** The scoped tokens of the workerd tests (test/http-roles.test.ts); the produce secret holds two, as during a rotation. */
-export const TEST_SCOPED_TOKENS = {
-  ADMIN_TOKEN: "test-admin-token",
-  PRODUCE_TOKEN: "test-produce-token,test-produce-token-next",
-  READ_TOKEN: "test-read-token",
-  LOG_TOKEN: "test-log-token",
-};
 
 function isInjectedCrash(error: unknown): boolean {
   const { message, durableObjectReset } = (error ?? {}) as { message?: unknown; durableObjectReset?: unknown };
@@ -80,6 +77,9 @@ export default defineConfig({
     // Crash tests kill Durable Objects on purpose (`ctx.abort`); workerd reports the reset of the
     // dead object's pending work. Only those expected deaths are ignored.
     onUnhandledError: (error) => !isInjectedCrash(error),
+    // Three test files at once on 2 cores: most workerd and `wrangler dev` tests wait on alarms and
+    // I/O, and vitest's default (cores - 1) would run the whole suite one file at a time.
+    maxWorkers: 3,
     projects: [
       {
         plugins: [workerd(NO_COMPACTION)],
@@ -96,6 +96,7 @@ export default defineConfig({
             "test/shop/**",
             "test/operators/**",
             "test/drivers/**",
+            "test/unit/**",
           ],
         },
       },
@@ -142,11 +143,13 @@ export default defineConfig({
         // Its own Worker (a test application) with the default example's bindings.
         plugins: [workerd({ RETRY_BACKOFF_MS: "50" }, "./wrangler.toml", "./test/policies/worker.ts")],
         resolve: library,
-        test: { name: "policies", include: ["test/policies/**/*.test.ts"] },
+        // Vitest's 5 s default is too short for a whole shutdown and resume with three files at once on 2 cores.
+        test: { name: "policies", include: ["test/policies/**/*.test.ts"], testTimeout: 20_000 },
       },
       {
         // Pure logic (no workerd): plain Node, so a change-test loop over the core is seconds.
-        test: { name: "unit", environment: "node", include: ["test/unit/**/*.test.ts"] },
+        resolve: library,
+        test: { name: "unit", environment: "node", include: ["test/unit/**/*.test.ts"], isolate: false },
       },
       {
         test: {
@@ -155,7 +158,8 @@ export default defineConfig({
           include: ["test/node/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
+          // Each file starts its own `wrangler dev` (a free port, its own storage): files run beside
+          // the workerd projects' (fileParallelism: false would hold them all to the very end, one by one).
         },
       },
     ],

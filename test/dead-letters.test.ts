@@ -10,7 +10,6 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { MAX_INPUT_RECORD_BYTES, MAX_RECORD_BYTES, recordBytes } from "../src/log/records";
 import { COORDINATOR_NAME } from "../src/names";
 import { DEAD_LETTER_HEADERS } from "../src/streams";
@@ -22,14 +21,12 @@ import { keyOn } from "./support/keys";
 import { application, DEAD_LETTER_TOPIC } from "./support/orders-app";
 import { oversizedDeadLetter, plantOutboxRow } from "./support/outbox-rows";
 import { until } from "./support/until";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 
-async function activeOf(taskId: string): Promise<InstanceAssignment> {
-  return ((await env.COORDINATOR.getByName(COORDINATOR_NAME).assignments()) as InstanceAssignment[]).find((i) => i.taskId === taskId && i.role === "active")!;
-}
-
-const describeOf = async (taskId: string) => (await driver.task(await activeOf(taskId)).describe()) as TaskDescription;
+const describeOf = async (taskId: string) =>
+  (await driver.task(await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), taskId)).describe()) as TaskDescription;
 const lettersOf = async (key: string) => (await driver.read(DEAD_LETTER_TOPIC)).filter((r) => r.key === key);
 const header = (record: TestOutput, name: string) => record.headers.find((h) => h.key === name)?.value;
 
@@ -82,7 +79,7 @@ describe("a bad order goes to orders-dead-letters and its partition goes on", { 
     await driver.instances();
     await driver.pipe("orders", [{ key, value: { amount: 1 } }]);
     await driver.runUntilQuiet();
-    const active = await activeOf("0_2");
+    const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), "0_2");
     // The next commit takes a bad order and a good one; the object dies at `step` of it.
     await driver.task(active).crash(step);
     await driver.log.append({ topic: "orders", partition: 2 }, [
@@ -156,7 +153,7 @@ describe("what cannot be dead-lettered stops its task with the reason, never a p
     await driver.instances();
     await driver.pipe("orders", [{ key, value: { amount: 1 } }]);
     await driver.runUntilQuiet();
-    const active = await activeOf("0_0");
+    const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), "0_0");
     // As it was left by a version that built dead letters without bounds; the upgrade restarts the object.
     await runInDurableObject(driver.task(active), (_object, state) =>
       plantOutboxRow(state.storage, { topic: DEAD_LETTER_TOPIC, partition: 0 }, [oversizedDeadLetter(key, { topic: "orders", partition: 0, offset: 1 })]),

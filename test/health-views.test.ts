@@ -7,7 +7,6 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME } from "../src/names";
 import { TestDriver } from "../src/testing/test-driver";
 import { call, json } from "./support/api";
@@ -15,13 +14,10 @@ import { keysOn } from "./support/keys";
 import { application } from "./support/orders-app";
 import { restartDurableObject } from "./support/restart";
 import { until } from "./support/until";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const coordinator = () => env.COORDINATOR.getByName(COORDINATOR_NAME);
-
-async function activeOf(taskId: string): Promise<InstanceAssignment> {
-  return ((await coordinator().assignments()) as InstanceAssignment[]).find((i) => i.taskId === taskId && i.role === "active")!;
-}
 
 async function processed(taskId: string, placement: string): Promise<number | undefined> {
   const text = await (await call("/metrics")).text();
@@ -37,7 +33,7 @@ describe("the processed total", { timeout: 60_000 }, () => {
       keys.map((key) => ({ key, value: JSON.stringify({ amount: 1 }) })),
     );
     await driver.runUntilQuiet();
-    const active = await activeOf("0_1");
+    const active = await activeInstance(coordinator().assignments(), "0_1");
     const before = await processed("0_1", active.placement);
     expect(before).toBeGreaterThanOrEqual(3);
 
@@ -62,7 +58,7 @@ describe("GET /health", { timeout: 60_000 }, () => {
     await until(async () => (await call("/health")).status === 200, 10_000, "/health ok");
     expect(await json(await call("/health"))).toEqual({ status: "ok" });
 
-    const from = await activeOf("0_2");
+    const from = await activeInstance(coordinator().assignments(), "0_2");
     const to = from.placement === "a" ? "b" : "a";
     await driver.task({ taskId: "0_2", placement: to }).crash("assign:after-meta");
     const moved = await call("/admin/tasks/0_2/migrate", { body: { to } });
@@ -76,6 +72,6 @@ describe("GET /health", { timeout: 60_000 }, () => {
     });
     // The coordinator's alarm completes the move on its own.
     await until(async () => (await call("/health")).status === 200, 30_000, "/health ok once the move completed", 200);
-    expect((await activeOf("0_2")).placement).toBe(to);
+    expect((await activeInstance(coordinator().assignments(), "0_2")).placement).toBe(to);
   });
 });

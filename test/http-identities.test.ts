@@ -16,7 +16,7 @@ import { TopologyError } from "../src/streams/errors";
 import type { TaskDescription } from "../src/task/describe";
 import { TestDriver } from "../src/testing/test-driver";
 import { BASIC, endOffsets, failure, kafka, LOG_BASIC, ok } from "./kafka-rest/support";
-import { call, json } from "./support/api";
+import { call, json, TOKEN } from "./support/api";
 import { keysOn } from "./support/keys";
 import { application, DEAD_LETTER_TOPIC } from "./support/orders-app";
 
@@ -70,7 +70,7 @@ describe("finding 1: the runtime's producer header, from outside", () => {
       await refused("/produce/orders", { value: '{"amount":1}', key: a, headers: fencing });
       await refused(`/produce/${CHANGELOG}`, [{ value: "not json", key: a, partition: 0, headers: attacker }]);
     }
-    for (const token of ["test-token", "test-produce-token"]) {
+    for (const token of [TOKEN, "test-produce-token"]) {
       const response = await call("/topics/orders/records", { body: { records: [{ key: a, value: { amount: 1 }, headers: fencing }] }, token });
       expect(response.status).toBe(403);
       expect(await json(response)).toMatchObject({ error: "forbidden", message: expect.stringContaining("edge-producer") });
@@ -116,7 +116,7 @@ describe("the topics the application writes", () => {
     const before = await ends();
     const dead = await endOffsets(DEAD_LETTER_TOPIC, 1);
     for (const topic of ["totals", DEAD_LETTER_TOPIC]) {
-      for (const token of ["test-token", "test-produce-token"]) {
+      for (const token of [TOKEN, "test-produce-token"]) {
         const response = await call(`/topics/${topic}/records`, { body: { records: [{ key: "k", value: { count: 1, sum: 1 }, partition: 0 }] }, token });
         expect(response.status, topic).toBe(403);
         expect(await json(response)).toMatchObject({ error: "forbidden", message: expect.stringContaining("openTopics") });

@@ -12,6 +12,7 @@ import { application } from "./support/orders-app";
 import { exposition } from "../workers/api/routes/metrics";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 
@@ -46,10 +47,6 @@ async function scrape() {
   const value = (name: string, labels: Record<string, string>) =>
     parsed.samples.find((s) => s.name === `edge_streams_${name}` && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
   return { ...parsed, value };
-}
-
-async function activeOf(partition: number) {
-  return (await driver.instances()).find((i) => i.taskId === `0_${partition}` && i.role === "active")!;
 }
 
 /** Captures structured log lines written while `fn` runs. */
@@ -101,7 +98,7 @@ describe("GET /metrics", () => {
   });
 
   it("counts processed records and commit latency per instance", async () => {
-    const active = await activeOf(2);
+    const active = await activeInstance(driver.instances(), 2);
     const labels = { task: "0_2", placement: active.placement, role: "active" };
     const before = await scrape();
     const keys = keysOn(2, 30, "metrics-processed");
@@ -126,7 +123,7 @@ describe("GET /metrics", () => {
       keys.map((key) => ({ key, value: { amount: 1 } })),
     );
     await driver.runUntilQuiet();
-    const active = await activeOf(1);
+    const active = await activeInstance(driver.instances(), 1);
     const labels = { task: "0_1", placement: active.placement, role: "active" };
     const before = await scrape();
     const end = (await driver.task(active).describe()).changelogs[0]!.end;
@@ -158,7 +155,7 @@ describe("GET /metrics", () => {
   });
 
   it("counts a migration at the placement the active instance left", async () => {
-    const from = await activeOf(3);
+    const from = await activeInstance(driver.instances(), 3);
     const to = from.placement === "a" ? "b" : "a";
     const before = await scrape();
     const left = { task: "0_3", placement: from.placement };
@@ -181,7 +178,7 @@ describe("GET /metrics", () => {
 
 describe("structured lifecycle logs", () => {
   it("log a wipe and the turn to RUNNING with task, placement, epoch and incarnation", async () => {
-    const active = await activeOf(0);
+    const active = await activeInstance(driver.instances(), 0);
     const before = await driver.task(active).describe();
     const lines = await logsDuring(async () => {
       await call("/admin/tasks/0_0/corrupt", { method: "POST" });

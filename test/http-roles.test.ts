@@ -12,11 +12,11 @@ import { credentialsOf, rolesOf } from "../workers/api/credentials";
 import { ApiError } from "../workers/api/http-error";
 import { readConfig } from "../src/config";
 import { endOffsets, kafka } from "./kafka-rest/support";
-import { call } from "./support/api";
+import { call, TOKEN } from "./support/api";
 
 type Who = "api" | "admin" | "produce" | "produceNext" | "read" | "log";
 const TOKENS: Record<Who, string> = {
-  api: "test-token",
+  api: TOKEN,
   admin: "test-admin-token",
   produce: "test-produce-token",
   produceNext: "test-produce-token-next",

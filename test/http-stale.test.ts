@@ -13,13 +13,9 @@ import { TestDriver } from "../src/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
-
-async function activeOf(partition: number) {
-  const instance = (await driver.instances()).find((i) => i.taskId === `0_${partition}` && i.role === "active")!;
-  return { instance, stub: driver.task(instance) };
-}
 
 /** 30 keys on `partition`, one order each: 30 changelog records, in this order. */
 async function seed(partition: number, prefix: string): Promise<string[]> {
@@ -42,7 +38,7 @@ async function wipeAndHold(partition: number): Promise<void> {
 async function restoreOneBatch(partition: number): Promise<number> {
   expect((await call("/admin/restore/resume", { body: { maxBatches: 1 } })).status).toBe(200);
   await driver.restoreRound();
-  const described = (await (await activeOf(partition)).stub.describe()) as TaskDescription;
+  const described = (await driver.task(await activeInstance(driver.instances(), partition)).describe()) as TaskDescription;
   expect(described.state).toBe("RESTORING");
   return described.changelogs[0]!.checkpoint!;
 }

@@ -11,6 +11,7 @@ import { TestDriver } from "../src/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
@@ -24,11 +25,6 @@ async function failLog(topic: string, partition: number): Promise<void> {
 /** The partition answers again (the fault route only sets failures, at least one). */
 async function healLog(topic: string, partition: number): Promise<void> {
   await env.LOG_PARTITION.getByName(`${topic}/${partition}`).injectFailures(0);
-}
-
-async function activeOf(partition: number) {
-  const instance = (await driver.instances()).find((i) => i.taskId === `0_${partition}` && i.role === "active")!;
-  return { instance, stub: driver.task(instance) };
 }
 
 async function expectUnavailable(response: Response, what: string): Promise<void> {
@@ -55,7 +51,7 @@ describe("a log failure behind a route", () => {
     );
     await driver.runUntilQuiet();
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
-    await (await activeOf(1)).stub.corrupt();
+    await driver.task(await activeInstance(driver.instances(), 1)).corrupt();
 
     await failLog(CHANGELOG, 1);
     await expectUnavailable(await call(`/stores/totals/keys/${keys[0]}`), "point read");
@@ -93,7 +89,7 @@ describe("a log failure behind a route", () => {
       keys.map((key) => ({ key, value: { amount: 3 } })),
     );
     await driver.runUntilQuiet();
-    const { stub } = await activeOf(2);
+    const stub = driver.task(await activeInstance(driver.instances(), 2));
     const before = (await stub.describe()) as TaskDescription;
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
 
@@ -121,7 +117,7 @@ describe("a log failure behind a route", () => {
       keys.map((key) => ({ key, value: { amount: 4 } })),
     );
     await driver.runUntilQuiet();
-    const { instance } = await activeOf(3);
+    const instance = await activeInstance(driver.instances(), 3);
     const to = instance.placement === "a" ? "b" : "a";
 
     // The instance at the target dies taking its assignment: the move is under way, not failed.
@@ -142,7 +138,7 @@ describe("a log failure behind a route", () => {
     const moved = await call("/admin/tasks/0_3/migrate", { body: { to } });
     expect(moved.status).toBe(200);
     await driver.runUntilQuiet();
-    expect((await activeOf(3)).instance.placement).toBe(to);
+    expect((await activeInstance(driver.instances(), 3)).placement).toBe(to);
     for (const key of keys) expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 4 });
   });
 });

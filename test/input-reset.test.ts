@@ -17,6 +17,7 @@ import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";
 import { application } from "./support/orders-app";
 import { until } from "./support/until";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const coordinator = () => env.COORDINATOR.getByName(COORDINATOR_NAME);
@@ -37,10 +38,6 @@ async function append(partition: number, orders: readonly { key: string; amount:
 
 async function total(key: string): Promise<Totals | undefined> {
   return driver.get<string, Totals>("totals", key);
-}
-
-async function activeOf(taskId: string): Promise<InstanceAssignment> {
-  return ((await coordinator().assignments()) as InstanceAssignment[]).find((i) => i.taskId === taskId && i.role === "active")!;
 }
 
 /** Every active halted (as an application shutdown does): input waits unprocessed. */
@@ -106,7 +103,7 @@ describe("an input reset", { timeout: 60_000 }, () => {
         { count: 2, sum: 12 },
       ],
     });
-    const task = (await driver.task(await activeOf("0_1")).describe()) as TaskDescription;
+    const task = (await driver.task(await activeInstance(coordinator().assignments(), "0_1")).describe()) as TaskDescription;
     expect(task).toMatchObject({ state: "RUNNING", lag: 0 });
     // Counted, and in the task's history.
     const metrics = await (await call("/metrics")).text();

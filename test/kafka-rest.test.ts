@@ -13,6 +13,7 @@ import { DurableLog } from "../src/log/durable-log";
 import { partitionForKey } from "../src/log/partitioner";
 import { TopicCatalog } from "../src/log/topics";
 import { endOffsets, failure, kafka, LOG_BASIC, ok } from "./kafka-rest/support";
+import { TOKEN } from "./support/api";
 
 const run = crypto.randomUUID().slice(0, 8);
 const ORDERS = 4;
@@ -31,7 +32,7 @@ const fetchOne = async (partition: number, offset: number) => (await ok<Msg[]>(k
 
 describe("/kafka auth", () => {
   it("refuses missing, wrong and bearer credentials with 401 in the dialect's shape, inviting no browser to ask for a password", async () => {
-    for (const auth of [null, `Basic ${btoa("edge:wrong")}`, `Basic ${btoa("admin:test-token")}`, "Bearer test-token", "Basic %%%"]) {
+    for (const auth of [null, `Basic ${btoa("edge:wrong")}`, `Basic ${btoa(`admin:${TOKEN}`)}`, `Bearer ${TOKEN}`, "Basic %%%"]) {
       const response = await kafka("/topics", { auth });
       // `WWW-Authenticate: Basic` would make a browser prompt, then attach the credentials to requests from any site.
       expect(response.headers.get("WWW-Authenticate")).toBeNull();

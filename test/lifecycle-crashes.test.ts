@@ -20,6 +20,7 @@ import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";
 import { until } from "./support/until";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 /** A fresh stub each time: a stub that saw its object die stays broken. */
@@ -59,10 +60,6 @@ async function runningTask(partition: number, prefix: string): Promise<{ taskId:
   return { taskId, keys, expected };
 }
 
-async function activeOf(taskId: string): Promise<InstanceAssignment> {
-  return ((await coordinator().assignments()) as InstanceAssignment[]).find((i) => i.taskId === taskId && i.role === "active")!;
-}
-
 /** Calls `operation`, which must fail: the object it reaches dies at the planned step. */
 async function dies(operation: () => Promise<unknown>): Promise<void> {
   const error = await operation().then(
@@ -83,7 +80,7 @@ async function expectRecovered(taskId: string, keys: readonly string[], expected
     // An object that dies while being looked at is not recovered yet.
     () =>
       (async () => {
-        const active = await activeOf(taskId);
+        const active = await activeInstance(coordinator().assignments(), taskId);
         if (!active?.acknowledged) return false;
         const d = (await driver.task(active).describe()) as TaskDescription;
         last = d;
@@ -92,7 +89,7 @@ async function expectRecovered(taskId: string, keys: readonly string[], expected
     RECOVERY_MS,
     `task ${taskId} to recover on its own (last seen: ${JSON.stringify(last)})`,
   );
-  const active = await activeOf(taskId);
+  const active = await activeInstance(coordinator().assignments(), taskId);
   for (const key of keys) {
     const answer = await driver.task(active).query("totals", key);
     expect(answer.status === "ok" && JSON.parse(answer.value!), key).toEqual(expected.get(key)!.at(-1));
@@ -111,7 +108,7 @@ describe("a crash inside corruption handling", { timeout: 90_000 }, () => {
   const steps: LifecycleStep[] = ["corrupt:after-deliver", "corrupt:after-wipe", "sync:after-subscriptions"];
   it.each(steps)("at %s: the task restores and runs again by itself", async (step) => {
     const { taskId, keys, expected } = await runningTask(1, `corrupt-${step}`);
-    const active = await activeOf(taskId);
+    const active = await activeInstance(coordinator().assignments(), taskId);
     const before = (await driver.task(active).describe()) as TaskDescription;
     await driver.task(active).crash(step);
     await dies(() => driver.task(active).corrupt());
@@ -122,7 +119,7 @@ describe("a crash inside corruption handling", { timeout: 90_000 }, () => {
 
   it("at restore:after-running (restored, still registered, nothing scheduled): it processes by itself", async () => {
     const { taskId, keys, expected } = await runningTask(2, "restored-running");
-    const active = await activeOf(taskId);
+    const active = await activeInstance(coordinator().assignments(), taskId);
     await driver.task(active).crash("restore:after-running");
     // The wiped instance restores by itself (its restore worker's alarm) and dies as it turns
     // RUNNING, possibly while still answering this call.
@@ -143,7 +140,7 @@ describe("a crash inside corruption handling", { timeout: 90_000 }, () => {
     await append(3, keys, 6, expected);
     await append(3, keys, 8, expected);
     await driver.runUntilQuiet();
-    const active = await activeOf(taskId);
+    const active = await activeInstance(coordinator().assignments(), taskId);
     const instance = `${taskId}@${active.placement}`;
     // Wiped, and restored one batch (25 of its 32 changelog records): a checkpoint inside the changelog.
     await call("/admin/restore/pause", { method: "POST" });
@@ -162,7 +159,7 @@ describe("a crash inside corruption handling", { timeout: 90_000 }, () => {
     const registrations = async () => (await driver.restoreWorker(active.placement).status()).changelogs.filter((c) => c.instance === instance);
     await until(
       async () => {
-        const d = (await driver.task(await activeOf(taskId)).describe()) as TaskDescription;
+        const d = (await driver.task(await activeInstance(coordinator().assignments(), taskId)).describe()) as TaskDescription;
         return d.incarnation > wiped.incarnation && d.state === "RUNNING" && d.lag === 0 && (await registrations()).length === 0;
       },
       RECOVERY_MS,
@@ -175,37 +172,37 @@ describe("a crash inside a migration", { timeout: 90_000 }, () => {
   const atNewInstance: LifecycleStep[] = ["assign:after-meta", "sync:after-subscriptions"];
   it.each(atNewInstance)("the new instance dies at %s: the move completes by itself", async (step) => {
     const { taskId, keys, expected } = await runningTask(0, `move-new-${step}`);
-    const from = (await activeOf(taskId)).placement;
+    const from = (await activeInstance(coordinator().assignments(), taskId)).placement;
     const to = from === "a" ? "b" : "a";
     await driver.task({ taskId, placement: to }).crash(step);
     await dies(() => coordinator().migrate(taskId, to));
     await append(0, keys, 17, expected);
     await expectRecovered(taskId, keys, expected);
-    expect((await activeOf(taskId)).placement).toBe(to);
+    expect((await activeInstance(coordinator().assignments(), taskId)).placement).toBe(to);
   });
 
   it("the old instance dies at revoke:after-suspend: the move completes by itself", async () => {
     const { taskId, keys, expected } = await runningTask(1, "move-old");
-    const from = await activeOf(taskId);
+    const from = await activeInstance(coordinator().assignments(), taskId);
     const to = from.placement === "a" ? "b" : "a";
     await driver.task(from).crash("revoke:after-suspend");
     await dies(() => coordinator().migrate(taskId, to));
     await append(1, keys, 19, expected);
     await expectRecovered(taskId, keys, expected);
-    expect((await activeOf(taskId)).placement).toBe(to);
+    expect((await activeInstance(coordinator().assignments(), taskId)).placement).toBe(to);
     expect(((await driver.task(from).describe()) as TaskDescription).role).toBe("idle");
   });
 
   const atCoordinator: CoordinatorStep[] = ["migrate:after-intent", "push:after-instance"];
   it.each(atCoordinator)("the coordinator dies at %s: the move completes by itself, and moving back works", async (step) => {
     const { taskId, keys, expected } = await runningTask(2, `move-coordinator-${step}`);
-    const from = (await activeOf(taskId)).placement;
+    const from = (await activeInstance(coordinator().assignments(), taskId)).placement;
     const to = from === "a" ? "b" : "a";
     await coordinator().crash(step);
     await dies(() => coordinator().migrate(taskId, to));
     await append(2, keys, 23, expected);
     await expectRecovered(taskId, keys, expected);
-    expect((await activeOf(taskId)).placement).toBe(to);
+    expect((await activeInstance(coordinator().assignments(), taskId)).placement).toBe(to);
     // Moving back to where it came from is a real move, not "already there".
     const back = await coordinator().migrate(taskId, from);
     expect(back).toMatchObject({ changed: true, from: to, to: from });
@@ -238,7 +235,7 @@ describe("a crash inside an application shutdown and its lifting", { timeout: 90
 describe("the coordinator's sweep", { timeout: 90_000 }, () => {
   it("gives an instance that lost its storage its assignment back, and the task restores", async () => {
     const { taskId, keys, expected } = await runningTask(0, "lost-storage");
-    const active = await activeOf(taskId);
+    const active = await activeInstance(coordinator().assignments(), taskId);
     // The instance's storage is gone (and the object restarts): it no longer knows it is active.
     await runInDurableObject(driver.task(active), async (_object, state) => {
       await state.storage.deleteAll();
@@ -260,7 +257,7 @@ describe("the crash fault route", () => {
     expect(planned.status).toBe(200);
     expect(await planned.json()).toMatchObject({ at: "corrupt:after-wipe" });
     // Withdrawn, so no later test meets it: a plan lives in the object's memory only.
-    const { placement } = await activeOf("0_2");
+    const { placement } = await activeInstance(coordinator().assignments(), "0_2");
     await runInDurableObject(driver.task({ taskId: "0_2", placement }), (_object, state) => state.abort("injected crash: withdraw the plan")).catch(
       () => undefined,
     );

@@ -39,6 +39,7 @@ import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { kafka } from "./kafka-rest/support";
 import { formatOp, generateSchedule, keysFor, lastValues, PARTITIONS, runningTotals, type Op, type PlannedOrder, type Totals } from "./model/schedule";
+import { activeInstance } from "./support/active";
 
 declare module "vitest" {
   interface ProvidedContext {
@@ -351,15 +352,6 @@ async function produce(run: Run, orders: readonly PlannedOrder[]): Promise<void>
   }
 }
 
-async function activeOf(taskId: string, assign = false) {
-  const instances = assign
-    ? await driver.instances()
-    : ((await env.COORDINATOR.getByName("coordinator").assignments()) as Awaited<ReturnType<TestDriver["instances"]>>);
-  const active = instances.find((i) => i.taskId === taskId && i.role === "active");
-  expect(active, `${taskId} has an active instance`).toBeDefined();
-  return active!;
-}
-
 /** Kills one Durable Object the way a crashed process dies: no clean close, storage kept. */
 async function kill(stub: DurableObjectStub, why: string): Promise<void> {
   await runInDurableObject(stub, (_object, state) => state.abort(`injected crash: ${why}`)).then(
@@ -375,7 +367,7 @@ async function apply(run: Run, op: Op): Promise<void> {
     case "corrupt": {
       const taskId = `0_${op.task}`;
       await tolerate(run, "corrupt", async () => {
-        const active = await activeOf(taskId, true);
+        const active = await activeInstance(driver.instances(), taskId);
         const revived = (await driver.task(active).corrupt()) as TaskDescription;
         run.trace.push(`  ${revived.id}@${revived.placement} is incarnation ${revived.incarnation}, ${revived.state}`);
       });
@@ -388,7 +380,7 @@ async function apply(run: Run, op: Op): Promise<void> {
       return;
     }
     case "crash-at": {
-      const active = await activeOf(`0_${op.task}`);
+      const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), `0_${op.task}`);
       // A stub that saw its object die stays broken: this one is used for this plan only.
       const stub = driver.task(active);
       await stub.crash(op.step);
@@ -403,7 +395,7 @@ async function apply(run: Run, op: Op): Promise<void> {
     }
     case "migrate": {
       const taskId = `0_${op.task}`;
-      const from = (await activeOf(taskId)).placement;
+      const from = (await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), taskId)).placement;
       const to = from === "a" ? "b" : "a";
       await tolerate(run, `migrate ${from}→${to}`, async () => {
         const result = await env.COORDINATOR.getByName("coordinator").migrate(taskId, to);
@@ -463,7 +455,7 @@ async function apply(run: Run, op: Op): Promise<void> {
       return kill(env.COORDINATOR.getByName("coordinator"), "coordinator");
     case "crash-in": {
       const taskId = `0_${op.task}`;
-      const active = await activeOf(taskId);
+      const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), taskId);
       const other = { taskId, placement: active.placement === "a" ? "b" : "a" };
       const migrates = op.step === "assign:after-meta" || op.step === "revoke:after-suspend";
       // A plan that no operation reaches now stays for a later one (in memory, until the object restarts).
@@ -476,7 +468,7 @@ async function apply(run: Run, op: Op): Promise<void> {
     }
     case "coordinator-crash-in": {
       const taskId = `0_${op.task}`;
-      const to = (await activeOf(taskId)).placement === "a" ? "b" : "a";
+      const to = (await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), taskId)).placement === "a" ? "b" : "a";
       await env.COORDINATOR.getByName("coordinator").crash(op.step);
       await tolerate(run, `migrate to ${to} with the coordinator dying at ${op.step}`, () => env.COORDINATOR.getByName("coordinator").migrate(taskId, to));
       return;
@@ -491,7 +483,7 @@ async function apply(run: Run, op: Op): Promise<void> {
     case "abort-all":
       return abortAllDurableObjects();
     case "drain": {
-      const active = await activeOf(`0_${op.task}`);
+      const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), `0_${op.task}`);
       const result = await tolerate(run, "drain", () => driver.task(active).drain());
       if (result) run.trace.push(`  ${active.taskId}@${active.placement}: ${result.worked} steps, ${result.outcome}`);
       return;

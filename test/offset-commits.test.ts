@@ -7,7 +7,6 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME } from "../src/names";
 import type { TaskDescription } from "../src/task/describe";
 import { TestDriver } from "../src/testing/test-driver";
@@ -16,14 +15,12 @@ import { call } from "./support/api";
 import { keyOn } from "./support/keys";
 import { until } from "./support/until";
 import { kafka } from "./kafka-rest/support";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 
-async function activeOf(taskId: string): Promise<InstanceAssignment> {
-  return ((await env.COORDINATOR.getByName(COORDINATOR_NAME).assignments()) as InstanceAssignment[]).find((i) => i.taskId === taskId && i.role === "active")!;
-}
-
-const describeOf = async (taskId: string) => (await driver.task(await activeOf(taskId)).describe()) as TaskDescription;
+const describeOf = async (taskId: string) =>
+  (await driver.task(await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), taskId)).describe()) as TaskDescription;
 
 describe("input offsets are committed before lag 0 and before a wipe", { timeout: 60_000 }, () => {
   it("dead letters whose offset commit was cut short are not produced again after a wipe", async () => {
@@ -31,7 +28,7 @@ describe("input offsets are committed before lag 0 and before a wipe", { timeout
     await driver.instances();
     await driver.log.append({ topic: "orders", partition: 1 }, [{ key, value: '{"amount":2}' }]);
     await driver.runUntilQuiet();
-    const active = await activeOf("0_1");
+    const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), "0_1");
 
     // An unreadable order goes to the dead-letter topic; the instance dies after sending it,
     // before committing its input offset.
@@ -69,7 +66,7 @@ describe("only task instances move the application's offsets", { timeout: 60_000
     await driver.runUntilQuiet();
 
     await call("/admin/restore/pause", { method: "POST" });
-    await driver.task(await activeOf("0_2")).corrupt();
+    await driver.task(await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), "0_2")).corrupt();
     expect((await describeOf("0_2")).state).toBe("RESTORING");
     await driver.log.append(
       orders,

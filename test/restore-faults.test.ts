@@ -25,6 +25,7 @@ import { TestDriver } from "../src/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
@@ -36,10 +37,6 @@ type Totals = { count: number; sum: number };
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-async function activeOf(taskId: string): Promise<InstanceAssignment> {
-  return (await driver.instances()).find((i) => i.taskId === taskId && i.role === "active")!;
-}
 
 async function describeOf(instance: InstanceAssignment): Promise<TaskDescription> {
   return (await driver.task(instance).describe()) as TaskDescription;
@@ -81,7 +78,7 @@ async function seededTask(partition: number, prefix: string, rounds: number) {
   const expected = new Map<string, Totals>();
   await produce(keys, rounds, expected);
   await driver.runUntilQuiet();
-  const instance = await activeOf(taskId);
+  const instance = await activeInstance(driver.instances(), taskId);
   const end = (await describeOf(instance)).changelogs[0]!.end;
   return { taskId, keys, expected, instance, end };
 }
@@ -170,7 +167,7 @@ describe("the restore worker dying mid-batch", () => {
     const expected = new Map<string, Totals>();
     await produce(keysOn(0, 20, "rw-fetch"), 3, expected);
     await driver.runUntilQuiet();
-    const instance = await activeOf(taskId);
+    const instance = await activeInstance(driver.instances(), taskId);
     const end = (await describeOf(instance)).changelogs[0]!.end;
     const deliveries = recordDeliveries(0);
 
@@ -387,7 +384,7 @@ describe("corruption found by the restore worker", () => {
     const expected = new Map<string, Totals>();
     await produce(keys, 3, expected);
     await driver.runUntilQuiet();
-    const instance = await activeOf(taskId);
+    const instance = await activeInstance(driver.instances(), taskId);
     const changelog = env.LOG_PARTITION.getByName(`${CHANGELOG}/${partitionOf(taskId)}`);
     const failuresLeft = () => runInDurableObject(changelog, (object) => (object as unknown as { failuresToInject: number }).failuresToInject);
 
@@ -497,7 +494,7 @@ describe("shutdown and unregistration are bounded", () => {
     const expected = new Map<string, Totals>();
     await produce(keys, 2, expected);
     await driver.runUntilQuiet();
-    const instance = await activeOf(taskId);
+    const instance = await activeInstance(driver.instances(), taskId);
     await call("/admin/restore/pause", { method: "POST" });
     const wiped = (await driver.task(instance).corrupt()) as TaskDescription;
     expect(await registered(instance)).toMatchObject({ incarnation: wiped.incarnation, position: null });

@@ -5,17 +5,13 @@ import { TestDriver } from "../src/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
 
-async function activeOf(partition: number) {
-  const instance = (await driver.instances()).find((i) => i.taskId === `0_${partition}` && i.role === "active")!;
-  return { instance, stub: driver.task(instance) };
-}
-
 async function describe0(partition: number): Promise<TaskDescription> {
-  return (await activeOf(partition)).stub.describe() as Promise<TaskDescription>;
+  return driver.task(await activeInstance(driver.instances(), partition)).describe() as Promise<TaskDescription>;
 }
 
 describe("restoring a wiped task through the restore worker", () => {
@@ -33,7 +29,7 @@ describe("restoring a wiped task through the restore worker", () => {
     const end = before.changelogs[0]!.end;
     expect(end).toBeGreaterThanOrEqual(60);
 
-    const { stub } = await activeOf(1);
+    const stub = driver.task(await activeInstance(driver.instances(), 1));
     const wiped = (await stub.corrupt()) as TaskDescription;
     expect(wiped).toMatchObject({ state: "RESTORING", incarnation: before.incarnation + 1 });
     expect(wiped.changelogs[0]!.checkpoint).toBeNull();
@@ -67,7 +63,7 @@ describe("restoring a wiped task through the restore worker", () => {
       keys.map((key) => ({ key, value: { amount: 5 } })),
     );
     await driver.runUntilQuiet();
-    const { stub } = await activeOf(2);
+    const stub = driver.task(await activeInstance(driver.instances(), 2));
     await call("/admin/restore/pause", { method: "POST" });
     const page = await driver.log.fetch({ topic: CHANGELOG, partition: 2 }, 0, { maxRecords: 1_000, maxBytes: 1 << 22 });
     const end = page.nextOffset;
@@ -107,11 +103,11 @@ describe("restoring a wiped task through the restore worker", () => {
     );
     await driver.runUntilQuiet();
     await call("/admin/restore/pause", { method: "POST" });
-    const { stub } = await activeOf(3);
+    const stub = driver.task(await activeInstance(driver.instances(), 3));
     await stub.corrupt();
 
     await driver.pipe("orders", [{ key: fast, value: { amount: 4 } }]);
-    await (await activeOf(0)).stub.drain();
+    await driver.task(await activeInstance(driver.instances(), 0)).drain();
     expect(await driver.get("totals", fast)).toEqual({ count: 1, sum: 4 });
 
     const restoring = await call(`/stores/totals/keys/${slow[0]}`);
@@ -144,7 +140,7 @@ describe("restoring a wiped task through the restore worker", () => {
     );
     await driver.runUntilQuiet();
     await call("/admin/restore/pause", { method: "POST" });
-    const { stub } = await activeOf(1);
+    const stub = driver.task(await activeInstance(driver.instances(), 1));
     const first = (await stub.corrupt()) as TaskDescription;
     // Restore a little, then the changelog loses its head below that position.
     await call("/admin/restore/resume", { body: { maxBatches: 1 } });

@@ -10,7 +10,6 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TaskObject } from "../durable-objects/task-object";
-import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME, instanceName, partitionName } from "../src/names";
 import type { Log } from "../src/log/types";
 import type { StepOutcome } from "../src/task/protocol";
@@ -19,12 +18,9 @@ import { TestDriver } from "../src/testing/test-driver";
 import { keyOn } from "./support/keys";
 import { until } from "./support/until";
 import { application } from "./support/orders-app";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
-
-async function activeOf(taskId: string): Promise<InstanceAssignment> {
-  return ((await env.COORDINATOR.getByName(COORDINATOR_NAME).assignments()) as InstanceAssignment[]).find((i) => i.taskId === taskId && i.role === "active")!;
-}
 
 type Partition = { topic: string; partition: number };
 
@@ -43,7 +39,7 @@ async function withWaitingOrder(
 ): Promise<void> {
   await driver.instances();
   await driver.runUntilQuiet();
-  const active = await activeOf(`0_${partition}`);
+  const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), `0_${partition}`);
   const input = { topic: "orders", partition };
   await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
   await driver.log.append(input, [{ key, value: JSON.stringify({ amount }) }]);
@@ -67,7 +63,7 @@ describe("a task object's wake-ups and alarm", () => {
     await driver.instances();
     await driver.runUntilQuiet();
     // Task 0_3's input never had an append in this file; its wake-ups are dropped, so only the test wakes it.
-    const active = await activeOf("0_3");
+    const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), "0_3");
     const input = { topic: "orders", partition: 3 };
     const key = keyOn(3, "noted");
     await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
@@ -157,7 +153,7 @@ describe("a task object's wake-ups and alarm", () => {
     await driver.instances();
     await driver.runUntilQuiet();
     await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(0);
-    const active = await activeOf("0_3");
+    const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), "0_3");
     await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object) => {
       // The instance's log (the host's): its fetches from the input partition are counted.
       const log = (object as unknown as { task: { options: { log: Log } } }).task.options.log;

@@ -1,9 +1,9 @@
 /** Calls the Worker's `/kafka` endpoint as `@upstash/kafka` does: HTTP Basic, JSON bodies. */
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
-import { anyClient } from "../support/api";
+import { anyClient, TOKEN } from "../support/api";
 
-export const BASIC = `Basic ${btoa("edge:test-token")}`;
+export const BASIC = `Basic ${btoa(`edge:${TOKEN}`)}`;
 /** The runtime's credential (LOG_TOKEN): what another deployment whose log is this one's `/kafka` sends. */
 export const LOG_BASIC = `Basic ${btoa("edge:test-log-token")}`;
 

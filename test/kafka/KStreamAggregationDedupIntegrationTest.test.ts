@@ -17,7 +17,7 @@ import { DurableLog } from "../../src/log/durable-log";
 import { partitionForKey } from "../../src/log/partitioner";
 import { Materialized, StreamsBuilder } from "../../src/streams";
 import { StreamTask } from "../../src/task/stream-task";
-import { INTEGER, STRING } from "./support";
+import { INTEGER, STRING } from "../unit/kafka/support";
 
 const ID = "dedup-reduce";
 const INPUT = `${ID}-stream-one`;

@@ -24,7 +24,7 @@ import { ProductionError, Serdes, StreamsBuilder, TopologyTestDriver, type Proce
 import { StreamTask } from "../../src/task/stream-task";
 import { SendStopped } from "../../src/task/send-errors";
 import { oversizedDeadLetter, plantOutboxRow } from "../support/outbox-rows";
-import { droppedRecordsTotal } from "./support";
+import { droppedRecordsTotal } from "../unit/kafka/support";
 
 class SerializationException extends Error {
   override name = "SerializationException";

@@ -12,7 +12,7 @@ import { Application } from "../../src/application";
 import { DurableLog } from "../../src/log/durable-log";
 import { Serdes, StreamsBuilder, TopologyTestDriver } from "../../src/streams";
 import { StreamTask } from "../../src/task/stream-task";
-import { STRING, TestInputTopic } from "./support";
+import { STRING, TestInputTopic } from "../unit/kafka/support";
 
 const NOW = 1_700_000_000_000;
 let lastRecordedTimestamp = -2;

@@ -1,7 +1,9 @@
 /** Calls the Worker under test the way a client would, with or without the test token. */
 import { exports } from "cloudflare:workers";
 
-export const TOKEN = "test-token";
+import { TEST_API_TOKEN } from "./tokens";
+
+export const TOKEN = TEST_API_TOKEN;
 
 /**
  * A client address of its own for each call that names none: failed authentication is limited per

@@ -1,0 +1,69 @@
+/**
+ * EarliestAlarm: the alarm is armed at the earliest time asked for, and asking for a later time
+ * costs no storage operation (the time armed is kept in memory after one read).
+ */
+import { describe, expect, it } from "vitest";
+import { EarliestAlarm } from "../../src/util/alarm";
+
+/** A storage's alarm, counting the operations made on it. */
+function fakeStorage(initial: number | null = null, failSets = 0) {
+  const calls = { get: 0, set: 0, delete: 0 };
+  let alarm = initial;
+  let failures = failSets;
+  const storage = {
+    getAlarm: async () => {
+      calls.get++;
+      return alarm;
+    },
+    setAlarm: async (at: number | Date) => {
+      calls.set++;
+      if (failures-- > 0) throw new Error("storage failed");
+      alarm = Number(at);
+    },
+    deleteAlarm: async () => {
+      calls.delete++;
+      alarm = null;
+    },
+  };
+  return { storage: storage as unknown as DurableObjectStorage, calls, alarm: () => alarm };
+}
+
+describe("EarliestAlarm", () => {
+  it("reads the stored alarm once, arms only sooner times, and after it fired arms again", async () => {
+    const { storage, calls, alarm } = fakeStorage(500);
+    const alarms = new EarliestAlarm(storage);
+    await alarms.armBy(800);
+    expect(alarm()).toBe(500);
+    await alarms.armBy(300);
+    await alarms.armBy(400);
+    await alarms.armBy(300);
+    expect(alarm()).toBe(300);
+    expect(calls).toEqual({ get: 1, set: 1, delete: 0 });
+    alarms.fired();
+    await alarms.armBy(900);
+    expect(alarm()).toBe(900);
+    expect(calls).toEqual({ get: 1, set: 2, delete: 0 });
+  });
+
+  it("`set` arms whatever was armed, `delete` leaves nothing armed", async () => {
+    const { storage, calls, alarm } = fakeStorage();
+    const alarms = new EarliestAlarm(storage);
+    await alarms.armBy(100);
+    await alarms.set(700);
+    expect(alarm()).toBe(700);
+    await alarms.delete();
+    expect(alarm()).toBeNull();
+    await alarms.armBy(800);
+    expect(alarm()).toBe(800);
+    expect(calls).toEqual({ get: 1, set: 3, delete: 1 });
+  });
+
+  it("forgets what it knew when a write fails, and reads the stored alarm again", async () => {
+    const { storage, calls, alarm } = fakeStorage(null, 1);
+    const alarms = new EarliestAlarm(storage);
+    await expect(alarms.armBy(100)).rejects.toThrow("storage failed");
+    await alarms.armBy(200);
+    expect(alarm()).toBe(200);
+    expect(calls).toEqual({ get: 2, set: 2, delete: 0 });
+  });
+});
