@@ -31,7 +31,7 @@ describe("FreshRows", () => {
   it("keeps at most its bound of entries, dropping the oldest rows first", () => {
     const fresh = new FreshRows(5);
     const rows = [rowOf(2, "a"), rowOf(2, "b"), rowOf(2, "c")];
-    rows.forEach((row, i) => fresh.remember(i * 10, row.text, row.entries));
+    for (const [i, row] of rows.entries()) fresh.remember(i * 10, row.text, row.entries);
     expect(fresh.take(0, rows[0]!.text)).not.toBe(rows[0]!.entries);
     expect(fresh.take(10, rows[1]!.text)).toBe(rows[1]!.entries);
     expect(fresh.take(20, rows[2]!.text)).toBe(rows[2]!.entries);
