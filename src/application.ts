@@ -4,7 +4,7 @@
  * runs the application — task objects, the API, the restore path — reads it from here.
  */
 import { TopicCatalog, type TopicDeclaration } from "./log/topics";
-import type { RestoreListener, StandbyUpdateListener } from "./restore/restorer";
+import type { RestoreListener, StandbyUpdateListener } from "./streams/restore-listeners";
 import type { TopicPartition } from "./log/types";
 import type { StoreDefinition, Subtopology, Topology } from "./streams/topology/topology";
 import { formatTaskId, parseTaskId } from "./streams/topology/task-id";

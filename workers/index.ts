@@ -9,7 +9,7 @@ export { defineEdgeStreams, type ApplicationSource, type EdgeStreams, type EdgeS
 export { ConfigError, intVar } from "../src/config";
 export { MAX_INPUT_RECORD_BYTES, MAX_RECORD_BYTES } from "../src/log/records";
 export { Application, type ApplicationOptions } from "../src/application";
-export type { RestoreListener, StandbyUpdateListener } from "../src/restore/restorer";
+export type { RestoreListener, StandbyUpdateListener } from "../src/streams/restore-listeners";
 export type { EdgeStreamsEnv } from "../platform/bindings";
 export type { Config, ConfigVars } from "../src/config";
 export type { ApiEnv } from "./api/context";

@@ -7,6 +7,7 @@
  */
 import { LogUnavailable, OffsetOutOfRange } from "../log/errors";
 import type { FetchResult, Log, TopicPartition } from "../log/types";
+import type { RestoreListener, StandbyUpdateListener } from "../streams/restore-listeners";
 import type { RestoreBatch, RestoreReply } from "../task/protocol";
 import type { ChangelogWork, RestoreRegistry } from "./registry";
 import { logEvent } from "../util/log";
@@ -18,22 +19,6 @@ export interface CorruptedInstance {
   readonly incarnation: number;
   readonly changelogs: TopicPartition[];
   readonly reason: string;
-}
-
-/** Kafka Streams' StateRestoreListener, per changelog partition and store. */
-export interface RestoreListener {
-  onRestoreStart?(tp: TopicPartition, store: string, startOffset: number, endOffset: number): void;
-  onBatchRestored?(tp: TopicPartition, store: string, batchEndOffset: number, numRestored: number): void;
-  onRestoreEnd?(tp: TopicPartition, store: string, totalRestored: number): void;
-  /** Restoration stopped before the end (the instance was revoked, closed or wiped). */
-  onRestoreSuspended?(tp: TopicPartition, store: string, totalRestored: number): void;
-}
-
-/** Kafka Streams' StandbyUpdateListener. */
-export interface StandbyUpdateListener {
-  onUpdateStart?(tp: TopicPartition, store: string, startOffset: number): void;
-  onBatchLoaded?(tp: TopicPartition, store: string, batchEndOffset: number, batchSize: number, currentEndOffset: number): void;
-  onUpdateSuspended?(tp: TopicPartition, store: string, storeOffset: number, currentEndOffset: number, reason: "promoted" | "migrated"): void;
 }
 
 /**

@@ -8,10 +8,25 @@ import type { Log } from "../log/types";
 import { droppedRecords } from "../streams/runtime/types";
 
 export { droppedRecords };
-import { positionKey } from "./record-collector";
+import { positionKey, type InputPositions } from "./record-collector";
 import { shownState, type ShownState, type TaskRole } from "./state";
-import type { StreamTask } from "./stream-task";
+import type { TaskCounters } from "./task-metrics";
 import type { TaskMeta } from "./task-storage";
+
+/**
+ * What a description reads of an instance (`StreamTask` has all of it): named here so that the
+ * RPC types, which carry descriptions, do not depend on the task itself.
+ */
+export interface DescribedInstance {
+  meta(): TaskMeta | undefined;
+  checkpoints(): ReadonlyMap<string, number>;
+  replayed(): ReadonlyMap<string, number>;
+  positions(): InputPositions;
+  committedPositions(): InputPositions;
+  lagMs(): number;
+  pendingOutboxBatches(): number;
+  readonly counters: Pick<TaskCounters, "snapshot">;
+}
 
 export interface ChangelogDescription {
   readonly topic: string;
@@ -74,7 +89,7 @@ export function taskError(meta: Pick<TaskMeta, "failure" | "failedAt">): TaskErr
   return { message: meta.failure, topic: at?.topic ?? null, partition: at?.partition ?? null, offset: at?.offset ?? null };
 }
 
-export async function describeTask(task: StreamTask, app: Application, log: Log): Promise<TaskDescription> {
+export async function describeTask(task: DescribedInstance, app: Application, log: Log): Promise<TaskDescription> {
   const meta = task.meta();
   if (!meta) throw new NotAssigned();
   const checkpoints = task.checkpoints();
@@ -129,7 +144,7 @@ export interface PartialTaskDescription extends Omit<TaskDescription, "changelog
  * What the instance knows of itself without the log, for answers about something already done
  * (a wipe) that must not look failed because the log cannot say its end offsets right now.
  */
-export function describeWithoutLog(task: StreamTask, app: Application): PartialTaskDescription {
+export function describeWithoutLog(task: DescribedInstance, app: Application): PartialTaskDescription {
   const meta = task.meta();
   if (!meta) throw new NotAssigned();
   const checkpoints = task.checkpoints();

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { assignActives } from "../../src/coordinator/assignor";
 import { canApplyRestoreBatch, checkpointAfterAck, checkpointAfterRestore } from "../../src/task/checkpoint";
 import { canTransition, IllegalStateTransition, TASK_STATES, transition, type TaskState } from "../../src/task/state";
-import { mergeByTimestamp } from "../../src/task/stream-task";
+import { mergeByTimestamp } from "../../src/task/partition-group";
 import type { ChangelogWork } from "../../src/restore/registry";
 import { suspensionsOnEnd, suspensionsOnRegister, registrationEnded } from "../../src/restore/suspensions";
 
