@@ -7,7 +7,9 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { CoordinatorStore } from "../src/coordinator/coordinator-store";
-import { LEGACY_KV_KEYS } from "../src/coordinator/schema";
+import { coordinatorMigrations, LEGACY_KV_KEYS, type LegacyKv } from "../src/coordinator/schema";
+import { migrate } from "../src/storage/migrations";
+import { Sql } from "../src/storage/sql";
 
 /** A coordinator of its own (not the application's), so that nothing else talks to it. */
 const stub = (name: string) => env.COORDINATOR.getByName(name);
@@ -82,6 +84,46 @@ describe("a coordinator deployed before its settings moved out of KV", () => {
       expect(settings.nextSweepAt()).toBeUndefined();
       expect(settings.sweepCursor()).toBe(0);
       expect(settings.generation()).toBe(settings.generation());
+    });
+  });
+
+  it("converges after failing midway: nothing moved, every KV key kept, and the next start carries them over", async () => {
+    const name = "settings-migration-midway";
+    await asBeforeMigration4(name, { generation: "g-midway", session_key: "k-midway", next_sweep_at: 42 });
+    const moved = await runInDurableObject(stub(name), (_object, state) => {
+      // The object started already (migration 4 ran): put it back, then run the migration again
+      // over a KV that fails after it deleted two keys, as a crash between two writes would.
+      state.storage.sql.exec("DROP TABLE settings");
+      state.storage.sql.exec("UPDATE _schema SET version = 3");
+      for (const [key, value] of [
+        [LEGACY_KV_KEYS.generation, "g-midway"],
+        [LEGACY_KV_KEYS.session_key, "k-midway"],
+        [LEGACY_KV_KEYS.next_sweep_at, 42],
+      ] as const)
+        state.storage.kv.put(key, value);
+      let deleted = 0;
+      const failing: LegacyKv = {
+        get: (key) => state.storage.kv.get(key),
+        delete: (key) => {
+          if (++deleted > 2) throw new Error("injected crash mid-migration");
+          return state.storage.kv.delete(key);
+        },
+      };
+      expect(() => state.storage.transactionSync(() => migrate(new Sql(state.storage.sql), coordinatorMigrations(failing)))).toThrow(/mid-migration/);
+      expect(deleted).toBe(3);
+      return {
+        version: state.storage.sql.exec<{ version: number }>("SELECT version FROM _schema").one().version,
+        settings: state.storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'settings'").toArray().length,
+        kv: Object.fromEntries(state.storage.kv.list()),
+      };
+    });
+    expect(moved).toEqual({ version: 3, settings: 0, kv: { generation: "g-midway", "next-sweep-at": 42, "session-key": "k-midway" } });
+    await runInDurableObject(stub(name), (_object, state) => state.abort("injected crash: restart")).catch(() => undefined);
+    expect(await stub(name).sessionKey()).toBe("k-midway");
+    await runInDurableObject(stub(name), (object, state) => {
+      expect(storeOf(object).settings.generation()).toBe("g-midway");
+      expect(storeOf(object).settings.nextSweepAt()).toBe(42);
+      expect([...state.storage.kv.list()]).toEqual([]);
     });
   });
 });
