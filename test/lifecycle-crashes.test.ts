@@ -10,8 +10,8 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { CoordinatorStep } from "../durable-objects/coordinator";
-import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
+import type { CoordinatorStep } from "../src/coordinator/coordinator-context";
+import type { CoordinatorStore, InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME } from "../src/names";
 import type { TaskDescription } from "../src/task/describe";
 import { APPLICATION_SHUT_DOWN, type LifecycleStep } from "../src/task/protocol";
@@ -242,7 +242,7 @@ describe("the coordinator's sweep", { timeout: 90_000 }, () => {
     });
     await runInDurableObject(driver.task(active), (_object, state) => state.abort("injected crash: storage lost")).catch(() => undefined);
     // The sweep is due: the coordinator's alarm runs it.
-    await runInDurableObject(coordinator(), (_object, state) => state.storage.kv.put("next-sweep-at", 0));
+    await runInDurableObject(coordinator(), (object) => (object as unknown as { store: CoordinatorStore }).store.settings.setNextSweepAt(0));
     expect(await runDurableObjectAlarm(coordinator())).toBe(true);
     await append(0, keys, 37, expected);
     const after = await expectRecovered(taskId, keys, expected);

@@ -1,9 +1,10 @@
 /**
  * The coordinator's durable state: the current assignment of every task instance with its epoch,
  * the epoch counter, whether the application is shut down (an uncaught error's
- * `"shutdown-application"`), and the last input reset with the tasks that applied it. Epochs only grow, across restarts of the coordinator (I3). Every
- * change of the assignment hands out a fresh epoch, so the last epoch handed out is also the
- * assignment's version (what the API's edge cache compares).
+ * `"shutdown-application"`), the last input reset with the tasks that applied it, and its single
+ * values (`settings`), under the numbered migrations of ./schema.ts. Epochs only grow, across
+ * restarts of the coordinator (I3). Every change of the assignment hands out a fresh epoch, so the
+ * last epoch handed out is also the assignment's version (what the API's edge cache compares).
  *
  * The assignment is kept in memory too, indexed by instance and by task (the object is its only
  * writer): reads cost no SQL, and a transaction that fails drops the copy, to be read again.
@@ -11,6 +12,8 @@
 import { byTaskAndPlacement } from "./reconcile";
 import { instanceKey } from "./standbys";
 import { migrate } from "../storage/migrations";
+import { coordinatorMigrations, type LegacyKv } from "./schema";
+import { CoordinatorSettings } from "./settings";
 import { Sql, sql } from "../storage/sql";
 import type { TaskRole } from "../task/state";
 import type { AppliedReset, InputReset } from "../task/input-reset";
@@ -51,45 +54,13 @@ export class CoordinatorStore {
   private tasks: Map<string, InstanceAssignment[]> | undefined;
   private lastEpoch: number | undefined;
 
-  constructor(private readonly storage: StorageLike) {
+  /** The single values: generation, session key, injected outage, resuming, the sweep's schedule. */
+  readonly settings: CoordinatorSettings;
+
+  constructor(private readonly storage: StorageLike & { readonly kv: LegacyKv }) {
     this.db = new Sql(storage.sql);
-    storage.transactionSync(() =>
-      migrate(this.db, [
-        {
-          id: 1,
-          description: "instances and epochs",
-          up: (db) =>
-            db.script(`
-              CREATE TABLE epochs (only INTEGER PRIMARY KEY CHECK (only = 1), last INTEGER NOT NULL);
-              CREATE TABLE instances (
-                task_id TEXT NOT NULL, placement TEXT NOT NULL, role TEXT NOT NULL,
-                epoch INTEGER NOT NULL, acknowledged INTEGER NOT NULL DEFAULT 0,
-                PRIMARY KEY (task_id, placement));
-            `),
-        },
-        {
-          id: 2,
-          description: "application shutdown",
-          up: (db) =>
-            db.script(`
-              CREATE TABLE shutdown (
-                only INTEGER PRIMARY KEY CHECK (only = 1),
-                task_id TEXT NOT NULL, placement TEXT NOT NULL, reason TEXT NOT NULL, at INTEGER NOT NULL);
-            `),
-        },
-        {
-          id: 3,
-          description: "the last input reset, and per task what it did (null until the task applied it)",
-          up: (db) =>
-            db.script(`
-              CREATE TABLE input_reset (
-                only INTEGER PRIMARY KEY CHECK (only = 1),
-                id TEXT NOT NULL, request TEXT NOT NULL, started_at INTEGER NOT NULL, finished_at INTEGER);
-              CREATE TABLE input_reset_tasks (task_id TEXT PRIMARY KEY, applied TEXT);
-            `),
-        },
-      ]),
-    );
+    storage.transactionSync(() => migrate(this.db, coordinatorMigrations(storage.kv)));
+    this.settings = new CoordinatorSettings(this.db);
   }
 
   transaction<T>(fn: () => T): T {

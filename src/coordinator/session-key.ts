@@ -1,11 +1,8 @@
 /**
  * The key that signs the status page's browser sessions (workers/api/status/session.ts): random,
- * kept in the coordinator's storage (its KV, beside its other single values), made on first use
- * and replaced by `POST /admin/sessions/revoke`, which ends every session at once.
+ * kept in the coordinator's storage (its settings row, ./settings.ts), made on first use and
+ * replaced by `POST /admin/sessions/revoke`, which ends every session at once.
  */
-
-/** The coordinator's KV key holding it. */
-export const SESSION_KEY_KEY = "session-key";
 
 /** 32 random bytes, base64url. */
 export function newSessionKey(): string {

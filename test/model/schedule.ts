@@ -6,7 +6,7 @@
  */
 import { partitionForKey } from "../../src/log/partitioner";
 import type { RestoreStep } from "../../src/restore/restorer";
-import type { CoordinatorStep } from "../../durable-objects/coordinator";
+import type { CoordinatorStep } from "../../src/coordinator/coordinator-context";
 import { COMMIT_STEPS, LIFECYCLE_STEPS, type CommitStep, type LifecycleStep } from "../../src/task/protocol";
 
 /** mulberry32: a tiny 32-bit PRNG, uniform in [0, 1). The same seed gives the same sequence. */

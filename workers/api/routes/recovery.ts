@@ -7,7 +7,7 @@
 import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { z } from "zod";
-import type { InputResetView } from "../../../durable-objects/coordinator";
+import type { InputResetView } from "../../../src/coordinator/input-resets";
 import type { ResetTarget } from "../../../src/task/input-reset";
 import { coordinator } from "../cluster";
 import type { ApiEnv } from "../context";
