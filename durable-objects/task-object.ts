@@ -3,14 +3,13 @@
  * The class wires storage, alarms and RPC to `StreamTask`; lifecycle operations run one at a
  * time. Processing is driven by the object itself: appends to its input wake it (a wake-up runs
  * steps while there is input), an in-memory timer with the alarm behind it looks again at what is
- * due, and once nothing is due nothing is armed again, so an idle task costs nothing. When it
- * looks again is the pacing policy's (src/task/pacing.ts); what other objects know of it, the
- * outside reconciliation's (src/task/outside-reconciliation.ts); its reports to the summary, the
- * reporter's (src/summary/instance-reporter.ts); its history, `LifecycleHistory`'s.
+ * due, and once nothing is due nothing is armed again, so an idle task costs nothing. The logic is
+ * in plain modules: runs and what they leave armed in src/task/task-runner.ts, when the instance
+ * looks again in the pure pacing policy (src/task/pacing.ts), what other objects know of it in
+ * src/task/outside-reconciliation.ts, its reports in src/summary/instance-reporter.ts, its history
+ * in src/task/lifecycle.ts, its crash points in src/task/task-crash-points.ts.
  */
 import { DurableObject } from "cloudflare:workers";
-import { WakeRuns } from "../src/task/wake-runs";
-import { EarliestTimer } from "../src/util/timer";
 import type { PushedFetch } from "../src/log/pushed-fetches";
 import { EarliestAlarm } from "../src/util/alarm";
 import { LogUnavailable } from "../src/log/errors";
@@ -20,7 +19,6 @@ import { StreamTask } from "../src/task/stream-task";
 import { LifecycleHistory, type LifecycleSnapshot } from "../src/task/lifecycle";
 import type { TaskCountersSnapshot } from "../src/task/task-metrics";
 import { TaskCrashPoints } from "../src/task/task-crash-points";
-import { runSteps, type StepsRun } from "../src/task/step-loop";
 import { holds } from "../src/coordinator/holds";
 import { describeTask, describeWithoutLog, restoreProgressOf, type PartialTaskDescription, type TaskDescription } from "../src/task/describe";
 import { Serial } from "../src/util/serial";
@@ -28,7 +26,8 @@ import { logEvent } from "../src/util/log";
 import type { RecordOrigin } from "../src/streams/errors";
 import type { AppliedReset, InputReset } from "../src/task/input-reset";
 import { describeRecord } from "../src/task/skips";
-import { MAX_RETRY_BACKOFF_MS, STEPS_PER_ALARM, TaskPacing, type PacingInputs, type RunResult, type WakePlan } from "../src/task/pacing";
+import { MAX_RETRY_BACKOFF_MS } from "../src/task/pacing";
+import { TaskRunner } from "../src/task/task-runner";
 import { OutsideReconciliation } from "../src/task/outside-reconciliation";
 import { answerRead, readStanding, restoredOf, type NoRead } from "../src/task/read-standing";
 import { InstanceReporter } from "../src/summary/instance-reporter";
@@ -48,18 +47,14 @@ export interface InstanceMetrics extends TaskDescription {
 export class TaskObject extends DurableObject implements TaskObjectCalls {
   /** The object's one alarm (see EarliestAlarm). */
   private readonly alarms = new EarliestAlarm(this.ctx.storage);
-  /** Looks again, in memory, at what the log also brings the instance back for (see BACKSTOP_MS). */
-  private readonly timer = new EarliestTimer(() => this.lookNow());
   private readonly task: StreamTask;
   private readonly serial = new Serial();
   /** Crashes planned by the fault route and tests: at a commit step of the next commit `drain` runs, or at a lifecycle step. */
   private readonly crashes: TaskCrashPoints;
   private readonly lifecycle: LifecycleHistory;
-  private readonly pacing: TaskPacing;
+  private readonly runner: TaskRunner;
   private readonly outside: OutsideReconciliation;
   private readonly reports: InstanceReporter;
-  /** How wake-ups meet runs in progress (src/task/wake-runs.ts). */
-  private readonly wakeRuns = new WakeRuns();
 
   constructor(
     ctx: DurableObjectState,
@@ -73,8 +68,6 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       () => this.ctx.storage.sync(),
     );
     const { application, config, log, objects } = host;
-    // A log that sends no wake-ups (a remote one) is polled.
-    this.pacing = new TaskPacing(config.LOG_BACKEND === "upstash");
     this.task = new StreamTask({
       application,
       log,
@@ -98,7 +91,26 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       kv: ctx.storage.kv,
       reachAfterWrites: (step) => this.crashes.reachAfterWrites(step),
     });
-    this.reports = new InstanceReporter(this.task, application, Date.now());
+    this.reports = new InstanceReporter({
+      instance: this.task,
+      application,
+      deliver: (report) => objects.restoreWorker(host.restoreWorkerNameOf(report)).report(report),
+      background: (work) => ctx.waitUntil(work),
+      now: Date.now(),
+    });
+    this.runner = new TaskRunner({
+      task: this.task,
+      serial: this.serial,
+      outside: this.outside,
+      lifecycle: this.lifecycle,
+      crashes: this.crashes,
+      // A log that sends no wake-ups (a remote one) is polled.
+      polls: config.LOG_BACKEND === "upstash",
+      alarm: this.alarms,
+      background: (work) => ctx.waitUntil(work),
+      report: () => this.report(),
+      shutdownApplication: (request) => objects.coordinator().shutdownApplication(request),
+    });
   }
 
   /**
@@ -108,14 +120,14 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
    */
   async assign(assignment: Assignment): Promise<InstanceAck> {
     return this.serial.run(async () => {
-      await this.armRecovery();
+      await this.runner.armRecovery();
       const before = this.task.meta();
       const meta = await this.task.assign(assignment);
       this.lifecycle.noteAssigned(before, meta);
       this.lifecycle.noteRunning(before, this.task.meta());
       await this.crashes.reachAfterWrites("assign:after-meta");
       await this.outside.reconcile(true);
-      await this.armAtOnce();
+      await this.runner.armAtOnce();
       this.report();
       return instanceAck(this.task.meta()!);
     });
@@ -134,7 +146,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       if (!meta || !holds(meta, assignment)) return meta && instanceAck(meta);
       if (assignment.role !== "idle") await this.task.assign(assignment);
       await this.outside.reconcile(true);
-      await this.armAtOnce();
+      await this.runner.armAtOnce();
       return instanceAck(this.task.meta()!);
     });
   }
@@ -142,7 +154,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   /** Revocation: flush, suspend (idle), stop listening. Acknowledged once idle durably; the rest follows. */
   async revoke(): Promise<InstanceAck | undefined> {
     return this.serial.run(async () => {
-      await this.armRecovery();
+      await this.runner.armRecovery();
       const before = this.task.meta();
       const meta = await this.task.suspend();
       this.lifecycle.noteRevoked(before, meta);
@@ -153,133 +165,19 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     });
   }
 
-  /**
-   * Input arrived (or may have). An instance that would look at once runs now, in the
-   * background of the answer, as its alarm would (no durable alarm write, no alarm to wait for);
-   * under load it looks at its next commit, which the answer names: the partition need not wake
-   * it again before then. A run that dies here is made up for as a lost wake-up is: the partition
-   * wakes its readers again while they lag. `pushed`, after an append, is the fetch a caught-up
-   * instance makes next: its run takes the input from it without calling the partition.
-   */
+  /** Input arrived (or may have): see `TaskRunner.wake`. */
   async wake(pushed?: PushedFetch): Promise<number | null> {
-    const meta = this.task.meta();
-    if (meta?.role !== "active") return null;
-    if (pushed) this.task.offerFetch(pushed);
-    const at = this.task.nextCommitAt();
-    const action = this.wakeRuns.wake(at, Date.now());
-    if (action === "run") this.runInBackground();
-    else if (action === "arm") await this.arm(this.pacing.lookBy(at, Date.now(), "commit"));
-    return this.task.loaded ? at : null;
+    return this.runner.wake(pushed);
   }
 
-  /** The object's one alarm: a run (see `run`). */
+  /** The object's one alarm: a run (see `TaskRunner.run`). */
   override async alarm(): Promise<void> {
     this.alarms.fired();
-    await this.run();
+    await this.runner.run();
   }
 
-  /**
-   * Brings the outside in line with the instance's durable state, then processes, and arms the
-   * alarm (or the timer) for what comes next, as the pacing policy says. It never fails: a failure
-   * is logged and the alarm armed again with a back-off (Cloudflare drops an alarm after 6 failed retries).
-   */
-  private async run(): Promise<void> {
-    // While a commit crash is planned, only `drain` runs commits, so the test chooses where it
-    // dies; the alarm comes back for whatever work the crash leaves.
-    if (this.crashes.commitCrashPlanned) return this.armRecovery();
-    this.wakeRuns.started();
-    let result: RunResult = { status: "failed" };
-    try {
-      result = await this.serial.run(async () => {
-        const synced = await this.outside.reconcile();
-        return { status: "ran" as const, synced, ...(await this.steps(STEPS_PER_ALARM, true)) };
-      });
-    } catch (error) {
-      logEvent("task.alarm-failed", { ...this.identity(), error: String(error) }, "warn");
-    }
-    // A wake-up no step took: input is waiting, which the log also brings the instance back for.
-    const woken = this.wakeRuns.ended();
-    await this.arm(this.pacing.afterRun(result, this.pending(woken)));
-    if (result.status === "ran") this.report();
-    await this.reportShutdown();
-  }
-
-  /** What the pacing policy looks at now. */
-  private pending(woken = false): PacingInputs {
-    const { task } = this;
-    return {
-      now: Date.now(),
-      instance: task.meta(),
-      nextCommitAt: task.nextCommitAt(),
-      timersDueAt: task.timersDueAt(),
-      progressDueAt: task.progressDueAt(),
-      woken,
-    };
-  }
-
-  /** Arms what the pacing policy planned (each only when sooner than what is armed). */
-  private async arm(plan: WakePlan): Promise<void> {
-    if (plan.resync) this.outside.forget();
-    if (plan.alarm) await this.alarms.armBy(plan.alarm.at);
-    if (plan.timer) this.timer.armBy(plan.timer.at);
-  }
-
-  /** Armed before a lifecycle operation: if the object dies at any await of it, the alarm completes it. */
-  private armRecovery(): Promise<void> {
-    return this.arm(this.pacing.beforeOperation(Date.now()));
-  }
-
-  private armAtOnce(): Promise<void> {
-    return this.arm(this.pacing.atOnce(Date.now()));
-  }
-
-  /** Sends the instance's report to its restore worker shard when one is due; never awaited (not on the processing path). */
   private report(): void {
-    const due = this.reports.due(Date.now());
-    if (!due) return;
-    const { report } = due;
-    const worker = this.host.objects.restoreWorker(this.host.restoreWorkerNameOf(report));
-    this.ctx.waitUntil(
-      worker.report(report).catch((error: unknown) => {
-        this.reports.failed(due);
-        logEvent("task.report-failed", { task: report.taskId, placement: report.placement, error: String(error) }, "debug");
-      }),
-    );
-  }
-
-  private identity(): { task?: string; placement?: string; epoch?: number; incarnation?: number } {
-    const meta = this.task.meta();
-    return meta ? { task: meta.taskId, placement: meta.placement, epoch: meta.epoch, incarnation: meta.incarnation } : {};
-  }
-
-  /** The timer fired: as a wake-up that looks now (a run in progress takes it, see WakeRuns). */
-  private lookNow(): void {
-    const now = Date.now();
-    if (this.wakeRuns.wake(now, now) === "run") this.runInBackground();
-  }
-
-  /** A run in the background of the current call (a wake-up's or the timer's); one that dies is made up for as a lost wake-up is. */
-  private runInBackground(): void {
-    this.ctx.waitUntil(this.run().catch((error: unknown) => logEvent("task.background-run-failed", { ...this.identity(), error: String(error) }, "warn")));
-  }
-
-  /**
-   * An uncaught error chose `"shutdown-application"`: the coordinator stops every task. Called
-   * outside `serial`, because the coordinator calls back (`halt`) while it answers. Until it has
-   * answered, the request stays in storage and a later alarm asks again.
-   */
-  private async reportShutdown(): Promise<void> {
-    const meta = this.task.meta();
-    if (!meta?.shutdownRequested) return;
-    try {
-      await this.host.objects
-        .coordinator()
-        .shutdownApplication({ taskId: meta.taskId, placement: meta.placement, reason: meta.failure ?? "an uncaught error" });
-      this.task.shutdownReported();
-    } catch (error) {
-      logEvent("task.shutdown-report-failed", { task: meta.taskId, placement: meta.placement, error: String(error) }, "warn");
-      await this.arm(this.pacing.shutdownReportFailed(Date.now()));
-    }
+    this.reports.report(Date.now());
   }
 
   /** The application was shut down: an instance still processing stops, with `reason`. */
@@ -299,7 +197,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       const before = this.task.meta();
       const meta = this.task.resume();
       if (meta && before?.failure) this.lifecycle.record("resumed", meta, `was stopped: ${before.failure}`);
-      await this.armAtOnce();
+      await this.runner.armAtOnce();
       this.report();
       return this.describeNow();
     });
@@ -314,7 +212,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
    */
   async skip(at: RecordOrigin, halted?: string): Promise<SkipAnswer> {
     return this.serial.run(async () => {
-      await this.armAtOnce();
+      await this.runner.armAtOnce();
       const before = this.task.meta();
       const outcome = this.task.skip(at, this.lifecycle.snapshot().lastSkipped, halted);
       if (outcome.status === "refused") return outcome;
@@ -333,7 +231,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
    */
   async resetInput(reset: InputReset, halted?: string): Promise<AppliedReset | undefined> {
     return this.serial.run(async () => {
-      await this.armRecovery();
+      await this.runner.armRecovery();
       const before = this.task.meta();
       const applied = await this.task.resetInput(reset, halted);
       const meta = this.task.meta();
@@ -342,8 +240,8 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       // The group hears of the new positions now (else with the instance's next offset commit).
       await this.task
         .commitInputOffsets()
-        .catch((error: unknown) => logEvent("task.reset-commit-failed", { ...this.identity(), error: String(error) }, "warn"));
-      await this.armAtOnce();
+        .catch((error: unknown) => logEvent("task.reset-commit-failed", { ...this.runner.identity(), error: String(error) }, "warn"));
+      await this.runner.armAtOnce();
       this.report();
       return applied;
     });
@@ -354,22 +252,18 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     const result = await this.serial.run(() =>
       this.crashes.drain(async () => {
         // A drain that dies (a planned crash) leaves an alarm to finish its work without the caller.
-        if (this.task.meta()?.role === "active") await this.armRecovery();
+        if (this.task.meta()?.role === "active") await this.runner.armRecovery();
         await this.outside.reconcile();
-        const { worked, outcome } = await this.steps(maxSteps, false);
+        const { worked, outcome } = await this.runner.steps(maxSteps, false);
         // A drain leaves nothing for later: lingering output goes to the log, and the input it processed to the group, now.
         if (outcome === "idle") await this.task.flush();
-        await this.arm(this.pacing.afterDrain(this.pending()));
+        await this.runner.armAfterDrain();
         this.report();
         return { worked, outcome };
       }),
     );
-    await this.reportShutdown();
+    await this.runner.reportShutdown();
     return result;
-  }
-
-  private steps(maxSteps: number, linger: boolean): Promise<StepsRun> {
-    return runSteps({ task: this.task, wakeRuns: this.wakeRuns, lifecycle: this.lifecycle, polls: this.pacing.polls }, maxSteps, linger);
   }
 
   async describe(): Promise<TaskDescription> {
@@ -431,7 +325,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
     return this.serial.run(async () => {
       const before = this.task.meta();
       if (incarnation !== undefined && before && before.incarnation !== incarnation) return this.describeEvenWithoutLog();
-      await this.armRecovery();
+      await this.runner.armRecovery();
       await this.task.deliverBeforeWipe();
       await this.crashes.reachAfterWrites("corrupt:after-deliver");
       this.task.wipe();
@@ -446,7 +340,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       });
       this.lifecycle.noteRunning(wiped, this.task.meta());
       await this.outside.reconcile();
-      await this.armAtOnce();
+      await this.runner.armAtOnce();
       this.report();
       // The wipe is done: a log that cannot say its end offsets now must not make it look failed.
       return this.describeEvenWithoutLog();
@@ -463,12 +357,12 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       this.reports.sawChangelogEnd(batch, batch.end);
       this.report();
       if (reply.caughtUp && reply.role === "active" && reply.state === "RESTORING") {
-        await this.armRecovery();
+        await this.runner.armRecovery();
         if (await this.task.tryCompleteRestoration()) {
           this.lifecycle.noteRunning(undefined, this.task.meta());
           await this.crashes.reachAfterWrites("restore:after-running");
           await this.outside.reconcile();
-          await this.armAtOnce();
+          await this.runner.armAtOnce();
           this.report();
           return { ...reply, state: "RUNNING" as const };
         }

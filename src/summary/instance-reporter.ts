@@ -3,10 +3,11 @@
  * (summary.ts), and when — from what the instance knows without calling the log: its meta row,
  * its checkpoints and positions, and the ends its last fetches and restore batches saw. A report
  * is due at once when its role, state, epoch, incarnation or failure changed or when it caught up,
- * else at most every REPORT_INTERVAL_MS (`reportDue`). Sending is the object's; a report that
- * failed is forgotten, so that the next one goes.
+ * else at most every REPORT_INTERVAL_MS (`reportDue`). A report is never awaited (it is not on the
+ * processing path); one that failed is forgotten, so that the next one goes.
  */
 import type { TopicPartition } from "../log/types";
+import { logEvent } from "../util/log";
 import { positionKey } from "../task/record-collector";
 import type { TaskMeta } from "../task/task-storage";
 import { instanceReport, reportDue, type InstanceReport } from "./summary";
@@ -31,6 +32,17 @@ export interface SentReport {
   readonly at: number;
 }
 
+export interface ReporterDeps {
+  readonly instance: ReportedInstance;
+  readonly application: ReportedApplication;
+  /** Sends a report to the instance's restore worker shard. */
+  readonly deliver: (report: InstanceReport) => Promise<unknown>;
+  /** Keeps the sending going after the call that started it (`ctx.waitUntil`). */
+  readonly background: (work: Promise<unknown>) => void;
+  /** The clock at start: reports are ordered from it on, across the object's restarts too. */
+  readonly now: number;
+}
+
 export class InstanceReporter {
   /** The last report handed out, and when. */
   private last: SentReport | undefined;
@@ -39,12 +51,26 @@ export class InstanceReporter {
   /** Each changelog's end as the last restore batch or description saw it (in memory). */
   private readonly changelogEnds = new Map<string, number>();
 
-  constructor(
-    private readonly instance: ReportedInstance,
-    private readonly application: ReportedApplication,
-    now: number,
-  ) {
-    this.seq = now * 1_000;
+  private readonly instance: ReportedInstance;
+  private readonly application: ReportedApplication;
+
+  constructor(private readonly deps: ReporterDeps) {
+    this.instance = deps.instance;
+    this.application = deps.application;
+    this.seq = deps.now * 1_000;
+  }
+
+  /** Sends the instance's report when one is due (in the background). */
+  report(now: number): void {
+    const due = this.due(now);
+    if (!due) return;
+    const { report } = due;
+    this.deps.background(
+      this.deps.deliver(report).catch((error: unknown) => {
+        this.failed(due);
+        logEvent("task.report-failed", { task: report.taskId, placement: report.placement, error: String(error) }, "debug");
+      }),
+    );
   }
 
   /** A changelog's end as seen (a restore batch's, or a description's). */
@@ -54,7 +80,7 @@ export class InstanceReporter {
   }
 
   /** The report to send now, if one is due (it counts as sent until `failed` says otherwise). */
-  due(now: number): SentReport | undefined {
+  private due(now: number): SentReport | undefined {
     const report = this.current();
     if (!report || !reportDue(this.last, report, now)) return undefined;
     this.last = { report, at: now };
@@ -62,7 +88,7 @@ export class InstanceReporter {
   }
 
   /** Sending `sent` failed: the next report goes, whatever it says. */
-  failed(sent: SentReport): void {
+  private failed(sent: SentReport): void {
     if (this.last === sent) this.last = undefined;
   }
 
