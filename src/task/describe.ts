@@ -170,3 +170,10 @@ export function describeWithoutLog(task: DescribedInstance, app: Application): P
     droppedRecords: droppedRecords(task.counters.snapshot().events),
   };
 }
+
+/** How much of its changelogs a restoring instance has restored, of their ends (a read's `restoring` answer). */
+export function restoreProgressOf(description: TaskDescription): { restored: number; total: number } {
+  const restored = description.changelogs.reduce((n, c) => n + c.restored, 0);
+  const total = description.changelogs.reduce((n, c) => n + c.end, 0);
+  return { restored, total };
+}

@@ -8,6 +8,7 @@
  */
 import type { RecordOrigin } from "../streams/errors";
 import { logEvent, type LogLevel } from "../util/log";
+import type { AppliedReset, InputReset } from "./input-reset";
 import type { TaskRole, TaskState } from "./state";
 import type { TaskMeta } from "./task-storage";
 
@@ -115,5 +116,40 @@ export class LifecycleHistory {
       ...(facts.skipped ? { lastSkipped: facts.skipped } : now.lastSkipped ? { lastSkipped: now.lastSkipped } : {}),
       resetSkipped: now.resetSkipped + (facts.resetSkipped ?? 0),
     });
+  }
+
+  /** An assignment taken: a new epoch or role, and a halt or resume it brought (the same assignment again may do either). */
+  noteAssigned(before: TaskMeta | undefined, now: TaskMeta): void {
+    if (!before || before.epoch !== now.epoch || before.role !== now.role) {
+      this.record("assign", now, before ? `was ${before.role} at epoch ${before.epoch}` : undefined);
+    }
+    if (before?.failure === null && now.failure !== null) this.record("failed", now, now.failure);
+    if (before?.failure && now.failure === null) this.record("resumed", now, `was stopped: ${before.failure}`);
+  }
+
+  /** A revocation: only a migration revokes an active instance; other revocations retire standbys. */
+  noteRevoked(before: TaskMeta | undefined, now: TaskMeta | undefined): void {
+    if (now && before && before.role !== "idle") this.record(before.role === "active" ? "migrated-away" : "revoke", now, `was ${before.role}`);
+  }
+
+  /** The turn to RUNNING, when the instance made it since `before`. */
+  noteRunning(before: TaskMeta | undefined, now: TaskMeta | undefined): void {
+    if (now?.state !== "RUNNING") return;
+    if (before?.state === "RUNNING" && before.incarnation === now.incarnation && before.epoch === now.epoch) return;
+    this.record("running", now);
+  }
+
+  /** A failure that stopped the instance since `before`. */
+  noteFailure(before: TaskMeta | undefined, now: TaskMeta | undefined): void {
+    if (now?.failure && !before?.failure) this.record("failed", now, now.failure);
+  }
+
+  /** An operator's input reset applied (once per reset), and the failure it cleared. */
+  noteReset(reset: InputReset, applied: AppliedReset, before: TaskMeta | undefined, now: TaskMeta): void {
+    if (before?.lastReset?.id === reset.id) return;
+    const skipped = applied.partitions.reduce((n, p) => n + p.skipped, 0);
+    const moved = applied.partitions.filter((p) => p.skipped > 0).map((p) => `${p.topic}/${p.partition} ${p.from}→${p.to}`);
+    this.record("offsets-reset", now, `input reset ${reset.id}: ${moved.join(", ") || "nothing to skip"}`, { resetSkipped: skipped });
+    if (before?.failure && now.failure === null) this.record("resumed", now, `was stopped: ${before.failure}`);
   }
 }

@@ -30,6 +30,11 @@ export interface Assignment {
  */
 export type InstanceAck = Pick<TaskMeta, "taskId" | "placement" | "role" | "state" | "epoch" | "incarnation">;
 
+export function instanceAck(meta: TaskMeta): InstanceAck {
+  const { taskId, placement, role, state, epoch, incarnation } = meta;
+  return { taskId, placement, role, state, epoch, incarnation };
+}
+
 /** Points of a commit where tests (and the crash fault route) can kill the instance. */
 export type CommitStep = "before-commit" | "after-commit" | "mid-send" | "after-send";
 
