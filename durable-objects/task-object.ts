@@ -133,7 +133,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       () => this.ctx.storage.sync(),
     );
     const { application, config, log } = host;
-    this.polls = config.LOG_BACKEND === "upstash";
+    this.polls = !log.capabilities.wakesReaders;
     this.task = new StreamTask({
       application,
       log,
