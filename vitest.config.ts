@@ -26,6 +26,13 @@ function isInjectedCrash(error: unknown): boolean {
 
 const TEST_TOPICS = "ingest-test=4,retention-test=1(cleanup.policy=compact,delete retention.ms=60000 retention.bytes=1000000)";
 
+/**
+ * Topics for the Log contract run through the Worker's own `/kafka` (test/kafka-rest/upstash-log.test.ts):
+ * each contract test takes an empty one.
+ */
+const LOG_CONTRACT_TOPICS = 20;
+const logContractTopics = Array.from({ length: LOG_CONTRACT_TOPICS }, (_, i) => `log-contract-${i}=2`).join(",");
+
 /** The examples and tests import the library by its package name: here, from its source. */
 const library = {
   alias: [
@@ -82,7 +89,7 @@ export default defineConfig({
     maxWorkers: 3,
     projects: [
       {
-        plugins: [workerd(NO_COMPACTION)],
+        plugins: [workerd({ TOPICS: `${NO_COMPACTION.TOPICS},${logContractTopics}` })],
         resolve: library,
         test: {
           name: "workers",

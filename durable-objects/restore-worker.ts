@@ -60,7 +60,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       () => this.ctx.storage.sync(),
     );
     const { application, config } = host;
-    this.polls = config.LOG_BACKEND === "upstash";
+    this.polls = !host.log.capabilities.wakesReaders;
     this.registry = new RestoreRegistry(ctx.storage);
     this.reports = new InstanceReports(ctx.storage);
     this.log = host.log;

@@ -105,7 +105,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       lifecycle: this.lifecycle,
       crashes: this.crashes,
       // A log that sends no wake-ups (a remote one) is polled.
-      polls: config.LOG_BACKEND === "upstash",
+      polls: !log.capabilities.wakesReaders,
       alarm: this.alarms,
       background: (work) => ctx.waitUntil(work),
       report: () => this.report(),

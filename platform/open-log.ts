@@ -1,10 +1,11 @@
 /** Which log an application uses: the embedded Durable Object log, or a Kafka REST endpoint. */
 import type { Config } from "../src/config";
+import { UpstashLog } from "../src/kafka-rest/upstash-log";
 import { DurableLog } from "../src/log/durable-log";
 import type { TopicCatalog } from "../src/log/topics";
 import type { Log } from "../src/log/types";
-import { UpstashLog } from "../src/log/upstash-log";
 
+/** The one place a backend is chosen by name: everything else asks the log's `capabilities`. */
 export function openLog<P>(partitions: { getByName(name: string): P }, config: Config, catalog: TopicCatalog): Log {
   if (config.LOG_BACKEND === "upstash") {
     // readConfig has checked that URL, username and password are all set for this backend.

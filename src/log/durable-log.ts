@@ -9,7 +9,18 @@ import { decodeFetch, encodeBatch, type BatchMeasure, type EncodedFetch } from "
 import type { PartitionStats } from "./partition-store";
 import type { TopicConfig } from "./topic-config";
 import type { TopicCatalog } from "./topics";
-import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, Log, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "./types";
+import type {
+  AppendResult,
+  CommittedOffset,
+  FetchBounds,
+  FetchResult,
+  Log,
+  LogCapabilities,
+  OffsetRange,
+  ProducerId,
+  ProducerRecord,
+  TopicPartition,
+} from "./types";
 
 /**
  * Who an append is for. `"application"`: the application that hosts the log (its ingest, its
@@ -48,13 +59,17 @@ export interface PartitionObject {
  */
 export class DurableLog<P = PartitionObject> implements Log {
   private externalView: DurableLog<P> | undefined;
+  /** A partition wakes its subscribers after every append and tells the coordinator of the application's first. */
+  readonly capabilities: LogCapabilities;
 
   constructor(
     private readonly partitions: { getByName(name: string): P },
     readonly catalog: TopicCatalog,
     /** Whose appends these are (see `AppendOrigin`); the application's unless made by `forExternalProducers`. */
     readonly origin: AppendOrigin = "application",
-  ) {}
+  ) {
+    this.capabilities = { wakesReaders: true, startsTasks: origin === "application", deletesRecords: true };
+  }
 
   /** The same log, its appends made for producers outside the application (the Kafka REST endpoint). */
   forExternalProducers(): DurableLog<P> {

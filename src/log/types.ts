@@ -1,7 +1,8 @@
 /**
  * The log: topics of fixed partition counts, each partition an append-only sequence of records
  * with dense offsets. Everything above it (ingest, tasks, restoration) depends on this interface
- * only; the embedded `LogPartition` objects and `@upstash/kafka` implement it.
+ * only; the embedded `LogPartition` objects (`DurableLog`) and `@upstash/kafka` (`UpstashLog`,
+ * src/kafka-rest/upstash-log.ts) implement it, each saying what it can do (`LogCapabilities`).
  */
 
 export interface Header {
@@ -109,8 +110,37 @@ export interface BatchMeasure {
   readonly untimed: boolean;
 }
 
+/**
+ * What a backend does beyond the calls every log answers. The runtime adapts to these, never to a
+ * backend's name or class; every field is required, so a new backend must say each one (a log
+ * taken to wake readers when it does not would leave them waiting forever).
+ */
+export interface LogCapabilities {
+  /**
+   * An append wakes the readers subscribed to its partition (task instances, restore workers).
+   * Without it, readers poll: a running task its input, a restore worker its standbys' changelogs.
+   */
+  readonly wakesReaders: boolean;
+  /**
+   * The application's first append to a partition its tasks read makes those tasks (the partition
+   * tells the coordinator). Without it, an appender gets the assignment first, which makes them:
+   * tasks made after their first records would not process them.
+   */
+  readonly startsTasks: boolean;
+  /** `deleteRecordsBefore` deletes (else it throws): retention can be asked of the log. */
+  readonly deletesRecords: boolean;
+}
+
 /** The log, as the rest of Edge Streams sees it. */
 export interface Log {
+  readonly capabilities: LogCapabilities;
+  /**
+   * The same log, its appends made for producers outside the application (the Kafka REST
+   * endpoint): they never start the application's tasks, as a producer outside may be another
+   * deployment using this one as its log, whose tasks read these partitions under the same group.
+   * A log whose appends never start tasks answers itself.
+   */
+  forExternalProducers(): Log;
   /** The declared topics and their partition counts. */
   topics(): Promise<ReadonlyMap<string, number>>;
   /** Appends a batch to one partition atomically: all of it or none of it. */

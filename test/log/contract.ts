@@ -1,7 +1,8 @@
 /**
  * The behavioural contract of the `Log` interface, shared by every backend (as hono runs one
  * router suite against every router): the embedded log runs it in workerd, the `@upstash/kafka`
- * backend from Node against a real `wrangler dev`.
+ * backend both in workerd against the Worker's own `/kafka` (test/kafka-rest/upstash-log.test.ts)
+ * and from Node against a real `wrangler dev` (test/node/upstash-log.test.ts).
  */
 import { describe, expect, it } from "vitest";
 import { DuplicateSequenceMismatch, InvalidRecord, OffsetOutOfRange, OutOfOrderSequence, ProducerFenced, UnknownTopicOrPartition } from "../../src/log/errors";
@@ -191,6 +192,16 @@ export function describeLogContract(backend: string, open: () => Promise<Contrac
         await expect(log.append(tp, values(2, "other"), { producerId: "p", epoch: 0, sequence: 0 })).rejects.toBeInstanceOf(DuplicateSequenceMismatch);
         expect((await log.offsets(tp)).latest).toBe(2);
       });
+    });
+
+    it("says whether it deletes records, and refuses to when it does not", async () => {
+      const { log, topic } = await open();
+      const tp = { topic, partition: 0 };
+      expect(log.capabilities.deletesRecords).toBe(options.retention);
+      await log.append(tp, values(2));
+      if (options.retention) expect(await log.deleteRecordsBefore(tp, 1)).toEqual({ earliest: 1, latest: 2 });
+      else await expect(log.deleteRecordsBefore(tp, 1)).rejects.toBeInstanceOf(InvalidRecord);
+      expect((await log.offsets(tp)).earliest).toBe(options.retention ? 1 : 0);
     });
 
     describe.skipIf(!options.retention)("retention", () => {

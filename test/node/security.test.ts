@@ -21,7 +21,7 @@ import { chromium, type BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LogUnavailable, ProducerFenced } from "../../src/log/errors";
 import { partitionForKey } from "../../src/log/partitioner";
-import { kafkaHttpLayer, UpstashLog } from "../../src/log/upstash-log";
+import { kafkaHttpLayer, UpstashLog } from "../../src/kafka-rest/upstash-log";
 import { freePort, startWranglerDev, until, type WranglerDev } from "./wrangler-dev";
 
 /** Enough partitions that a scan's bound (partitions × limit ≤ 32,000) is below the limit's own 1,000. */

@@ -8,7 +8,7 @@
  */
 import { Kafka, UpstashError } from "@upstash/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { kafkaHttpLayer } from "../../src/log/upstash-log";
+import { kafkaHttpLayer } from "../../src/kafka-rest/upstash-log";
 import { startWranglerDev, until, type WranglerDev } from "./wrangler-dev";
 
 let log: WranglerDev;

@@ -8,7 +8,7 @@ import { Kafka } from "@upstash/kafka";
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InvalidRecord, LogUnavailable, ProducerFenced, RecordTooLarge } from "../../src/log/errors";
-import { UnsupportedByDialect, UpstashLog, kafkaHttpLayer, type UpstashLogOptions } from "../../src/log/upstash-log";
+import { UnsupportedByDialect, UpstashLog, kafkaHttpLayer, type UpstashLogOptions } from "../../src/kafka-rest/upstash-log";
 import { describeLogContract } from "../log/contract";
 import { freePort, startWranglerDev, type WranglerDev } from "./wrangler-dev";
 

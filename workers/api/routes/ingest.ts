@@ -85,11 +85,11 @@ export const ingest = new Hono<ApiEnv>().post(
       throw new ApiError(400, "invalid_input", `records[${outOfRange}].partition: topic ${topic} has partitions 0 to ${partitions - 1}`);
     }
     const key = c.req.header("idempotency-key");
-    // Appends never wait for the coordinator: the first append to a partition of the embedded log
-    // tells it, and it makes the tasks. A remote log tells no one: the isolate's first ingest gets
-    // the assignment (which makes the tasks) before appending, as tasks made after their first
-    // records did not process them (test/node/upstash-backend.test.ts); cached after that.
-    if (c.get("config").LOG_BACKEND === "upstash") await cachedAssignment(c.var.host);
+    // Appends never wait for the coordinator when the log starts the tasks (the embedded log's
+    // partition tells it of the first append). A remote log tells no one: the isolate's first
+    // ingest gets the assignment (which makes the tasks) before appending, as tasks made after
+    // their first records did not process them (test/node/upstash-backend.test.ts); cached after that.
+    if (!log.capabilities.startsTasks) await cachedAssignment(c.var.host);
     const encoded = encodeIngest(records, inputSerdes(c.var.host.application.topology, topic));
     if (!encoded.ok) {
       const { index, refused } = encoded;

@@ -24,7 +24,6 @@ import { dialectErrorBody } from "../../../src/kafka-rest/errors";
 import { readBounded } from "../../../src/kafka-rest/fetch";
 import { metadataInRequestOrder, planProduce } from "../../../src/kafka-rest/produce";
 import { UnknownTopicOrPartition } from "../../../src/log/errors";
-import { DurableLog } from "../../../src/log/durable-log";
 import { checkBatch, MAX_INPUT_RECORD_BYTES, MAX_RECORD_BYTES } from "../../../src/log/records";
 import type { AppendResult, ProducerId } from "../../../src/log/types";
 import type { ApiEnv } from "../context";
@@ -66,8 +65,7 @@ async function produce(c: Context<ApiEnv>, messages: readonly TopicMessage[]): P
   for (const message of messages) refuseOutsideWrite(c.var.host.application, message.topic, roles);
   // An external producer's appends never make this deployment's tasks (see AppendOrigin): it may
   // be another deployment using this one as its log, under the same group and epochs.
-  const shared = c.get("log");
-  const log = shared instanceof DurableLog ? shared.forExternalProducers() : shared;
+  const log = c.get("log").forExternalProducers();
   const counts = await log.topics();
   const now = Date.now();
   const batches = planProduce(messages, {

@@ -21,16 +21,29 @@
  *   the status only, and a null key may come back as "".
  * Either way: no retention call exists in the dialect (`deleteRecordsBefore` throws
  * `UnsupportedByDialect`), commit metadata is not carried (committed offsets read back with
- * metadata ""), and a fetch is trimmed to its bounds here after the endpoint's own bound.
+ * metadata ""), a fetch is trimmed to its bounds here after the endpoint's own bound, and the log
+ * is remote: it wakes no reader and starts no task (`UPSTASH_CAPABILITIES`), so readers poll.
  */
 import { Kafka } from "@upstash/kafka";
-import type { Message, ProduceMetadata, TopicPartitionOffset } from "../kafka-rest/dialect";
-import { logErrorFromDialect } from "../kafka-rest/errors";
-import { epochInstanceId } from "../kafka-rest/commit-epoch";
-import { EDGE_PRODUCER_HEADER, formatProducerHeader } from "../kafka-rest/producer-header";
-import { InvalidRecord, LogError, LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "./errors";
-import { checkBatch, recordBytes, utf8Length } from "./records";
-import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, Log, LogRecord, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "./types";
+import { InvalidRecord, LogError, LogUnavailable, OffsetOutOfRange, RecordTooLarge } from "../log/errors";
+import { checkBatch, recordBytes, utf8Length } from "../log/records";
+import type {
+  AppendResult,
+  CommittedOffset,
+  FetchBounds,
+  FetchResult,
+  Log,
+  LogCapabilities,
+  LogRecord,
+  OffsetRange,
+  ProducerId,
+  ProducerRecord,
+  TopicPartition,
+} from "../log/types";
+import { epochInstanceId } from "./commit-epoch";
+import type { Message, ProduceMetadata, TopicPartitionOffset } from "./dialect";
+import { logErrorFromDialect } from "./errors";
+import { EDGE_PRODUCER_HEADER, formatProducerHeader } from "./producer-header";
 
 export interface UpstashLogOptions {
   /** The REST URL, e.g. `https://…upstash.io` or `https://edge.example/kafka`. */
@@ -53,6 +66,9 @@ export interface UpstashLogOptions {
 
 /** The dialect has no call to delete records, so this backend has no retention. */
 export class UnsupportedByDialect extends InvalidRecord {}
+
+/** A remote log tells no one of an append, and the dialect cannot delete records. */
+export const UPSTASH_CAPABILITIES: LogCapabilities = { wakesReaders: false, startsTasks: false, deletesRecords: false };
 
 interface Request {
   readonly method: "GET" | "POST";
@@ -122,6 +138,7 @@ function checkGroup(group: string): void {
 }
 
 export class UpstashLog implements Log {
+  readonly capabilities = UPSTASH_CAPABILITIES;
   private readonly transport: Transport;
   private readonly timeoutMs: number;
   private readonly retries: number;
@@ -143,6 +160,11 @@ export class UpstashLog implements Log {
     this.fetchWaitMs = options.fetchWaitMs ?? 1_000;
     this.instanceId = options.instanceId ?? "edge-streams-log";
     this.maxRequestBytes = options.maxRequestBytes ?? 1024 * 1024;
+  }
+
+  /** Its appends never start this deployment's tasks: external producers' appends are the same. */
+  forExternalProducers(): Log {
+    return this;
   }
 
   /** One call within the budget; repeated on transient failures when `safeToRepeat`. */
