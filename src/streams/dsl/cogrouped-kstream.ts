@@ -16,10 +16,11 @@ import type { KGroupedStream } from "./kgrouped-stream";
 import { KTable } from "./ktable";
 import { cachingOf, type Materialized, refuseVersioned } from "./materialized";
 import { aggregateProcessor, passThrough, type Aggregation } from "./processors";
-import { slidingWindowAggregate } from "./sliding-window-aggregate";
-import { windowingOf, windowRetention } from "./time-windowed-kstream";
-import { sessionAggregate, timeWindowAggregate } from "./window-aggregate";
-import { SessionWindows, TimeWindows, type SlidingWindows } from "./windows";
+import { windowingOf } from "./windowed-fold";
+import type { SessionWindows } from "./windows/session-windows";
+import type { SlidingWindows } from "./windows/sliding-windows";
+import type { TimeWindows } from "./windows/time-windows";
+import { windowRetention, type Windows } from "./windows/windows";
 
 type Aggregator<K, V, VA> = (key: K, value: V, aggregate: VA) => VA;
 
@@ -32,7 +33,7 @@ interface CogroupPart<K, VA> {
 interface CogroupFold<K, VA> {
   readonly kind: StoreKind;
   readonly materialized: Materialized<K, VA>;
-  readonly windows?: TimeWindows | SlidingWindows | SessionWindows;
+  readonly windows?: Windows;
   readonly aggregation: (storeName: string, aggregator: Aggregator<K, unknown, VA>, oldValues: OldValues) => AnySupplier;
 }
 
@@ -100,8 +101,9 @@ export class CogroupedKStream<K, VA> {
   /** Windowed cogrouped aggregations: time (tumbling, hopping) and sliding windows, or sessions. */
   windowedBy(windows: TimeWindows | SlidingWindows): TimeWindowedCogroupedKStream<K, VA>;
   windowedBy(windows: SessionWindows): SessionWindowedCogroupedKStream<K, VA>;
-  windowedBy(windows: TimeWindows | SlidingWindows | SessionWindows): TimeWindowedCogroupedKStream<K, VA> | SessionWindowedCogroupedKStream<K, VA> {
-    return windows instanceof SessionWindows ? new SessionWindowedCogroupedKStream(this.parts, windows) : new TimeWindowedCogroupedKStream(this.parts, windows);
+  windowedBy(windows: Windows): TimeWindowedCogroupedKStream<K, VA> | SessionWindowedCogroupedKStream<K, VA> {
+    // Windows kept in a session store merge: their aggregations take a merger.
+    return windows.storeKind === "session" ? new SessionWindowedCogroupedKStream(this.parts, windows) : new TimeWindowedCogroupedKStream(this.parts, windows);
   }
 }
 
@@ -109,7 +111,7 @@ export class TimeWindowedCogroupedKStream<K, VA> {
   /** Made by `CogroupedKStream.windowedBy`. */
   constructor(
     private readonly parts: readonly CogroupPart<K, VA>[],
-    private readonly windows: TimeWindows | SlidingWindows,
+    private readonly windows: Windows,
   ) {}
 
   /** The aggregate of every grouped stream's values per key and window, starting as `initializer()`. */
@@ -117,15 +119,11 @@ export class TimeWindowedCogroupedKStream<K, VA> {
     const { windows } = this;
     const retentionMs = windowRetention(windows, materialized);
     return cogroupFold<K, VA, Windowed<K>, never>(this.parts, {
-      kind: "window",
+      kind: windows.storeKind,
       materialized,
       windows,
-      aggregation: (storeName, aggregator, oldValues) => {
-        const step = stepOf(initializer, aggregator);
-        return windows instanceof TimeWindows
-          ? timeWindowAggregate(storeName, windows, retentionMs, step, oldValues)
-          : slidingWindowAggregate(storeName, windows, retentionMs, step, oldValues);
-      },
+      aggregation: (storeName, aggregator, oldValues) =>
+        windows.aggregateProcessor({ storeName, retentionMs, oldValues, step: stepOf(initializer, aggregator) }),
     });
   }
 }
@@ -134,7 +132,7 @@ export class SessionWindowedCogroupedKStream<K, VA> {
   /** Made by `CogroupedKStream.windowedBy`. */
   constructor(
     private readonly parts: readonly CogroupPart<K, VA>[],
-    private readonly windows: SessionWindows,
+    private readonly windows: Windows,
   ) {}
 
   /** The aggregate of every grouped stream's values per key and session; `merger` combines two sessions' aggregates when they merge. */
@@ -142,10 +140,11 @@ export class SessionWindowedCogroupedKStream<K, VA> {
     const { windows } = this;
     const retentionMs = windowRetention(windows, materialized);
     return cogroupFold<K, VA, Windowed<K>, null>(this.parts, {
-      kind: "session",
+      kind: windows.storeKind,
       materialized,
       windows,
-      aggregation: (storeName, aggregator, oldValues) => sessionAggregate(storeName, windows, retentionMs, initializer, aggregator, merger, oldValues),
+      aggregation: (storeName, aggregator, oldValues) =>
+        windows.aggregateProcessor({ storeName, retentionMs, oldValues, step: stepOf(initializer, aggregator), merge: { initializer, merger } }),
     });
   }
 }

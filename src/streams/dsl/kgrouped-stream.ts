@@ -16,7 +16,10 @@ import { aggregateProcessor } from "./processors";
 import { repartitionThrough } from "./repartition";
 import { SessionWindowedKStream } from "./session-windowed-kstream";
 import { TimeWindowedKStream } from "./time-windowed-kstream";
-import { SessionWindows, type SlidingWindows, type TimeWindows } from "./windows";
+import type { SessionWindows } from "./windows/session-windows";
+import type { SlidingWindows } from "./windows/sliding-windows";
+import type { TimeWindows } from "./windows/time-windows";
+import type { Windows } from "./windows/windows";
 
 export class KGroupedStream<K, V> {
   /** The source of the repartition topic `Grouped.name` names, once made. */
@@ -57,8 +60,9 @@ export class KGroupedStream<K, V> {
   /** Windowed aggregations: time (tumbling, hopping) and sliding windows, or sessions. */
   windowedBy(windows: TimeWindows | SlidingWindows): TimeWindowedKStream<K, V>;
   windowedBy(windows: SessionWindows): SessionWindowedKStream<K, V>;
-  windowedBy(windows: TimeWindows | SlidingWindows | SessionWindows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {
-    return windows instanceof SessionWindows ? new SessionWindowedKStream(this, windows) : new TimeWindowedKStream(this, windows);
+  windowedBy(windows: Windows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {
+    // Windows kept in a session store merge: their aggregations take a merger.
+    return windows.storeKind === "session" ? new SessionWindowedKStream(this, windows) : new TimeWindowedKStream(this, windows);
   }
 
   get graph(): TopologyGraph {

@@ -22,7 +22,7 @@ import { streamGlobalTableJoin } from "./stream-global-join";
 import { streamStreamJoin } from "./stream-stream-join";
 import { streamTableJoin } from "./stream-table-join";
 import { addTableSource } from "./table-source";
-import { JoinWindows } from "./windows";
+import { JoinWindows } from "./windows/join-windows";
 import { missingKeySerdeMessage } from "../topology/missing-key-serde";
 
 export type Predicate<K, V> = (key: K, value: V) => boolean;
