@@ -9,12 +9,13 @@
  */
 import { TopologyError } from "../errors";
 import { Serdes, type Serde } from "../serdes";
-import type { AnySupplier, GraphNode, StoreKind } from "../topology/graph";
+import type { AnySupplier, GraphNode } from "../topology/graph";
 import type { Windowed } from "../windowed";
 import { OldValues } from "./change";
 import type { KGroupedStream } from "./kgrouped-stream";
 import { KTable } from "./ktable";
-import { cachingOf, type Materialized, refuseVersioned } from "./materialized";
+import { materializeStore } from "./materialize";
+import type { Materialized } from "./materialized";
 import { aggregateProcessor, passThrough, type Aggregation } from "./processors";
 import { windowingOf } from "./windowed-fold";
 import type { SessionWindows } from "./windows/session-windows";
@@ -29,9 +30,8 @@ interface CogroupPart<K, VA> {
   readonly aggregator: Aggregator<K, unknown, VA>;
 }
 
-/** The store and processors of one cogrouped aggregation; `aggregation` makes each part's processor. */
+/** The store and processors of one cogrouped aggregation (windowed when `windows` is set); `aggregation` makes each part's processor. */
 interface CogroupFold<K, VA> {
-  readonly kind: StoreKind;
   readonly materialized: Materialized<K, VA>;
   readonly windows?: Windows;
   readonly aggregation: (storeName: string, aggregator: Aggregator<K, unknown, VA>, oldValues: OldValues) => AnySupplier;
@@ -41,15 +41,21 @@ function cogroupFold<K, VA, KT, T extends null>(parts: readonly CogroupPart<K, V
   const { graph } = parts[0]!.grouped;
   if (parts.some((p) => p.grouped.graph !== graph)) throw new TopologyError("cannot cogroup grouped streams of different StreamsBuilders");
   const { materialized } = fold;
-  refuseVersioned(materialized as Materialized<unknown, unknown>, "cogroup");
-  const storeName = materialized.storeName ?? graph.newName("COGROUPKSTREAM-AGGREGATE-STATE-STORE");
   // Any part's known key serde serves them all (they are grouped by the same key).
-  const known = parts.map((part) => part.grouped.knownKeySerde).find((serde) => serde !== undefined);
-  const keySerde = materialized.keySerde ?? known ?? parts[0]!.grouped.storeKeySerde(materialized);
-  const valueSerde = materialized.valueSerde ?? Serdes.json<VA>();
-  // The plain aggregate is cached (Kafka's default): the flush forwards through the merge node like every part's update.
-  const caching = fold.kind === "key-value" && cachingOf(materialized as Materialized<unknown, unknown>);
-  graph.addStore({ name: storeName, kind: fold.kind, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, caching });
+  const known = () => parts.map((part) => part.grouped.knownKeySerde).find((serde) => serde !== undefined);
+  const {
+    name: storeName,
+    keySerde,
+    valueSerde,
+  } = materializeStore(graph, materialized, {
+    generatedName: "COGROUPKSTREAM-AGGREGATE-STATE-STORE",
+    kind: fold.windows?.storeKind ?? "key-value",
+    keySerde: () => known() ?? parts[0]!.grouped.storeKeySerde(materialized),
+    valueSerde: Serdes.json<VA>(),
+    // The plain aggregate is cached (Kafka's default): the flush forwards through the merge node like every part's update.
+    cached: fold.windows === undefined,
+    unversioned: "cogroup",
+  });
   // Every repartition first, then the aggregations (Kafka's order, which its names follow).
   const parents = parts.map((part) => part.grouped.aggregationParent(storeName, keySerde));
   const oldValues = new OldValues();
@@ -92,7 +98,6 @@ export class CogroupedKStream<K, VA> {
   /** The aggregate of every grouped stream's values per key, starting as `initializer()`. */
   aggregate(initializer: () => VA, materialized: Materialized<K, VA> = {}): KTable<K, VA> {
     return cogroupFold<K, VA, K, never>(this.parts, {
-      kind: "key-value",
       materialized,
       aggregation: (storeName, aggregator, oldValues) => aggregateProcessor(storeName, stepOf(initializer, aggregator), oldValues),
     });
@@ -119,7 +124,6 @@ export class TimeWindowedCogroupedKStream<K, VA> {
     const { windows } = this;
     const retentionMs = windowRetention(windows, materialized);
     return cogroupFold<K, VA, Windowed<K>, never>(this.parts, {
-      kind: windows.storeKind,
       materialized,
       windows,
       aggregation: (storeName, aggregator, oldValues) =>
@@ -140,7 +144,6 @@ export class SessionWindowedCogroupedKStream<K, VA> {
     const { windows } = this;
     const retentionMs = windowRetention(windows, materialized);
     return cogroupFold<K, VA, Windowed<K>, null>(this.parts, {
-      kind: windows.storeKind,
       materialized,
       windows,
       aggregation: (storeName, aggregator, oldValues) =>

@@ -11,7 +11,8 @@ import type { KStream } from "./kstream";
 import { OldValues } from "./change";
 import { CogroupedKStream } from "./cogrouped-kstream";
 import { KTable } from "./ktable";
-import { cachingOf, type Materialized } from "./materialized";
+import { materializeStore, versioning } from "./materialize";
+import type { Materialized } from "./materialized";
 import { aggregateProcessor } from "./processors";
 import { repartitionThrough } from "./repartition";
 import { SessionWindowedKStream } from "./session-windowed-kstream";
@@ -120,23 +121,16 @@ export class KGroupedStream<K, V> {
     step: (key: K, value: V, current: VA | undefined) => VA,
   ): KTable<K, VA> {
     const { graph } = this.stream;
-    const storeName = materialized.storeName ?? graph.newName(`${prefix}-STATE-STORE`);
-    const keySerde = this.storeKeySerde(materialized);
-    const valueSerde = materialized.valueSerde ?? defaultValueSerde;
-    const retention = materialized.historyRetentionMs;
-    graph.addStore({
-      name: storeName,
-      keySerde: keySerde as Serde<unknown>,
-      valueSerde: valueSerde as Serde<unknown>,
-      caching: cachingOf(materialized as Materialized<unknown, unknown>),
-      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
+    const store = materializeStore(graph, materialized, {
+      generatedName: `${prefix}-STATE-STORE`,
+      keySerde: () => this.storeKeySerde(materialized),
+      valueSerde: defaultValueSerde,
+      cached: true,
     });
-    const parent = this.aggregationParent(storeName, keySerde);
+    const parent = this.aggregationParent(store.name, store.keySerde);
     const oldValues = new OldValues();
-    const node = graph.addProcessor(prefix, { parents: [parent], supplier: aggregateProcessor(storeName, step, oldValues, retention), stores: [storeName] });
-    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, {
-      oldValues,
-      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
-    });
+    const supplier = aggregateProcessor(store.name, step, oldValues, store.historyRetentionMs);
+    const node = graph.addProcessor(prefix, { parents: [parent], supplier, stores: [store.name] });
+    return new KTable<K, VA>(graph, node, store.keySerde, store.valueSerde, store.name, { oldValues, ...versioning(store) });
   }
 }

@@ -8,7 +8,8 @@ import type { Windowed } from "../windowed";
 import { OldValues } from "./change";
 import type { KGroupedStream } from "./kgrouped-stream";
 import { KTable, type Windowing } from "./ktable";
-import { type Materialized, refuseVersioned } from "./materialized";
+import { materializeStore } from "./materialize";
+import type { Materialized } from "./materialized";
 import { windowRetention, type WindowAggregation, type Windows } from "./windows/windows";
 
 /** What a windowed table knows of its windows: when each closes, and the serde of the key inside `Windowed`. */
@@ -29,11 +30,17 @@ export function windowedFold<K, V, VA, T extends null>(
 ): KTable<Windowed<K>, VA, T> {
   const { graph } = grouped;
   const retentionMs = windowRetention(windows, materialized);
-  refuseVersioned(materialized as Materialized<unknown, unknown>, "windowed aggregation");
-  const storeName = materialized.storeName ?? graph.newName(`${prefix}-STATE-STORE`);
-  const keySerde = grouped.storeKeySerde(materialized);
-  const valueSerde = materialized.valueSerde ?? defaultValueSerde;
-  graph.addStore({ name: storeName, kind: windows.storeKind, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown> });
+  const {
+    name: storeName,
+    keySerde,
+    valueSerde,
+  } = materializeStore(graph, materialized, {
+    generatedName: `${prefix}-STATE-STORE`,
+    kind: windows.storeKind,
+    keySerde: () => grouped.storeKeySerde(materialized),
+    valueSerde: defaultValueSerde,
+    unversioned: "windowed aggregation",
+  });
   const parent = grouped.aggregationParent(storeName, keySerde);
   const oldValues = new OldValues();
   const supplier = windows.aggregateProcessor<K, V, VA>({ ...fold, storeName, retentionMs, oldValues });

@@ -12,6 +12,7 @@ import { TopologyError } from "../../errors";
 import { serdeOrDefault, type Serde } from "../../serdes";
 import type { StreamPartitioner } from "../../topology/graph";
 import { KTable } from "../ktable";
+import { versioning } from "../materialize";
 import type { Materialized } from "../materialized";
 import { addTableSource } from "../table-source";
 import { responseJoin } from "./response-join";
@@ -106,15 +107,14 @@ export function foreignKeyJoin<K, V, KO, VO, VR>(
   const output = addTableSource(graph, resolver, {
     prefix: "KTABLE-FK-JOIN-OUTPUT",
     storeName: materialized.storeName,
-    ...(materialized.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized.historyRetentionMs }),
+    ...versioning(materialized),
     laterStoreName: () => laterStoreName,
     keySerde: serdeOrDefault(keySerde) as Serde<unknown>,
     valueSerde: serdeOrDefault(valueSerde) as Serde<unknown>,
   });
-  const retention = materialized.historyRetentionMs;
   return new KTable<K, VR, null>(graph, output.node, keySerde, valueSerde, materialized.storeName, {
     oldValues: output.oldValues,
     source: output,
-    ...(retention === undefined ? {} : { historyRetentionMs: retention }),
+    ...versioning(materialized),
   });
 }
