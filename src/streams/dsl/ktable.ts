@@ -22,7 +22,7 @@ import type { Grouped } from "./options";
 import { erase, processorOf } from "./processors";
 import { suppressProcessor } from "./suppress";
 import type { Suppressed } from "./suppressed";
-import { tableLookup, versionedLookup, type TableLookup, type VersionedLookup } from "./table-lookup";
+import { tableLookup, versionedLookup, type MaterializedTable } from "./table-lookup";
 import { writeTableUpdate } from "./table-row";
 import type { TableSource } from "./table-source";
 import { tableTableJoin, type TableJoinKind } from "./table-table-join";
@@ -32,16 +32,6 @@ import { tableRepartitionMap } from "./table-repartition-map";
 
 /** What the implementations of the overloaded joins accept; their overloads give the real types. */
 type LooseFunction = (...args: never[]) => unknown;
-
-/** A table as joins read it: the node after which its store is up to date, the store, and how to read a row. */
-export interface MaterializedTable {
-  readonly node: GraphNode;
-  readonly storeName: string;
-  readonly lookup: TableLookup;
-  /** Set when the store is versioned: its rows can be read as of a time (`lookupAsOf`). */
-  readonly historyRetentionMs?: number;
-  readonly lookupAsOf?: VersionedLookup;
-}
 
 /** What a windowed table knows of its windows: when each is final, and the serde of the key inside `Windowed`. */
 export interface Windowing {
@@ -257,14 +247,20 @@ export class KTable<K, V, Tombstone extends null = never> {
     joiner: LooseFunction,
     materialized: Materialized<K, unknown> | undefined,
   ): KTable<K, unknown, null> {
-    return foreignKeyJoin<K, V, unknown, unknown, unknown>(
-      this as unknown as KTable<K, V, null>,
+    const result = materialized ?? {};
+    const { output, keySerde, valueSerde } = foreignKeyJoin<K, V, unknown, unknown, unknown>(
+      this,
       other as KTable<unknown, unknown, null>,
       extractor as unknown as (value: V) => unknown,
       joiner as unknown as (value: V, other: unknown) => unknown,
       leftJoin,
-      materialized as Materialized<K, unknown> | undefined,
+      result,
     );
+    return new KTable<K, unknown, null>(this.graph, output.node, keySerde, valueSerde, result.storeName, {
+      oldValues: output.oldValues,
+      source: output,
+      ...versioning(result),
+    });
   }
 
   private tableJoin<VO, VR, T extends null>(
