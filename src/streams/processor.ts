@@ -10,7 +10,7 @@ import type { SessionStore } from "./state/session-store";
 import type { WindowStore } from "./state/window-store";
 import type { CachedStore } from "./runtime/caching-store";
 import type { Cancellable, Punctuator, PunctuationType } from "./runtime/punctuation";
-import type { StoreKind } from "./topology/graph";
+import type { StoreKind } from "./state/store-kind";
 
 export type { Cancellable, Punctuator, PunctuationType };
 

@@ -9,17 +9,19 @@
  */
 import { TopologyError } from "../errors";
 import { Serdes, type Serde } from "../serdes";
-import type { AnySupplier, GraphNode, StoreKind } from "../topology/graph";
+import type { AnySupplier, GraphNode } from "../topology/graph";
 import type { Windowed } from "../windowed";
 import { OldValues } from "./change";
 import type { KGroupedStream } from "./kgrouped-stream";
 import { KTable } from "./ktable";
-import { cachingOf, type Materialized, refuseVersioned } from "./materialized";
+import { materializeStore } from "./materialize";
+import type { Materialized } from "./materialized";
 import { aggregateProcessor, passThrough, type Aggregation } from "./processors";
-import { slidingWindowAggregate } from "./sliding-window-aggregate";
-import { windowingOf, windowRetention } from "./time-windowed-kstream";
-import { sessionAggregate, timeWindowAggregate } from "./window-aggregate";
-import { SessionWindows, TimeWindows, type SlidingWindows } from "./windows";
+import { windowingOf } from "./windowed-fold";
+import type { SessionWindows } from "./windows/session-windows";
+import type { SlidingWindows } from "./windows/sliding-windows";
+import type { TimeWindows } from "./windows/time-windows";
+import { windowRetention, type Windows } from "./windows/windows";
 
 type Aggregator<K, V, VA> = (key: K, value: V, aggregate: VA) => VA;
 
@@ -28,11 +30,10 @@ interface CogroupPart<K, VA> {
   readonly aggregator: Aggregator<K, unknown, VA>;
 }
 
-/** The store and processors of one cogrouped aggregation; `aggregation` makes each part's processor. */
+/** The store and processors of one cogrouped aggregation (windowed when `windows` is set); `aggregation` makes each part's processor. */
 interface CogroupFold<K, VA> {
-  readonly kind: StoreKind;
   readonly materialized: Materialized<K, VA>;
-  readonly windows?: TimeWindows | SlidingWindows | SessionWindows;
+  readonly windows?: Windows;
   readonly aggregation: (storeName: string, aggregator: Aggregator<K, unknown, VA>, oldValues: OldValues) => AnySupplier;
 }
 
@@ -40,15 +41,21 @@ function cogroupFold<K, VA, KT, T extends null>(parts: readonly CogroupPart<K, V
   const { graph } = parts[0]!.grouped;
   if (parts.some((p) => p.grouped.graph !== graph)) throw new TopologyError("cannot cogroup grouped streams of different StreamsBuilders");
   const { materialized } = fold;
-  refuseVersioned(materialized as Materialized<unknown, unknown>, "cogroup");
-  const storeName = materialized.storeName ?? graph.newName("COGROUPKSTREAM-AGGREGATE-STATE-STORE");
   // Any part's known key serde serves them all (they are grouped by the same key).
-  const known = parts.map((part) => part.grouped.knownKeySerde).find((serde) => serde !== undefined);
-  const keySerde = materialized.keySerde ?? known ?? parts[0]!.grouped.storeKeySerde(materialized);
-  const valueSerde = materialized.valueSerde ?? Serdes.json<VA>();
-  // The plain aggregate is cached (Kafka's default): the flush forwards through the merge node like every part's update.
-  const caching = fold.kind === "key-value" && cachingOf(materialized as Materialized<unknown, unknown>);
-  graph.addStore({ name: storeName, kind: fold.kind, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, caching });
+  const known = () => parts.map((part) => part.grouped.knownKeySerde).find((serde) => serde !== undefined);
+  const {
+    name: storeName,
+    keySerde,
+    valueSerde,
+  } = materializeStore(graph, materialized, {
+    generatedName: "COGROUPKSTREAM-AGGREGATE-STATE-STORE",
+    kind: fold.windows?.storeKind ?? "key-value",
+    keySerde: () => known() ?? parts[0]!.grouped.storeKeySerde(materialized),
+    valueSerde: Serdes.json<VA>(),
+    // The plain aggregate is cached (Kafka's default): the flush forwards through the merge node like every part's update.
+    cached: fold.windows === undefined,
+    unversioned: "cogroup",
+  });
   // Every repartition first, then the aggregations (Kafka's order, which its names follow).
   const parents = parts.map((part) => part.grouped.aggregationParent(storeName, keySerde));
   const oldValues = new OldValues();
@@ -91,7 +98,6 @@ export class CogroupedKStream<K, VA> {
   /** The aggregate of every grouped stream's values per key, starting as `initializer()`. */
   aggregate(initializer: () => VA, materialized: Materialized<K, VA> = {}): KTable<K, VA> {
     return cogroupFold<K, VA, K, never>(this.parts, {
-      kind: "key-value",
       materialized,
       aggregation: (storeName, aggregator, oldValues) => aggregateProcessor(storeName, stepOf(initializer, aggregator), oldValues),
     });
@@ -100,8 +106,9 @@ export class CogroupedKStream<K, VA> {
   /** Windowed cogrouped aggregations: time (tumbling, hopping) and sliding windows, or sessions. */
   windowedBy(windows: TimeWindows | SlidingWindows): TimeWindowedCogroupedKStream<K, VA>;
   windowedBy(windows: SessionWindows): SessionWindowedCogroupedKStream<K, VA>;
-  windowedBy(windows: TimeWindows | SlidingWindows | SessionWindows): TimeWindowedCogroupedKStream<K, VA> | SessionWindowedCogroupedKStream<K, VA> {
-    return windows instanceof SessionWindows ? new SessionWindowedCogroupedKStream(this.parts, windows) : new TimeWindowedCogroupedKStream(this.parts, windows);
+  windowedBy(windows: Windows): TimeWindowedCogroupedKStream<K, VA> | SessionWindowedCogroupedKStream<K, VA> {
+    // Windows kept in a session store merge: their aggregations take a merger.
+    return windows.storeKind === "session" ? new SessionWindowedCogroupedKStream(this.parts, windows) : new TimeWindowedCogroupedKStream(this.parts, windows);
   }
 }
 
@@ -109,7 +116,7 @@ export class TimeWindowedCogroupedKStream<K, VA> {
   /** Made by `CogroupedKStream.windowedBy`. */
   constructor(
     private readonly parts: readonly CogroupPart<K, VA>[],
-    private readonly windows: TimeWindows | SlidingWindows,
+    private readonly windows: Windows,
   ) {}
 
   /** The aggregate of every grouped stream's values per key and window, starting as `initializer()`. */
@@ -117,15 +124,10 @@ export class TimeWindowedCogroupedKStream<K, VA> {
     const { windows } = this;
     const retentionMs = windowRetention(windows, materialized);
     return cogroupFold<K, VA, Windowed<K>, never>(this.parts, {
-      kind: "window",
       materialized,
       windows,
-      aggregation: (storeName, aggregator, oldValues) => {
-        const step = stepOf(initializer, aggregator);
-        return windows instanceof TimeWindows
-          ? timeWindowAggregate(storeName, windows, retentionMs, step, oldValues)
-          : slidingWindowAggregate(storeName, windows, retentionMs, step, oldValues);
-      },
+      aggregation: (storeName, aggregator, oldValues) =>
+        windows.aggregateProcessor({ storeName, retentionMs, oldValues, step: stepOf(initializer, aggregator) }),
     });
   }
 }
@@ -134,7 +136,7 @@ export class SessionWindowedCogroupedKStream<K, VA> {
   /** Made by `CogroupedKStream.windowedBy`. */
   constructor(
     private readonly parts: readonly CogroupPart<K, VA>[],
-    private readonly windows: SessionWindows,
+    private readonly windows: Windows,
   ) {}
 
   /** The aggregate of every grouped stream's values per key and session; `merger` combines two sessions' aggregates when they merge. */
@@ -142,10 +144,10 @@ export class SessionWindowedCogroupedKStream<K, VA> {
     const { windows } = this;
     const retentionMs = windowRetention(windows, materialized);
     return cogroupFold<K, VA, Windowed<K>, null>(this.parts, {
-      kind: "session",
       materialized,
       windows,
-      aggregation: (storeName, aggregator, oldValues) => sessionAggregate(storeName, windows, retentionMs, initializer, aggregator, merger, oldValues),
+      aggregation: (storeName, aggregator, oldValues) =>
+        windows.aggregateProcessor({ storeName, retentionMs, oldValues, step: stepOf(initializer, aggregator), merge: { initializer, merger } }),
     });
   }
 }

@@ -11,12 +11,16 @@ import type { KStream } from "./kstream";
 import { OldValues } from "./change";
 import { CogroupedKStream } from "./cogrouped-kstream";
 import { KTable } from "./ktable";
-import { cachingOf, type Materialized } from "./materialized";
+import { materializeStore, versioning } from "./materialize";
+import type { Materialized } from "./materialized";
 import { aggregateProcessor } from "./processors";
 import { repartitionThrough } from "./repartition";
 import { SessionWindowedKStream } from "./session-windowed-kstream";
 import { TimeWindowedKStream } from "./time-windowed-kstream";
-import { SessionWindows, type SlidingWindows, type TimeWindows } from "./windows";
+import type { SessionWindows } from "./windows/session-windows";
+import type { SlidingWindows } from "./windows/sliding-windows";
+import type { TimeWindows } from "./windows/time-windows";
+import type { Windows } from "./windows/windows";
 
 export class KGroupedStream<K, V> {
   /** The source of the repartition topic `Grouped.name` names, once made. */
@@ -57,8 +61,9 @@ export class KGroupedStream<K, V> {
   /** Windowed aggregations: time (tumbling, hopping) and sliding windows, or sessions. */
   windowedBy(windows: TimeWindows | SlidingWindows): TimeWindowedKStream<K, V>;
   windowedBy(windows: SessionWindows): SessionWindowedKStream<K, V>;
-  windowedBy(windows: TimeWindows | SlidingWindows | SessionWindows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {
-    return windows instanceof SessionWindows ? new SessionWindowedKStream(this, windows) : new TimeWindowedKStream(this, windows);
+  windowedBy(windows: Windows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {
+    // Windows kept in a session store merge: their aggregations take a merger.
+    return windows.storeKind === "session" ? new SessionWindowedKStream(this, windows) : new TimeWindowedKStream(this, windows);
   }
 
   get graph(): TopologyGraph {
@@ -116,23 +121,16 @@ export class KGroupedStream<K, V> {
     step: (key: K, value: V, current: VA | undefined) => VA,
   ): KTable<K, VA> {
     const { graph } = this.stream;
-    const storeName = materialized.storeName ?? graph.newName(`${prefix}-STATE-STORE`);
-    const keySerde = this.storeKeySerde(materialized);
-    const valueSerde = materialized.valueSerde ?? defaultValueSerde;
-    const retention = materialized.historyRetentionMs;
-    graph.addStore({
-      name: storeName,
-      keySerde: keySerde as Serde<unknown>,
-      valueSerde: valueSerde as Serde<unknown>,
-      caching: cachingOf(materialized as Materialized<unknown, unknown>),
-      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
+    const store = materializeStore(graph, materialized, {
+      generatedName: `${prefix}-STATE-STORE`,
+      keySerde: () => this.storeKeySerde(materialized),
+      valueSerde: defaultValueSerde,
+      cached: true,
     });
-    const parent = this.aggregationParent(storeName, keySerde);
+    const parent = this.aggregationParent(store.name, store.keySerde);
     const oldValues = new OldValues();
-    const node = graph.addProcessor(prefix, { parents: [parent], supplier: aggregateProcessor(storeName, step, oldValues, retention), stores: [storeName] });
-    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, {
-      oldValues,
-      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
-    });
+    const supplier = aggregateProcessor(store.name, step, oldValues, store.historyRetentionMs);
+    const node = graph.addProcessor(prefix, { parents: [parent], supplier, stores: [store.name] });
+    return new KTable<K, VA>(graph, node, store.keySerde, store.valueSerde, store.name, { oldValues, ...versioning(store) });
   }
 }

@@ -11,7 +11,8 @@ import type { GraphNode, TopologyGraph } from "../topology/graph";
 import { MissingKeySerde } from "../topology/missing-key-serde";
 import { change, changeSerde, OldValues, type Change } from "./change";
 import { KTable } from "./ktable";
-import { cachingOf, type Materialized } from "./materialized";
+import { materializeStore, versioning } from "./materialize";
+import type { Materialized } from "./materialized";
 import { erase, rowStoreOf, tableUpdateProcessorOf } from "./processors";
 
 /** How a group's aggregate changes: add a value to it, or subtract one; `undefined` aggregate: the group has none yet. */
@@ -65,26 +66,18 @@ export class KGroupedTable<K, V> {
 
   private fold<VA>(prefix: string, materialized: Materialized<K, VA>, defaultValueSerde: Serde<VA>, aggregation: TableAggregation<K, V, VA>): KTable<K, VA> {
     const { graph } = this;
-    const storeName = materialized.storeName ?? graph.newName("KTABLE-AGGREGATE-STATE-STORE");
-    const keySerde = materialized.keySerde ?? this.keySerde;
+    const store = materializeStore(graph, materialized, {
+      generatedName: "KTABLE-AGGREGATE-STATE-STORE",
+      keySerde: () => this.keySerde,
+      valueSerde: defaultValueSerde,
+      cached: true,
+    });
     // A key serde given only here serves the regrouping too.
     if (materialized.keySerde && this.keySerde instanceof MissingKeySerde) this.keySerde.supply(materialized.keySerde as Serde<unknown>);
-    const valueSerde = materialized.valueSerde ?? defaultValueSerde;
-    const retention = materialized.historyRetentionMs;
-    graph.addStore({
-      name: storeName,
-      keySerde: keySerde as Serde<unknown>,
-      valueSerde: valueSerde as Serde<unknown>,
-      caching: cachingOf(materialized as Materialized<unknown, unknown>),
-      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
-    });
     const oldValues = new OldValues();
-    const supplier = tableAggregateProcessor(storeName, aggregation, oldValues, retention);
-    const node = graph.addProcessor(prefix, { parents: [this.repartition(storeName)], supplier, stores: [storeName] });
-    return new KTable<K, VA>(graph, node, keySerde, valueSerde, storeName, {
-      oldValues,
-      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
-    });
+    const supplier = tableAggregateProcessor(store.name, aggregation, oldValues, store.historyRetentionMs);
+    const node = graph.addProcessor(prefix, { parents: [this.repartition(store.name)], supplier, stores: [store.name] });
+    return new KTable<K, VA>(graph, node, store.keySerde, store.valueSerde, store.name, { oldValues, ...versioning(store) });
   }
 
   /** The source reading the changes back from the repartition topic; one per aggregation unless `Grouped.name` names it. */

@@ -14,6 +14,7 @@ import { BranchedKStream } from "./branched-kstream";
 import { GlobalKTable } from "./global-ktable";
 import { KGroupedStream } from "./kgrouped-stream";
 import { KTable } from "./ktable";
+import { versioning } from "./materialize";
 import type { Materialized } from "./materialized";
 import type { Grouped, Joined, Produced, Repartitioned, StreamJoined } from "./options";
 import { erase, passThrough, processorOf, type RecordHandler } from "./processors";
@@ -22,7 +23,7 @@ import { streamGlobalTableJoin } from "./stream-global-join";
 import { streamStreamJoin } from "./stream-stream-join";
 import { streamTableJoin } from "./stream-table-join";
 import { addTableSource } from "./table-source";
-import { JoinWindows } from "./windows";
+import { JoinWindows } from "./windows/join-windows";
 import { missingKeySerdeMessage } from "../topology/missing-key-serde";
 
 export type Predicate<K, V> = (key: K, value: V) => boolean;
@@ -187,7 +188,7 @@ export class KStream<K, V> {
       prefix: "KSTREAM-TOTABLE",
       name,
       storeName: materialized.storeName,
-      ...(materialized.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized.historyRetentionMs }),
+      ...versioning(materialized),
       laterStoreName: () => laterStoreName,
       keySerde: keySerde as Serde<unknown>,
       valueSerde: serdeOrDefault(valueSerde) as Serde<unknown>,
@@ -195,7 +196,7 @@ export class KStream<K, V> {
     return new KTable<K, V>(graph, source.node, keySerde, valueSerde, materialized.storeName, {
       oldValues: source.oldValues,
       source,
-      ...(materialized.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized.historyRetentionMs }),
+      ...versioning(materialized),
     });
   }
 

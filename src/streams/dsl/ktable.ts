@@ -16,12 +16,13 @@ import type { Window } from "../windowed";
 import { OldValues, type Change } from "./change";
 import { KGroupedTable } from "./kgrouped-table";
 import { KStream, type Predicate } from "./kstream";
+import { materializeStore, versioning } from "./materialize";
 import type { Materialized } from "./materialized";
 import type { Grouped } from "./options";
 import { erase, processorOf } from "./processors";
 import { suppressProcessor } from "./suppress";
 import type { Suppressed } from "./suppressed";
-import { tableLookup, versionedLookup, type TableLookup, type VersionedLookup } from "./table-lookup";
+import { tableLookup, versionedLookup, type MaterializedTable } from "./table-lookup";
 import { writeTableUpdate } from "./table-row";
 import type { TableSource } from "./table-source";
 import { tableTableJoin, type TableJoinKind } from "./table-table-join";
@@ -31,16 +32,6 @@ import { tableRepartitionMap } from "./table-repartition-map";
 
 /** What the implementations of the overloaded joins accept; their overloads give the real types. */
 type LooseFunction = (...args: never[]) => unknown;
-
-/** A table as joins read it: the node after which its store is up to date, the store, and how to read a row. */
-export interface MaterializedTable {
-  readonly node: GraphNode;
-  readonly storeName: string;
-  readonly lookup: TableLookup;
-  /** Set when the store is versioned: its rows can be read as of a time (`lookupAsOf`). */
-  readonly historyRetentionMs?: number;
-  readonly lookupAsOf?: VersionedLookup;
-}
 
 /** What a windowed table knows of its windows: when each is final, and the serde of the key inside `Windowed`. */
 export interface Windowing {
@@ -222,9 +213,12 @@ export class KTable<K, V, Tombstone extends null = never> {
   materialize(): MaterializedTable {
     const own = this.queryableStoreName ?? this.source?.store();
     if (own !== undefined) return this.materializedTable(this.node, own);
-    const retention = this.historyRetentionMs;
     // A versioned table's copy is versioned too, so that joins can read it as of a time.
-    const name = this.declareStore(this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"), this.keySerde, this.valueSerde, retention);
+    const { name, historyRetentionMs: retention } = materializeStore(this.graph, versioning(this), {
+      generatedName: "KTABLE-MATERIALIZE-STATE-STORE",
+      keySerde: () => this.keySerde,
+      valueSerde: this.valueSerde,
+    });
     // Writes the rows and passes each change on as it is: old values come from upstream.
     const supplier = processorOf<K, Change<V>, K, Change<V>>((record, context) => {
       writeTableUpdate(context, name, retention, { ...record, value: record.value.newValue }, false);
@@ -253,14 +247,20 @@ export class KTable<K, V, Tombstone extends null = never> {
     joiner: LooseFunction,
     materialized: Materialized<K, unknown> | undefined,
   ): KTable<K, unknown, null> {
-    return foreignKeyJoin<K, V, unknown, unknown, unknown>(
-      this as unknown as KTable<K, V, null>,
+    const result = materialized ?? {};
+    const { output, keySerde, valueSerde } = foreignKeyJoin<K, V, unknown, unknown, unknown>(
+      this,
       other as KTable<unknown, unknown, null>,
       extractor as unknown as (value: V) => unknown,
       joiner as unknown as (value: V, other: unknown) => unknown,
       leftJoin,
-      materialized as Materialized<K, unknown> | undefined,
+      result,
     );
+    return new KTable<K, unknown, null>(this.graph, output.node, keySerde, valueSerde, result.storeName, {
+      oldValues: output.oldValues,
+      source: output,
+      ...versioning(result),
+    });
   }
 
   private tableJoin<VO, VR, T extends null>(
@@ -280,17 +280,13 @@ export class KTable<K, V, Tombstone extends null = never> {
     });
     const node = tableTableJoin(kind, this.graph, this.materialize(), other.materialize(), joiner as (left: unknown, right: unknown) => unknown, oldValues);
     const joined = new KTable<K, VR, null>(this.graph, node, this.keySerde, materialized?.valueSerde, undefined, { oldValues, windowing: this.windowing });
-    return materialized
-      ? joined.materializedAs({ ...materialized, storeName: materialized.storeName ?? this.graph.newName("KTABLE-JOIN-STATE-STORE") })
-      : joined;
+    return materialized ? joined.materializedAs(materialized, "KTABLE-JOIN-STATE-STORE") : joined;
   }
 
-  /** This table, also kept in the store `materialized` names: a node after this one writes it. */
-  private materializedAs(materialized: Materialized<K, V>): KTable<K, V, Tombstone> {
-    const keySerde = materialized.keySerde ?? this.keySerde;
-    const valueSerde = materialized.valueSerde ?? this.valueSerde;
-    const retention = materialized.historyRetentionMs;
-    const name = this.declareStore(materialized.storeName ?? this.graph.newName("KTABLE-MATERIALIZE-STATE-STORE"), keySerde, valueSerde, retention);
+  /** This table, also kept in the store `materialized` describes: a node after this one writes it. */
+  private materializedAs(materialized: Materialized<K, V>, generatedName: string): KTable<K, V, Tombstone> {
+    const store = materializeStore(this.graph, materialized, { generatedName, keySerde: () => this.keySerde, valueSerde: this.valueSerde });
+    const { name, keySerde, valueSerde, historyRetentionMs: retention } = store;
     // With its own store, the node has its old values at hand.
     const oldValues = new OldValues();
     const supplier = processorOf<K, Change<V>, K, Change<V>>((record, context) => {
@@ -298,11 +294,7 @@ export class KTable<K, V, Tombstone extends null = never> {
       if (update !== undefined) context.forward({ ...record, value: update });
     });
     const node = this.graph.addProcessor("KTABLE-MATERIALIZE", { parents: [this.node], supplier: erase(supplier), stores: [name] });
-    return new KTable<K, V, Tombstone>(this.graph, node, keySerde, valueSerde, name, {
-      oldValues,
-      windowing: this.windowing,
-      ...(retention === undefined ? {} : { historyRetentionMs: retention }),
-    });
+    return new KTable<K, V, Tombstone>(this.graph, node, keySerde, valueSerde, name, { oldValues, windowing: this.windowing, ...versioning(store) });
   }
 
   private valueOp<VOut, TOut extends null>(
@@ -311,12 +303,12 @@ export class KTable<K, V, Tombstone extends null = never> {
     dropEmpty: boolean,
     materialized: Materialized<K, VOut> | undefined,
   ): KTable<K, VOut, TOut> {
-    const valueSerde = materialized?.valueSerde ?? (dropEmpty ? (this.valueSerde as Serde<unknown> as Serde<VOut>) : undefined);
-    const keySerde = materialized?.keySerde ?? this.keySerde;
-    const historyRetentionMs = materialized?.historyRetentionMs;
-    const storeName = materialized
-      ? this.declareStore(materialized.storeName ?? this.graph.newName(`${prefix}-STATE-STORE`), keySerde, valueSerde, historyRetentionMs)
-      : undefined;
+    // A filter's values are its input's: their serde serves unless `materialized` names another.
+    const inputValueSerde = dropEmpty ? (this.valueSerde as Serde<unknown> as Serde<VOut>) : undefined;
+    const store =
+      materialized &&
+      materializeStore(this.graph, materialized, { generatedName: `${prefix}-STATE-STORE`, keySerde: () => this.keySerde, valueSerde: inputValueSerde });
+    const { keySerde = this.keySerde, valueSerde = inputValueSerde, name: storeName } = store ?? {};
     // Kafka's filter asks its parent for old values, without forcing it to materialize.
     const initially = dropEmpty && this.oldValues.enable(false);
     const oldValues = new OldValues((force) => storeName !== undefined || this.oldValues.enable(force), initially);
@@ -326,21 +318,14 @@ export class KTable<K, V, Tombstone extends null = never> {
       storeName,
       oldValues,
       versionedInput: this.historyRetentionMs !== undefined,
-      ...(historyRetentionMs === undefined ? {} : { historyRetentionMs }),
+      ...versioning(store ?? {}),
     });
     const node = this.graph.addProcessor(prefix, { parents: [this.node], supplier, stores: storeName === undefined ? [] : [storeName] });
     // Without a store of its own the result is as versioned as its input; with one, as its store.
-    const resultRetention = materialized ? historyRetentionMs : this.historyRetentionMs;
     return new KTable<K, VOut, TOut>(this.graph, node, keySerde, valueSerde, storeName, {
       oldValues,
       windowing: this.windowing,
-      ...(resultRetention === undefined ? {} : { historyRetentionMs: resultRetention }),
+      ...versioning(store ?? this),
     });
-  }
-
-  private declareStore<KS, VS>(name: string, keySerde: Serde<KS> | undefined, valueSerde: Serde<VS> | undefined, historyRetentionMs?: number): string {
-    const spec = { name, keySerde: serdeOrDefault(keySerde) as Serde<unknown>, valueSerde: serdeOrDefault(valueSerde) as Serde<unknown> };
-    this.graph.addStore(historyRetentionMs === undefined ? spec : { ...spec, historyRetentionMs });
-    return name;
   }
 }

@@ -8,8 +8,8 @@
  * otherwise (`caching: false`, `Materialized.withCachingDisabled`), as in Kafka: consecutive
  * updates of a key between two commits reach the changelog and downstream once, at the commit (or
  * when the cache, `statestore.cache.max.bytes`, evicts the key). Versioned stores are never cached.
+ * ./materialize.ts turns a `Materialized` into the store an operator declares.
  */
-import { TopologyError } from "../errors";
 import type { Serde } from "../serdes";
 import type { VersionedStoreSupplier } from "./stores";
 
@@ -61,15 +61,3 @@ export const Materialized = {
     return { ...materialized, caching: false };
   },
 };
-
-/** Whether an aggregation's store is cached: as asked, by default yes; a versioned store never (Kafka's are not either). */
-export function cachingOf(materialized: Materialized<unknown, unknown>): boolean {
-  return materialized.historyRetentionMs === undefined && materialized.caching !== false;
-}
-
-/** Aggregations keep their results in plain stores: a versioned `Materialized` is refused there. */
-export function refuseVersioned(materialized: Materialized<unknown, unknown>, operator: string): void {
-  if (materialized.historyRetentionMs !== undefined) {
-    throw new TopologyError(`${operator}: a versioned store (${materialized.storeName}) can materialize a table, not an aggregation`);
-  }
-}

@@ -9,16 +9,15 @@ import type { Windowed } from "../windowed";
 import type { KGroupedStream } from "./kgrouped-stream";
 import type { KTable } from "./ktable";
 import type { Materialized } from "./materialized";
-import { windowedFold } from "./time-windowed-kstream";
-import { sessionAggregate } from "./window-aggregate";
 import { EmitStrategy } from "./emit-strategy";
-import type { SessionWindows } from "./windows";
+import { windowedFold } from "./windowed-fold";
+import type { Windows } from "./windows/windows";
 
 export class SessionWindowedKStream<K, V> {
   /** Made by `KGroupedStream.windowedBy`. */
   constructor(
     private readonly grouped: KGroupedStream<K, V>,
-    private readonly windows: SessionWindows,
+    private readonly windows: Windows,
     private readonly emit: EmitStrategy = EmitStrategy.onWindowUpdate(),
   ) {}
 
@@ -69,15 +68,10 @@ export class SessionWindowedKStream<K, V> {
     aggregator: (key: K, value: V, aggregate: VA) => VA,
     merger: (key: K, left: VA, right: VA) => VA,
   ): KTable<Windowed<K>, VA, null> {
-    const { windows, emit } = this;
-    return windowedFold<K, V, VA, null>(
-      this.grouped,
-      windows,
-      "session",
-      "KSTREAM-SESSION-AGGREGATE",
-      materialized,
-      defaultValueSerde,
-      (storeName, retentionMs, oldValues) => sessionAggregate(storeName, windows, retentionMs, initializer, aggregator, merger, oldValues, emit),
-    );
+    return windowedFold<K, V, VA, null>(this.grouped, this.windows, "KSTREAM-SESSION-AGGREGATE", materialized, defaultValueSerde, {
+      step: (key, value, aggregate) => aggregator(key, value, aggregate as VA),
+      merge: { initializer, merger },
+      emit: this.emit,
+    });
   }
 }

@@ -26,7 +26,7 @@ import { KStream } from "./kstream";
 import type { StreamJoined } from "./options";
 import { erase, passThrough, processorOf } from "./processors";
 import { joinInput } from "./stream-table-join";
-import type { JoinWindows } from "./windows";
+import type { JoinWindows } from "./windows/join-windows";
 
 export type StreamJoinKind = "inner" | "left" | "outer";
 

@@ -9,6 +9,7 @@ import { TopologyGraph } from "../topology/graph";
 import type { TimestampExtractor, Topology } from "../topology/topology";
 import { KStream } from "./kstream";
 import { KTable } from "./ktable";
+import { materializeStore, versioning } from "./materialize";
 import type { Materialized } from "./materialized";
 import type { Consumed } from "./options";
 import { GlobalKTable } from "./global-ktable";
@@ -48,7 +49,7 @@ export class StreamsBuilder {
     const table = addTableSource(this.graph, source.node, {
       prefix: "KTABLE-SOURCE",
       storeName,
-      ...(materialized?.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized.historyRetentionMs }),
+      ...versioning(materialized ?? {}),
       laterStoreName: () => this.graph.newName("KTABLE-SOURCE-STATE-STORE"),
       keySerde: keySerde as Serde<unknown>,
       valueSerde: valueSerde as Serde<unknown>,
@@ -56,7 +57,7 @@ export class StreamsBuilder {
     return new KTable<K, V>(this.graph, table.node, keySerde, valueSerde, storeName, {
       oldValues: table.oldValues,
       source: table,
-      ...(materialized?.historyRetentionMs === undefined ? {} : { historyRetentionMs: materialized?.historyRetentionMs }),
+      ...versioning(materialized ?? {}),
     });
   }
 
@@ -67,8 +68,6 @@ export class StreamsBuilder {
    */
   globalTable<K, V>(topic: string, consumed: Consumed<K, V> = {}, materialized: Materialized<K, V> = {}): GlobalKTable<K, V> {
     if (materialized.historyRetentionMs !== undefined) throw new TopologyError(`global table ${topic}: a global table's store cannot be versioned`);
-    const keySerde = materialized.keySerde ?? serdeOrDefault(consumed.key);
-    const valueSerde = materialized.valueSerde ?? serdeOrDefault(consumed.value);
     const source = this.graph.addSource("KSTREAM-SOURCE", {
       topics: [topic],
       repartition: false,
@@ -76,8 +75,13 @@ export class StreamsBuilder {
       valueSerde: serdeOrDefault(consumed.value) as Serde<unknown>,
       global: true,
     });
-    const storeName = materialized.storeName ?? this.graph.newName(`${topic}-STATE-STORE`);
-    this.graph.addStore({ name: storeName, keySerde: keySerde as Serde<unknown>, valueSerde: valueSerde as Serde<unknown>, global: true });
+    const store = materializeStore(this.graph, materialized, {
+      generatedName: `${topic}-STATE-STORE`,
+      keySerde: () => serdeOrDefault(consumed.key),
+      valueSerde: serdeOrDefault(consumed.value),
+      global: true,
+    });
+    const { name: storeName, keySerde, valueSerde } = store;
     const supplier = processorOf<K, V | null, never, never>((record, context) => {
       if (record.key === null) return context.dropRecord("null key in a global table");
       writeRow(keyValueStoreOf<K, V>(context, storeName), record);

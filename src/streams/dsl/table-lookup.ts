@@ -9,9 +9,20 @@
 import { TopologyError } from "../errors";
 import type { ProcessorContext } from "../processor";
 import type { ValueAndTimestamp } from "../state/key-value-store";
-import type { StoreKind } from "../topology/graph";
+import type { StoreKind } from "../state/store-kind";
+import type { GraphNode } from "../topology/graph";
 import type { Windowed } from "../windowed";
 import { keyValueStoreOf, sessionStoreOf, versionedStoreOf, windowStoreOf } from "./processors";
+
+/** A table as joins read it: the node after which its store is up to date, the store, and how to read a row. */
+export interface MaterializedTable {
+  readonly node: GraphNode;
+  readonly storeName: string;
+  readonly lookup: TableLookup;
+  /** Set when the store is versioned: its rows can be read as of a time (`lookupAsOf`). */
+  readonly historyRetentionMs?: number;
+  readonly lookupAsOf?: VersionedLookup;
+}
 
 export type TableLookup = (context: ProcessorContext<unknown, unknown>, key: unknown) => ValueAndTimestamp<unknown> | undefined;
 

@@ -15,6 +15,7 @@
 import type { Serde } from "../serdes";
 import type { ProcessorNode, TopologyGraph, GraphNode } from "../topology/graph";
 import { change, OldValues } from "./change";
+import { declareStore, versioning } from "./materialize";
 import { erase, processorOf } from "./processors";
 import { writeTableUpdate } from "./table-row";
 
@@ -44,7 +45,7 @@ export function addTableSource(graph: TopologyGraph, parent: GraphNode, options:
   let storeName = options.storeName;
   const retention = options.historyRetentionMs;
   const declare = (name: string, historyRetentionMs?: number) =>
-    graph.addStore({ name, keySerde: options.keySerde, valueSerde: options.valueSerde, ...(historyRetentionMs === undefined ? {} : { historyRetentionMs }) });
+    declareStore(graph, { name, keySerde: options.keySerde, valueSerde: options.valueSerde, ...versioning({ historyRetentionMs }) });
   if (storeName !== undefined) declare(storeName, retention);
   const oldValues = new OldValues((force) => {
     if (storeName === undefined && !force) return false;

@@ -14,7 +14,7 @@
 import type { StreamRecord } from "../record";
 import type { GraphNode, TopologyGraph } from "../topology/graph";
 import { change, type Change, type OldValues } from "./change";
-import type { MaterializedTable } from "./ktable";
+import type { MaterializedTable } from "./table-lookup";
 import { erase, passThrough, processorOf } from "./processors";
 
 export type TableJoinKind = "inner" | "left" | "outer";

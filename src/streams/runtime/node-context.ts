@@ -10,7 +10,7 @@ import type { KeyValueStore } from "../state/key-value-store";
 import { SessionStoreView, type SessionStore } from "../state/session-store";
 import { TypedKeyValueStore } from "../state/typed-store";
 import { WindowStoreView, type WindowStore } from "../state/window-store";
-import type { StoreKind } from "../topology/graph";
+import type { StoreKind } from "../state/store-kind";
 import type { ErrorGuards } from "./error-handling";
 import type { Cancellable, Punctuator, PunctuationType } from "./punctuation";
 import type { ProcessorState } from "./processor-state";

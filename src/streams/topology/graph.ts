@@ -6,6 +6,7 @@
 import type { ProcessorSupplier } from "../processor";
 import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
+import type { StoreKind } from "../state/store-kind";
 import { MissingKeySerde } from "./missing-key-serde";
 
 /**
@@ -57,12 +58,6 @@ export interface SinkNode extends NodeBase {
 }
 
 export type GraphNode = SourceNode | ProcessorNode | SinkNode;
-
-/**
- * What a store holds. Every kind lives in the same raw key-value store (and so is change-logged
- * and restored the same way); the kind says how its keys are laid out and which view reads it.
- */
-export type StoreKind = "key-value" | "window" | "session" | "buffer";
 
 /** A store declared by an aggregation, a table, a join, `suppress` or `addStateStore`. */
 export interface StoreSpec {

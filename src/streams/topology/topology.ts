@@ -7,7 +7,8 @@ import type { DeserializationHandler, ProcessingHandler, ProductionHandler } fro
 import type { StreamRecord } from "../record";
 import type { Serde } from "../serdes";
 import { describeTopology } from "./describe";
-import type { AnySupplier, StoreKind, StreamPartitioner } from "./graph";
+import type { StoreKind } from "../state/store-kind";
+import type { AnySupplier, StreamPartitioner } from "./graph";
 import { formatTaskId } from "./task-id";
 
 export type { StoreKind };

@@ -5,28 +5,46 @@
  * `<applicationId>-<name>-subscription-registration-repartition`; answers travel back to the left
  * row's partition on `...-subscription-response-repartition`, where they are checked against the
  * row's current value (a stale answer is dropped) and joined. The result is a table of the left
- * keys, materialized when `materialized` names a store. Both tables send old values (the left one
- * to unsubscribe a row from its old key).
+ * keys (its source, which `KTable` wraps), materialized when `materialized` names a store. Both
+ * tables send old values (the left one to unsubscribe a row from its old key).
  */
 import { TopologyError } from "../../errors";
 import { serdeOrDefault, type Serde } from "../../serdes";
-import type { StreamPartitioner } from "../../topology/graph";
-import { KTable } from "../ktable";
+import type { GraphNode, StreamPartitioner, TopologyGraph } from "../../topology/graph";
+import type { OldValues } from "../change";
 import type { Materialized } from "../materialized";
-import { addTableSource } from "../table-source";
+import type { MaterializedTable } from "../table-lookup";
+import { addTableSource, type TableSource } from "../table-source";
 import { responseJoin } from "./response-join";
 import { subscriptionSend } from "./subscription-send";
 import { foreignTableJoin, subscriptionReceive } from "./subscription-receive";
 import { responseSerde, subscriptionSerde, type Response, type Subscription } from "./wrappers";
 
+/** What the join asks of each table (a `KTable`). */
+export interface JoinedTable<K, V> {
+  readonly graph: TopologyGraph;
+  readonly node: GraphNode;
+  readonly keySerde: Serde<K> | undefined;
+  readonly valueSerde: Serde<V> | undefined;
+  readonly oldValues: OldValues;
+  materialize(): MaterializedTable;
+}
+
+/** The result table: its source (materialized in place when needed) and serdes. */
+export interface ForeignKeyJoinResult<K, VR> {
+  readonly output: TableSource;
+  readonly keySerde: Serde<K> | undefined;
+  readonly valueSerde: Serde<VR> | undefined;
+}
+
 export function foreignKeyJoin<K, V, KO, VO, VR>(
-  left: KTable<K, V, null>,
-  right: KTable<KO, VO, null>,
+  left: JoinedTable<K, V>,
+  right: JoinedTable<KO, VO>,
   foreignKeyExtractor: (value: V) => KO | null,
   joiner: (value: V, other: VO | null) => VR,
   leftJoin: boolean,
-  materialized: Materialized<K, VR> = {},
-): KTable<K, VR, null> {
+  materialized: Materialized<K, VR>,
+): ForeignKeyJoinResult<K, VR> {
   const { graph } = left;
   if (right.graph !== graph) throw new TopologyError("cannot join tables of different StreamsBuilders");
   right.oldValues.enable(true);
@@ -111,10 +129,5 @@ export function foreignKeyJoin<K, V, KO, VO, VR>(
     keySerde: serdeOrDefault(keySerde) as Serde<unknown>,
     valueSerde: serdeOrDefault(valueSerde) as Serde<unknown>,
   });
-  const retention = materialized.historyRetentionMs;
-  return new KTable<K, VR, null>(graph, output.node, keySerde, valueSerde, materialized.storeName, {
-    oldValues: output.oldValues,
-    source: output,
-    ...(retention === undefined ? {} : { historyRetentionMs: retention }),
-  });
+  return { output, keySerde, valueSerde };
 }

@@ -8,7 +8,7 @@
 import type { StreamRecord } from "../../record";
 import type { Serde } from "../../serdes";
 import type { AnySupplier } from "../../topology/graph";
-import type { MaterializedTable } from "../ktable";
+import type { MaterializedTable } from "../table-lookup";
 import { erase, processorOf } from "../processors";
 import { valueHash, type Response } from "./wrappers";
 

@@ -15,7 +15,7 @@ import { encodeKey } from "../../state/key-codec";
 import { decodeStored } from "../../state/typed-store";
 import type { AnySupplier } from "../../topology/graph";
 import type { Change } from "../change";
-import type { MaterializedTable } from "../ktable";
+import type { MaterializedTable } from "../table-lookup";
 import { erase, processorOf } from "../processors";
 import type { Response, Subscription } from "./wrappers";
 

@@ -1,8 +1,9 @@
 /**
- * The processor of sliding-window aggregations, with Kafka's incremental algorithm
- * (`KStreamSlidingWindowAggregate`): a key's windows are those that end at one of its records
- * (`[t - difference, t]`) and those that start just after one (`[t + 1, t + 1 + difference]`)
- * while they hold records; records before `difference` share the window `[0, difference]`.
+ * `SlidingWindows`: windows of `timeDifference` ms that slide with the records, and their
+ * aggregation with Kafka's incremental algorithm (`KStreamSlidingWindowAggregate`). A key's
+ * windows are those that end at one of its records (`[t - difference, t]`) and those that start
+ * just after one (`[t + 1, t + 1 + difference]`) while they hold records; records before
+ * `difference` share the window `[0, difference]`. Both ends are inclusive.
  *
  * A new record is folded, in arrival order, into every existing window that contains it; the
  * windows it creates are seeded from the aggregate of a neighbouring window that holds exactly
@@ -12,13 +13,47 @@
  * carry. The windows needed to seed new ones start up to two differences before a record, which
  * is why the store keeps windows that long (Kafka's default retention: 2 × difference + grace).
  */
-import { internal } from "../processor";
-import type { AnySupplier } from "../topology/graph";
-import type { Window, Windowed } from "../windowed";
-import { change, type Change, type OldValues } from "./change";
-import { emitClosed, EmitStrategy, type EmitRange } from "./emit-strategy";
-import { erase, processorOf, windowStoreOf, type Aggregation } from "./processors";
-import type { SlidingWindows } from "./windows";
+import { internal } from "../../processor";
+import type { AnySupplier } from "../../topology/graph";
+import type { Window, Windowed } from "../../windowed";
+import { change, type Change } from "../change";
+import { emitClosed, EmitStrategy, type EmitRange } from "../emit-strategy";
+import { erase, processorOf, windowStoreOf } from "../processors";
+import { checkDuration, type WindowAggregation, type Windows } from "./windows";
+
+export class SlidingWindows implements Windows {
+  readonly storeKind = "window";
+
+  private constructor(
+    readonly timeDifferenceMs: number,
+    readonly graceMs: number,
+  ) {}
+
+  static ofTimeDifferenceAndGrace(timeDifferenceMs: number, graceMs: number): SlidingWindows {
+    return new SlidingWindows(checkDuration("time difference", timeDifferenceMs, 1), checkDuration("grace", graceMs, 0));
+  }
+
+  static ofTimeDifferenceWithNoGrace(timeDifferenceMs: number): SlidingWindows {
+    return SlidingWindows.ofTimeDifferenceAndGrace(timeDifferenceMs, 0);
+  }
+
+  /** Stream time from which the window is final (its end is inclusive). */
+  closeTime(window: Window): number {
+    return window.end + 1 + this.graceMs;
+  }
+
+  /**
+   * As Kafka's: 2 × difference + grace. A new record's windows are built from the windows that
+   * start up to two differences before it, so those must still be kept.
+   */
+  get minRetentionMs(): number {
+    return 2 * this.timeDifferenceMs + this.graceMs;
+  }
+
+  aggregateProcessor<K, V, VA>(aggregation: WindowAggregation<K, V, VA>): AnySupplier {
+    return slidingWindowAggregate(this, aggregation);
+  }
+}
 
 /** A window's aggregate and timestamp; `value` undefined stands for the initializer's value. */
 interface Seed<VA> {
@@ -26,14 +61,8 @@ interface Seed<VA> {
   readonly timestamp: number;
 }
 
-export function slidingWindowAggregate<K, V, VA>(
-  storeName: string,
-  windows: SlidingWindows,
-  retentionMs: number,
-  step: Aggregation<K, V, VA>,
-  oldValues: OldValues,
-  emit: EmitStrategy = EmitStrategy.onWindowUpdate(),
-): AnySupplier {
+function slidingWindowAggregate<K, V, VA>(windows: SlidingWindows, aggregation: WindowAggregation<K, V, VA>): AnySupplier {
+  const { storeName, retentionMs, step, oldValues, emit = EmitStrategy.onWindowUpdate() } = aggregation;
   const difference = windows.timeDifferenceMs;
   // Kafka's bounds: windows starting after the last emission's and ending (inclusive) before the close time.
   const range: EmitRange = (closeTime, emitted) => {
