@@ -11,7 +11,7 @@ import { application } from "./support/orders-app";
 import { Host } from "../platform/host";
 import { COORDINATOR_NAME } from "../src/names";
 import type { QueryAnswer } from "../src/task/protocol";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { askActive, forgetAssignments } from "../workers/api/cluster";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";

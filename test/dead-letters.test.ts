@@ -15,7 +15,7 @@ import { COORDINATOR_NAME } from "../src/names";
 import { DEAD_LETTER_HEADERS } from "../src/streams";
 import type { TaskDescription } from "../src/task/describe";
 import type { CommitStep } from "../src/task/protocol";
-import { TestDriver, type TestOutput } from "../src/testing/test-driver";
+import { TestDriver, type TestOutput } from "../platform/testing/test-driver";
 import { kafka, ok } from "./kafka-rest/support";
 import { keyOn } from "./support/keys";
 import { application, DEAD_LETTER_TOPIC } from "./support/orders-app";

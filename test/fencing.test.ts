@@ -7,7 +7,7 @@ import { abortAllDurableObjects } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ProducerFenced } from "../src/log/errors";
 import type { TaskDescription } from "../src/task/describe";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keyOn } from "./support/keys";

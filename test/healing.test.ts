@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import type { TaskObject } from "../durable-objects/task-object";
 import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { partitionName } from "../src/names";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";

@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { COORDINATOR_NAME } from "../src/names";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";
 import { application } from "./support/orders-app";

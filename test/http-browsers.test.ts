@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { COORDINATOR_NAME } from "../src/names";
 import { AUTH_FAILURE_LIMIT, FailureWindows } from "../workers/api/auth-failures";
 import { MAX_SCAN_ENTRIES, maxScanLimit } from "../workers/api/routes/scans";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { BASIC, endOffsets, failure, kafka, ok } from "./kafka-rest/support";
 import { anyClient, call, json, TOKEN } from "./support/api";
 import { keysOn } from "./support/keys";

@@ -14,7 +14,7 @@ import { ordersTotalsTopology } from "../examples/orders-totals/topology";
 import { Application } from "../src/application";
 import { TopologyError } from "../src/streams/errors";
 import type { TaskDescription } from "../src/task/describe";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { BASIC, endOffsets, failure, kafka, LOG_BASIC, ok } from "./kafka-rest/support";
 import { call, json, TOKEN } from "./support/api";
 import { keysOn } from "./support/keys";

@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { partitionForKey } from "../src/log/partitioner";
 import { compareKeys } from "../src/streams/state/key-value-store";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { decodeCursor, encodeCursor } from "../workers/api/cursor";
 import { mergeByKey } from "../workers/api/routes/scans";

@@ -7,7 +7,7 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { overrideLogLevel } from "../src/util/log";
 import { application } from "./support/orders-app";
 import { call, json, TOKEN, type CallOptions } from "./support/api";

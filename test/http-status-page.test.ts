@@ -5,7 +5,7 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { sessionValid, sessionValue, SESSION_SECONDS } from "../workers/api/status/session";
 import { anyClient, call, TOKEN } from "./support/api";

@@ -11,7 +11,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MAX_INPUT_KEY_BYTES, MAX_INPUT_RECORD_BYTES, utf8Length } from "../src/log/records";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { call, json, TOKEN } from "./support/api";
 import { kafka, ok } from "./kafka-rest/support";
 import { application, DEAD_LETTER_TOPIC, streams } from "./support/orders-app";

@@ -15,7 +15,7 @@ import type { CoordinatorStore, InstanceAssignment } from "../src/coordinator/co
 import { COORDINATOR_NAME } from "../src/names";
 import type { TaskDescription } from "../src/task/describe";
 import { APPLICATION_SHUT_DOWN, type LifecycleStep } from "../src/task/protocol";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";

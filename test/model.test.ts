@@ -34,7 +34,7 @@ import { positionFromHeaders } from "../src/streams/runtime/position-header";
 import type { TaskDescription } from "../src/task/describe";
 import { TOMBSTONE_HEADER } from "../src/task/record-collector";
 import type { TaskRole, TaskState } from "../src/task/state";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { kafka } from "./kafka-rest/support";

@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { COORDINATOR_NAME } from "../src/names";
 import type { TaskDescription } from "../src/task/describe";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { application, DEAD_LETTER_TOPIC } from "./support/orders-app";
 import { call } from "./support/api";
 import { keyOn } from "./support/keys";

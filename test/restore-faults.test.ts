@@ -21,7 +21,7 @@ import type { TaskDescription } from "../src/task/describe";
 import { positionKey, TOMBSTONE_HEADER } from "../src/task/record-collector";
 import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
 import type { StreamTask } from "../src/task/stream-task";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";

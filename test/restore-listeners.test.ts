@@ -17,7 +17,7 @@ import { Restorer, type CorruptedInstance, type RestorerOptions } from "../src/r
 import type { TaskRole } from "../src/task/state";
 import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
 import type { TaskDescription } from "../src/task/describe";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";

@@ -21,7 +21,7 @@ import { CHANGELOG_PHASE, Outbox, OUTPUT_PHASE } from "../src/task/outbox";
 import { StreamTask } from "../src/task/stream-task";
 import { TaskStorage } from "../src/task/task-storage";
 import { totalsApp } from "./support/totals-app";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 
 const orders = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ key: `c${(from + i) % 7}`, value: JSON.stringify({ amount: 1 }) }));

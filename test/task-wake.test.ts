@@ -14,7 +14,7 @@ import { COORDINATOR_NAME, instanceName, partitionName } from "../src/names";
 import type { Log } from "../src/log/types";
 import type { StepOutcome } from "../src/task/protocol";
 import type { CommitMode, StreamTask } from "../src/task/stream-task";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { keyOn } from "./support/keys";
 import { until } from "./support/until";
 import { application } from "./support/orders-app";

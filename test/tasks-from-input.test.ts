@@ -8,7 +8,7 @@ import { expect, it } from "vitest";
 import { application } from "./support/orders-app";
 import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME } from "../src/names";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { forgetAssignments } from "../workers/api/cluster";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";

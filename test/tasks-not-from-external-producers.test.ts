@@ -13,7 +13,7 @@ import { expect, it } from "vitest";
 import { application } from "./support/orders-app";
 import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME, partitionName } from "../src/names";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { keysOn } from "./support/keys";
 import { until } from "./support/until";
 import { kafka, ok } from "./kafka-rest/support";

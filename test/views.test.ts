@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { application } from "./support/orders-app";
 import { EMPTY_SUMMARY, mergeSummaries, REPORT_INTERVAL_MS, reportDue, summarize, type InstanceReport } from "../src/summary/summary";
-import { TestDriver } from "../src/testing/test-driver";
+import { TestDriver } from "../platform/testing/test-driver";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";
 import { until } from "./support/until";

@@ -5,4 +5,4 @@
  * workers — deterministically: no timers, no sleeps.
  */
 export { TopologyTestDriver, type DriverRecord, type PipeOptions } from "../src/streams/testing/topology-test-driver";
-export { TestDriver, type TestInput, type TestOutput } from "../src/testing/test-driver";
+export { TestDriver, type TestInput, type TestOutput } from "../platform/testing/test-driver";

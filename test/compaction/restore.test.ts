@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import type { InstanceAssignment } from "../../src/coordinator/coordinator-store";
 import { COORDINATOR_NAME } from "../../src/names";
 import type { TaskDescription } from "../../src/task/describe";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { application } from "../support/orders-app";
 import { call, json } from "../support/api";
 import { keysOn } from "../support/keys";

@@ -12,7 +12,7 @@ import type { InstanceAssignment } from "../../src/coordinator/coordinator-store
 import { COORDINATOR_NAME } from "../../src/names";
 import { KAFKA_DEFAULTS } from "../../src/log/topic-config";
 import type { InstanceMetrics } from "../../durable-objects/task-object";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { application } from "../support/orders-app";
 import { call, json } from "../support/api";
 import { keyOn } from "../support/keys";

@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { TopologyTestDriver } from "edge-streams/testing";
 import { beforeAll, describe, expect, it } from "vitest";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { application } from "./app";
 import { driversTopology, type Reading, type SensorKey, WINDOW_MS } from "./topology";
 

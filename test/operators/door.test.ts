@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { partitionForKey } from "../../src/log/partitioner";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import type { TaskDescription } from "../../src/task/describe";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { call, json } from "../support/api";
 import { application } from "./app";
 import { DOOR_TOPICS, MINUTE_MS } from "./door-topology";

@@ -15,7 +15,7 @@ import { expect, it } from "vitest";
 import { application } from "./app";
 import { CLICK_PARTITIONS, OPERATORS_TOPICS, operatorsTopology, pagePartition, WINDOW_MS } from "./topology";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { call, json } from "../support/api";
 
 const driver = new TestDriver(env, application);

@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { application } from "../../examples/page-views/app";
 import { MINUTE_MS, PAGE_VIEWS_GRACE_MS } from "../../examples/page-views/topology";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { call, json } from "../support/api";
 
 const driver = new TestDriver(env, application);

@@ -11,7 +11,7 @@ import { application } from "./app";
 import { partitionForKey } from "../../src/log/partitioner";
 import { DEAD_LETTER_HEADERS } from "../../src/streams";
 import type { TaskDescription } from "../../src/task/describe";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { call, json } from "../support/api";
 import { until } from "../support/until";
 

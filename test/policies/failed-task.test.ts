@@ -12,7 +12,7 @@ import { expect, it } from "vitest";
 import { application } from "./app";
 import { partitionForKey } from "../../src/log/partitioner";
 import type { TaskDescription } from "../../src/task/describe";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { call, json } from "../support/api";
 import { restartDurableObject } from "../support/restart";
 import { until } from "../support/until";

@@ -9,7 +9,7 @@ import { application } from "./app";
 import type { ApplicationShutdown } from "../../src/coordinator/coordinator-store";
 import { partitionForKey } from "../../src/log/partitioner";
 import type { TaskDescription } from "../../src/task/describe";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { call, json } from "../support/api";
 import { until } from "../support/until";
 

@@ -14,7 +14,7 @@ import { application } from "../../examples/shop/app";
 import { DASHBOARD_INTERVAL_MS, SHIPMENT_GRACE_MS, type Shipment } from "../../examples/shop/topology";
 import { partitionForKey } from "../../src/log/partitioner";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { call, json } from "../support/api";
 
 const driver = new TestDriver(env, application);

@@ -8,7 +8,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import type { CoordinatorStore } from "../../src/coordinator/coordinator-store";
 import type { TaskDescription } from "../../src/task/describe";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { application } from "../support/orders-app";
 import { call } from "../support/api";
 import { keysOn } from "../support/keys";

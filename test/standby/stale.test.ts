@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import type { TaskDescription } from "../../src/task/describe";
-import { TestDriver } from "../../src/testing/test-driver";
+import { TestDriver } from "../../platform/testing/test-driver";
 import { application } from "../support/orders-app";
 import { call, json } from "../support/api";
 import { keysOn } from "../support/keys";

@@ -5,18 +5,18 @@
  * processing to quiescence, read stores (key-value, window and session stores, by typed keys as
  * TopologyTestDriver reads them) and output topics. No timers, no sleeps.
  */
-import { Application } from "../application";
-import type { InstanceAssignment } from "../coordinator/coordinator-store";
-import { DurableLog } from "../log/durable-log";
-import { partitionForKey } from "../log/partitioner";
-import type { LogRecord, ProducerRecord } from "../log/types";
-import { encodeInput, inputSerdes, RefusedRecord, toProducerRecord } from "../streams/topology/input-encoding";
-import type { EdgeStreamsEnv } from "../../platform/bindings";
-import { Host } from "../../platform/host";
-import type { Serde } from "../streams/serdes";
-import { MAX_TIME } from "../streams/state/key-codec";
-import type { StoreKind } from "../streams/topology/topology";
-import type { WindowedValue } from "../streams/windowed";
+import { Application } from "../../src/application";
+import type { InstanceAssignment } from "../../src/coordinator/coordinator-store";
+import { DurableLog } from "../../src/log/durable-log";
+import { partitionForKey } from "../../src/log/partitioner";
+import type { LogRecord, ProducerRecord } from "../../src/log/types";
+import { encodeInput, inputSerdes, RefusedRecord, toProducerRecord } from "../../src/streams/topology/input-encoding";
+import type { EdgeStreamsEnv } from "../bindings";
+import { Host } from "../host";
+import type { Serde } from "../../src/streams/serdes";
+import { MAX_TIME } from "../../src/streams/state/key-codec";
+import type { StoreKind } from "../../src/streams/topology/topology";
+import type { WindowedValue } from "../../src/streams/windowed";
 
 /** A record to pipe: typed key and value (a null value is a tombstone). */
 export interface TestInput<V = unknown, K = string> {
