@@ -4,8 +4,9 @@
  * platform allows at most 100 bound parameters per statement.
  */
 
+/** What SQLite takes and gives back (the Durable Object's `SqlStorageValue`). */
 export type SqlValue = string | number | null | ArrayBuffer;
-export type Row = Record<string, SqlStorageValue>;
+export type Row = Record<string, SqlValue>;
 
 /** A prepared query: the text with `?` placeholders and its bound values. */
 export interface SqlQuery {
@@ -18,17 +19,31 @@ export function sql(strings: TemplateStringsArray, ...values: SqlValue[]): SqlQu
 }
 
 /**
+ * What the core uses of a Durable Object's `SqlStorage`, stated here so that the core needs no
+ * Workers types (tsconfig.core.json): `ctx.storage.sql` satisfies it as it is.
+ */
+export interface SqlDatabase {
+  exec<T extends Row>(query: string, ...bindings: SqlValue[]): SqlCursor<T>;
+}
+
+/** The rows of one statement, read lazily or all at once. */
+export interface SqlCursor<T> extends Iterable<T> {
+  toArray(): T[];
+}
+
+/**
  * What every store of the framework needs of a Durable Object's storage (task, log partition,
  * consumer group, coordinator, restore worker): its SQLite and synchronous transactions.
+ * `ctx.storage` satisfies it.
  */
 export interface StorageLike {
-  readonly sql: SqlStorage;
+  readonly sql: SqlDatabase;
   transactionSync<T>(fn: () => T): T;
 }
 
 /** Thin, typed access to one object's SQLite storage. */
 export class Sql {
-  constructor(private readonly storage: SqlStorage) {}
+  constructor(private readonly storage: SqlDatabase) {}
 
   /** Runs a statement and returns every row (read fully: cursors must not outlive an await). */
   all<T extends Row = Row>(query: SqlQuery): T[] {

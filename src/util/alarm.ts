@@ -1,4 +1,14 @@
 /**
+ * The alarm calls of a Durable Object's storage, stated here so that the core needs no Workers
+ * types (tsconfig.core.json): `ctx.storage` satisfies it as it is.
+ */
+export interface AlarmStorage {
+  getAlarm(): Promise<number | null>;
+  setAlarm(at: number): Promise<void>;
+  deleteAlarm(): Promise<void>;
+}
+
+/**
  * A Durable Object's one alarm, armed at the earliest time anyone asked for. The time armed is
  * kept in memory (read once from storage), so asking again for a later time — every append and
  * every wake-up does — costs no storage operation, and so no wait for one to be durable. The
@@ -8,7 +18,7 @@ export class EarliestAlarm {
   /** The time armed; null when none; undefined until read from storage. */
   private armed: number | null | undefined;
 
-  constructor(private readonly storage: Pick<DurableObjectStorage, "getAlarm" | "setAlarm" | "deleteAlarm">) {}
+  constructor(private readonly storage: AlarmStorage) {}
 
   /** Arms the alarm at `at`, unless it is armed sooner. */
   async armBy(at: number): Promise<void> {
