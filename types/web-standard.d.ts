@@ -23,5 +23,3 @@ declare class TextEncoder {
 declare const crypto: {
   getRandomValues<T extends Uint8Array | Uint16Array | Uint32Array>(array: T): T;
 };
-
-declare function btoa(data: string): string;

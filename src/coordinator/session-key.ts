@@ -3,11 +3,9 @@
  * kept in the coordinator's storage (its settings row, ./settings.ts), made on first use and
  * replaced by `POST /admin/sessions/revoke`, which ends every session at once.
  */
+import { encodeBase64Url } from "hono/utils/encode";
 
 /** 32 random bytes, base64url. */
 export function newSessionKey(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return encodeBase64Url(crypto.getRandomValues(new Uint8Array(32)).buffer).replace(/=+$/, "");
 }

@@ -11,7 +11,8 @@ export const KAFKA_REST_USERNAME = "edge";
  * Whether `given` is `expected` (a configured secret), in time that says nothing about the secret:
  * every character of `given` is compared, against the secret's characters in turn, and the
  * differences (lengths included) are combined without an early exit. Time depends on the length of
- * `given` only, which its sender knows. (Hashing both first costs a digest per request.)
+ * `given` only, which its sender knows. (Hashing both first costs a digest per request.) The one
+ * constant-time comparison of the API: tokens, and the status page's session MACs (status/session.ts).
  */
 export function secretMatches(given: string, expected: string): boolean {
   if (expected.length === 0) return false;

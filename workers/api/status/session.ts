@@ -16,8 +16,9 @@
  */
 import type { Context } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
-import { timingSafeEqual } from "hono/utils/buffer";
+import { encodeBase64Url } from "hono/utils/encode";
 import type { Host } from "../../../platform/host";
+import { secretMatches } from "../auth";
 
 export const SESSION_COOKIE = "edge_session";
 export const SESSION_SECONDS = 12 * 60 * 60;
@@ -26,15 +27,10 @@ export const SESSION_KEY_TTL_MS = 10_000;
 
 const encoder = new TextEncoder();
 
-function base64url(bytes: ArrayBuffer): string {
-  let binary = "";
-  for (const byte of new Uint8Array(bytes)) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
 async function mac(key: string, token: string, expires: number): Promise<string> {
   const hmac = await crypto.subtle.importKey("raw", encoder.encode(key), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return base64url(await crypto.subtle.sign("HMAC", hmac, encoder.encode(`edge-streams session v2|${expires}|${token}`)));
+  // base64url without padding: the cookie's form since v2.
+  return encodeBase64Url(await crypto.subtle.sign("HMAC", hmac, encoder.encode(`edge-streams session v2|${expires}|${token}`))).replace(/=+$/, "");
 }
 
 /** A session value for `token`, valid until `now + SESSION_SECONDS`. */
@@ -51,7 +47,7 @@ export async function sessionValid(value: string | undefined, key: string, token
   const seconds = now / 1000;
   if (expires <= seconds || expires > seconds + SESSION_SECONDS) return false;
   let valid = false;
-  for (const token of tokens) if (await timingSafeEqual(match[2]!, await mac(key, token, expires))) valid = true;
+  for (const token of tokens) if (secretMatches(match[2]!, await mac(key, token, expires))) valid = true;
   return valid;
 }
 
