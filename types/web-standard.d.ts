@@ -22,4 +22,5 @@ declare class TextEncoder {
 
 declare const crypto: {
   getRandomValues<T extends Uint8Array | Uint16Array | Uint32Array>(array: T): T;
+  randomUUID(): string;
 };
