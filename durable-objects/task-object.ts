@@ -31,6 +31,7 @@ import { OutsideReconciliation } from "../src/task/outside-reconciliation";
 import { answerRead, readStanding, restoredOf, type NoRead } from "../src/task/read-standing";
 import { InstanceReporter } from "../src/summary/instance-reporter";
 import type { ObjectHost, TaskObjectCalls } from "./calls";
+import { topicPartition } from "../src/names";
 
 /** What `GET /metrics` and the status page show of one instance. */
 export interface InstanceMetrics extends TaskDescription {
@@ -78,7 +79,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
       retryBackoff: { initialMs: config.RETRY_BACKOFF_MS, maxMs: Math.max(config.RETRY_BACKOFF_MS, MAX_RETRY_BACKOFF_MS) },
       onInputReset: (tp, from, to) => {
         const meta = this.task.meta();
-        if (meta) this.lifecycle.record("input-reset", meta, `${tp.topic}/${tp.partition}: records ${from}…${to - 1} were gone (retention); resumed at ${to}`);
+        if (meta) this.lifecycle.record("input-reset", meta, `${topicPartition(tp)}: records ${from}…${to - 1} were gone (retention); resumed at ${to}`);
       },
       onCommitStep: (step) => this.crashes.reachCommitStep(step),
     });

@@ -16,7 +16,7 @@ import {
   instanceName,
   parseInstanceName,
   parseRestoreWorkerName,
-  partitionName,
+  topicPartition,
   restoreWorkerName,
 } from "../src/names";
 import type { Jurisdiction, Placement } from "../src/placements";
@@ -111,7 +111,7 @@ export class Host implements ObjectHost {
 
   /** The object of a partition of the embedded log, whether or not the catalog declares it. */
   partition(tp: TopicPartition) {
-    return this.env.LOG_PARTITION.getByName(partitionName(tp));
+    return this.env.LOG_PARTITION.getByName(topicPartition(tp));
   }
 
   consumerGroup(group: string) {

@@ -2,7 +2,7 @@
  * Durable identities, built and parsed in this one place: a task instance's object is
  * `<task>@<placement>`, a placement's restore workers `restore@<placement>` (shard 0) and
  * `restore@<placement>#<shard>` (shards 1 and up; src/restore/sharding.ts), a log partition
- * `<topic>/<partition>`, the application's coordinator `coordinator`, a Kafka REST consumer group
+ * `<topic>/<partition>` (the name a partition goes by everywhere), the application's coordinator `coordinator`, a Kafka REST consumer group
  * `group:<id>` (and its directory `directory`). If two copies of a name drifted, state would split
  * between two objects.
  */
@@ -40,9 +40,19 @@ export function isRestoreWorkerName(name: string): boolean {
   return name.startsWith(RESTORE_PREFIX);
 }
 
-/** The object of one partition of the embedded log: `<topic>/<partition>` (a `/` never occurs in a topic name). */
-export function partitionName(tp: { readonly topic: string; readonly partition: number }): string {
+/**
+ * A partition of a topic by name, `<topic>/<partition>` (a `/` never occurs in a topic name): the
+ * object of that partition of the embedded log, and the key, label and cursor a partition goes by
+ * everywhere else (input positions, checkpoints, batches, messages).
+ */
+export function topicPartition(tp: { readonly topic: string; readonly partition: number }): string {
   return `${tp.topic}/${tp.partition}`;
+}
+
+/** The topic and partition of a `topicPartition` name; undefined for any other string. */
+export function parseTopicPartition(name: string): { topic: string; partition: number } | undefined {
+  const match = /^([A-Za-z0-9._-]+)\/(0|[1-9][0-9]{0,8})$/.exec(name);
+  return match ? { topic: match[1]!, partition: Number(match[2]) } : undefined;
 }
 
 /** The coordinator of the application (one per Worker, so one name). */

@@ -9,7 +9,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TaskObject } from "../durable-objects/task-object";
 import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
-import { partitionName } from "../src/names";
+import { topicPartition } from "../src/names";
 import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call, json } from "./support/api";
@@ -60,7 +60,7 @@ describe("lost wake-ups", { timeout: 60_000 }, () => {
     const active = await quietActive("0_3");
     // The partition's own wake-up is dropped; the one made here starts a run (no alarm is
     // written for it), and the object dies while that run waits for its fetch.
-    await env.LOG_PARTITION.getByName(partitionName({ topic: "orders", partition: 3 })).dropWakes(1_000);
+    await env.LOG_PARTITION.getByName(topicPartition({ topic: "orders", partition: 3 })).dropWakes(1_000);
     await driver.log.append(
       { topic: "orders", partition: 3 },
       keys.map((key) => ({ key, value: JSON.stringify({ amount: 4 }) })),
@@ -79,7 +79,7 @@ describe("lost wake-ups", { timeout: 60_000 }, () => {
     const [first, second] = keysOn(2, 2, "linger-died");
     const active = await quietActive("0_2");
     const input = { topic: "orders", partition: 2 };
-    await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(1_000);
+    await env.LOG_PARTITION.getByName(topicPartition(input)).dropWakes(1_000);
     const output = async (key: string) => (await driver.read("totals")).filter((r) => r.key === key).length;
     let seen: { first: number; second: number; alarm: number | null; at: number } | undefined;
     await runInDurableObject(driver.task(active), async (object, state) => {

@@ -23,7 +23,7 @@
  * rerun takes the same steps but not always the same interleaving.
  */
 import { abortAllDurableObjects, reset, runInDurableObject } from "cloudflare:test";
-import { COORDINATOR_NAME, GROUP_DIRECTORY_NAME, groupObjectName, instanceName, partitionName, restoreWorkerName } from "../src/names";
+import { COORDINATOR_NAME, GROUP_DIRECTORY_NAME, groupObjectName, instanceName, topicPartition, restoreWorkerName } from "../src/names";
 import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import type { PartitionStore } from "../src/log/partition-store";
@@ -198,7 +198,7 @@ let observed = new Map<string, { incarnation: number; checkpoint: number }>();
 /** Every object a schedule can touch: the application's log partitions, its task instances at every placement, the restore workers, the coordinator, and the Kafka REST endpoint's group objects. */
 function scheduleObjects(): DurableObjectStub<undefined>[] {
   const partitions = [...application.catalog.all].flatMap(([topic, count]) =>
-    Array.from({ length: count }, (_, partition) => env.LOG_PARTITION.getByName(partitionName({ topic, partition }))),
+    Array.from({ length: count }, (_, partition) => env.LOG_PARTITION.getByName(topicPartition({ topic, partition }))),
   );
   const instances = TASKS.flatMap((taskId) => PLACEMENTS.map((placement) => env.TASK_OBJECT.getByName(instanceName({ taskId, placement }))));
   const workers = PLACEMENTS.map((placement) => env.RESTORE_WORKER.getByName(restoreWorkerName(placement)));

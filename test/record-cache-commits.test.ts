@@ -13,9 +13,9 @@ import { DurableLog } from "../src/log/durable-log";
 import type { LogRecord, TopicPartition } from "../src/log/types";
 import { positionFromHeaders } from "../src/streams/runtime/position-header";
 import type { CommitStep } from "../src/task/protocol";
-import { positionKey } from "../src/task/record-collector";
 import { StreamTask, type TaskOptions } from "../src/task/stream-task";
 import { totalsApp } from "./support/totals-app";
+import { topicPartition } from "../src/names";
 
 interface Totals {
   readonly count: number;
@@ -149,7 +149,7 @@ describe("the record cache on the commit path", () => {
         records: fetched.records,
       });
       expect(reply.applied).toBe(true);
-      expect(task.positions()[positionKey(input)]).toBe(end);
+      expect(task.positions()[topicPartition(input)]).toBe(end);
       expect(await task.tryCompleteRestoration()).toBe(true);
       for (const key of ["a", "b", "c"]) expect(JSON.parse(task.queries.get("cached-crashes-totals", key)!)).toEqual(fold(key));
       await add(["a", 100]);

@@ -18,7 +18,7 @@ import { TaskObject } from "../durable-objects/task-object";
 import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
 import type { RestoreStep } from "../src/restore/restorer";
 import type { TaskDescription } from "../src/task/describe";
-import { positionKey, TOMBSTONE_HEADER } from "../src/task/record-collector";
+import { TOMBSTONE_HEADER } from "../src/task/record-collector";
 import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
 import type { StreamTask } from "../src/task/stream-task";
 import { TestDriver } from "../platform/testing/test-driver";
@@ -26,6 +26,7 @@ import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";
 import { activeInstance } from "./support/active";
+import { topicPartition } from "../src/names";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
@@ -92,7 +93,7 @@ async function storeOf(instance: InstanceAssignment): Promise<{ checkpoint: numb
   const tp = { topic: CHANGELOG, partition: partitionOf(instance.taskId) };
   return runInDurableObject(driver.task(instance), (object) => {
     const { task } = object as unknown as { task: StreamTask };
-    return { checkpoint: task.checkpoints().get(positionKey(tp)) ?? null, store: new Map(task.queries.range("totals").map((r) => [r.key, r.value])) };
+    return { checkpoint: task.checkpoints().get(topicPartition(tp)) ?? null, store: new Map(task.queries.range("totals").map((r) => [r.key, r.value])) };
   });
 }
 

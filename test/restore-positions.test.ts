@@ -9,9 +9,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DurableLog } from "../src/log/durable-log";
 import { POSITION_HEADER, positionHeader } from "../src/streams/runtime/position-header";
-import { positionKey } from "../src/task/record-collector";
 import { StreamTask } from "../src/task/stream-task";
 import { totalsApp } from "./support/totals-app";
+import { topicPartition } from "../src/names";
 
 describe("restoring input positions", () => {
   it("reads the position from changelog records of either header form", async () => {
@@ -46,7 +46,7 @@ describe("restoring input positions", () => {
           records: fetched.records,
         });
         expect(reply.applied).toBe(true);
-        expect(task.positions()[positionKey(input)]).toBe(position);
+        expect(task.positions()[topicPartition(input)]).toBe(position);
       }
       expect(await task.tryCompleteRestoration()).toBe(true);
       expect(JSON.parse(task.queries.get(`${id}-totals`, "a")!)).toEqual({ count: 2, sum: 9 });

@@ -10,7 +10,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { TaskObject } from "../durable-objects/task-object";
-import { COORDINATOR_NAME, instanceName, partitionName } from "../src/names";
+import { COORDINATOR_NAME, instanceName, topicPartition } from "../src/names";
 import type { Log } from "../src/log/types";
 import type { StepOutcome } from "../src/task/protocol";
 import type { CommitMode, StreamTask } from "../src/task/stream-task";
@@ -41,7 +41,7 @@ async function withWaitingOrder(
   await driver.runUntilQuiet();
   const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), `0_${partition}`);
   const input = { topic: "orders", partition };
-  await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
+  await env.LOG_PARTITION.getByName(topicPartition(input)).dropWakes(60_000);
   await driver.log.append(input, [{ key, value: JSON.stringify({ amount }) }]);
   await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object, state) => {
     const task = (object as unknown as { task: { step(mode?: CommitMode): Promise<StepOutcome> } }).task;
@@ -66,7 +66,7 @@ describe("a task object's wake-ups and alarm", () => {
     const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), "0_3");
     const input = { topic: "orders", partition: 3 };
     const key = keyOn(3, "noted");
-    await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(60_000);
+    await env.LOG_PARTITION.getByName(topicPartition(input)).dropWakes(60_000);
     await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object, state) => {
       const instance = object as unknown as TaskObject;
       // An idle alarm round arms nothing: the alarm seen below is the wake-up's.
@@ -152,7 +152,7 @@ describe("a task object's wake-ups and alarm", () => {
     const input = { topic: "orders", partition: 3 };
     await driver.instances();
     await driver.runUntilQuiet();
-    await env.LOG_PARTITION.getByName(partitionName(input)).dropWakes(0);
+    await env.LOG_PARTITION.getByName(topicPartition(input)).dropWakes(0);
     const active = await activeInstance(env.COORDINATOR.getByName(COORDINATOR_NAME).assignments(), "0_3");
     await runInDurableObject(env.TASK_OBJECT.getByName(instanceName(active)), async (object) => {
       // The instance's log (the host's): its fetches from the input partition are counted.

@@ -12,7 +12,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { application } from "./support/orders-app";
 import type { InstanceAssignment } from "../src/coordinator/coordinator-store";
-import { COORDINATOR_NAME, partitionName } from "../src/names";
+import { COORDINATOR_NAME, topicPartition } from "../src/names";
 import { TestDriver } from "../platform/testing/test-driver";
 import { keysOn } from "./support/keys";
 import { until } from "./support/until";
@@ -25,7 +25,7 @@ it("an external producer's first append to a task input makes no tasks; the appl
   const assigned = async () => (await coordinator.assignments()) as InstanceAssignment[];
   expect(await assigned()).toEqual([]);
   const tp = { topic: "orders", partition: 1 };
-  const partition = env.LOG_PARTITION.getByName(partitionName(tp));
+  const partition = env.LOG_PARTITION.getByName(topicPartition(tp));
   const [key] = keysOn(tp.partition, 1, "external-input");
   const callsBefore = await coordinator.callsReceived();
 

@@ -15,9 +15,10 @@ import type { StorageLike } from "../storage/sql";
 import { GroupStore, type Position } from "./group-store";
 import type { AutoOffsetReset, GroupAssignments, Message, TopicPartitionOffset } from "../kafka-rest/dialect";
 import { epochFromInstanceId } from "../kafka-rest/commit-epoch";
-import { readBounded, tpKey } from "../kafka-rest/fetch";
+import { readBounded } from "../kafka-rest/fetch";
 import { OffsetOutOfRange, UnknownTopicOrPartition } from "../log/errors";
 import type { Log, TopicPartition } from "../log/types";
+import { topicPartition } from "../names";
 
 /** An instance not heard from for this long leaves the group (Kafka's default `session.timeout.ms`). */
 export const SESSION_TIMEOUT_MS = 45_000;
@@ -96,7 +97,7 @@ export class ConsumerGroupCoordinator {
       );
       this.store.transaction(() => {
         for (const start of starts) {
-          const position = next.get(tpKey(start)) ?? start.position;
+          const position = next.get(topicPartition(start)) ?? start.position;
           this.store.putPosition({ ...start, owner: request.instance, position, uncommitted: start.uncommitted || position !== start.position });
         }
       });
@@ -119,7 +120,7 @@ export class ConsumerGroupCoordinator {
       case "latest":
         return at(range.latest, true);
       case "none":
-        throw new GroupError(409, `group ${group} has no valid committed offset for ${tp.topic}/${tp.partition} and Kafka-Auto-Offset-Reset is none`);
+        throw new GroupError(409, `group ${group} has no valid committed offset for ${topicPartition(tp)} and Kafka-Auto-Offset-Reset is none`);
     }
   }
 
@@ -148,7 +149,7 @@ export class ConsumerGroupCoordinator {
       const ranges = await Promise.all(offsets.map((o) => this.log.offsets(o)));
       offsets.forEach((o, i) => {
         if (o.offset > ranges[i]!.latest) {
-          throw new OffsetOutOfRange(`cannot commit offset ${o.offset} for ${o.topic}/${o.partition}: the end offset is ${ranges[i]!.latest}`);
+          throw new OffsetOutOfRange(`cannot commit offset ${o.offset} for ${topicPartition(o)}: the end offset is ${ranges[i]!.latest}`);
         }
       });
       // A task instance of an Edge Streams deployment commits with its epoch as the instance id.

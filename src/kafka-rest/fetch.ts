@@ -6,6 +6,7 @@
 import type { Log, LogRecord, TopicPartition } from "../log/types";
 import { recordBytes } from "../log/records";
 import { FETCH_MAX_BYTES, FETCH_MAX_RECORDS, type Message } from "./dialect";
+import { topicPartition } from "../names";
 
 export interface PartitionRead extends TopicPartition {
   readonly offset: number;
@@ -29,8 +30,6 @@ export function toMessage(tp: TopicPartition, record: LogRecord): Message {
   };
 }
 
-export const tpKey = (tp: TopicPartition) => `${tp.topic}/${tp.partition}`;
-
 /** Reads the partitions in order until the budget is spent; log errors propagate. */
 export async function readBounded(
   log: Log,
@@ -50,7 +49,7 @@ export async function readBounded(
       bytes -= recordBytes(record.key, record.value, record.headers);
     }
     records -= page.records.length;
-    next.set(tpKey(tp), page.nextOffset);
+    next.set(topicPartition(tp), page.nextOffset);
   }
   return { messages, next };
 }

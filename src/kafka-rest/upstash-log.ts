@@ -44,6 +44,7 @@ import { epochInstanceId } from "./commit-epoch";
 import type { Message, ProduceMetadata, TopicPartitionOffset } from "./dialect";
 import { logErrorFromDialect } from "./errors";
 import { EDGE_PRODUCER_HEADER, formatProducerHeader } from "./producer-header";
+import { topicPartition } from "../names";
 
 export interface UpstashLogOptions {
   /** The REST URL, e.g. `https://…upstash.io` or `https://edge.example/kafka`. */
@@ -238,7 +239,7 @@ export class UpstashLog implements Log {
     const metadata = await this.call<ProduceMetadata[]>({ method: "POST", path: ["produce"], body }, false);
     const first = Array.isArray(metadata) ? metadata[0] : undefined;
     if (!first || metadata.length !== records.length || typeof first.offset !== "number") {
-      throw new LogUnavailable(`produce to ${tp.topic}/${tp.partition}: unexpected answer`);
+      throw new LogUnavailable(`produce to ${topicPartition(tp)}: unexpected answer`);
     }
     return { baseOffset: first.offset, count: records.length, duplicate: metadata.every((m) => m.duplicate === true) };
   }
@@ -259,7 +260,7 @@ export class UpstashLog implements Log {
     const fetched = messages.filter((m) => m.topic === tp.topic && m.partition === tp.partition && m.offset >= offset).sort((a, b) => a.offset - b.offset);
     // Records appended after the offsets call may be fetched: their existence settles the range.
     if (offset < range.earliest || (offset > range.latest && fetched.length === 0)) {
-      throw new OffsetOutOfRange(`offset ${offset} is outside ${tp.topic}/${tp.partition} [${range.earliest}, ${range.latest}]`);
+      throw new OffsetOutOfRange(`offset ${offset} is outside ${topicPartition(tp)} [${range.earliest}, ${range.latest}]`);
     }
     const records: LogRecord[] = [];
     let bytes = 0;
@@ -281,7 +282,7 @@ export class UpstashLog implements Log {
       true,
     );
     const offset = answer.find((o) => o.topic === tp.topic && o.partition === tp.partition)?.offset;
-    if (typeof offset !== "number") throw new LogUnavailable(`offsets of ${tp.topic}/${tp.partition}: unexpected answer`);
+    if (typeof offset !== "number") throw new LogUnavailable(`offsets of ${topicPartition(tp)}: unexpected answer`);
     return offset;
   }
 
@@ -298,7 +299,7 @@ export class UpstashLog implements Log {
   }
 
   async deleteRecordsBefore(tp: TopicPartition): Promise<OffsetRange> {
-    throw new UnsupportedByDialect(`cannot delete records of ${tp.topic}/${tp.partition}: the Kafka REST dialect has no call for it`);
+    throw new UnsupportedByDialect(`cannot delete records of ${topicPartition(tp)}: the Kafka REST dialect has no call for it`);
   }
 
   async commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): Promise<void> {
@@ -328,7 +329,7 @@ export class UpstashLog implements Log {
       true,
     );
     const offset = answer.find((o) => o.topic === tp.topic && o.partition === tp.partition)?.offset;
-    if (typeof offset !== "number") throw new LogUnavailable(`committed offset of ${tp.topic}/${tp.partition}: unexpected answer`);
+    if (typeof offset !== "number") throw new LogUnavailable(`committed offset of ${topicPartition(tp)}: unexpected answer`);
     return offset < 0 ? null : { offset, metadata: "" };
   }
 }

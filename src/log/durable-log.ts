@@ -3,7 +3,7 @@
  * calls of `PartitionObject` (durable-objects/log-partition.ts hosts them; this module does not
  * know that). Errors come back from the objects as values and are rethrown here typed.
  */
-import { partitionName } from "../names";
+import { topicPartition } from "../names";
 import { LogUnavailable, unwrap, type Outcome } from "./errors";
 import { decodeFetch, encodeBatch, type BatchMeasure, type EncodedFetch } from "./record-batch";
 import type { PartitionStats } from "./partition-store";
@@ -81,7 +81,7 @@ export class DurableLog<P = PartitionObject> implements Log {
   /** The stub of a declared partition (throws `UnknownTopicOrPartition` for others). */
   partition(tp: TopicPartition): P {
     this.catalog.check(tp);
-    return this.partitions.getByName(partitionName(tp));
+    return this.partitions.getByName(topicPartition(tp));
   }
 
   /**
@@ -95,7 +95,7 @@ export class DurableLog<P = PartitionObject> implements Log {
     try {
       result = await fn(stub, { topic: tp.topic, partition: tp.partition });
     } catch (error) {
-      throw new LogUnavailable(`${partitionName(tp)}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new LogUnavailable(`${topicPartition(tp)}: ${error instanceof Error ? error.message : String(error)}`);
     }
     return unwrap(result);
   }

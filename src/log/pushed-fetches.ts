@@ -8,6 +8,7 @@
  */
 import { decodeFetch, type EncodedFetch } from "./record-batch";
 import type { AppendResult, FetchBounds, FetchResult, TopicPartition } from "./types";
+import { topicPartition } from "../names";
 
 /** What a wake-up after an append carries: the partition's fetch from `from` with `bounds`, which reached the end of the log. */
 export interface PushedFetch {
@@ -50,8 +51,6 @@ interface Kept {
   readonly at: number;
 }
 
-const keyOf = (tp: TopicPartition) => `${tp.topic}/${tp.partition}`;
-
 /**
  * Whether `push` holds exactly what a fetch from `from` with `bounds` would have returned when
  * it was made: the push reached the end of the log, and its bounds take no more than `bounds`
@@ -69,7 +68,7 @@ export class PushedFetches {
 
   /** Keeps `push`, received at `now` (the newest few per partition). */
   offer(push: PushedFetch, now: number): void {
-    const key = keyOf(push.tp);
+    const key = topicPartition(push.tp);
     const kept = (this.byPartition.get(key) ?? []).filter((p) => p.push.from !== push.from);
     kept.push({ push, at: now });
     if (kept.length > KEPT_PER_PARTITION) kept.shift();
@@ -81,7 +80,7 @@ export class PushedFetches {
    * reader has passed are dropped, and those still ahead of it are kept.
    */
   take(tp: TopicPartition, from: number, bounds: FetchBounds, now: number): FetchResult | undefined {
-    const key = keyOf(tp);
+    const key = topicPartition(tp);
     const kept = this.byPartition.get(key);
     if (!kept) return undefined;
     const fresh = kept.filter((p) => now - p.at <= PUSH_MAX_AGE_MS);

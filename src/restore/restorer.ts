@@ -12,6 +12,7 @@ import type { RestoreBatch, RestoreReply } from "../task/protocol";
 import type { ChangelogWork, RestoreRegistry } from "./registry";
 import { logEvent } from "../util/log";
 import { registrationEnded, suspensionsOnEnd, type Suspension } from "./suspensions";
+import { topicPartition } from "../names";
 
 export interface CorruptedInstance {
   readonly instance: string;
@@ -119,10 +120,10 @@ export class Restorer {
       if (from === null) from = (await log.offsets(tp)).earliest;
       fetched = await log.fetch(tp, from, { maxRecords: this.options.batchRecords, maxBytes: this.options.batchBytes ?? 4 << 20 });
     } catch (error) {
-      if (error instanceof OffsetOutOfRange) return { reason: `${tp.topic}/${tp.partition}: changelog truncated below position ${from}` };
+      if (error instanceof OffsetOutOfRange) return { reason: `${topicPartition(tp)}: changelog truncated below position ${from}` };
       if (!(error instanceof LogUnavailable)) throw error;
       const failures = work.failures + 1;
-      if (failures > (this.options.fetchRetryBudget ?? 5)) return { reason: `${tp.topic}/${tp.partition}: fetch failed ${failures} times` };
+      if (failures > (this.options.fetchRetryBudget ?? 5)) return { reason: `${topicPartition(tp)}: fetch failed ${failures} times` };
       registry.transaction(() => registry.update(work, { position: work.position, caughtUp: false, restoredRecords: 0, failures }));
       return "skipped";
     }
@@ -144,7 +145,7 @@ export class Restorer {
       // The instance did not answer (it died, or is being reset): a later round delivers the batch again (I4).
       logEvent(
         "restore.apply-failed",
-        { instance: work.instance, incarnation: work.incarnation, changelog: `${tp.topic}/${tp.partition}`, error: String(error) },
+        { instance: work.instance, incarnation: work.incarnation, changelog: `${topicPartition(tp)}`, error: String(error) },
         "warn",
       );
       return "skipped";

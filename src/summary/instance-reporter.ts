@@ -8,9 +8,9 @@
  */
 import type { TopicPartition } from "../log/types";
 import { logEvent } from "../util/log";
-import { positionKey } from "../task/record-collector";
 import type { TaskMeta } from "../task/task-storage";
 import { instanceReport, reportDue, type InstanceReport } from "./summary";
+import { topicPartition } from "../names";
 
 /** What the reporter reads of the instance (`StreamTask`) and of its application. */
 export interface ReportedInstance {
@@ -75,7 +75,7 @@ export class InstanceReporter {
 
   /** A changelog's end as seen (a restore batch's, or a description's). */
   sawChangelogEnd(tp: TopicPartition, end: number, raiseOnly = false): void {
-    const key = positionKey(tp);
+    const key = topicPartition(tp);
     this.changelogEnds.set(key, raiseOnly ? Math.max(end, this.changelogEnds.get(key) ?? 0) : end);
   }
 

@@ -7,8 +7,7 @@
  * `FAILED` (state.ts `shownState`) with their lag and their reason, which `GET /health` reads. Pure.
  */
 import type { TopicPartition } from "../log/types";
-import { instanceName } from "../names";
-import { positionKey } from "../task/record-collector";
+import { instanceName, topicPartition } from "../names";
 import { describeRecord } from "../task/skips";
 import { shownState, type ShownState, type TaskRole } from "../task/state";
 import type { TaskMeta } from "../task/task-storage";
@@ -97,7 +96,7 @@ export function instanceReport({ meta, changelogs, checkpoints, changelogEnds, i
   let restored = 0;
   let total = 0;
   for (const tp of changelogs) {
-    const key = positionKey(tp);
+    const key = topicPartition(tp);
     const at = checkpoints.get(key) ?? 0;
     const end = Math.max(at, changelogEnds.get(key) ?? 0);
     changelogEnds.set(key, end);
@@ -110,7 +109,7 @@ export function instanceReport({ meta, changelogs, checkpoints, changelogEnds, i
     const { partitions, positions, ends, oldestWaiting: oldest } = input();
     lag = 0;
     for (const tp of partitions) {
-      const key = positionKey(tp);
+      const key = topicPartition(tp);
       const at = positions[key] ?? 0;
       lag += Math.max(0, (ends.get(key) ?? at) - at);
     }

@@ -8,10 +8,11 @@ import type { Log } from "../log/types";
 import { droppedRecords } from "../streams/runtime/types";
 
 export { droppedRecords };
-import { positionKey, type InputPositions } from "./record-collector";
+import type { InputPositions } from "./record-collector";
 import { shownState, type ShownState, type TaskRole } from "./state";
 import type { TaskCounters } from "./task-metrics";
 import type { TaskMeta } from "./task-storage";
+import { topicPartition } from "../names";
 
 /**
  * What a description reads of an instance (`StreamTask` has all of it): named here so that the
@@ -103,19 +104,19 @@ export async function describeTask(task: DescribedInstance, app: Application, lo
     Promise.all(inputTps.map(async (tp) => (await log.offsets(tp)).latest)),
   ]);
   const changelogs = changelogTps.map((tp, i) => {
-    const checkpoint = checkpoints.get(positionKey(tp)) ?? null;
+    const checkpoint = checkpoints.get(topicPartition(tp)) ?? null;
     return {
       topic: tp.topic,
       partition: tp.partition,
       checkpoint,
       restored: checkpoint ?? 0,
       end: changelogEnds[i]!,
-      replayed: replayed.get(positionKey(tp)) ?? 0,
+      replayed: replayed.get(topicPartition(tp)) ?? 0,
     };
   });
   const lag =
     meta.role === "active"
-      ? inputTps.reduce((sum, tp, i) => sum + Math.max(0, inputEnds[i]! - (positions[positionKey(tp)] ?? 0)), 0)
+      ? inputTps.reduce((sum, tp, i) => sum + Math.max(0, inputEnds[i]! - (positions[topicPartition(tp)] ?? 0)), 0)
       : changelogs.reduce((sum, c) => sum + Math.max(0, c.end - c.restored), 0);
   return {
     id: meta.taskId,
@@ -150,8 +151,8 @@ export function describeWithoutLog(task: DescribedInstance, app: Application): P
   const checkpoints = task.checkpoints();
   const replayed = task.replayed();
   const changelogs = app.changelogPartitions(meta.taskId).map((tp) => {
-    const checkpoint = checkpoints.get(positionKey(tp)) ?? null;
-    return { topic: tp.topic, partition: tp.partition, checkpoint, restored: checkpoint ?? 0, end: null, replayed: replayed.get(positionKey(tp)) ?? 0 };
+    const checkpoint = checkpoints.get(topicPartition(tp)) ?? null;
+    return { topic: tp.topic, partition: tp.partition, checkpoint, restored: checkpoint ?? 0, end: null, replayed: replayed.get(topicPartition(tp)) ?? 0 };
   });
   const { taskId: id, role, placement, epoch, incarnation, failure } = meta;
   return {

@@ -8,7 +8,7 @@
  * append time when it gave none), so records stamped in the past look old. Pure.
  */
 import type { TopicPartition } from "../log/types";
-import { positionKey } from "./record-collector";
+import { topicPartition } from "../names";
 
 /** The first record a fetch from the processed position returned: where it is and when it was stamped. */
 export interface InputHead {
@@ -28,7 +28,7 @@ export function oldestWaiting(
 ): number | null {
   let oldest: number | null = null;
   for (const tp of partitions) {
-    const key = positionKey(tp);
+    const key = topicPartition(tp);
     const position = positions[key] ?? 0;
     const end = ends.get(key);
     const head = heads.get(key);

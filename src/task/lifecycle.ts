@@ -11,6 +11,7 @@ import { logEvent, type LogLevel } from "../util/log";
 import type { AppliedReset, InputReset } from "./input-reset";
 import type { TaskRole, TaskState } from "./state";
 import type { TaskMeta } from "./task-storage";
+import { topicPartition } from "../names";
 
 export type LifecycleEventName =
   | "assign"
@@ -148,7 +149,7 @@ export class LifecycleHistory {
   noteReset(reset: InputReset, applied: AppliedReset, before: TaskMeta | undefined, now: TaskMeta): void {
     if (before?.lastReset?.id === reset.id) return;
     const skipped = applied.partitions.reduce((n, p) => n + p.skipped, 0);
-    const moved = applied.partitions.filter((p) => p.skipped > 0).map((p) => `${p.topic}/${p.partition} ${p.from}→${p.to}`);
+    const moved = applied.partitions.filter((p) => p.skipped > 0).map((p) => `${topicPartition(p)} ${p.from}→${p.to}`);
     this.record("offsets-reset", now, `input reset ${reset.id}: ${moved.join(", ") || "nothing to skip"}`, { resetSkipped: skipped });
     if (before?.failure && now.failure === null) this.record("resumed", now, `was stopped: ${before.failure}`);
   }

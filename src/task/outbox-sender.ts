@@ -11,10 +11,11 @@ import { REMEMBERED_BATCHES, type AppendResult, type Log, type ProducerId } from
 import { checkpointAfterAck } from "./checkpoint";
 import { CHANGELOG_PHASE, type Outbox, type OutboxBatch } from "./outbox";
 import type { CommitStep } from "./protocol";
-import { positionKey, type InputPositions } from "./record-collector";
+import { type InputPositions } from "./record-collector";
 import { decideRefusal } from "./refused-records";
 import { SendStopped, sendErrorKind } from "./send-errors";
 import type { TaskMeta, TaskStorage } from "./task-storage";
+import { topicPartition } from "../names";
 
 /** Incarnations per epoch in the producer epoch: epoch * this + incarnation stays monotonic. */
 const INCARNATIONS_PER_EPOCH = 1_000_000;
@@ -144,7 +145,7 @@ export class OutboxSender {
     // Acknowledged earlier but not recorded: not sent again, and counted against the log's window.
     const sent = new Set<number>(this.acked.keys());
     const unrecorded = new Map<string, number>();
-    for (const { batch } of this.acked.values()) unrecorded.set(positionKey(batch), (unrecorded.get(positionKey(batch)) ?? 0) + 1);
+    for (const { batch } of this.acked.values()) unrecorded.set(topicPartition(batch), (unrecorded.get(topicPartition(batch)) ?? 0) + 1);
     for (;;) {
       const group = this.deps.outbox.nextGroup(sent);
       if (group.length === 0) return undefined;
@@ -160,7 +161,7 @@ export class OutboxSender {
       window.forEach((batch, i) => {
         const result = results[i]!;
         sent.add(batch.id);
-        unrecorded.set(positionKey(batch), (unrecorded.get(positionKey(batch)) ?? 0) + 1);
+        unrecorded.set(topicPartition(batch), (unrecorded.get(topicPartition(batch)) ?? 0) + 1);
         if (result.status === "fulfilled") this.acked.set(batch.id, { batch, result: result.value, incarnation: meta.incarnation, epoch: meta.epoch });
       });
       // A refusal first: a batch behind a refused one of its partition fails only by its sequence.
@@ -289,9 +290,9 @@ export class OutboxSender {
         this.deps.application
           .inputPartitions(meta.taskId)
           // A global table's position is kept by its changelog alone (see Application.isGlobalInput).
-          .filter((tp) => pending[positionKey(tp)] !== undefined && !this.deps.application.isGlobalInput(meta.taskId, tp.topic))
+          .filter((tp) => pending[topicPartition(tp)] !== undefined && !this.deps.application.isGlobalInput(meta.taskId, tp.topic))
           .map((tp) =>
-            this.deps.log.commitOffset(this.deps.application.groupId, tp, { offset: pending[positionKey(tp)]!, metadata: `epoch=${meta.epoch}`, epoch }),
+            this.deps.log.commitOffset(this.deps.application.groupId, tp, { offset: pending[topicPartition(tp)]!, metadata: `epoch=${meta.epoch}`, epoch }),
           ),
       );
       const held = this.committed && sameInstance(meta, this.committed) ? this.committed.positions : {};
@@ -392,7 +393,7 @@ export function sendable<B extends { topic: string; partition: number }>(
   const counts = new Map(unrecorded);
   const window: B[] = [];
   for (const batch of group) {
-    const key = positionKey(batch);
+    const key = topicPartition(batch);
     const count = (counts.get(key) ?? 0) + 1;
     if (count > limit) break;
     counts.set(key, count);

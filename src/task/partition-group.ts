@@ -13,9 +13,10 @@ import { PushedFetches, type PushedFetch } from "../log/pushed-fetches";
 import type { LogRecord, TopicPartition } from "../log/types";
 import type { InputRecord } from "../streams/runtime/types";
 import { oldestWaiting, type InputHead } from "./input-lag";
-import { positionKey, TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
+import { TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
 import type { TaskOptions } from "./task-options";
 import type { TaskStorage } from "./task-storage";
+import { topicPartition } from "../names";
 
 export interface PartitionGroupDeps {
   readonly application: Application;
@@ -65,7 +66,7 @@ export class PartitionGroup {
     const inputs = app.inputPartitions(taskId);
     const base = this.deps.options.maxBatchRecords ?? 1000;
     const maxRecords = this.lastPace.loaded ? Math.max(base, this.deps.options.maxLoadedBatchRecords ?? 10_000) : base;
-    const results = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[positionKey(tp)] ?? 0, maxRecords)));
+    const results = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[topicPartition(tp)] ?? 0, maxRecords)));
     // The uncommitted work was dropped meanwhile (an input reset): these follow on from positions that are gone.
     if (!stillCurrent()) {
       this.lastPace = { loaded: this.lastPace.loaded, backlog: true };
@@ -90,7 +91,7 @@ export class PartitionGroup {
    * grown (its lag keeps counting).
    */
   offer(pushed: PushedFetch, running: boolean): void {
-    const key = positionKey(pushed.tp);
+    const key = topicPartition(pushed.tp);
     if (running) this.pushed.offer(pushed, this.deps.now());
     else this.ends.set(key, Math.max(this.ends.get(key) ?? 0, pushed.fetch.latest));
   }
@@ -120,10 +121,10 @@ export class PartitionGroup {
       // The reset is written down at once: what was processed and not committed goes first.
       this.deps.dropUncommitted();
       if (offset > latest) {
-        this.deps.fail(`input ${positionKey(tp)} ends at ${latest}, below the task's position ${offset}`);
+        this.deps.fail(`input ${topicPartition(tp)} ends at ${latest}, below the task's position ${offset}`);
         return { records: [], waiting: 0 };
       }
-      storage.transaction(() => storage.writePositions({ [positionKey(tp)]: earliest }));
+      storage.transaction(() => storage.writePositions({ [topicPartition(tp)]: earliest }));
       options.onInputReset?.(tp, offset, earliest);
       return read(earliest);
     }
@@ -134,7 +135,7 @@ export class PartitionGroup {
    * processed position, the oldest record waiting there (input-lag.ts). No log call of its own.
    */
   private noteFetched(tp: TopicPartition, from: number, records: readonly LogRecord[], latest: number): void {
-    const key = positionKey(tp);
+    const key = topicPartition(tp);
     this.ends.set(key, latest);
     const first = records[0];
     if (first && from === (this.deps.storage.positions()[key] ?? 0)) this.heads.set(key, { offset: first.offset, timestamp: first.timestamp });
@@ -153,7 +154,7 @@ export class PartitionGroup {
     const positions = this.deps.storage.positions();
     await Promise.all(
       this.deps.application.inputPartitions(taskId).map(async (tp) => {
-        const from = positions[positionKey(tp)] ?? 0;
+        const from = positions[topicPartition(tp)] ?? 0;
         const fetched = await this.deps.options.log.fetch(tp, from, { maxRecords: 1, maxBytes: 1 }).catch(() => undefined);
         if (fetched) this.noteFetched(tp, from, fetched.records, fetched.latest);
       }),

@@ -7,8 +7,8 @@
  */
 import type { TopicPartition } from "../log/types";
 import type { RestoreProgress } from "./protocol";
-import { positionKey } from "./record-collector";
 import type { TaskMeta } from "./task-storage";
+import { topicPartition } from "../names";
 
 export type ReadStanding =
   | { readonly answer: "authoritative" }
@@ -36,7 +36,7 @@ export function restoredOf(
 ): number | null {
   if (meta.role === "idle") return null;
   const changelog = changelogs.find((c) => c.store === store);
-  return changelog ? (checkpoints.get(positionKey(changelog)) ?? null) : null;
+  return changelog ? (checkpoints.get(topicPartition(changelog)) ?? null) : null;
 }
 
 /** Not answered with the store's contents. */

@@ -12,16 +12,13 @@ import type { ProducerRecord, TopicPartition } from "../log/types";
 import type { OutgoingRecord, RecordSink } from "../streams/runtime/types";
 import type { Outbox } from "./outbox";
 import { CHANGELOG_PHASE, OUTPUT_PHASE } from "./outbox";
+import { topicPartition } from "../names";
 
 /** Header marking a changelog or output record as a delete (the log keeps string values only). */
 export { TOMBSTONE_HEADER };
 
 /** Input positions by `<topic>/<partition>`: the next offset to process. */
 export type InputPositions = Record<string, number>;
-
-export function positionKey(tp: TopicPartition): string {
-  return `${tp.topic}/${tp.partition}`;
-}
 
 export class RecordCollector implements RecordSink {
   private pending = new Map<string, { tp: TopicPartition; changelog: boolean; records: ProducerRecord[] }>();
@@ -37,7 +34,7 @@ export class RecordCollector implements RecordSink {
   /** Buffers a record for the current commit; keyed records without a partition use murmur2. */
   send(record: OutgoingRecord): void {
     const partition = record.partition ?? this.partitionFor(record.topic, record.key);
-    const key = `${record.topic}/${partition}`;
+    const key = topicPartition({ topic: record.topic, partition });
     let batch = this.pending.get(key);
     if (!batch) {
       batch = { tp: { topic: record.topic, partition }, changelog: this.changelogTopics.has(record.topic), records: [] };

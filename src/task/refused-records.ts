@@ -23,6 +23,7 @@ import { deadLetterOrigin, deadLetterRecord } from "../streams/runtime/dead-lett
 import { positionFromHeaders } from "../streams/runtime/position-header";
 import type { Topology } from "../streams/topology/topology";
 import type { OutboxBatch } from "./outbox";
+import { topicPartition } from "../names";
 
 /** What replaces the refused batch: the records the log takes (at the batch's sequence), and dead letters to add. */
 export interface RefusalRepair {
@@ -45,7 +46,7 @@ export interface RefusalDeps {
 
 /** The production handler's decision for each record of `batch` the log refuses (it refused the batch with `error`). */
 export function decideRefusal(batch: OutboxBatch, error: Error, deps: RefusalDeps): RefusalOutcome {
-  const where = `${batch.topic}/${batch.partition}`;
+  const where = topicPartition(batch);
   const refused = batch.records.map((record) => refusalOf(record, deps.now));
   if (!refused.some((e) => e !== undefined)) {
     return { fail: `the log refused a batch for ${where} (${error.message}), though each of its records keeps the log's rules as known here` };
@@ -96,7 +97,7 @@ export function decideRefusal(batch: OutboxBatch, error: Error, deps: RefusalDep
       return { fail: `production failed: ${failed}; its dead letter cannot be written: ${messageOf(cannot)}`, at };
     }
     const partition = letter.key === null ? 0 : partitionForKey(letter.key, deps.partitions(topic));
-    const key = `${topic}/${partition}`;
+    const key = topicPartition({ topic, partition });
     const group = letters.get(key) ?? { tp: { topic, partition }, records: [] };
     group.records.push(letter);
     letters.set(key, group);

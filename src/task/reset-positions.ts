@@ -7,9 +7,9 @@
 import type { Application } from "../application";
 import type { Log, TopicPartition } from "../log/types";
 import { positionAfterReset, resets, targetOffset, type AppliedReset, type InputReset, type PartitionReset } from "./input-reset";
-import { positionKey } from "./record-collector";
 import { remainingSkips } from "./skips";
 import type { TaskStorage } from "./task-storage";
+import { topicPartition } from "../names";
 
 /** The input partitions a reset moves, each with its target offset (same order). */
 export interface ResetPlan {
@@ -42,13 +42,13 @@ export function moveInputPositions(storage: TaskStorage, reset: InputReset, plan
     if (now.lastReset?.id === reset.id) return now.lastReset;
     const positions = storage.positions();
     const moved: PartitionReset[] = plan.partitions.map((tp, i) => {
-      const from = positions[positionKey(tp)] ?? 0;
+      const from = positions[topicPartition(tp)] ?? 0;
       const to = positionAfterReset(from, plan.targets[i]!);
       return { topic: tp.topic, partition: tp.partition, from, to, skipped: to - from };
     });
-    storage.writePositions(Object.fromEntries(moved.filter((p) => p.to > p.from).map((p) => [positionKey(p), p.to])));
+    storage.writePositions(Object.fromEntries(moved.filter((p) => p.to > p.from).map((p) => [topicPartition(p), p.to])));
     const after = storage.positions();
-    const passed = now.failedAt && (after[positionKey(now.failedAt)] ?? 0) > now.failedAt.offset;
+    const passed = now.failedAt && (after[topicPartition(now.failedAt)] ?? 0) > now.failedAt.offset;
     const done: AppliedReset = { id: reset.id, partitions: moved };
     storage.writeMeta({ ...now, lastReset: done, skips: remainingSkips(now.skips ?? [], after), failure: passed ? (halted ?? null) : now.failure });
     return done;

@@ -10,11 +10,12 @@ import { positionFromHeaders } from "../streams/runtime/position-header";
 import { canApplyRestoreBatch, checkpointAfterRestore } from "./checkpoint";
 import { NotAssigned } from "./not-assigned";
 import type { RestoreBatch, RestoreReply } from "./protocol";
-import { positionKey, TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
+import { TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
 import type { SqliteStoreBackend } from "./sqlite-stores";
 import { transition, type TaskRole } from "./state";
 import type { TaskCounters } from "./task-metrics";
 import type { TaskStorage } from "./task-storage";
+import { topicPartition } from "../names";
 
 /** The changelogs an instance registers with its restore worker, with where each stands. */
 export interface RestoreRegistration {
@@ -58,8 +59,8 @@ export class Restoration {
       const committed: InputPositions = {};
       inputs.forEach((tp, i) => {
         const { position, committed: held } = starts[i]!;
-        resumed[positionKey(tp)] = Math.max(positions[positionKey(tp)] ?? 0, position);
-        if (held !== undefined) committed[positionKey(tp)] = held;
+        resumed[topicPartition(tp)] = Math.max(positions[topicPartition(tp)] ?? 0, position);
+        if (held !== undefined) committed[topicPartition(tp)] = held;
       });
       this.deps.storage.writePositions(resumed);
       this.deps.storage.writeCommitted(committed);
@@ -115,7 +116,7 @@ export class Restoration {
       const reached: InputPositions = {};
       const writes = batch.records.map((record) => {
         const position = positionFromHeaders(record.headers);
-        if (position) reached[positionKey(position)] = Math.max(reached[positionKey(position)] ?? 0, position.offset + 1);
+        if (position) reached[topicPartition(position)] = Math.max(reached[topicPartition(position)] ?? 0, position.offset + 1);
         const tombstone = record.headers.some((h) => h.key === TOMBSTONE_HEADER);
         // The record's timestamp is the value's (the changelog carries it as Kafka's does).
         return { key: record.key ?? "", value: tombstone ? null : record.value, timestamp: record.timestamp };

@@ -7,7 +7,8 @@
  * a rolled-back commit or a wipe cannot let the record be processed. Pure.
  */
 import type { RecordOrigin } from "../streams/errors";
-import { positionKey, type InputPositions } from "./record-collector";
+import { type InputPositions } from "./record-collector";
+import { topicPartition } from "../names";
 
 /** What a skip request found: done (or already done), or refused because the task is not stopped at that record. */
 export type SkipOutcome = { readonly status: "skipped"; readonly already: boolean } | { readonly status: "refused"; readonly reason: string };
@@ -22,12 +23,12 @@ export function isSkipped(skips: readonly RecordOrigin[], record: RecordOrigin):
 
 /** The skips whose records processing has not passed yet, given the positions just written. */
 export function remainingSkips(skips: readonly RecordOrigin[], positions: InputPositions): RecordOrigin[] {
-  return skips.filter((s) => (positions[positionKey(s)] ?? 0) <= s.offset);
+  return skips.filter((s) => (positions[topicPartition(s)] ?? 0) <= s.offset);
 }
 
 /** `topic/partition offset n`, as messages name a record. */
 export function describeRecord(at: RecordOrigin): string {
-  return `${at.topic}/${at.partition} offset ${at.offset}`;
+  return `${topicPartition(at)} offset ${at.offset}`;
 }
 
 /**

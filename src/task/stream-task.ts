@@ -20,7 +20,7 @@ import { Outbox } from "./outbox";
 import { assignedMeta, assignmentChange, isRevoked, resumesOnRepush, revivedMeta, suspendedMeta } from "./meta-transitions";
 import { PartitionGroup } from "./partition-group";
 import type { Assignment, RestoreBatch, RestoreReply, StepOutcome } from "./protocol";
-import { positionKey, type InputPositions } from "./record-collector";
+import type { InputPositions } from "./record-collector";
 import { moveInputPositions, resetPlan } from "./reset-positions";
 import { Restoration, type RestoreRegistration } from "./restoration";
 import { SendSchedule } from "./send-schedule";
@@ -32,6 +32,7 @@ import { TaskExecutor } from "./task-executor";
 import { TaskCounters, type TaskCountersSnapshot } from "./task-metrics";
 import type { TaskOptions } from "./task-options";
 import { TaskStorage, type TaskMeta } from "./task-storage";
+import { topicPartition } from "../names";
 
 export type { CommitMode } from "./task-commit";
 export type { TaskOptions } from "./task-options";
@@ -404,7 +405,7 @@ export class StreamTask {
     const applied = moveInputPositions(this.storage, reset, plan, halted);
     // Fetches and heads from before the move say nothing of where the instance is now.
     this.input.forgetPushed();
-    this.input.forgetHeads((applied?.partitions ?? []).filter((p) => p.to > p.from).map((p) => positionKey(p)));
+    this.input.forgetHeads((applied?.partitions ?? []).filter((p) => p.to > p.from).map((p) => topicPartition(p)));
     if (this.storage.meta()?.failure === null) this.executor.retryAtOnce();
     return applied;
   }

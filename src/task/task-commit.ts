@@ -14,12 +14,13 @@ import { createTaskProcessor } from "../streams/runtime/task-processor";
 import type { InputRecord, TaskEventMetrics, TaskProcessor } from "../streams/runtime/types";
 import type { Outbox } from "./outbox";
 import type { OutboxSender } from "./outbox-sender";
-import { positionKey, RecordCollector, type InputPositions } from "./record-collector";
+import { RecordCollector, type InputPositions } from "./record-collector";
 import { isSkipped, recordOrigin, remainingSkips } from "./skips";
 import type { SqliteStoreBackend } from "./sqlite-stores";
 import type { TaskCounters } from "./task-metrics";
 import type { TaskOptions } from "./task-options";
 import type { TaskMeta, TaskStorage } from "./task-storage";
+import { topicPartition } from "../names";
 
 /** How a step commits: at once, or when due (see `TaskExecutor.step`). */
 export type CommitMode = "at-once" | "when-due";
@@ -118,7 +119,7 @@ export class TaskCommit {
         work = this.work ??= { reached: {}, processed: {}, records: 0 };
         const skips = current.skips ?? [];
         for (const record of records) {
-          const key = positionKey(record);
+          const key = topicPartition(record);
           // A record an operator skipped is passed over: never processed (its partition moves past it all the same).
           if (skips.length === 0 || !isSkipped(skips, record)) {
             inHand = record;

@@ -8,9 +8,10 @@ import { Sql, sql, type StorageLike } from "../storage/sql";
 import type { TopicPartition } from "../log/types";
 import type { RecordOrigin } from "../streams/errors";
 import type { AppliedReset } from "./input-reset";
-import { positionKey, type InputPositions } from "./record-collector";
+import { type InputPositions } from "./record-collector";
 import { taskMigrations } from "./schema";
 import type { TaskRole, TaskState } from "./state";
+import { parseTopicPartition, topicPartition } from "../names";
 
 export interface TaskMeta {
   readonly taskId: string;
@@ -195,13 +196,13 @@ export class TaskStorage {
   checkpoints(): ReadonlyMap<string, number> {
     if (this.cachedCheckpoints === null) {
       const rows = this.db.all<{ topic: string; partition: number; offset: number }>(sql`SELECT topic, partition, offset FROM checkpoints`);
-      this.cachedCheckpoints = new Map(rows.map((r) => [positionKey(r), r.offset]));
+      this.cachedCheckpoints = new Map(rows.map((r) => [topicPartition(r), r.offset]));
     }
     return this.cachedCheckpoints;
   }
 
   checkpoint(tp: TopicPartition): number | null {
-    return this.checkpoints().get(positionKey(tp)) ?? null;
+    return this.checkpoints().get(topicPartition(tp)) ?? null;
   }
 
   /**
@@ -210,7 +211,7 @@ export class TaskStorage {
    */
   replayed(): Map<string, number> {
     const rows = this.db.all<{ topic: string; partition: number; replayed: number }>(sql`SELECT topic, partition, replayed FROM checkpoints`);
-    return new Map(rows.map((r) => [positionKey(r), r.replayed]));
+    return new Map(rows.map((r) => [topicPartition(r), r.replayed]));
   }
 
   addReplayed(tp: TopicPartition, records: number): void {
@@ -224,7 +225,7 @@ export class TaskStorage {
   writeCheckpoint(tp: TopicPartition, offset: number): void {
     this.db.run(sql`INSERT INTO checkpoints (topic, partition, offset) VALUES (${tp.topic}, ${tp.partition}, ${offset})
                     ON CONFLICT (topic, partition) DO UPDATE SET offset = excluded.offset`);
-    this.cachedCheckpoints?.set(positionKey(tp), offset);
+    this.cachedCheckpoints?.set(topicPartition(tp), offset);
   }
 
   /** The input_positions rows by position key (from memory once read). */
@@ -233,7 +234,7 @@ export class TaskStorage {
       const rows = this.db.all<{ topic: string; partition: number } & InputRow>(
         sql`SELECT topic, partition, offset, committed, processed FROM input_positions`,
       );
-      this.cachedInputs = new Map(rows.map((r) => [positionKey(r), { offset: r.offset, committed: r.committed, processed: r.processed }]));
+      this.cachedInputs = new Map(rows.map((r) => [topicPartition(r), { offset: r.offset, committed: r.committed, processed: r.processed }]));
     }
     return this.cachedInputs;
   }
@@ -260,7 +261,7 @@ export class TaskStorage {
    */
   writePositions(positions: InputPositions, processed: Readonly<Record<string, number>> = {}): void {
     for (const [key, offset] of Object.entries(positions)) {
-      const { topic, partition } = parsePositionKey(key);
+      const { topic, partition } = parseTopicPartition(key)!;
       const count = processed[key] ?? 0;
       this.db.run(sql`INSERT INTO input_positions (topic, partition, offset, processed) VALUES (${topic}, ${partition}, ${offset}, ${count})
                       ON CONFLICT (topic, partition) DO UPDATE SET offset = MAX(offset, excluded.offset), processed = processed + excluded.processed`);
@@ -284,7 +285,7 @@ export class TaskStorage {
   /** Notes that the group holds these offsets now (a committed offset only grows). */
   writeCommitted(positions: InputPositions): void {
     for (const [key, offset] of Object.entries(positions)) {
-      const { topic, partition } = parsePositionKey(key);
+      const { topic, partition } = parseTopicPartition(key)!;
       this.db.run(sql`INSERT INTO input_positions (topic, partition, offset, committed) VALUES (${topic}, ${partition}, ${offset}, ${offset})
                       ON CONFLICT (topic, partition) DO UPDATE SET committed = MAX(COALESCE(committed, 0), excluded.committed)`);
     }
@@ -314,9 +315,4 @@ export class TaskStorage {
     this.db.run(sql`DELETE FROM checkpoints`);
     this.db.run(sql`DELETE FROM input_positions`);
   }
-}
-
-function parsePositionKey(key: string): TopicPartition {
-  const slash = key.lastIndexOf("/");
-  return { topic: key.slice(0, slash), partition: Number(key.slice(slash + 1)) };
 }

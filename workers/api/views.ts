@@ -8,7 +8,7 @@
 import { z } from "zod";
 import type { Host } from "../../platform/host";
 import type { AssignmentPage } from "../../durable-objects/calls";
-import { parseInstanceName } from "../../src/names";
+import { instanceName, parseInstanceName } from "../../src/names";
 import { EMPTY_SUMMARY, mergeSummaries, type Summary } from "../../src/summary/summary";
 import { ageMs } from "../../src/task/input-lag";
 import { coordinator } from "./cluster";
@@ -53,7 +53,7 @@ export function pageQuery(fallback: number, max: number) {
 /** The cursor of the page after `page` (null on the last page). */
 export function nextCursor(page: AssignmentPage): string | null {
   const last = page.instances[page.instances.length - 1];
-  return page.more && last ? encodeCursor(`${last.taskId}@${last.placement}`) : null;
+  return page.more && last ? encodeCursor(instanceName(last)) : null;
 }
 
 /** A page of the assignment, made first if it is not yet (the coordinator's `page`). */

@@ -21,6 +21,7 @@ import { entryOffset, firstEntryAt } from "../stored-batch";
 import type { FetchBounds, OffsetRange, TopicPartition } from "../types";
 import { storedRow, type BatchRow } from "./batch-rows";
 import type { PartitionTransactions } from "./transactions";
+import { topicPartition } from "../../names";
 
 /** The partition an object holds and its kept range: the `partition_meta` row. */
 export type LogRange = { readonly topic: string; readonly partition: number; logStart: number; logEnd: number };
@@ -85,7 +86,7 @@ export class LocalLog {
       this.cached = range;
     }
     if (range.topic !== tp.topic || range.partition !== tp.partition) {
-      throw new UnknownTopicOrPartition(`this object holds ${range.topic}/${range.partition}, not ${tp.topic}/${tp.partition}`);
+      throw new UnknownTopicOrPartition(`this object holds ${topicPartition(range)}, not ${topicPartition(tp)}`);
     }
     return range;
   }
@@ -123,7 +124,7 @@ export class LocalLog {
     const maxBytes = positiveInteger(bounds.maxBytes, "maxBytes");
     const { logStart, logEnd } = this.range(tp);
     if (offset < logStart || offset > logEnd) {
-      throw new OffsetOutOfRange(`offset ${offset} is outside ${tp.topic}/${tp.partition} [${logStart}, ${logEnd}]`);
+      throw new OffsetOutOfRange(`offset ${offset} is outside ${topicPartition(tp)} [${logStart}, ${logEnd}]`);
     }
     const batches: EncodedBatch[] = [];
     let records = 0;

@@ -13,6 +13,7 @@ import { TOMBSTONE_HEADER } from "../../log/stored-batch";
 import type { ErrorHandlerContext } from "../error-handlers";
 import type { Header } from "../record";
 import type { OutgoingRecord } from "./types";
+import { topicPartition } from "../../names";
 
 /** Kafka's names (`ExceptionHandlerUtils.HEADER_ERRORS_*_NAME`), added after the record's own headers in this order. */
 export const DEAD_LETTER_HEADERS = {
@@ -83,7 +84,7 @@ export function stackTraceOf(error: Error): string {
  * would refuse) when it cannot be written.
  */
 export function deadLetterRecord(topic: string, context: ErrorHandlerContext, key: string | null, value: string | null, error: Error): OutgoingRecord {
-  const where = context.topic === null ? "" : ` of ${context.topic}/${context.partition} offset ${context.offset}`;
+  const where = context.topic === null ? "" : ` of ${topicPartition({ topic: context.topic, partition: context.partition })} offset ${context.offset}`;
   const timestamp = context.timestamp;
   if (!Number.isSafeInteger(timestamp) || timestamp < 0) throw new InvalidRecord(`the dead letter${where} would have timestamp ${timestamp}`);
   const exception = truncateUtf8(errorClassName(error), DEAD_LETTER_BOUNDS.exception);

@@ -13,12 +13,13 @@ import { sendDeadLetter } from "./dead-letter";
 import type { ErrorHandling } from "./error-handling";
 import type { ProcessorState } from "./processor-state";
 import type { InputRecord, RecordSink } from "./types";
+import { topicPartition } from "../../names";
 
 function decode(serde: Serde<unknown>, text: string, what: "key" | "value", origin: RecordOrigin): unknown {
   try {
     return serde.deserialize(text);
   } catch (error) {
-    const where = `${origin.topic}/${origin.partition} offset ${origin.offset}`;
+    const where = `${topicPartition(origin)} offset ${origin.offset}`;
     throw new DeserializationError(`cannot deserialize the ${what} of ${where}: ${messageOf(error)}`, origin, { cause: error });
   }
 }

@@ -27,6 +27,7 @@ import type { StreamRecord } from "../record";
 import { sendDeadLetter } from "./dead-letter";
 import type { ProcessorState } from "./processor-state";
 import type { RecordSink } from "./types";
+import { topicPartition } from "../../names";
 
 /** The handlers of a topology, its dead letter topic, and the topics it declares (a dead letter topic must be one). */
 export interface ErrorHandling {
@@ -61,7 +62,7 @@ export class ErrorGuards {
       if (thrown instanceof ProcessingError || thrown instanceof ProductionError || thrown instanceof DeserializationError) throw thrown;
       const current = this.task.current;
       const position = current?.position;
-      const where = position ? ` on ${position.topic}/${position.partition} offset ${position.offset}` : " in a wall-clock punctuation";
+      const where = position ? ` on ${topicPartition(position)} offset ${position.offset}` : " in a wall-clock punctuation";
       const fail = (message: string, cause: unknown) =>
         stage === "processing" ? new ProcessingError(message, node, position, { cause }) : new ProductionError(message, node, position, { cause });
       const failed = `${node} failed${where}: ${messageOf(thrown)}`;

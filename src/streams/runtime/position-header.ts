@@ -8,11 +8,12 @@
  * Changelogs written before carry `{"topic":…,"partition":…,"offset":…}`, still read.
  */
 import type { Header, RecordMetadata } from "../record";
+import { parseTopicPartition, topicPartition } from "../../names";
 
 export const POSITION_HEADER = "edge-streams.position";
 
 export function positionHeader(position: RecordMetadata): Header {
-  return { key: POSITION_HEADER, value: `${position.topic}/${position.partition}/${position.offset}` };
+  return { key: POSITION_HEADER, value: `${topicPartition(position)}/${position.offset}` };
 }
 
 /** The input position named in a record's headers, if any. */
@@ -26,12 +27,10 @@ const COUNT = /^(0|[1-9][0-9]*)$/;
 
 function positionFromPath(value: string): RecordMetadata | undefined {
   const last = value.lastIndexOf("/");
-  const middle = value.lastIndexOf("/", last - 1);
-  if (middle < 0) return undefined;
-  const partition = value.slice(middle + 1, last);
+  const tp = parseTopicPartition(value.slice(0, last));
   const offset = value.slice(last + 1);
-  if (!COUNT.test(partition) || !COUNT.test(offset)) return undefined;
-  return { topic: value.slice(0, middle), partition: Number(partition), offset: Number(offset) };
+  if (!tp || !COUNT.test(offset)) return undefined;
+  return { ...tp, offset: Number(offset) };
 }
 
 /** The form changelogs carried before the path above. */

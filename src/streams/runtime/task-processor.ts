@@ -19,6 +19,7 @@ import { positionHeader } from "./position-header";
 import { ProcessorState } from "./processor-state";
 import type { CacheReads, InputRecord, TaskEventMetrics, TaskMetrics, TaskProcessor, TaskProcessorDeps } from "./types";
 import { wireSubtopology, type WiredSubtopology } from "./wiring";
+import { topicPartition } from "../../names";
 
 /** Instantiates the task `<subtopology>_<partition>` of a topology and initializes its processors. */
 export function createTaskProcessor(topology: Topology, taskId: string, deps: TaskProcessorDeps): TaskProcessor {
@@ -124,7 +125,7 @@ class SubtopologyTask implements TaskProcessor {
     const source = this.wired.sources.get(input.topic);
     const global = source?.node.global === true;
     if (!source || (!global && input.partition !== this.partition)) {
-      throw new Error(`task ${this.taskId} reads partition ${this.partition} of ${this.sourceTopics.join(", ")}, not ${input.topic}/${input.partition}`);
+      throw new Error(`task ${this.taskId} reads partition ${this.partition} of ${this.sourceTopics.join(", ")}, not ${topicPartition(input)}`);
     }
     let record: ReturnType<typeof deserializeInput>;
     try {

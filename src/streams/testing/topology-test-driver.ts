@@ -25,6 +25,7 @@ import type { TimestampedWindowedValue, WindowedValue } from "../windowed";
 import { encodeInput, inputSerdes } from "../topology/input-encoding";
 import { createTaskProcessor } from "../runtime/task-processor";
 import type { InputRecord, OutgoingRecord, TaskProcessor } from "../runtime/types";
+import { parseTopicPartition, topicPartition } from "../../names";
 
 /** A record in the driver's log: an outgoing record with its place. */
 export type DriverRecord = InputRecord;
@@ -63,8 +64,8 @@ export class TopologyTestDriver {
       const task = this.startTask(taskId, new InMemoryStoreBackend());
       // A task reads its partition of its topics, and every partition of its global tables' topics.
       const inputs = [
-        ...task.sourceTopics.map((topic) => `${topic}/${task.partition}`),
-        ...task.globalSourceTopics.flatMap((topic) => Array.from({ length: this.partitions(topic) }, (_, p) => `${topic}/${p}`)),
+        ...task.sourceTopics.map((topic) => topicPartition({ topic, partition: task.partition })),
+        ...task.globalSourceTopics.flatMap((topic) => Array.from({ length: this.partitions(topic) }, (_, partition) => topicPartition({ topic, partition }))),
       ];
       this.positions.set(taskId, new Map(inputs.map((input) => [input, 0])));
     }
@@ -235,8 +236,8 @@ export class TopologyTestDriver {
       for (const [taskId, task] of this.tasks) {
         const positions = this.positions.get(taskId)!;
         for (const [input, next] of positions) {
-          const slash = input.lastIndexOf("/");
-          const pending = this.records(input.slice(0, slash), Number(input.slice(slash + 1))).slice(next);
+          const { topic, partition } = parseTopicPartition(input)!;
+          const pending = this.records(topic, partition).slice(next);
           // A commit after each record, as Kafka's driver commits: the record cache is flushed.
           for (const record of pending) {
             task.process(record);

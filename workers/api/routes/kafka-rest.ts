@@ -31,6 +31,7 @@ import { ApiError } from "../http-error";
 import { refuseOutsideWrite, refuseRuntimeHeaders } from "../owned";
 import { kafkaGroups } from "./kafka-rest-groups";
 import { bodyText, dialectErrorResponse, invalidDialectInput, validate } from "./kafka-rest-support";
+import { topicPartition } from "../../../src/names";
 
 export const kafkaRest = new Hono<ApiEnv>();
 
@@ -87,7 +88,7 @@ async function produce(c: Context<ApiEnv>, messages: readonly TopicMessage[]): P
   for (const batch of batches) checkBatch(batch.records, now, maxRecordBytes);
   const chains = new Map<string, Promise<unknown>>();
   const appends = batches.map((batch) => {
-    const key = `${batch.topic}/${batch.partition}`;
+    const key = `${topicPartition(batch)}`;
     const previous = chains.get(key) ?? Promise.resolve();
     const append = previous.then(() => log.append({ topic: batch.topic, partition: batch.partition }, batch.records, batch.producer));
     chains.set(key, append);

@@ -13,7 +13,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono } from "hono";
 import { z } from "zod";
 import type { Log, TopicPartition } from "../../../src/log/types";
-import { parseInstanceName } from "../../../src/names";
+import { instanceName, parseInstanceName, parseTopicPartition, topicPartition } from "../../../src/names";
 import type { TopicCatalog } from "../../../src/log/topics";
 import type { ApiEnv } from "../context";
 import { decodeCursor, encodeCursor } from "../cursor";
@@ -293,8 +293,8 @@ const metricsQuery = z
       .max(1_024, "cursor is too long")
       .transform((cursor, ctx): MetricsAfter => {
         const name = decodeCursor(cursor) ?? "";
-        const partition = /^([^/@]+)\/([0-9]{1,9})$/.exec(name);
-        if (partition) return { kind: "partition", topic: partition[1]!, partition: Number(partition[2]) };
+        const partition = parseTopicPartition(name);
+        if (partition) return { kind: "partition", ...partition };
         const instance = parseInstanceName(name);
         if (instance) return { kind: "instance", ...instance };
         ctx.addIssue({ code: "custom", message: "cursor is not one this route returned" });
@@ -335,8 +335,8 @@ export const metrics = new Hono<ApiEnv>().get("/metrics", zValidator("query", me
     // After the last partition listed; or, when the instances filled the page, after the last instance.
     const last = partitions[partitions.length - 1];
     const lastInstance = snapshot.instances[snapshot.instances.length - 1];
-    if (last) next = encodeCursor(`${last.topic}/${last.partition}`);
-    else if (lastInstance) next = encodeCursor(`${lastInstance.id}@${lastInstance.placement}`);
+    if (last) next = encodeCursor(topicPartition(last));
+    else if (lastInstance) next = encodeCursor(instanceName({ taskId: lastInstance.id, placement: lastInstance.placement }));
   }
   if (next !== null) c.header("Link", `</metrics?limit=${limit}&cursor=${next}>; rel="next"`);
   return c.body(exposition([...metricFamilies(snapshot), ...topics]), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE, "Cache-Control": "no-store" });

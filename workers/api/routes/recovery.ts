@@ -13,6 +13,7 @@ import { coordinator } from "../cluster";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { invalidInput } from "../validation";
+import { topicPartition } from "../../../src/names";
 
 const offset = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const position = z.object({ topic: z.string().min(1).max(249), partition: z.number().int().min(0).max(9_999), offset }).strict();
@@ -45,7 +46,7 @@ recovery.post("/admin/tasks/:id/skip", zValidator("json", position, invalidInput
   if (!application.task(taskId)) throw new ApiError(404, "not_found", `unknown task ${JSON.stringify(taskId)}`);
   const answer = await coordinator(c.var.host).skipRecord(taskId, at);
   if (answer.status === "refused") {
-    throw new ApiError(409, "conflict", `task ${taskId} is not stopped at ${at.topic}/${at.partition} offset ${at.offset}: ${answer.reason}`);
+    throw new ApiError(409, "conflict", `task ${taskId} is not stopped at ${topicPartition(at)} offset ${at.offset}: ${answer.reason}`);
   }
   return c.json({ task: answer.task, skipped: at, already: answer.already });
 });
@@ -89,7 +90,7 @@ recovery.post("/admin/reset", zValidator("json", resetBody, invalidInput), async
         throw new ApiError(
           409,
           "conflict",
-          `${o.topic}/${o.partition} offset ${o.offset} is before what the application has processed and committed there (${held}): a reset only skips forward, since the stores already reflect those records. To process them again, run the topology under a new applicationId.`,
+          `${topicPartition(o)} offset ${o.offset} is before what the application has processed and committed there (${held}): a reset only skips forward, since the stores already reflect those records. To process them again, run the topology under a new applicationId.`,
         );
       }
     });
