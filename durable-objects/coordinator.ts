@@ -42,7 +42,7 @@ import type { InputReset } from "../src/task/input-reset";
 import type { InstanceAck, SkipAnswer } from "../src/task/protocol";
 import { EarliestAlarm } from "../src/util/alarm";
 import { CrashPoints } from "../src/util/crash-points";
-import { logEvent } from "../src/util/log";
+import { logEvent } from "../src/util/logging";
 import { Serial } from "../src/util/serial";
 import type { AssignmentPage, AssignmentSnapshot, CoordinatorCalls, ObjectHost, ShutdownRequest } from "./calls";
 

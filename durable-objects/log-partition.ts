@@ -7,7 +7,7 @@ import { EarliestAlarm } from "../src/util/alarm";
 import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
 import { ALARM_MAINTENANCE_BUDGET, PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
 import type { TopicConfig } from "../src/log/topic-config";
-import { logEvent } from "../src/util/log";
+import { logEvent } from "../src/util/logging";
 import { backoffDelay } from "../src/util/backoff";
 import type { EncodedFetch } from "../src/log/record-batch";
 import type { AppendOrigin } from "../src/log/durable-log";

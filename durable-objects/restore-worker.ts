@@ -18,7 +18,7 @@ import type { RestoreBatch, RestoreReply } from "../src/task/protocol";
 import { parseRestoreWorkerName, restoreWorkerName } from "../src/names";
 import { instancesOfOtherShards, restoreShardOf } from "../src/restore/sharding";
 import { CrashPoints } from "../src/util/crash-points";
-import { logEvent } from "../src/util/log";
+import { logEvent } from "../src/util/logging";
 import { backoffDelay } from "../src/util/backoff";
 import { Serial } from "../src/util/serial";
 import { withTimeout } from "../src/util/timeout";

@@ -20,7 +20,7 @@ import {
   restoreWorkerName,
 } from "../src/names";
 import type { Jurisdiction, Placement } from "../src/placements";
-import { logEvent } from "../src/util/log";
+import { logEvent } from "../src/util/logging";
 import { restoreShardCount, restoreShardOf } from "../src/restore/sharding";
 import type { EdgeStreamsEnv } from "./bindings";
 import { openLog } from "./open-log";

@@ -7,7 +7,7 @@ import { parseTopicConfig, topicConfig } from "./log/topic-config";
 import { MAX_RESTORE_SHARDS, type RestoreShardsSetting } from "./restore/sharding";
 import { parsePlacements, type Placement } from "./placements";
 import type { TopicSpec } from "./log/topics";
-import { setLogLevel } from "./util/log";
+import { setLogLevel } from "./util/logging";
 
 const onOff = z.enum(["on", "off"]);
 const count = (fallback: number, min: number) => z.coerce.number().int().min(min).default(fallback);

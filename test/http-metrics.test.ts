@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RateMeter } from "../src/task/task-metrics";
-import { logEvent, logLine, overrideLogLevel } from "../src/util/log";
+import { logEvent, logLine, overrideLogLevel } from "../src/util/logging";
 import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { exposition } from "../workers/api/routes/metrics";

@@ -8,7 +8,7 @@
 import { env, exports } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { TestDriver } from "../platform/testing/test-driver";
-import { overrideLogLevel } from "../src/util/log";
+import { overrideLogLevel } from "../src/util/logging";
 import { application } from "./support/orders-app";
 import { call, json, TOKEN, type CallOptions } from "./support/api";
 

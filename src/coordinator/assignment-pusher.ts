@@ -8,7 +8,7 @@ import type { InstanceAssignment } from "./coordinator-store";
 import { type ApplicationState, assignmentOf, readyActives, revocationsAndStandbys } from "./push-plan";
 import { instanceName } from "../names";
 import type { InstanceAck } from "../task/protocol";
-import { logEvent } from "../util/log";
+import { logEvent } from "../util/logging";
 
 /** What a round of pushes did: nothing left unacknowledged; the chunk was full; some could not be told; and the answers. */
 export interface PushRound {

@@ -11,7 +11,7 @@ import type { InputResets } from "./input-resets";
 import type { Reconciler } from "./reconciler";
 import type { TaskMoves } from "./task-moves";
 import { backoffDelay } from "../util/backoff";
-import { logEvent } from "../util/log";
+import { logEvent } from "../util/logging";
 
 /** Failed rounds back off from REBALANCE_CHECK_MS, doubling per failed round in a row, up to this. */
 const MAX_RETRY_MS = 30_000;

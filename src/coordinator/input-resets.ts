@@ -10,7 +10,7 @@ import { haltReason } from "./push-plan";
 import type { Reconciler } from "./reconciler";
 import type { Application } from "../application";
 import { type InputReset, type PartitionReset, type ResetTarget, resets } from "../task/input-reset";
-import { logEvent } from "../util/log";
+import { logEvent } from "../util/logging";
 
 /** An input reset as operators see it: what was asked, what the tasks that applied it did, and how many have not yet. */
 export interface InputResetView {

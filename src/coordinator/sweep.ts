@@ -8,7 +8,7 @@ import type { AssignmentPusher } from "./assignment-pusher";
 import type { CoordinatorContext } from "./coordinator-context";
 import { stillHolds } from "./holds";
 import { assignmentOf } from "./push-plan";
-import { logEvent } from "../util/log";
+import { logEvent } from "../util/logging";
 
 /** How often the sweep pushes every acknowledged assignment again. */
 const SWEEP_INTERVAL_MS = 5 * 60_000;

@@ -10,7 +10,7 @@ import type { FetchResult, Log, TopicPartition } from "../log/types";
 import type { RestoreListener, StandbyUpdateListener } from "../streams/restore-listeners";
 import type { RestoreBatch, RestoreReply } from "../task/protocol";
 import type { ChangelogWork, RestoreRegistry } from "./registry";
-import { logEvent } from "../util/log";
+import { logEvent } from "../util/logging";
 import { registrationEnded, suspensionsOnEnd, type Suspension } from "./suspensions";
 import { topicPartition } from "../names";
 

@@ -7,7 +7,7 @@
  * processing path); one that failed is forgotten, so that the next one goes.
  */
 import type { TopicPartition } from "../log/types";
-import { logEvent } from "../util/log";
+import { logEvent } from "../util/logging";
 import type { TaskMeta } from "../task/task-storage";
 import { instanceReport, reportDue, type InstanceReport } from "./summary";
 import { topicPartition } from "../names";

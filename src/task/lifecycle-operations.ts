@@ -9,7 +9,7 @@
 import { LogUnavailable } from "../log/errors";
 import type { TopicPartition } from "../log/types";
 import type { RecordOrigin } from "../streams/errors";
-import { logEvent } from "../util/log";
+import { logEvent } from "../util/logging";
 import { describeWithoutLog, type PartialTaskDescription, type TaskDescription } from "./describe";
 import type { AppliedReset, InputReset } from "./input-reset";
 import type { LifecycleHistory } from "./lifecycle";

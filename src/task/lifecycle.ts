@@ -7,7 +7,7 @@
  * can show recent corruptions and migrations.
  */
 import type { RecordOrigin } from "../streams/errors";
-import { logEvent, type LogLevel } from "../util/log";
+import { logEvent, type LogLevel } from "../util/logging";
 import type { AppliedReset, InputReset } from "./input-reset";
 import type { TaskRole, TaskState } from "./state";
 import type { TaskMeta } from "./task-storage";

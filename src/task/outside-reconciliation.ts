@@ -9,7 +9,7 @@
  */
 import type { TopicPartition } from "../log/types";
 import { instanceName } from "../names";
-import { logEvent } from "../util/log";
+import { logEvent } from "../util/logging";
 import { withTimeout } from "../util/timeout";
 import type { LifecycleStep } from "./protocol";
 import type { RestoreRegistration } from "./restoration";

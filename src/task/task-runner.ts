@@ -7,7 +7,7 @@
  * alarm after 6 failed retries). The Durable Object gives it its alarm and `waitUntil`.
  */
 import type { PushedFetch } from "../log/pushed-fetches";
-import { logEvent } from "../util/log";
+import { logEvent } from "../util/logging";
 import type { Serial } from "../util/serial";
 import { EarliestTimer } from "../util/timer";
 import type { LifecycleHistory } from "./lifecycle";

@@ -12,7 +12,7 @@
  * isolate counts by itself with the same limit and period (a warning is logged once): the limit
  * then holds per isolate, exactly under `wrangler dev`, which runs one.
  */
-import { logEvent } from "../../src/util/log";
+import { logEvent } from "../../src/util/logging";
 
 /** Failed tries per client and period before it is refused; wrangler.toml's binding says the same. */
 export const AUTH_FAILURE_LIMIT = 20;

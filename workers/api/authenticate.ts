@@ -21,7 +21,7 @@ import { credentialsOf, OPEN_ROLES, rolesOf, type Role } from "./credentials";
 import { ApiError } from "./http-error";
 import { fromAnotherOrigin } from "./origin";
 import { SESSION_COOKIE, sessionKey, sessionValid } from "./status/session";
-import { logEvent } from "../../src/util/log";
+import { logEvent } from "../../src/util/logging";
 
 /** What a session cookie grants: reading, on the routes that take it. */
 const SESSION_ROLES: ReadonlySet<Role> = new Set<Role>(["read"]);

@@ -4,7 +4,7 @@
  * (of the log or of an object) met anywhere behind a route. What went wrong inside (another object's
  * error, the log's) is logged, never answered: a 503 or 500 says only what the caller can do.
  */
-import { logEvent } from "../../src/util/log";
+import { logEvent } from "../../src/util/logging";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";

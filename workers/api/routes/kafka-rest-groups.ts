@@ -7,7 +7,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono, type Context } from "hono";
 import { z } from "zod";
 import { SUCCESS, commitBody, consumeBody, consumeHeaders, consumerId, topicPartitionsBody } from "../../../src/kafka-rest/dialect";
-import { logEvent } from "../../../src/util/log";
+import { logEvent } from "../../../src/util/logging";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { refuseApplicationGroupCommit } from "../owned";

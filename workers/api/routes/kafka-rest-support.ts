@@ -3,7 +3,7 @@
  * API, body `{error, status}` plus the log error code, see src/kafka-rest/errors.ts), the
  * validation hook, reading optional bodies, and the consumer group objects.
  */
-import { logEvent } from "../../../src/util/log";
+import { logEvent } from "../../../src/util/logging";
 import type { Context } from "hono";
 import type { z } from "zod";
 import type { ConsumerGroup } from "../../../durable-objects/consumer-group";
