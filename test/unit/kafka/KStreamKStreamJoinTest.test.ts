@@ -8,33 +8,13 @@
  */
 import { describe, expect, it } from "vitest";
 import { JoinWindows, StreamsBuilder, TopologyTestDriver } from "../../../src/streams";
-import { build, droppedRecordsTotal, INTEGER, kvt, MockApiProcessorSupplier, STRING, TestInputTopic, TOSTRING_JOINER } from "./support";
+import { build, droppedRecordsTotal, INTEGER, joinedStreams, kvt, MockApiProcessorSupplier, STRING, TestInputTopic } from "./support";
 
-const topic1 = "topic1";
-const topic2 = "topic2";
 const expectedKeys = [0, 1, 2, 3];
-const streamJoined = { key: INTEGER, value: STRING, otherValue: STRING };
 
 /** Two streams of Integer keys and String values joined with TOSTRING_JOINER into a captured processor. */
 function setUp(kind: "join" | "leftJoin" | "outerJoin", windows: JoinWindows) {
-  const builder = new StreamsBuilder();
-  const stream1 = builder.stream(topic1, { key: INTEGER, value: STRING });
-  const stream2 = builder.stream(topic2, { key: INTEGER, value: STRING });
-  const joined =
-    kind === "join"
-      ? stream1.join(stream2, TOSTRING_JOINER, windows, streamJoined)
-      : kind === "leftJoin"
-        ? stream1.leftJoin(stream2, TOSTRING_JOINER, windows, streamJoined)
-        : stream1.outerJoin(stream2, TOSTRING_JOINER, windows, streamJoined);
-  const processor = new MockApiProcessorSupplier<number, string>();
-  joined.process(processor.supplier);
-  const topology = build(builder, topic1, topic2);
-  // The join reads both topics in one subtopology: they must be co-partitioned.
-  expect([...topology.subtopologies[0]!.sourceTopics].sort()).toEqual([topic1, topic2]);
-  const driver = new TopologyTestDriver(topology);
-  const inputTopic1 = new TestInputTopic(driver, topic1, INTEGER, STRING, 0, 0);
-  const inputTopic2 = new TestInputTopic(driver, topic2, INTEGER, STRING, 0, 0);
-  return { driver, processor, inputTopic1, inputTopic2 };
+  return joinedStreams(kind, windows, STRING);
 }
 
 describe("KStreamKStreamJoinTest", () => {

@@ -8,28 +8,14 @@
  * (store suppliers); runLeftJoin is ported as testLeftJoinWithDefaultSuppliers.
  */
 import { describe, expect, it } from "vitest";
-import { JoinWindows, StreamsBuilder, TopologyTestDriver } from "../../../src/streams";
-import { build, INTEGER, kvt, MockApiProcessorSupplier, STRING, TestInputTopic, TOSTRING_JOINER } from "./support";
+import { JoinWindows } from "../../../src/streams";
+import { joinedStreams, kvt, type MockApiProcessorSupplier, STRING, type TestInputTopic } from "./support";
 
-const topic1 = "topic1";
-const topic2 = "topic2";
-const EMPTY: never[] = [];
 const expectedKeys = [0, 1, 2, 3];
 
 /** Kafka's set-up: Integer keys, String values on the left and String values on the right, joined with TOSTRING_JOINER into a captured processor. */
 function setUp(windows: JoinWindows) {
-  const builder = new StreamsBuilder();
-  const stream1 = builder.stream(topic1, { key: INTEGER, value: STRING });
-  const stream2 = builder.stream(topic2, { key: INTEGER, value: STRING });
-  const processor = new MockApiProcessorSupplier<number, string>();
-  stream1.leftJoin(stream2, TOSTRING_JOINER, windows, { key: INTEGER, value: STRING, otherValue: STRING }).process(processor.supplier);
-  const topology = build(builder, topic1, topic2);
-  // Kafka checks the join's co-partition group: {topic1, topic2}, one subtopology here.
-  expect([...topology.subtopologies[0]!.sourceTopics].sort()).toEqual([topic1, topic2]);
-  const driver = new TopologyTestDriver(topology);
-  const inputTopic1 = new TestInputTopic(driver, topic1, INTEGER, STRING, 0, 0);
-  const inputTopic2 = new TestInputTopic(driver, topic2, INTEGER, STRING, 0, 0);
-  return { topology, driver, processor, inputTopic1, inputTopic2 };
+  return joinedStreams("leftJoin", windows, STRING);
 }
 
 type Processor = MockApiProcessorSupplier<number, string>;

@@ -10,27 +10,15 @@
  */
 import { describe, expect, it } from "vitest";
 import { JoinWindows, StreamsBuilder, TopologyTestDriver, type Header } from "../../../src/streams";
-import { build, INTEGER, kvt, MockApiProcessorSupplier, STRING, TestInputTopic, TOSTRING_JOINER } from "./support";
+import { build, INTEGER, joinedStreams, kvt, MockApiProcessorSupplier, STRING, TestInputTopic, TOSTRING_JOINER } from "./support";
 
 const topic1 = "topic1";
 const topic2 = "topic2";
-const EMPTY: never[] = [];
 const expectedKeys = [0, 1, 2, 3];
 
 /** Kafka's set-up: Integer keys, String values on the left and Long values on the right, joined with TOSTRING_JOINER into a captured processor. */
 function setUp(windows: JoinWindows) {
-  const builder = new StreamsBuilder();
-  const stream1 = builder.stream(topic1, { key: INTEGER, value: STRING });
-  const stream2 = builder.stream(topic2, { key: INTEGER, value: INTEGER });
-  const processor = new MockApiProcessorSupplier<number, string>();
-  stream1.outerJoin(stream2, TOSTRING_JOINER, windows, { key: INTEGER, value: STRING, otherValue: INTEGER }).process(processor.supplier);
-  const topology = build(builder, topic1, topic2);
-  // Kafka checks the join's co-partition group: {topic1, topic2}, one subtopology here.
-  expect([...topology.subtopologies[0]!.sourceTopics].sort()).toEqual([topic1, topic2]);
-  const driver = new TopologyTestDriver(topology);
-  const inputTopic1 = new TestInputTopic(driver, topic1, INTEGER, STRING, 0, 0);
-  const inputTopic2 = new TestInputTopic(driver, topic2, INTEGER, INTEGER, 0, 0);
-  return { topology, driver, processor, inputTopic1, inputTopic2 };
+  return joinedStreams("outerJoin", windows, INTEGER);
 }
 
 type Processor = MockApiProcessorSupplier<number, string>;

@@ -9,11 +9,12 @@ import { expect } from "vitest";
 import {
   type BuildOptions,
   type Change,
+  type JoinWindows,
   type KTable,
   type ProcessorSupplier,
   type Serde,
   Serdes,
-  type StreamsBuilder,
+  StreamsBuilder,
   type Topology,
   TopologyTestDriver,
   type Windowed,
@@ -230,6 +231,34 @@ export function cogroupedStringStreams(builder: StreamsBuilder, topic: string, t
   const groupedStream2 = stream2.groupByKey({ key: STRING, value: STRING });
   const cogroupedStream = groupedStream.cogroup(toStringAdder("+")).cogroup(groupedStream2, toStringAdder("-"));
   return { groupedStream, cogroupedStream };
+}
+
+/**
+ * The set-up of Kafka's KStreamKStream*JoinTest files: two streams of Integer keys (String values
+ * on the left, `otherValue` on the right) on "topic1" and "topic2", joined by `kind` with
+ * TOSTRING_JOINER into a captured processor. As Kafka does, it checks that the join's two topics
+ * form one co-partition group (one subtopology here).
+ */
+export function joinedStreams<V2>(kind: "join" | "leftJoin" | "outerJoin", windows: JoinWindows, otherValue: Serde<V2>) {
+  const [topic1, topic2] = ["topic1", "topic2"];
+  const builder = new StreamsBuilder();
+  const stream1 = builder.stream(topic1, { key: INTEGER, value: STRING });
+  const stream2 = builder.stream(topic2, { key: INTEGER, value: otherValue });
+  const serdes = { key: INTEGER, value: STRING, otherValue };
+  const joined =
+    kind === "join"
+      ? stream1.join(stream2, TOSTRING_JOINER, windows, serdes)
+      : kind === "leftJoin"
+        ? stream1.leftJoin(stream2, TOSTRING_JOINER, windows, serdes)
+        : stream1.outerJoin(stream2, TOSTRING_JOINER, windows, serdes);
+  const processor = new MockApiProcessorSupplier<number, string>();
+  joined.process(processor.supplier);
+  const topology = build(builder, topic1, topic2);
+  expect([...topology.subtopologies[0]!.sourceTopics].sort()).toEqual([topic1, topic2]);
+  const driver = new TopologyTestDriver(topology);
+  const inputTopic1 = new TestInputTopic(driver, topic1, INTEGER, STRING, 0, 0);
+  const inputTopic2 = new TestInputTopic(driver, topic2, INTEGER, otherValue, 0, 0);
+  return { topology, driver, processor, inputTopic1, inputTopic2 };
 }
 
 /**
