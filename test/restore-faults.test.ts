@@ -312,6 +312,9 @@ describe("a task object dying mid-restore", () => {
       if (!crashed && batch.topic === CHANGELOG && batch.partition === 0) {
         crashed = true;
         (this as unknown as { ctx: DurableObjectState }).ctx.abort("injected crash after applying a restore batch");
+        // abort() resets the object but may not stop this call first (seen under load: the reply
+        // still reached the worker). A dead instance sends no reply.
+        throw new Error("injected crash after applying a restore batch");
       }
       return reply;
     });
