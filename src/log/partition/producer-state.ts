@@ -63,20 +63,22 @@ export type ProducerRow = {
  * consecutive rows with the same producer, epoch and sequence, and is one batch again here.
  */
 export function* loggedBatches(rows: Iterable<ProducerRow>): Generator<LoggedBatch> {
-  let open: { producerId: string; epoch: number; sequence: number; base: number; end: number; appendTime: number } | undefined;
+  type OpenBatch = Omit<LoggedBatch, "count"> & { end: number };
+  const close = ({ end, ...rest }: OpenBatch): LoggedBatch => ({ ...rest, count: end - rest.base });
+  let open: OpenBatch | undefined;
   for (const row of rows) {
     const { producer_id: producerId, producer_epoch: epoch, base_sequence: sequence } = row;
     if (open && producerId === open.producerId && epoch === open.epoch && sequence === open.sequence && row.base_offset === open.end) {
       open.end = row.base_offset + row.span;
       continue;
     }
-    if (open) yield { ...open, count: open.end - open.base };
+    if (open) yield close(open);
     open =
       producerId === null || epoch === null || sequence === null
         ? undefined
         : { producerId, epoch, sequence, base: row.base_offset, end: row.base_offset + row.span, appendTime: row.append_time };
   }
-  if (open) yield { ...open, count: open.end - open.base };
+  if (open) yield close(open);
 }
 
 /** The producers whose entries expire at `now` (not seen for `expiryMs`: Kafka's producer id expiration). */
