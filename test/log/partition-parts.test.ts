@@ -263,6 +263,21 @@ describe("LogRetention", () => {
       expect(p.checkpoint.read(0).lastRetention).toBe(NOW);
     }));
 
+  it("writes nothing when a check deletes nothing: when it ran is kept in memory, and stored with the next deletion", () =>
+    withParts((p, storage) => {
+      append(p, [put("a", "old", NOW)], undefined, NOW);
+      const config = topicConfig("user", { "retention.ms": 5_000 });
+      const stored = () => storage.sql.exec<{ last_retention: number }>("SELECT last_retention FROM compaction").toArray()[0]?.last_retention;
+      expect(p.tx.run(() => p.retention.apply(p.log.range(tp), config, NOW + 1_000))).toBe(0);
+      expect(p.checkpoint.read(0).lastRetention).toBe(NOW + 1_000);
+      expect(stored()).toBeUndefined();
+      // After a restart the check comes sooner; nothing else changed.
+      const fresh = parts(storage);
+      expect(fresh.checkpoint.read(0).lastRetention).toBe(0);
+      expect(fresh.tx.run(() => fresh.retention.apply(fresh.log.range(tp), config, NOW + 10_000))).toBe(1);
+      expect(stored()).toBe(NOW + 10_000);
+    }));
+
   it("drops the oldest rows beyond retention.bytes, but a compacted topic keeps its newest row", () =>
     withParts((p) => {
       for (let i = 0; i < 4; i++) append(p, [put("k", "x".repeat(99))]);

@@ -126,6 +126,39 @@ describe("a partition's append", () => {
     }));
 });
 
+describe("a partition's maintenance", () => {
+  it("writes nothing when it finds nothing to do: a retention check, a compaction with nothing new", () =>
+    withStorage((raw, tp) => {
+      const c = counted(raw);
+      let now = T0;
+      const store = new PartitionStore(c.storage, () => now);
+      store.configure(tp, topicConfig("user", { "retention.ms": 60_000 }));
+      store.append(tp, [rec("a")], producer(0));
+      c.written();
+      now += 1_000;
+      expect(store.maintain(tp, now).deleted).toBe(0);
+      expect(c.written()).toEqual({});
+      now += 120_000;
+      store.append(tp, [{ key: "k", value: "young", timestamp: now }]);
+      c.written();
+      expect(store.maintain(tp, now).deleted).toBe(1);
+      expect(c.written()).toMatchObject({ compaction: 1, record_batches: 1 });
+    }));
+
+  it("writes compaction's progress only when it moved", () =>
+    withStorage((raw, tp) => {
+      const c = counted(raw);
+      const store = new PartitionStore(c.storage, () => T0);
+      store.configure(tp, topicConfig("changelog"));
+      store.append(tp, [rec("a1", "a"), rec("b1", "b")], producer(0));
+      store.append(tp, [rec("a2", "a")], producer(1));
+      store.maintain(tp, T0);
+      expect(c.written().compaction).toBeGreaterThan(0);
+      expect(store.maintain(tp, T0)).toMatchObject({ indexed: 0, compacted: 0 });
+      expect(c.written()).toEqual({});
+    }));
+});
+
 describe("the producers' state after the object's memory is dropped", () => {
   it("answers retries, gaps and zombies as before", () =>
     withStorage((storage, tp) => {
