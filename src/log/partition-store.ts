@@ -85,14 +85,18 @@ export class PartitionStore {
     storage.transactionSync(() => migrate(tx.db, partitionMigrations));
     const index = new OffsetMap(tx);
     this.tx = tx;
-    this.log = new LocalLog(tx, (offset) => index.forgetBelow(offset));
+    this.log = new LocalLog(
+      tx,
+      (offset) => index.forgetBelow(offset),
+      (offset, logEnd) => this.producers.beforeRemovingBelow(offset, logEnd),
+    );
     this.producers = new ProducerStateManager(tx, (from, to) => this.log.storedEntries(from, to));
     this.groups = new GroupOffsets(tx);
     this.configs = new TopicConfigStore(tx);
     this.checkpoint = new CleanerCheckpoint(tx);
     tx.onRollback(() => this.fresh.clear());
     this.retention = new LogRetention(tx, this.log, this.checkpoint);
-    this.cleaner = new LogCleaner(tx, this.checkpoint, index, this.fresh);
+    this.cleaner = new LogCleaner(tx, this.checkpoint, index, this.fresh, (upTo, logEnd) => this.producers.coverBelow(upTo, logEnd));
   }
 
   /** The partition this object holds, once it holds one. */
@@ -126,9 +130,9 @@ export class PartitionStore {
         if (retry) return retry;
       }
       const baseOffset = range.logEnd;
-      appended = this.log.append(range, batch, now);
-      if (producer) this.producers.appended(producer, baseOffset, batch.count);
-      this.producers.maybePrune(now);
+      appended = this.log.append(range, batch, now, producer);
+      this.producers.appended(producer, baseOffset, batch.count, appended.length, now, range.logEnd);
+      this.producers.maybePrune(now, range.logEnd);
       this.lastAppendAt = now;
       return { baseOffset, count: batch.count, duplicate: false };
     });

@@ -39,22 +39,27 @@ function parts(storage: DurableObjectStorage) {
   storage.transactionSync(() => migrate(tx.db, partitionMigrations));
   const index = new OffsetMap(tx);
   const startsTold: number[] = [];
-  const log = new LocalLog(tx, (offset) => {
-    startsTold.push(offset);
-    index.forgetBelow(offset);
-  });
   const checkpoint = new CleanerCheckpoint(tx);
+  const producers: ProducerStateManager = new ProducerStateManager(tx, (from, to) => log.storedEntries(from, to));
+  const log = new LocalLog(
+    tx,
+    (offset) => {
+      startsTold.push(offset);
+      index.forgetBelow(offset);
+    },
+    (offset, logEnd) => producers.beforeRemovingBelow(offset, logEnd),
+  );
   return {
     tx,
     log,
     index,
     startsTold,
     checkpoint,
-    producers: new ProducerStateManager(tx, (from, to) => log.storedEntries(from, to)),
+    producers,
     groups: new GroupOffsets(tx),
     configs: new TopicConfigStore(tx),
     retention: new LogRetention(tx, log, checkpoint),
-    cleaner: new LogCleaner(tx, checkpoint, index, new FreshRows()),
+    cleaner: new LogCleaner(tx, checkpoint, index, new FreshRows(), (upTo, logEnd) => producers.coverBelow(upTo, logEnd)),
   };
 }
 type Parts = ReturnType<typeof parts>;
@@ -79,8 +84,8 @@ function append(p: Parts, records: readonly ProducerRecord[], producer?: Produce
     const retry = producer && p.producers.admit(producer, batch, range.logStart, now);
     if (retry) return retry;
     const baseOffset = range.logEnd;
-    p.log.append(range, batch, now);
-    if (producer) p.producers.appended(producer, baseOffset, batch.count);
+    const rows = p.log.append(range, batch, now, producer);
+    p.producers.appended(producer, baseOffset, batch.count, rows.length, now, range.logEnd);
     return { baseOffset, count: batch.count, duplicate: false };
   });
 }
@@ -158,8 +163,12 @@ describe("ProducerStateManager", () => {
         duplicate: true,
       });
       expect(p.log.offsets(tp).latest).toBe(REMEMBERED_BATCHES + 3);
-      expect(count(storage, "producer_batches")).toBe(REMEMBERED_BATCHES);
+      expect(p.producers.entry("p1")!.batches.map((b) => b.sequence)).toEqual([3, 4, 5, 6, 7]);
+      expect(append(p, [put("k", "v3")], producer(0, 3))).toEqual({ baseOffset: 3, count: 1, duplicate: true });
+      expect(() => append(p, [put("k", "v2")], producer(0, 2))).toThrow(OutOfOrderSequence);
       expect(() => append(p, [put("k", "v0")], producer(0, 0))).toThrow(OutOfOrderSequence);
+      // Nothing but the rows was written for them.
+      expect(count(storage, "producers")).toBe(0);
     }));
 
   it("refuses a sequence reused for other records, and a gap", () =>
@@ -172,11 +181,11 @@ describe("ProducerStateManager", () => {
     }));
 
   it("fences an older epoch; a newer one starts its sequences afresh", () =>
-    withParts((p, storage) => {
+    withParts((p) => {
       append(p, [put("k", "a")], producer(1, 0));
       append(p, [put("k", "b")], producer(1, 1));
       expect(append(p, [put("k", "c")], producer(2, 0)).duplicate).toBe(false);
-      expect(count(storage, "producer_batches")).toBe(1);
+      expect(p.producers.entry("p1")).toMatchObject({ epoch: 2, batches: [{ sequence: 0, base: 2, count: 1 }] });
       expect(() => append(p, [put("k", "zombie")], producer(1, 2))).toThrow(ProducerFenced);
       expect(() => append(p, [put("k", "d")], producer(3, 1))).toThrow(OutOfOrderSequence);
       expect(values(p)).toEqual(["a", "b", "c"]);
@@ -186,14 +195,15 @@ describe("ProducerStateManager", () => {
     withParts((p, storage) => {
       append(p, [put("k", "old")], producer(5, 0), NOW);
       append(p, [put("k", "other")], { producerId: "p2", epoch: 0, sequence: 0 }, NOW + PRODUCER_EXPIRY_MS);
-      p.tx.run(() => p.producers.maybePrune(NOW + PRODUCER_EXPIRY_MS + 1));
+      p.tx.run(() => p.producers.maybePrune(NOW + PRODUCER_EXPIRY_MS + 1, p.log.range(tp).logEnd));
       expect(
         storage.sql
           .exec<{ producer_id: string }>("SELECT producer_id FROM producers")
           .toArray()
           .map((r) => r.producer_id),
       ).toEqual(["p2"]);
-      expect(count(storage, "producer_batches")).toBe(1);
+      expect(JSON.parse(storage.sql.exec<{ batches: string }>("SELECT batches FROM producers").one().batches)).toEqual([[0, 1, 1]]);
+      expect(p.producers.entry("p1")).toBeUndefined();
       // Forgotten, so an older epoch is a new producer again.
       expect(append(p, [put("k", "new")], producer(0, 0)).duplicate).toBe(false);
     }));
@@ -251,6 +261,21 @@ describe("LogRetention", () => {
       expect(p.tx.run(() => p.retention.apply(p.log.range(tp), config, NOW))).toBe(1);
       expect(values(p)).toEqual(["young"]);
       expect(p.checkpoint.read(0).lastRetention).toBe(NOW);
+    }));
+
+  it("writes nothing when a check deletes nothing: when it ran is kept in memory, and stored with the next deletion", () =>
+    withParts((p, storage) => {
+      append(p, [put("a", "old", NOW)], undefined, NOW);
+      const config = topicConfig("user", { "retention.ms": 5_000 });
+      const stored = () => storage.sql.exec<{ last_retention: number }>("SELECT last_retention FROM compaction").toArray()[0]?.last_retention;
+      expect(p.tx.run(() => p.retention.apply(p.log.range(tp), config, NOW + 1_000))).toBe(0);
+      expect(p.checkpoint.read(0).lastRetention).toBe(NOW + 1_000);
+      expect(stored()).toBeUndefined();
+      // After a restart the check comes sooner; nothing else changed.
+      const fresh = parts(storage);
+      expect(fresh.checkpoint.read(0).lastRetention).toBe(0);
+      expect(fresh.tx.run(() => fresh.retention.apply(fresh.log.range(tp), config, NOW + 10_000))).toBe(1);
+      expect(stored()).toBe(NOW + 10_000);
     }));
 
   it("drops the oldest rows beyond retention.bytes, but a compacted topic keeps its newest row", () =>

@@ -1,6 +1,9 @@
 /**
  * Where retention and compaction stand in a partition (Kafka's cleaner offset checkpoint): the
- * `compaction` row, read once and then kept in memory (dropped when a transaction fails).
+ * `compaction` row, read once and then kept in memory (dropped when a transaction fails). The row
+ * is written only when what it holds changed, and when retention last ran only when it deleted
+ * something (`note`): a check that found nothing is remembered in memory, and after a restart
+ * the next check merely comes sooner.
  */
 import { sql } from "../../storage/sql";
 import type { PartitionTransactions } from "./transactions";
@@ -54,8 +57,9 @@ export class CleanerCheckpoint {
     return this.cached;
   }
 
-  /** Call inside a transaction. */
+  /** Call inside a transaction. Writes nothing when the stored state is `state` already. */
   write(state: CompactionState): void {
+    if (this.cached && sameState(this.cached, state)) return;
     this.tx.db.run(sql`INSERT INTO compaction (only, indexed_to, sweep_cursor, sweep_to, tombstones_due, last_retention, clean_records)
                     VALUES (1, ${state.indexedTo}, ${state.sweepCursor}, ${state.sweepTo}, ${state.tombstonesDue}, ${state.lastRetention}, ${state.cleanRecords})
                     ON CONFLICT (only) DO UPDATE SET indexed_to = excluded.indexed_to, sweep_cursor = excluded.sweep_cursor,
@@ -63,4 +67,20 @@ export class CleanerCheckpoint {
                       clean_records = excluded.clean_records`);
     this.cached = { ...state };
   }
+
+  /** Takes `state` in memory only: what it changes need not outlive the object (a retention check that found nothing). */
+  note(state: CompactionState): void {
+    this.cached = { ...state };
+  }
+}
+
+function sameState(a: CompactionState, b: CompactionState): boolean {
+  return (
+    a.indexedTo === b.indexedTo &&
+    a.sweepCursor === b.sweepCursor &&
+    a.sweepTo === b.sweepTo &&
+    a.tombstonesDue === b.tombstonesDue &&
+    a.lastRetention === b.lastRetention &&
+    a.cleanRecords === b.cleanRecords
+  );
 }

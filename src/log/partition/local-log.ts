@@ -1,13 +1,15 @@
 /**
  * A partition's records and its kept range (Kafka's `LocalLog` and its segments): the
- * `partition_meta` row (which partition this object holds, its log start and end offsets) and the
- * `record_batches` rows. Appends add rows at the end; fetches read them from an offset within
+ * `partition_meta` row (which partition this object holds, its log start, and its end offset as
+ * of the last time the start moved) and the `record_batches` rows. The end is the last row's end
+ * (or the stored one when no row is left), so an append writes its row and nothing else. Appends add rows at the end; fetches read them from an offset within
  * bounds; the log start moves up when retention, a purge or `deleteRecordsBefore` drops the
  * oldest rows. Offsets are dense and keep their meaning: compaction may thin rows (see
  * log-cleaner.ts) but never renumbers them.
  *
  * Records are stored as Kafka stores them: one row per appended batch, the batch's records encoded
- * together (see record-batch.ts) with each record's size beside them. A fetch returns the stored
+ * together (see record-batch.ts) with each record's size beside them, and the batch's producer
+ * (id, epoch, base sequence: Kafka's batch header) the producers' state is rebuilt from. A fetch returns the stored
  * batches its bounds take whole as they are, and parses and slices only a batch it takes part of.
  *
  * Methods that write are called inside the caller's transaction (see transactions.ts).
@@ -18,7 +20,7 @@ import { rowsOf } from "../append-batch";
 import { InvalidRecord, OffsetOutOfRange, UnknownTopicOrPartition } from "../errors";
 import type { EncodedBatch, EncodedFetch, Entry } from "../record-batch";
 import { entryOffset, firstEntryAt } from "../stored-batch";
-import type { FetchBounds, OffsetRange, TopicPartition } from "../types";
+import type { FetchBounds, OffsetRange, ProducerId, TopicPartition } from "../types";
 import { storedRow, type BatchRow } from "./batch-rows";
 import type { PartitionTransactions } from "./transactions";
 import { topicPartition } from "../../names";
@@ -46,10 +48,15 @@ export class LocalLog {
    */
   private cached: LogRange | undefined;
 
-  /** `onStartAdvanced(offset)` runs, in the same transaction, after the log start moved up to `offset`. */
+  /**
+   * `onStartAdvanced(offset)` runs, in the same transaction, after the log start moved up to
+   * `offset`; `beforeStartAdvanced(offset, logEnd)` before, returning the producers' snapshot
+   * offset to store with the new start when it moved (see ProducerStateManager).
+   */
   constructor(
     private readonly tx: PartitionTransactions,
     private readonly onStartAdvanced: (offset: number) => void = () => {},
+    private readonly beforeStartAdvanced: (offset: number, logEnd: number) => number | undefined = () => undefined,
   ) {
     tx.onRollback(() => (this.cached = undefined));
   }
@@ -75,7 +82,9 @@ export class LocalLog {
     let range = this.cached;
     if (!range) {
       const row = this.db.one<{ topic: string; partition: number; log_start: number; log_end: number }>(
-        sql`SELECT topic, partition, log_start, log_end FROM partition_meta WHERE only = 1`,
+        sql`SELECT topic, partition, log_start,
+                   MAX(log_end, COALESCE((SELECT base_offset + span FROM record_batches ORDER BY base_offset DESC LIMIT 1), 0)) AS log_end
+            FROM partition_meta WHERE only = 1`,
       );
       if (row) range = { topic: row.topic, partition: row.partition, logStart: row.log_start, logEnd: row.log_end };
       else {
@@ -93,22 +102,24 @@ export class LocalLog {
 
   /**
    * Stores `batch` at the log end, one row per row's worth (a batch too big for one row becomes
-   * several: its offsets stay one contiguous range), and moves the end past it.
+   * several: its offsets stay one contiguous range, each row carrying the producer), and moves
+   * the end past it.
    */
-  append(range: LogRange, batch: AppendBatch, now: number): AppendedRow[] {
+  append(range: LogRange, batch: AppendBatch, now: number, producer?: ProducerId): AppendedRow[] {
     const appended: AppendedRow[] = [];
     const { logEnd } = range;
     let base = logEnd;
     for (const row of rowsOf(batch, now)) {
       let rowBytes = 0;
       for (const size of row.sizes) rowBytes += size;
-      this.db.run(sql`INSERT INTO record_batches (base_offset, count, span, bytes, max_timestamp, append_time, sizes, records)
+      this.db.run(sql`INSERT INTO record_batches (base_offset, count, span, bytes, max_timestamp, append_time, sizes, records,
+                                                  producer_id, producer_epoch, base_sequence)
                       VALUES (${base}, ${row.count}, ${row.count}, ${rowBytes}, ${row.maxTimestamp}, ${now},
-                              ${row.sizes.slice().buffer as ArrayBuffer}, ${row.records})`);
+                              ${row.sizes.slice().buffer as ArrayBuffer}, ${row.records},
+                              ${producer?.producerId ?? null}, ${producer?.epoch ?? null}, ${producer?.sequence ?? null})`);
       appended.push({ base, row });
       base += row.count;
     }
-    this.db.run(sql`UPDATE partition_meta SET log_end = ${logEnd + batch.count} WHERE only = 1`);
     range.logEnd = logEnd + batch.count;
     return appended;
   }
@@ -220,8 +231,11 @@ export class LocalLog {
   advanceStart(range: LogRange, offset: number): number {
     if (offset <= range.logStart) return 0;
     const before = this.kept(range.logStart).records;
+    const producersAt = this.beforeStartAdvanced(offset, range.logEnd);
     this.db.run(sql`DELETE FROM record_batches WHERE base_offset < ${offset} AND base_offset + span <= ${offset}`);
-    this.db.run(sql`UPDATE partition_meta SET log_start = ${offset} WHERE only = 1`);
+    // The end is kept with the start: the rows it is read from may all have gone.
+    this.db.run(sql`UPDATE partition_meta SET log_start = ${offset}, log_end = ${range.logEnd},
+                      producers_at = COALESCE(${producersAt ?? null}, producers_at) WHERE only = 1`);
     this.onStartAdvanced(offset);
     range.logStart = offset;
     return before - this.kept(offset).records;

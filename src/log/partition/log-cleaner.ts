@@ -43,6 +43,8 @@ export class LogCleaner {
     private readonly checkpoint: CleanerCheckpoint,
     private readonly index: OffsetMap,
     private readonly fresh: FreshRows,
+    /** Called in the transaction before a row ending at `upTo` is deleted (the producers' snapshot must cover it: see ProducerStateManager). */
+    private readonly beforeDeleting: (upTo: number, logEnd: number) => void = () => {},
   ) {}
 
   private get db() {
@@ -160,6 +162,7 @@ export class LogCleaner {
         }
         const kept = sweep.row;
         if (kept.kind === "deleted") {
+          this.beforeDeleting(row.base + row.span, range.logEnd);
           this.db.run(sql`DELETE FROM record_batches WHERE base_offset = ${row.base}`);
         } else if (kept.kind === "thinned") {
           this.db.run(sql`UPDATE record_batches SET count = ${kept.count}, bytes = ${kept.bytes}, max_timestamp = ${kept.maxTimestamp},

@@ -52,7 +52,6 @@ export class LogRetention {
   /** Applies retention at `now`; returns the records that went. Call inside a transaction. */
   apply(range: LogRange, config: TopicConfig, now: number): number {
     const state = this.checkpoint.read(range.logStart);
-    this.checkpoint.write({ ...state, lastRetention: now });
     // A compacted topic keeps its newest row whatever its age: it holds the newest record, whose
     // input position a restored task resumes from (I5).
     const newest = compacts(config)
@@ -75,6 +74,10 @@ export class LogRetention {
       );
       start = sizeRetentionStart(start, over, newest, rows);
     }
-    return this.log.advanceStart(range, Math.min(start, range.logEnd));
+    start = Math.min(start, range.logEnd);
+    // When it ran is stored only with what it deleted (see CleanerCheckpoint's `note`).
+    if (start > range.logStart) this.checkpoint.write({ ...state, lastRetention: now });
+    else this.checkpoint.note({ ...state, lastRetention: now });
+    return this.log.advanceStart(range, start);
   }
 }

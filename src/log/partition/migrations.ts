@@ -88,4 +88,41 @@ export const partitionMigrations: readonly Migration[] = [
         CREATE TABLE latest_keys (key TEXT PRIMARY KEY, offset INTEGER NOT NULL, tombstone INTEGER NOT NULL) WITHOUT ROWID;
       `),
   },
+  {
+    id: 6,
+    description:
+      "each row carries its producer (id, epoch, base sequence); the producers' state as a snapshot (a row per producer, its last batches within) covering offsets below `producers_at`; the log end derived from the last row",
+    up: (db) => {
+      db.script(`
+        ALTER TABLE record_batches ADD COLUMN producer_id TEXT;
+        ALTER TABLE record_batches ADD COLUMN producer_epoch INTEGER;
+        ALTER TABLE record_batches ADD COLUMN base_sequence INTEGER;
+        ALTER TABLE partition_meta ADD COLUMN producers_at INTEGER NOT NULL DEFAULT 0;
+        UPDATE partition_meta SET producers_at = log_end;
+        CREATE TABLE producer_snapshot (
+          producer_id TEXT PRIMARY KEY, epoch INTEGER NOT NULL, last_seen INTEGER NOT NULL,
+          last_base INTEGER NOT NULL, batches TEXT NOT NULL) WITHOUT ROWID;
+      `);
+      // The producers and their remembered batches so far make the first snapshot, at the log end.
+      const batches = new Map<string, [number, number, number][]>();
+      for (const row of db.all<{ producer_id: string; sequence: number; base_offset: number; count: number }>(
+        sql`SELECT producer_id, sequence, base_offset, count FROM producer_batches ORDER BY producer_id, sequence`,
+      )) {
+        const list = batches.get(row.producer_id) ?? [];
+        list.push([row.sequence, row.base_offset, row.count]);
+        batches.set(row.producer_id, list);
+      }
+      for (const row of db.all<{ producer_id: string; epoch: number; last_seen: number }>(sql`SELECT producer_id, epoch, last_seen FROM producers`)) {
+        const list = batches.get(row.producer_id) ?? [];
+        const lastBase = list.reduce((last, [, base]) => Math.max(last, base), -1);
+        db.run(sql`INSERT INTO producer_snapshot (producer_id, epoch, last_seen, last_base, batches)
+                   VALUES (${row.producer_id}, ${row.epoch}, ${row.last_seen}, ${lastBase}, ${JSON.stringify(list)})`);
+      }
+      db.script(`
+        DROP TABLE producer_batches;
+        DROP TABLE producers;
+        ALTER TABLE producer_snapshot RENAME TO producers;
+      `);
+    },
+  },
 ];
