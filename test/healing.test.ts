@@ -57,7 +57,7 @@ describe("lost wake-ups", { timeout: 60_000 }, () => {
 
   it("input whose partition died right after the append's write, before its wake-up, is still processed, later", async () => {
     const keys = keysOn(0, 2, "append-died");
-    const active = await quietActive("0_0");
+    await quietActive("0_0");
     const input = { topic: "orders", partition: 0 };
     await runInDurableObject(env.LOG_PARTITION.getByName(topicPartition(input)), async (object, state) => {
       // Whatever follows the append's write (its wake-ups, its alarm) is cut short by the crash.
