@@ -5,7 +5,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { EarliestAlarm } from "../src/util/alarm";
 import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
-import { ALARM_MAINTENANCE_BUDGET, PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
+import { PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
 import type { TopicConfig } from "../src/log/topic-config";
 import { logEvent } from "../src/util/logging";
 import type { EncodedFetch } from "../src/log/record-batch";
@@ -193,7 +193,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp)))
       sooner(now + COORDINATOR_RETRY_MS);
     try {
-      sooner(this.store.maintain(tp, now, ALARM_MAINTENANCE_BUDGET, false).nextAt);
+      sooner(this.store.maintain(tp, now, this.store.alarmBudget(now), false).nextAt);
     } catch (error) {
       logEvent("log.maintenance-failed", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
       sooner(now + MAINTENANCE_RETRY_MS);

@@ -26,7 +26,7 @@ import { FreshRows } from "./partition/fresh-rows";
 import { checkCommit, checkGroup, GroupOffsets } from "./partition/group-offsets";
 import { checkOffset, LocalLog, type AppendedRow } from "./partition/local-log";
 import { LogCleaner, type CleanerBudget } from "./partition/log-cleaner";
-import { compactionDueAt, maintenanceDueAt, type RowsExpireAt } from "./partition/log-cleaner-manager";
+import { compactionDueAt, maintenanceDueAt, QUIET_COMPACTION_MS, type RowsExpireAt } from "./partition/log-cleaner-manager";
 import { LogRetention } from "./partition/log-retention";
 import { partitionMigrations } from "./partition/migrations";
 import { OffsetMap } from "./partition/offset-map";
@@ -43,7 +43,9 @@ export const MAINTENANCE_BUDGET = { indexRecords: 20_000, sweepRows: 200 } as co
 /**
  * The partition alarm's share per invocation (a fifth), more work arming it again at once: a
  * slice runs synchronously and holds the object (and, under wrangler dev, every object of the
- * Worker) meanwhile. A full budget took 30 ms under load, longer than a query waits for anything else.
+ * Worker) meanwhile. A full budget took 30 ms under load, longer than a query waits for anything
+ * else. A partition that has been quiet for QUIET_COMPACTION_MS holds up no append: it takes the
+ * full budget, so that going quiet costs a few alarms, not dozens (`alarmBudget`).
  */
 export const ALARM_MAINTENANCE_BUDGET = { indexRecords: 4_000, sweepRows: 40 } as const;
 
@@ -154,7 +156,7 @@ export class PartitionStore {
     const config = this.configs.current();
     if (this.expiresAt === undefined || !config) return;
     if (compacts(config)) this.expiresAt = undefined;
-    else this.expiresAt = Math.min(this.expiresAt ?? Infinity, now + config["retention.ms"]);
+    else this.expiresAt = Math.min(this.expiresAt ?? Infinity, now + config["retention.ms"] + 1);
   }
 
   fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): FetchResult {
@@ -219,6 +221,11 @@ export class PartitionStore {
 
   private scheduleInputs() {
     return { lastAppendAt: this.lastAppendAt, quietSince: this.lastAppendAt ?? this.startedAt, expiresAt: this.expiresAt };
+  }
+
+  /** The budget of a maintenance step run by the partition's alarm at `now` (see ALARM_MAINTENANCE_BUDGET). */
+  alarmBudget(now: number): CleanerBudget {
+    return now >= (this.lastAppendAt ?? this.startedAt) + QUIET_COMPACTION_MS ? MAINTENANCE_BUDGET : ALARM_MAINTENANCE_BUDGET;
   }
 
   /**

@@ -62,7 +62,8 @@ export class LogRetention {
     const oldest = this.db.one<{ at: number | null }>(
       sql`SELECT MIN(MAX(max_timestamp, append_time)) AS at FROM record_batches WHERE base_offset + span > ${range.logStart} AND base_offset < ${newest}`,
     )?.at;
-    return oldest === null || oldest === undefined ? null : oldest + config["retention.ms"];
+    // It goes once older than retention.ms: a millisecond after its time plus retention.ms.
+    return oldest === null || oldest === undefined ? null : oldest + config["retention.ms"] + 1;
   }
 
   /** Applies retention at `now`; returns the records that went. Call inside a transaction. */
