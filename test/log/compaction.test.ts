@@ -184,7 +184,8 @@ describe("retention", () => {
       // Never checked yet: the first check learns when the rows expire.
       expect(store.maintenanceDueAt(clock.now)).toBeLessThanOrEqual(clock.now);
       expect(store.maintain(tp, clock.now).nextAt).toBe(1_000_000 + DAY + 1);
-      const appendedAt = (clock.now += 10 * 60_000);
+      clock.now += 10 * 60_000;
+      const appendedAt = clock.now;
       store.append(tp, [put("b", "2")]);
       // A later append expires later: still the first row's time.
       expect(store.maintenanceDueAt(clock.now)).toBe(1_000_000 + DAY + 1);
