@@ -30,6 +30,8 @@ interface ObjectUsage {
   written: Record<string, number>;
   /** RPC calls made on stubs of this object. */
   requests: number;
+  /** The same calls by method name (what an idle object is woken by). */
+  methods: Record<string, number>;
   alarms: number;
   /** The database's size in bytes after the object's latest write. */
   bytes: number;
@@ -43,7 +45,7 @@ function objectUsage(kind: string, name: string): ObjectUsage {
   const key = `${kind}:${name}`;
   let usage = objects[key];
   if (!usage) {
-    usage = { rowsRead: 0, rowsWritten: 0, written: {}, requests: 0, alarms: 0, bytes: 0, freshBytes: null };
+    usage = { rowsRead: 0, rowsWritten: 0, written: {}, requests: 0, methods: {}, alarms: 0, bytes: 0, freshBytes: null };
     objects[key] = usage;
   }
   return usage;
@@ -66,6 +68,7 @@ function countedStub<T extends object>(usage: ObjectUsage, stub: T): T {
       if (typeof property === "symbol" || property === "then" || typeof value !== "function") return value;
       return (...args: unknown[]) => {
         usage.requests++;
+        usage.methods[property] = (usage.methods[property] ?? 0) + 1;
         // Reflect.apply, not value.apply: on an RPC stub `apply` would be a remote property.
         return Reflect.apply(value, target, args);
       };

@@ -5,10 +5,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { EarliestAlarm } from "../src/util/alarm";
 import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
-import { ALARM_MAINTENANCE_BUDGET, PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
+import { PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
 import type { TopicConfig } from "../src/log/topic-config";
 import { logEvent } from "../src/util/logging";
-import { backoffDelay } from "../src/util/backoff";
 import type { EncodedFetch } from "../src/log/record-batch";
 import type { AppendOrigin } from "../src/log/durable-log";
 import type {
@@ -24,16 +23,12 @@ import type {
 } from "../src/log/types";
 import { isRestoreWorkerName } from "../src/names";
 import { WakeUps } from "../src/log/wake-ups";
+import { echoTargets, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
 import { pushAfterAppend } from "../src/log/pushed-fetches";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
 
 /** After a failed maintenance step, the next try waits this long. */
 const MAINTENANCE_RETRY_MS = 30_000;
-/** After appends, subscribers are woken again this much later (a wake-up may be lost), then backing off while readers stay behind. */
-const ECHO_MS = 5_000;
-const MAX_ECHO_MS = 5 * 60_000;
-/** Echoes after appends for readers that commit no offset here (standbys): not endless. */
-const UNSEEN_READER_ECHOES = 2;
 /** A failed wake-up is tried again this many times, after these delays. */
 const WAKE_RETRY_MS = [100, 1_000];
 /** Key in the object's KV storage: the coordinator has heard of this partition's input. */
@@ -62,6 +57,10 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   private readonly wakeUps = new WakeUps();
   /** Echo wake-ups made since the last append (for their back-off); unknown after a restart. */
   private echoes: number | undefined;
+  /** Appends since the object started: a settling planned before the latest one is void. */
+  private appends = 0;
+  /** Takes the echo alarm back once every subscriber has heard (see `settleSoon`). */
+  private settleTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** A call to the coordinator is on its way. */
   private tellingCoordinator = false;
@@ -95,6 +94,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     config?: TopicConfig,
     origin?: AppendOrigin,
   ): Promise<Outcome<AppendResult>> {
+    await this.armEcho();
     return this.afterAppend(
       tp,
       config,
@@ -115,6 +115,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     origin?: AppendOrigin,
     measure?: BatchMeasure,
   ): Promise<Outcome<AppendResult>> {
+    await this.armEcho();
     return this.afterAppend(
       tp,
       config,
@@ -132,7 +133,9 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (!result.ok) return result;
     if (config) this.store.configure(tp, config);
     if (!result.value.duplicate) {
-      this.wakeSubscribers(tp, result.value);
+      this.appends++;
+      this.echoes = 0;
+      this.wakeSubscribers(tp, result.value.baseOffset + result.value.count, this.subscribers.list(), result.value);
       // Only the application's own appends make its tasks (see AppendOrigin): an external
       // producer may be another deployment using this log, whose tasks read these partitions.
       if (origin !== "external" && this.coordinatorMustHear(tp)) {
@@ -142,9 +145,6 @@ export class LogPartition extends DurableObject implements PartitionCalls {
         await this.alarms.armBy(Date.now() + COORDINATOR_RETRY_MS);
         this.ctx.waitUntil(this.tellCoordinator(tp));
       }
-      // A wake-up can be lost: the alarm wakes the subscribers again a little later (see `alarm`).
-      this.echoes = 0;
-      if (this.subscribers.list().length > 0) await this.alarms.armBy(Date.now() + ECHO_MS);
     }
     const due = this.store.maintenanceDueAt(Date.now());
     if (due !== undefined) await this.alarms.armBy(due);
@@ -152,11 +152,29 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   }
 
   /**
-   * The partition's one alarm. It wakes the subscribers again after appends — a wake-up lost on
-   * the way must not strand input: it goes on, backing off, while the readers' committed offset
-   * stays behind the end — and applies retention and compaction, a bounded amount per invocation
-   * (more work arms it again at once). Never fails: an alarm that fails 6 times is dropped, so a
-   * failure is logged and retried later.
+   * Before an append, while anyone subscribes: the echo alarm (src/log/echoes.ts), armed first so
+   * that a crash at any await after the append's write still has its subscribers woken again
+   * (also when the producer's retry is taken as a duplicate). No write while one is armed sooner.
+   */
+  private async armEcho(): Promise<void> {
+    if (this.subscribers.list().length > 0) await this.alarms.armBy(nextEchoAt(Date.now(), 0));
+  }
+
+  /** Whom an echo must wake now (src/log/echoes.ts); undefined once every subscriber has heard. */
+  private echoDue(tp: TopicPartition) {
+    const names = this.subscribers.list();
+    const tasks = names.some((name) => !isRestoreWorkerName(name));
+    const taskReaders: TaskReaders = tasks ? this.store.readers(tp) : "none";
+    const unheard = this.wakeUps.unheard(names.filter(isRestoreWorkerName), this.store.offsets(tp).latest);
+    return echoTargets({ taskReaders, unheard, echoes: this.echoes });
+  }
+
+  /**
+   * The partition's one alarm. It wakes the subscribers that have not heard of the appends yet — a
+   * wake-up lost on the way must not strand input: it goes on, backing off, while a task reader's
+   * committed offset stays behind the end or a restore worker has not answered — and applies
+   * retention and compaction, a bounded amount per invocation (more work arms it again at once).
+   * Never fails: an alarm that fails 6 times is dropped, so a failure is logged and retried later.
    */
   override async alarm(): Promise<void> {
     this.alarms.fired();
@@ -165,17 +183,17 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const now = Date.now();
     let next: number | undefined;
     const sooner = (at: number | undefined) => (next = at === undefined ? next : next === undefined ? at : Math.min(next, at));
-    const readers = this.subscribers.list().length > 0 ? this.store.readers(tp) : "caught-up";
-    // Readers whose progress the partition cannot see (standbys' restore workers) get a few echoes.
-    if (readers === "behind" || (readers === "unknown" && (this.echoes ?? 0) < UNSEEN_READER_ECHOES)) {
-      this.wakeSubscribers(tp);
+    const echo = this.echoDue(tp);
+    if (echo) {
+      const names = this.subscribers.list().filter((name) => (isRestoreWorkerName(name) ? echo.others.includes(name) : echo.tasks));
+      this.wakeSubscribers(tp, this.store.offsets(tp).latest, names);
       this.echoes = (this.echoes ?? 0) + 1;
-      sooner(now + backoffDelay(ECHO_MS, MAX_ECHO_MS, this.echoes));
+      sooner(nextEchoAt(now, this.echoes));
     }
     if (this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp)))
       sooner(now + COORDINATOR_RETRY_MS);
     try {
-      sooner(this.store.maintain(tp, now, ALARM_MAINTENANCE_BUDGET, false).nextAt);
+      sooner(this.store.maintain(tp, now, this.store.alarmBudget(now), false).nextAt);
     } catch (error) {
       logEvent("log.maintenance-failed", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
       sooner(now + MAINTENANCE_RETRY_MS);
@@ -213,6 +231,30 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     }
   }
 
+  /**
+   * Every subscriber may have heard of the appends (a restore worker answered, or a task reader's
+   * offset reached the end): unless another append comes within SETTLE_MS, the echo alarm is taken
+   * back — armed instead for what else is due (maintenance), or not at all. In memory: an object
+   * that dies first only has its alarm fire once for nothing.
+   */
+  private settleSoon(): void {
+    if (!this.alarms.isArmed) return;
+    const appends = this.appends;
+    if (this.settleTimer !== undefined) clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      if (this.appends === appends) this.ctx.waitUntil(this.settle());
+    }, SETTLE_MS);
+  }
+
+  private async settle(): Promise<void> {
+    const tp = this.store.boundPartition();
+    // A debt to the coordinator keeps its retry on the alarm.
+    if (!tp || this.echoDue(tp) || this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined) return;
+    const due = this.store.maintenanceDueAt(Date.now());
+    await this.alarms.rearm(due === undefined ? undefined : Math.max(Date.now(), due));
+  }
+
   /** Runs retention and compaction now, within the usual budget (tests and operators; the alarm does the same). */
   maintain(tp: TopicPartition): Outcome<MaintenanceResult> {
     return outcome(() => this.store.maintain(tp, Date.now()));
@@ -232,19 +274,20 @@ export class LogPartition extends DurableObject implements PartitionCalls {
 
   unsubscribe(name: string): void {
     this.subscribers.remove(name);
-    this.wakeUps.answered(name, null);
+    this.wakeUps.forget(name);
   }
 
   /**
-   * Wakes every subscriber after the append is acknowledged: task instances reading this
-   * partition, and restore workers (`restore@…`) keeping standbys on it. A failed wake-up only
-   * delays work. After an append (`appended`), task instances that are not under load get the
-   * fetch they would make next with their wake-up (see src/log/pushed-fetches.ts).
+   * Wakes subscribers (`subscribers`, the log ending at `end`) after the append is acknowledged:
+   * task instances reading this partition, and restore workers (`restore@…`) keeping standbys on
+   * it. A failed wake-up only delays work. After an append (`appended`), task instances that are
+   * not under load get the fetch they would make next with their wake-up (see
+   * src/log/pushed-fetches.ts).
    */
-  private wakeSubscribers(tp: TopicPartition, appended?: AppendResult): void {
+  private wakeSubscribers(tp: TopicPartition, end: number, subscribers: readonly string[], appended?: AppendResult): void {
     const now = Date.now();
     if (now < this.dropWakesUntil) return;
-    const names = this.subscribers.list().filter((name) => this.wakeUps.needed(name, now));
+    const names = subscribers.filter((name) => this.wakeUps.needed(name, now));
     if (names.length === 0) return;
     const pushedTo = (name: string) => !isRestoreWorkerName(name) && this.wakeUps.wantsPush(name);
     const pushed =
@@ -252,7 +295,11 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const wake = async (name: string) => {
       for (let attempt = 0; ; attempt++) {
         try {
-          if (isRestoreWorkerName(name)) return await this.objects.restoreWorker(name).wake(tp);
+          if (isRestoreWorkerName(name)) {
+            await this.objects.restoreWorker(name).wake(tp);
+            this.wakeUps.heard(name, end);
+            return this.settleSoon();
+          }
           this.wakeUps.answered(name, await this.objects.taskObject(name).wake(pushedTo(name) ? pushed : undefined));
           return;
         } catch (error) {
@@ -295,7 +342,10 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   }
 
   commitOffset(group: string, tp: TopicPartition, committed: CommittedOffset): Outcome<void> {
-    return this.call(() => this.store.commitOffset(group, tp, committed));
+    const result = this.call(() => this.store.commitOffset(group, tp, committed));
+    // The reader's offset may have reached the end: the echo alarm may be taken back.
+    if (result.ok) this.settleSoon();
+    return result;
   }
 
   committedOffset(group: string, tp: TopicPartition): Outcome<CommittedOffset | null> {

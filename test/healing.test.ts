@@ -55,6 +55,28 @@ describe("lost wake-ups", { timeout: 60_000 }, () => {
     for (const key of keys) expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 6 });
   });
 
+  it("input whose partition died right after the append's write, before its wake-up, is still processed, later", async () => {
+    const keys = keysOn(0, 2, "append-died");
+    await quietActive("0_0");
+    const input = { topic: "orders", partition: 0 };
+    await runInDurableObject(env.LOG_PARTITION.getByName(topicPartition(input)), async (object, state) => {
+      // Whatever follows the append's write (its wake-ups, its alarm) is cut short by the crash.
+      (object as unknown as { afterAppend: () => Promise<never> }).afterAppend = async () => {
+        await state.storage.sync();
+        state.abort("injected crash: after the append's write");
+        throw new Error("unreachable");
+      };
+      await object.append(
+        input,
+        keys.map((key) => ({ key, value: JSON.stringify({ amount: 5 }) })),
+      );
+    }).catch(() => undefined);
+    expect(await driver.log.offsets(input)).toMatchObject({ latest: expect.any(Number) });
+    // Nothing here calls the instance: the echo alarm, armed before the append, wakes it.
+    await activeCaughtUp("0_0");
+    for (const key of keys) expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 5 });
+  });
+
   it("input whose wake-up started a run that died before its commit is still processed, later", async () => {
     const keys = keysOn(3, 2, "run-died");
     const active = await quietActive("0_3");

@@ -185,3 +185,16 @@ export function wakeupKeys(prefix, after, before, ms) {
   for (const kind of KINDS) out[`${prefix}_${kind}`] = perMinute(byKind[kind]);
   return out;
 }
+
+/** What woke each object between two moments: `{ "<kind>:<name>": { alarm: n, <method>: n } }`, only objects woken. */
+export function wakeupDetail(after, before) {
+  const out = {};
+  for (const [key, u] of Object.entries(after)) {
+    const was = before[key] ?? { alarms: 0, methods: {} };
+    const calls = {};
+    if (u.alarms > was.alarms) calls.alarm = u.alarms - was.alarms;
+    for (const [method, n] of Object.entries(u.methods ?? {})) if (n > (was.methods?.[method] ?? 0)) calls[method] = n - (was.methods?.[method] ?? 0);
+    if (Object.keys(calls).length > 0) out[key] = calls;
+  }
+  return out;
+}

@@ -31,7 +31,19 @@ import { describeAll, quiet } from "../lib/app.mjs";
 import { call } from "../lib/client.mjs";
 import { startAppWorker } from "../lib/server.mjs";
 import { envInt, note } from "../lib/stats.mjs";
-import { categorize, delta, lessPolls, objectsUsage, pollCost, perRecordKeys, standbyNames, storageKeys, tally, wakeupKeys } from "../lib/usage.mjs";
+import {
+  categorize,
+  delta,
+  lessPolls,
+  objectsUsage,
+  pollCost,
+  perRecordKeys,
+  standbyNames,
+  storageKeys,
+  tally,
+  wakeupDetail,
+  wakeupKeys,
+} from "../lib/usage.mjs";
 import { loaderKeys, startLoader } from "./e2e-load.mjs";
 
 export const name = "cost-load";
@@ -106,8 +118,10 @@ export async function run({ baseUrl }) {
     // Idle: no request from here for idleMs.
     const idleBefore = await objectsUsage(app);
     await sleep(idleMs);
-    const idle = wakeupKeys("idle_wakeups_per_min", await objectsUsage(app), idleBefore, idleMs);
+    const idleAfter = await objectsUsage(app);
+    const idle = wakeupKeys("idle_wakeups_per_min", idleAfter, idleBefore, idleMs);
     note(`cost-load: idle for ${idleMs / 1000} s: ${JSON.stringify(idle)}`);
+    note(`cost-load: idle wake-ups by object and call: ${JSON.stringify(wakeupDetail(idleAfter, idleBefore))}`);
 
     return {
       ...perRecordKeys("cost_load_", lessPolls(spent, polls, perPoll), records),

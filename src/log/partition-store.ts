@@ -26,7 +26,7 @@ import { FreshRows } from "./partition/fresh-rows";
 import { checkCommit, checkGroup, GroupOffsets } from "./partition/group-offsets";
 import { checkOffset, LocalLog, type AppendedRow } from "./partition/local-log";
 import { LogCleaner, type CleanerBudget } from "./partition/log-cleaner";
-import { compactionDueAt, maintenanceDueAt } from "./partition/log-cleaner-manager";
+import { compactionDueAt, maintenanceDueAt, QUIET_COMPACTION_MS, type RowsExpireAt } from "./partition/log-cleaner-manager";
 import { LogRetention } from "./partition/log-retention";
 import { partitionMigrations } from "./partition/migrations";
 import { OffsetMap } from "./partition/offset-map";
@@ -43,7 +43,9 @@ export const MAINTENANCE_BUDGET = { indexRecords: 20_000, sweepRows: 200 } as co
 /**
  * The partition alarm's share per invocation (a fifth), more work arming it again at once: a
  * slice runs synchronously and holds the object (and, under wrangler dev, every object of the
- * Worker) meanwhile. A full budget took 30 ms under load, longer than a query waits for anything else.
+ * Worker) meanwhile. A full budget took 30 ms under load, longer than a query waits for anything
+ * else. A partition that has been quiet for QUIET_COMPACTION_MS holds up no append: it takes the
+ * full budget, so that going quiet costs a few alarms, not dozens (`alarmBudget`).
  */
 export const ALARM_MAINTENANCE_BUDGET = { indexRecords: 4_000, sweepRows: 40 } as const;
 
@@ -76,11 +78,16 @@ export class PartitionStore {
   private readonly cleaner: LogCleaner;
   /** When this object last appended (in memory: after a restart, unknown). */
   private lastAppendAt: number | undefined;
+  /** When the object started: the quiet a compaction waits for counts from here while `lastAppendAt` is unknown. */
+  private readonly startedAt: number;
+  /** When the oldest row time retention may remove is past retention.ms (see `RowsExpireAt`); learnt at each check. */
+  private expiresAt: RowsExpireAt;
 
   constructor(
     storage: StorageLike,
     private readonly clock: () => number = Date.now,
   ) {
+    this.startedAt = clock();
     const tx = new PartitionTransactions(storage);
     storage.transactionSync(() => migrate(tx.db, partitionMigrations));
     const index = new OffsetMap(tx);
@@ -134,6 +141,7 @@ export class PartitionStore {
       this.producers.appended(producer, baseOffset, batch.count, appended.length, now, range.logEnd);
       this.producers.maybePrune(now, range.logEnd);
       this.lastAppendAt = now;
+      this.appendedRows(now);
       return { baseOffset, count: batch.count, duplicate: false };
     });
     const config = this.configs.current();
@@ -141,6 +149,18 @@ export class PartitionStore {
       for (const { base, row } of appended) this.fresh.remember(base, row.records, row.entries ?? (JSON.parse(row.records) as Entry[]));
     }
     return result;
+  }
+
+  /**
+   * Rows appended at `now` are past retention.ms no sooner than `now` + retention.ms. On a
+   * compacted topic the row that was newest may go now too, whose time is not known here: the
+   * next check learns it.
+   */
+  private appendedRows(now: number): void {
+    const config = this.configs.current();
+    if (this.expiresAt === undefined || !config) return;
+    if (compacts(config)) this.expiresAt = undefined;
+    else this.expiresAt = Math.min(this.expiresAt ?? Infinity, now + config["retention.ms"] + 1);
   }
 
   fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): FetchResult {
@@ -200,7 +220,16 @@ export class PartitionStore {
     const config = this.configs.current();
     const range = this.log.cachedRange();
     if (!config || !range || range.logEnd === range.logStart) return undefined;
-    return maintenanceDueAt(config, range, this.checkpoint.read(range.logStart), this.lastAppendAt, now);
+    return maintenanceDueAt(config, range, this.checkpoint.read(range.logStart), this.scheduleInputs(), now);
+  }
+
+  private scheduleInputs() {
+    return { lastAppendAt: this.lastAppendAt, quietSince: this.lastAppendAt ?? this.startedAt, expiresAt: this.expiresAt };
+  }
+
+  /** The budget of a maintenance step run by the partition's alarm at `now` (see ALARM_MAINTENANCE_BUDGET). */
+  alarmBudget(now: number): CleanerBudget {
+    return now >= (this.lastAppendAt ?? this.startedAt) + QUIET_COMPACTION_MS ? MAINTENANCE_BUDGET : ALARM_MAINTENANCE_BUDGET;
   }
 
   /**
@@ -214,13 +243,17 @@ export class PartitionStore {
     const config = this.configs.current();
     if (!config) return { deleted: 0, compacted: 0, indexed: 0, more: false, nextAt: undefined };
     let deleted = 0;
-    if (deletes(config)) deleted = this.tx.run(() => this.retention.apply(this.log.range(tp), config, now));
+    if (deletes(config)) {
+      deleted = this.tx.run(() => this.retention.apply(this.log.range(tp), config, now));
+      this.expiresAt = this.retention.expiresAt(this.log.range(tp), config);
+    }
     let indexed = 0;
     let compacted = 0;
     let more = false;
     const range = this.log.range(tp);
     const due =
-      compacts(config) && (force || (compactionDueAt(config, range, this.checkpoint.read(range.logStart), this.lastAppendAt, now) ?? Infinity) <= now);
+      compacts(config) &&
+      (force || (compactionDueAt(config, range, this.checkpoint.read(range.logStart), this.lastAppendAt ?? this.startedAt, now) ?? Infinity) <= now);
     if (due) ({ indexed, compacted, more } = this.cleaner.compact(range, config, now, budget));
     return { deleted, compacted, indexed, more, nextAt: more ? now : this.maintenanceDueAt(now) };
   }

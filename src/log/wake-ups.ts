@@ -17,6 +17,8 @@ export class WakeUps {
   private readonly lookingAt = new Map<string, number>();
   /** Subscribers whose last answer said they are under load (until they answer otherwise). */
   private readonly busy = new Set<string>();
+  /** Per subscriber that hears by answering (a restore worker, see src/log/echoes.ts): the log end its latest answer covered. */
+  private readonly heardTo = new Map<string, number>();
 
   /** Whether an append at `now` must wake `name`. */
   needed(name: string, now: number): boolean {
@@ -36,6 +38,22 @@ export class WakeUps {
       this.lookingAt.set(name, at);
       this.busy.add(name);
     }
+  }
+
+  /** `name`, which keeps a wake-up durably before it answers, answered one sent when the log ended at `end`. */
+  heard(name: string, end: number): void {
+    if ((this.heardTo.get(name) ?? -1) < end) this.heardTo.set(name, end);
+  }
+
+  /** Of `names`, those not known to have heard of the log up to `end` (after a restart: all). */
+  unheard(names: readonly string[], end: number): string[] {
+    return names.filter((name) => (this.heardTo.get(name) ?? -1) < end);
+  }
+
+  /** `name` no longer subscribes: what it said is forgotten. */
+  forget(name: string): void {
+    this.answered(name, null);
+    this.heardTo.delete(name);
   }
 
   /**

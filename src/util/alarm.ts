@@ -32,6 +32,23 @@ export class EarliestAlarm {
     return this.write(at, () => this.storage.setAlarm(at));
   }
 
+  /**
+   * Arms the alarm at exactly `at`, or none (undefined): for an object that knows everything it
+   * still needs, taking back an alarm that is no longer wanted (it would only wake the object).
+   * No write when it is so already. Only while the time armed is known (never read from storage
+   * in between, where another caller could arm it meanwhile): false when it did nothing.
+   */
+  rearm(at: number | undefined): Promise<void> | false {
+    if (this.armed === undefined) return false;
+    if (this.armed === (at ?? null)) return Promise.resolve();
+    return at === undefined ? this.delete() : this.set(at);
+  }
+
+  /** Whether an alarm is armed, as far as known (undefined: not read from storage yet). */
+  get isArmed(): boolean | undefined {
+    return this.armed === undefined ? undefined : this.armed !== null;
+  }
+
   delete(): Promise<void> {
     return this.write(null, () => this.storage.deleteAlarm());
   }

@@ -9,7 +9,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { PartitionStore } from "../../src/log/partition-store";
+import { ALARM_MAINTENANCE_BUDGET, MAINTENANCE_BUDGET, PartitionStore, QUIET_COMPACTION_MS } from "../../src/log/partition-store";
 import { MAX_ROW_BYTES, TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import { topicConfig, type TopicConfig } from "../../src/log/topic-config";
 import type { LogRecord, ProducerRecord } from "../../src/log/types";
@@ -176,6 +176,35 @@ describe("retention", () => {
       clock.now += 60_000;
       store.maintain(tp, clock.now);
       expect(store.offsets(tp)).toEqual({ earliest: 2, latest: 2 });
+    }));
+
+  it("is due when the oldest row's time is up, not on a period: a quiet partition whose rows are young arms nothing sooner", () =>
+    withStore(topicConfig("user", { "retention.ms": DAY }), (store, clock) => {
+      store.append(tp, [put("a", "1")]);
+      // Never checked yet: the first check learns when the rows expire.
+      expect(store.maintenanceDueAt(clock.now)).toBeLessThanOrEqual(clock.now);
+      expect(store.maintain(tp, clock.now).nextAt).toBe(1_000_000 + DAY + 1);
+      clock.now += 10 * 60_000;
+      const appendedAt = clock.now;
+      store.append(tp, [put("b", "2")]);
+      // A later append expires later: still the first row's time.
+      expect(store.maintenanceDueAt(clock.now)).toBe(1_000_000 + DAY + 1);
+      // Not a millisecond sooner: the row is not older than retention.ms yet.
+      expect(store.maintain(tp, 1_000_000 + DAY).deleted).toBe(0);
+      clock.now = 1_000_000 + DAY + 1;
+      const due = store.maintain(tp, clock.now);
+      expect(due.deleted).toBe(1);
+      expect(due.nextAt).toBe(appendedAt + DAY + 1);
+      clock.now = appendedAt + DAY + 1;
+      expect(store.maintain(tp, clock.now)).toMatchObject({ deleted: 1, nextAt: undefined });
+    }));
+
+  it("takes the full budget from the alarm once the partition is quiet, a fifth of it while appends come", () =>
+    withStore(topicConfig("changelog"), (store, clock) => {
+      store.append(tp, [put("a", "1")]);
+      expect(store.alarmBudget(clock.now)).toEqual(ALARM_MAINTENANCE_BUDGET);
+      clock.now += QUIET_COMPACTION_MS;
+      expect(store.alarmBudget(clock.now)).toEqual(MAINTENANCE_BUDGET);
     }));
 
   it("keeps at most retention.bytes, dropping the oldest rows", () =>

@@ -66,4 +66,23 @@ describe("EarliestAlarm", () => {
     expect(alarm()).toBe(200);
     expect(calls).toEqual({ get: 2, set: 2, delete: 0 });
   });
+
+  it("`rearm` takes an alarm back or moves it to exactly the time given, writing only when that changes anything, and only while it knows what is armed", async () => {
+    const { storage, calls, alarm } = fakeStorage(500);
+    const alarms = new EarliestAlarm(storage);
+    // Not read yet: it does nothing (someone could arm meanwhile while it read).
+    expect(alarms.rearm(undefined)).toBe(false);
+    expect(alarms.isArmed).toBeUndefined();
+    expect(alarm()).toBe(500);
+    await alarms.armBy(900);
+    expect(alarms.isArmed).toBe(true);
+    await alarms.rearm(900);
+    expect(alarm()).toBe(900);
+    await alarms.rearm(900);
+    await alarms.rearm(undefined);
+    expect(alarm()).toBeNull();
+    expect(alarms.isArmed).toBe(false);
+    await alarms.rearm(undefined);
+    expect(calls).toEqual({ get: 1, set: 1, delete: 1 });
+  });
 });

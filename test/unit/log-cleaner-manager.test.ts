@@ -43,20 +43,45 @@ describe("compactionDueAt", () => {
 
 describe("maintenanceDueAt", () => {
   const range = { logStart: 0, logEnd: 10 };
+  const day = 24 * 60 * 60 * 1000;
+  /** Appended at `lastAppendAt`, rows expiring at `expiresAt`. */
+  const inputs = (lastAppendAt: number | undefined, expiresAt: number | null | undefined) => ({ lastAppendAt, quietSince: lastAppendAt ?? now, expiresAt });
 
-  it("checks retention every RETENTION_CHECK_MS when the topic deletes by time or size", () => {
+  it("checks time retention when the oldest row's time is up, never sooner than RETENTION_CHECK_MS after the last check", () => {
     const lastRetention = now - 1_000;
-    expect(maintenanceDueAt(topicConfig("user"), range, state({ lastRetention }), now, now)).toBe(lastRetention + RETENTION_CHECK_MS);
-    expect(maintenanceDueAt(topicConfig("user", { "retention.ms": -1, "retention.bytes": 100 }), range, state({ lastRetention }), now, now)).toBe(
-      lastRetention + RETENTION_CHECK_MS,
-    );
+    const user = topicConfig("user");
+    expect(maintenanceDueAt(user, range, state({ lastRetention }), inputs(now, now + day), now)).toBe(now + day);
+    expect(maintenanceDueAt(user, range, state({ lastRetention }), inputs(now, now + 5), now)).toBe(lastRetention + RETENTION_CHECK_MS);
+    // Not known (after a restart): one check, which learns it.
+    expect(maintenanceDueAt(user, range, state({ lastRetention }), inputs(undefined, undefined), now)).toBe(lastRetention + RETENTION_CHECK_MS);
+  });
+
+  it("arms nothing for a quiet partition whose rows are young or that keeps none retention may remove: no periodic check", () => {
+    const lastRetention = now - 1_000;
+    expect(maintenanceDueAt(topicConfig("user"), range, state({ lastRetention }), inputs(now - 2_000, null), now)).toBeUndefined();
+    const bySize = topicConfig("user", { "retention.ms": -1, "retention.bytes": 100 });
+    expect(maintenanceDueAt(bySize, range, state({ lastRetention }), inputs(now - 2_000, null), now)).toBeUndefined();
+  });
+
+  it("checks size retention after the partition grew (or may have: after a restart), RETENTION_CHECK_MS after the last check", () => {
+    const lastRetention = now - 1_000;
+    const bySize = topicConfig("user", { "retention.ms": -1, "retention.bytes": 100 });
+    expect(maintenanceDueAt(bySize, range, state({ lastRetention }), inputs(now, null), now)).toBe(lastRetention + RETENTION_CHECK_MS);
+    expect(maintenanceDueAt(bySize, range, state({ lastRetention }), inputs(undefined, null), now)).toBe(lastRetention + RETENTION_CHECK_MS);
   });
 
   it("is never for a topic kept forever, and the sooner of retention and compaction for compact,delete", () => {
-    expect(maintenanceDueAt(topicConfig("repartition"), range, state(), now, now)).toBeUndefined();
+    expect(maintenanceDueAt(topicConfig("repartition"), range, state(), inputs(now, undefined), now)).toBeUndefined();
     const both = topicConfig("user", { "cleanup.policy": "compact,delete" });
-    expect(maintenanceDueAt(both, range, state({ lastRetention: now }), now, now)).toBe(now + QUIET_COMPACTION_MS);
-    expect(maintenanceDueAt(both, range, state({ lastRetention: now - RETENTION_CHECK_MS + 5 }), now, now)).toBe(now + 5);
+    expect(maintenanceDueAt(both, range, state({ lastRetention: now }), inputs(now, undefined), now)).toBe(now + QUIET_COMPACTION_MS);
+    expect(maintenanceDueAt(both, range, state({ lastRetention: now - RETENTION_CHECK_MS + 5 }), inputs(now, undefined), now)).toBe(now + 5);
+  });
+
+  it("counts a compaction's quiet from when the object started while the last append is unknown, not from each look", () => {
+    const started = now - 4_000;
+    expect(maintenanceDueAt(changelog, range, state(), { lastAppendAt: undefined, quietSince: started, expiresAt: undefined }, now)).toBe(
+      started + QUIET_COMPACTION_MS,
+    );
   });
 });
 

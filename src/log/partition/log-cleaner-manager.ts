@@ -13,7 +13,10 @@ import type { CompactionState } from "./cleaner-checkpoint";
  * the state, not its recent history.
  */
 export const QUIET_COMPACTION_MS = 10_000;
-/** How often time and size retention are checked at most (Kafka's log.retention.check.interval.ms). */
+/**
+ * How often time and size retention are checked at most (Kafka's log.retention.check.interval.ms).
+ * Not a period: a check is due only when a row's time is up or the partition grew (see `retentionDueAt`).
+ */
 export const RETENTION_CHECK_MS = 5 * 60 * 1000;
 
 /** The kept range, as far as the schedule needs it. */
@@ -23,21 +26,47 @@ export interface KeptRange {
 }
 
 /**
- * When maintenance (retention, compaction) is next due for a partition that keeps records;
- * undefined: never, as things stand. `lastAppendAt` is when this object last appended (unknown
- * after a restart).
+ * When the kept rows' time is up for time retention: no sooner than this, the oldest row it may
+ * remove is past `retention.ms` (a time no later than the truth: at worst a check removes nothing
+ * and learns the next). Null: no row it may remove; undefined: not known (after a restart).
  */
-export function maintenanceDueAt(
-  config: TopicConfig,
-  range: KeptRange,
-  state: CompactionState,
-  lastAppendAt: number | undefined,
-  now: number,
-): number | undefined {
+export type RowsExpireAt = number | null | undefined;
+
+/**
+ * When retention is next due: when the oldest row's time is up (`expiresAt`) for time retention,
+ * and after the partition grew for size retention (`grew`: appends since the last check, or not
+ * known), never sooner than RETENTION_CHECK_MS after the last check. Undefined: not as things
+ * stand — a partition that takes no appends and whose rows are young arms nothing.
+ */
+export function retentionDueAt(config: TopicConfig, state: Pick<CompactionState, "lastRetention">, expiresAt: RowsExpireAt, grew: boolean): number | undefined {
+  if (!deletes(config)) return undefined;
+  const checked = state.lastRetention + RETENTION_CHECK_MS;
+  let due: number | undefined;
+  if (config["retention.ms"] >= 0 && expiresAt !== null) due = Math.max(expiresAt ?? checked, checked);
+  if (config["retention.bytes"] >= 0 && grew) due = checked;
+  return due;
+}
+
+/** What the schedule knows of the partition beyond its checkpoint. */
+export interface ScheduleInputs {
+  /** When this object last appended (unknown after a restart). */
+  readonly lastAppendAt: number | undefined;
+  /** Since when the partition took no append: the last append, or when the object started (a compaction's quiet counts from then, not from each look). */
+  readonly quietSince: number;
+  /** See `RowsExpireAt`. */
+  readonly expiresAt: RowsExpireAt;
+}
+
+/**
+ * When maintenance (retention, compaction) is next due for a partition that keeps records;
+ * undefined: never, as things stand.
+ */
+export function maintenanceDueAt(config: TopicConfig, range: KeptRange, state: CompactionState, inputs: ScheduleInputs, now: number): number | undefined {
   let due: number | undefined;
   const sooner = (at: number | undefined) => (due = at === undefined ? due : due === undefined ? at : Math.min(due, at));
-  if (deletes(config) && (config["retention.ms"] >= 0 || config["retention.bytes"] >= 0)) sooner(state.lastRetention + RETENTION_CHECK_MS);
-  if (compacts(config)) sooner(compactionDueAt(config, range, state, lastAppendAt, now));
+  const grew = inputs.lastAppendAt === undefined || inputs.lastAppendAt >= state.lastRetention;
+  sooner(retentionDueAt(config, state, inputs.expiresAt, grew));
+  if (compacts(config)) sooner(compactionDueAt(config, range, state, inputs.quietSince, now));
   return due;
 }
 

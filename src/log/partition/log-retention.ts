@@ -49,6 +49,23 @@ export class LogRetention {
     return this.tx.db;
   }
 
+  /**
+   * When the oldest row time retention may remove is past `retention.ms` (see `RowsExpireAt` in
+   * log-cleaner-manager.ts): a row goes once both its records' timestamps and its arrival are that
+   * old; a compacted topic's newest row never goes. Null: no such row.
+   */
+  expiresAt(range: LogRange, config: TopicConfig): number | null {
+    if (config["retention.ms"] < 0) return null;
+    const newest = compacts(config)
+      ? (this.db.one<{ base: number | null }>(sql`SELECT MAX(base_offset) AS base FROM record_batches`)?.base ?? range.logEnd)
+      : range.logEnd;
+    const oldest = this.db.one<{ at: number | null }>(
+      sql`SELECT MIN(MAX(max_timestamp, append_time)) AS at FROM record_batches WHERE base_offset + span > ${range.logStart} AND base_offset < ${newest}`,
+    )?.at;
+    // It goes once older than retention.ms: a millisecond after its time plus retention.ms.
+    return oldest === null || oldest === undefined ? null : oldest + config["retention.ms"] + 1;
+  }
+
   /** Applies retention at `now`; returns the records that went. Call inside a transaction. */
   apply(range: LogRange, config: TopicConfig, now: number): number {
     const state = this.checkpoint.read(range.logStart);

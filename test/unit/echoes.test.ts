@@ -1,0 +1,63 @@
+/**
+ * Echoes (src/log/echoes.ts): a partition wakes again only the subscribers that have not heard of
+ * its appends — task readers whose group offset lags, restore workers that have not answered —
+ * backing off, and arms nothing once every subscriber has heard.
+ */
+import { describe, expect, it } from "vitest";
+import { ECHO_MS, echoTargets, MAX_ECHO_MS, nextEchoAt, UNSEEN_READER_ECHOES } from "../../src/log/echoes";
+import { WakeUps } from "../../src/log/wake-ups";
+
+describe("echoTargets", () => {
+  it("wakes task readers again while their committed offset is behind the end, however many echoes were made", () => {
+    expect(echoTargets({ taskReaders: "behind", unheard: [], echoes: 40 })).toEqual({ tasks: true, others: [] });
+    expect(echoTargets({ taskReaders: "behind", unheard: [], echoes: undefined })).toEqual({ tasks: true, others: [] });
+  });
+
+  it("gives task readers whose progress it cannot see a few echoes, not endless ones", () => {
+    expect(echoTargets({ taskReaders: "unknown", unheard: [], echoes: 0 })?.tasks).toBe(true);
+    expect(echoTargets({ taskReaders: "unknown", unheard: [], echoes: UNSEEN_READER_ECHOES - 1 })?.tasks).toBe(true);
+    expect(echoTargets({ taskReaders: "unknown", unheard: [], echoes: UNSEEN_READER_ECHOES })).toBeUndefined();
+  });
+
+  it("wakes only the restore workers that have not answered, and not the caught-up tasks beside them", () => {
+    expect(echoTargets({ taskReaders: "caught-up", unheard: ["restore@b"], echoes: 3 })).toEqual({ tasks: false, others: ["restore@b"] });
+    expect(echoTargets({ taskReaders: "none", unheard: ["restore@a"], echoes: 0 })).toEqual({ tasks: false, others: ["restore@a"] });
+  });
+
+  it("is nothing once every subscriber has heard: an idle partition arms no echo", () => {
+    expect(echoTargets({ taskReaders: "caught-up", unheard: [], echoes: 0 })).toBeUndefined();
+    expect(echoTargets({ taskReaders: "none", unheard: [], echoes: undefined })).toBeUndefined();
+  });
+});
+
+describe("nextEchoAt", () => {
+  it("comes ECHO_MS after an append, then backs off, doubling up to MAX_ECHO_MS", () => {
+    expect(nextEchoAt(1_000, 0)).toBe(1_000 + ECHO_MS);
+    expect(nextEchoAt(1_000, 1)).toBe(1_000 + 2 * ECHO_MS);
+    expect(nextEchoAt(1_000, 2)).toBe(1_000 + 4 * ECHO_MS);
+    expect(nextEchoAt(1_000, 30)).toBe(1_000 + MAX_ECHO_MS);
+  });
+});
+
+describe("WakeUps: who heard", () => {
+  it("counts a restore worker as heard up to the end its answered wake-up covered, and no further", () => {
+    const wakeUps = new WakeUps();
+    // After a restart nobody is known to have heard.
+    expect(wakeUps.unheard(["restore@a", "restore@b"], 10)).toEqual(["restore@a", "restore@b"]);
+    wakeUps.heard("restore@a", 10);
+    expect(wakeUps.unheard(["restore@a", "restore@b"], 10)).toEqual(["restore@b"]);
+    // A later append is news again.
+    expect(wakeUps.unheard(["restore@a"], 12)).toEqual(["restore@a"]);
+    // Answers that arrive out of order never move it back.
+    wakeUps.heard("restore@a", 12);
+    wakeUps.heard("restore@a", 11);
+    expect(wakeUps.unheard(["restore@a"], 12)).toEqual([]);
+  });
+
+  it("forgets what an unsubscribed worker heard", () => {
+    const wakeUps = new WakeUps();
+    wakeUps.heard("restore@a", 10);
+    wakeUps.forget("restore@a");
+    expect(wakeUps.unheard(["restore@a"], 10)).toEqual(["restore@a"]);
+  });
+});
