@@ -13,7 +13,7 @@
  */
 import type { TimestampedKeyValue, ValueAndTimestamp } from "../streams/state/key-value-store";
 import { compareKeys } from "../streams/state/key-value-store";
-import { applyToPage, decodePage, emptyPage, encodeWithinRows, indexOf, isOversized, lowerBound, type Page, splitPage } from "./store-page";
+import { decodePage, emptyPage, encodeWithinRows, indexOf, isOversized, lowerBound, mergeIntoPage, type Page, splitPage } from "./store-page";
 
 /** Where pages are kept: one row per (store, page id), with the page's first key. */
 export interface PageRows {
@@ -37,8 +37,6 @@ export interface StoreWrite {
   readonly value: string | null;
   readonly timestamp?: number;
 }
-
-const NO_TIMESTAMP = -1;
 
 interface Directory {
   /** First keys in `compareKeys` order, and the page id of each. */
@@ -96,29 +94,27 @@ export class PagedStore {
    */
   apply(writes: Iterable<StoreWrite>): number {
     const dir = this.dir();
-    const touched = new Map<number, Page>();
+    // Each key's last write, by the page that holds it (the directory stays as it is meanwhile).
+    const byPage = new Map<number, Map<string, StoreWrite>>();
+    let created: number | undefined;
     for (const write of writes) {
       if (dir.ids.length === 0) {
         if (write.value === null) continue;
-        const id = dir.nextId++;
+        created = dir.nextId++;
         dir.firsts.push(write.key);
-        dir.ids.push(id);
-        touched.set(id, emptyPage());
+        dir.ids.push(created);
       }
       const id = dir.ids[this.locate(write.key)]!;
-      let page = touched.get(id);
-      if (!page) {
-        page = this.page(id);
-        // A delete of an absent key leaves its page as it is: no row to write.
-        if (write.value === null && indexOf(page, write.key) < 0) continue;
-        // Out of the cache while it changes (the cache counts its size); back in once written.
-        this.uncache(id);
-        touched.set(id, page);
-      }
-      applyToPage(page, write.key, write.value, write.timestamp ?? NO_TIMESTAMP);
+      const group = byPage.get(id);
+      if (group) group.set(write.key, write);
+      else byPage.set(id, new Map([[write.key, write]]));
     }
     let written = 0;
-    for (const [id, page] of touched) written += this.writePage(dir, id, page);
+    for (const [id, group] of byPage) {
+      const merged = mergeIntoPage(id === created ? emptyPage() : this.page(id), [...group.values()]);
+      // Deletes of absent keys only: the page stays as it is, no row written.
+      if (merged) written += this.writePage(dir, id, merged);
+    }
     return written;
   }
 
@@ -137,6 +133,7 @@ export class PagedStore {
 
   private writePage(dir: Directory, id: number, page: Page): number {
     const index = dir.ids.indexOf(id);
+    this.uncache(id);
     if (page.keys.length === 0) {
       this.rows.delete(this.store, id);
       dir.ids.splice(index, 1);

@@ -9,7 +9,7 @@
  * too, as an escape), unlike a TEXT column.
  */
 import { MAX_ROW_BYTES } from "../log/stored-batch";
-import { compareKeys } from "../streams/state/key-value-store";
+import { compareKeys, NO_TIMESTAMP } from "../streams/state/key-value-store";
 
 /**
  * A page is split when its entries take more than this many UTF-16 units (about as many bytes of
@@ -95,6 +95,45 @@ export function applyToPage(page: Page, key: string, value: string | null, times
   page.values.splice(at, 0, value);
   page.timestamps.splice(at, 0, timestamp);
   page.chars += entryChars(key, value);
+}
+
+/**
+ * The page with writes laid over it (a value puts, null deletes; one write per key), as a new page
+ * (the one given is left as it is, since a cache may hold it); undefined when nothing changes. One
+ * pass over the page and the sorted writes, however many there are (a restore batch may bring
+ * thousands to one page).
+ */
+export function mergeIntoPage(
+  page: Page,
+  writes: readonly { readonly key: string; readonly value: string | null; readonly timestamp?: number }[],
+): Page | undefined {
+  const sorted = [...writes].sort((a, b) => compareKeys(a.key, b.key));
+  const out = emptyPage();
+  const keep = (i: number) => {
+    out.keys.push(page.keys[i]!);
+    out.values.push(page.values[i]!);
+    out.timestamps.push(page.timestamps[i]!);
+    out.chars += entryChars(page.keys[i]!, page.values[i]!);
+  };
+  let changed = false;
+  let i = 0;
+  for (const write of sorted) {
+    while (i < page.keys.length && compareKeys(page.keys[i]!, write.key) < 0) keep(i++);
+    const present = i < page.keys.length && page.keys[i] === write.key;
+    if (present) i++;
+    if (write.value === null) {
+      changed ||= present;
+      continue;
+    }
+    out.keys.push(write.key);
+    out.values.push(write.value);
+    out.timestamps.push(write.timestamp ?? NO_TIMESTAMP);
+    out.chars += entryChars(write.key, write.value);
+    changed = true;
+  }
+  if (!changed) return undefined;
+  while (i < page.keys.length) keep(i++);
+  return out;
 }
 
 export function isOversized(page: Page): boolean {
