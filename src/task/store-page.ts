@@ -15,9 +15,10 @@ import { compareKeys, NO_TIMESTAMP } from "../streams/state/key-value-store";
  * A page is split when its entries take more than this many UTF-16 units (about as many bytes of
  * JSON for ASCII): rewriting a page costs a JSON encoding of it, so pages stay small enough that
  * a commit touching one key of a page pays little, and big enough to hold hundreds of small
- * entries. Splits leave halves, so a page is rewritten many times between splits.
+ * entries. Measured (Node, 200,000 keys restored in batches of 10,000, then commits of 1,000
+ * scattered keys): 8 K — 3,682 rows restoring, 55 ms a commit; 16 K — 1,782, 95 ms; 32 K — 922, 105 ms. Splits leave halves, so a page is rewritten many times between splits.
  */
-export const PAGE_MAX_CHARS = 32 * 1024;
+export const PAGE_MAX_CHARS = 16 * 1024;
 /** At most this many entries per page (each search and insertion is in the page's arrays). */
 export const PAGE_MAX_ENTRIES = 1024;
 /** Room left in a row for its other columns. */
