@@ -13,6 +13,7 @@ import { DurableLog } from "../src/log/durable-log";
 import { Materialized, Serdes, StreamsBuilder, type Topology } from "../src/streams";
 import { TopologyTestDriver } from "../src/streams/testing/topology-test-driver";
 import { StreamTask } from "../src/task/stream-task";
+import { storedEntries } from "./support/store-rows";
 
 const ID = "cached-old-values";
 const str = Serdes.string();
@@ -55,7 +56,7 @@ describe("a cached table aggregation's flushes", () => {
           await task.assign({ taskId, placement: "x", role: "active", epoch: 1 });
           for (let i = 0; i < 100 && (await task.step()) === "more"; i++);
           if (taskId === "1_0") {
-            for (const row of state.storage.sql.exec<{ key: string; value: string }>(`SELECT key, value FROM kv WHERE store = '${ID}-histogram'`)) {
+            for (const row of storedEntries(state.storage.sql, `${ID}-histogram`)) {
               histogram[row.key] = Number(row.value);
             }
           }

@@ -12,6 +12,7 @@ import { Application } from "../src/application";
 import { DurableLog } from "../src/log/durable-log";
 import { Materialized, Serdes, StreamsBuilder } from "../src/streams";
 import { StreamTask } from "../src/task/stream-task";
+import { storedEntries } from "./support/store-rows";
 
 const id = "restore-ts";
 
@@ -63,7 +64,7 @@ it("restores each value's timestamp from its changelog record, so results keep K
       epoch: 2,
     });
     expect(reply.applied).toBe(true);
-    const stored = () => [...state.storage.sql.exec<{ value: string; timestamp: number }>(`SELECT value, timestamp FROM kv WHERE store = '${id}-counts'`)];
+    const stored = () => storedEntries(state.storage.sql, `${id}-counts`).map(({ value, timestamp }) => ({ value, timestamp }));
     expect(stored()).toEqual([{ value: "2", timestamp: 10 }]);
     expect(await task.tryCompleteRestoration()).toBe(true);
 

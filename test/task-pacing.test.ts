@@ -23,6 +23,7 @@ import { TaskStorage } from "../src/task/task-storage";
 import { totalsApp } from "./support/totals-app";
 import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
+import { storedValue as storedValueOf } from "./support/store-rows";
 
 const orders = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ key: `c${(from + i) % 7}`, value: JSON.stringify({ amount: 1 }) }));
 
@@ -98,8 +99,7 @@ async function withPacingTask(
       const read = new TaskStorage(state.storage);
       return { positions: read.positions(), committed: read.committedPositions() };
     };
-    const storedValue = (store: string, key: string) =>
-      state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE store = ? AND key = ?", store, key).toArray()[0]?.value;
+    const storedValue = (store: string, key: string) => storedValueOf(state.storage.sql, store, key);
     await body({ task, log, app, input, out, restart, transactions: () => transactions, stored, storedValue });
   });
 }

@@ -14,6 +14,7 @@ import { TaskStorage } from "../src/task/task-storage";
 import { Sql } from "../src/storage/sql";
 import { compareKeys } from "../src/streams/state/key-value-store";
 import { mulberry32 } from "./model/schedule";
+import { storedValue } from "./support/store-rows";
 
 const order = (key: string, amount: unknown) => ({ key, value: JSON.stringify({ amount }) });
 
@@ -91,8 +92,7 @@ describe("in-memory copies of a task's tables", () => {
       storage.onFlush(() => stores.flushWrites());
       storage.onReset(() => stores.forget());
       const kv = stores.keyValue("held");
-      const inTable = (key: string) =>
-        state.storage.sql.exec<{ value: string }>("SELECT value FROM kv WHERE store = 'held' AND key = ?", key).toArray()[0]?.value;
+      const inTable = (key: string) => storedValue(state.storage.sql, "held", key);
 
       // Outside a transaction a write goes straight to the table.
       kv.put("a", "1");
@@ -189,12 +189,10 @@ describe("in-memory copies of a task's tables", () => {
       const kv = new SqliteKeyValueStore(storage.db, "writes", DEFAULT_CACHE_LIMITS, storage);
       storage.onFlush(() => kv.flushWrites());
       const sql = state.storage.sql;
-      const inTable = (key: string) => sql.exec<{ value: string }>("SELECT value FROM kv WHERE store = 'writes' AND key = ?", key).toArray()[0]?.value;
-      // What one row written with bound parameters reads back as (lone surrogates do not survive UTF-8).
-      const stored = (value: string) => {
-        sql.exec("INSERT INTO kv (store, key, value) VALUES ('reference', 'r', ?) ON CONFLICT (store, key) DO UPDATE SET value = excluded.value", value);
-        return sql.exec<{ value: string }>("SELECT value FROM kv WHERE store = 'reference' AND key = 'r'").one().value;
-      };
+      const inTable = (key: string) => storedValue(sql, "writes", key);
+      // What a value reads back as from its page: exactly what was put (a page is JSON, whose
+      // escapes keep even a lone surrogate, which a TEXT column of its own turned into U+FFFD).
+      const stored = (value: string) => value;
       // Strings JSON escapes, and strings whose escapes (\u) the store leaves to bound parameters.
       const escaped = ['"quoted"', "back\\slash", "line\nbreak\ttab", "é ✓ 😀", "", " "];
       const unicodeEscaped = ["back\\slash \\u0041", "nul\u0000inside", "lone \ud800 surrogate", "bell\u0007"];

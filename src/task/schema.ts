@@ -4,6 +4,7 @@
  * outgoing records (I2).
  */
 import type { Migration } from "../storage/migrations";
+import { movePagesFromKv } from "./page-rows";
 
 export const taskMigrations: Migration[] = [
   {
@@ -85,5 +86,21 @@ export const taskMigrations: Migration[] = [
         ALTER TABLE task_meta ADD COLUMN processed_before INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE input_positions ADD COLUMN processed INTEGER NOT NULL DEFAULT 0;
       `),
+  },
+  {
+    id: 7,
+    description: "stores as pages of sorted keys, one row per page (kv's rows move there, in key order)",
+    // A commit rewrites each page it touched once: rows written per commit = pages, not keys (the
+    // row is billed the same whatever its size). `page` is an id; the order of pages is their first
+    // keys' (`first_key`, JSON), compared in memory (src/task/paged-store.ts).
+    up: (db) => {
+      db.script(`
+        CREATE TABLE kv_pages (
+          store TEXT NOT NULL, page INTEGER NOT NULL, first_key TEXT NOT NULL, entries TEXT NOT NULL,
+          PRIMARY KEY (store, page)) WITHOUT ROWID;
+      `);
+      movePagesFromKv(db);
+      db.script("DROP TABLE kv;");
+    },
   },
 ];

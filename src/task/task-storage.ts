@@ -311,7 +311,7 @@ export class TaskStorage {
   /** A wipe: the stores' content, checkpoints and input positions go; identity stays. */
   clearState(): void {
     this.reset();
-    this.db.run(sql`DELETE FROM kv`);
+    this.db.run(sql`DELETE FROM kv_pages`);
     this.db.run(sql`DELETE FROM checkpoints`);
     this.db.run(sql`DELETE FROM input_positions`);
   }

@@ -43,6 +43,7 @@ import { call } from "../support/api";
 import { kafka } from "../kafka-rest/support";
 import { formatOp, generateSchedule, keysFor, lastValues, PARTITIONS, runningTotals, type Op, type PlannedOrder, type Totals } from "./schedule";
 import { activeInstance } from "../support/active";
+import { storedEntries } from "../support/store-rows";
 
 declare module "vitest" {
   interface ProvidedContext {
@@ -152,12 +153,7 @@ function readSnapshot(taskId: string, placement: string): Promise<Snapshot | und
     if (!meta) return undefined;
     const checkpoint = sql.exec<{ offset: number }>("SELECT offset FROM checkpoints WHERE topic = ? AND partition = ?", CHANGELOG, partition).toArray()[0];
     const position = sql.exec<{ offset: number }>("SELECT offset FROM input_positions WHERE topic = 'orders' AND partition = ?", partition).toArray()[0];
-    const store = new Map(
-      sql
-        .exec<{ key: string; value: string }>("SELECT key, value FROM kv WHERE store = ?", STORE)
-        .toArray()
-        .map((r) => [r.key, r.value]),
-    );
+    const store = new Map(storedEntries(sql, STORE).map((r) => [r.key, r.value]));
     const outbox = sql.exec<{ topic: string; records: string }>("SELECT topic, records FROM outbox ORDER BY commit_id, phase, id").toArray();
     return {
       name: `${taskId}@${placement}`,
