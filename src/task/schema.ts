@@ -4,6 +4,7 @@
  * outgoing records (I2).
  */
 import type { Migration } from "../storage/migrations";
+import { carryTablesIntoBook } from "./task-book-row";
 
 export const taskMigrations: Migration[] = [
   {
@@ -85,5 +86,17 @@ export const taskMigrations: Migration[] = [
         ALTER TABLE task_meta ADD COLUMN processed_before INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE input_positions ADD COLUMN processed INTEGER NOT NULL DEFAULT 0;
       `),
+  },
+  {
+    // Reserved for the store pages (the `pages` helper's migration 7): migrations must be consecutive.
+    id: 7,
+    description: "reserved (store pages)",
+    up: () => {},
+  },
+  {
+    id: 8,
+    description:
+      "the task's book: meta, checkpoints, input positions, producer sequences and outbox batches in one row (task_book), outbox batches too big for it in rows of their own (outbox_spill)",
+    up: carryTablesIntoBook,
   },
 ];
