@@ -107,7 +107,11 @@ export class Outbox {
    */
   add(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[]): void {
     // Only the first chunk may extend a batch written before: the others are apart by their size.
-    aboutRowSized(records).forEach((chunk, i) => this.addChunk(commitId, phase, tp, chunk, i === 0));
+    let first = true;
+    for (const chunk of aboutRowSized(records)) {
+      this.addChunk(commitId, phase, tp, chunk, first);
+      first = false;
+    }
   }
 
   /**

@@ -8,7 +8,7 @@
 import { migrate } from "../storage/migrations";
 import { Sql, sql, type StorageLike } from "../storage/sql";
 import type { TopicPartition } from "../log/types";
-import { type InputPositions } from "./record-collector";
+import type { InputPositions } from "./record-collector";
 import { taskMigrations } from "./schema";
 import { advancePartitionTimes, advancePositions, noteCommitted, setCheckpoint, type TaskBook, type TaskMeta } from "./task-book";
 import { readBook, writeBook } from "./task-book-row";
