@@ -1,7 +1,8 @@
 /**
  * The storage of a task instance (one Durable Object per task and placement). Everything a commit
  * touches lives here, so one storage transaction covers state, checkpoint, input positions and
- * outgoing records (I2).
+ * outgoing records (I2). Since migration 8 everything but the stores' rows is the task's book, one
+ * row (task-book.ts): the tables migrations 1–6 made for it are carried into it and dropped.
  */
 import type { Migration } from "../storage/migrations";
 import { carryTablesIntoBook } from "./task-book-row";
