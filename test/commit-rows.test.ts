@@ -4,11 +4,16 @@
  * many partitions it touches; the store's own rows come on top. An acknowledgement writes no row
  * of its own while input keeps coming: the next commit's book drops the batch and moves the
  * checkpoint. Counted with each SQL cursor's `rowsWritten`, by the table the statement names.
+ * A commit too big for the book's row spills batches to rows of their own, which a crash at any
+ * step of sending resends once.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { Application } from "../src/application";
 import { DurableLog } from "../src/log/durable-log";
+import { Serdes, StreamsBuilder } from "../src/streams";
+import type { CommitStep } from "../src/task/protocol";
 import { StreamTask } from "../src/task/stream-task";
 import { TaskStorage } from "../src/task/task-storage";
 import { totalsApp } from "./support/totals-app";
@@ -74,4 +79,46 @@ describe("rows a commit writes", () => {
       expect(new TaskStorage(state.storage).checkpoints().get(`${app.changelogPartitions("0_0")[0]!.topic}/0`)).toBe(20);
     });
   });
+});
+
+/** in → one input record becomes `copies` output records of `size` characters each → out. */
+function fanOutApp(id: string): Application {
+  const builder = new StreamsBuilder();
+  builder
+    .stream(`${id}-in`, { key: Serdes.string(), value: Serdes.json<{ copies: number; size: number }>() })
+    .flatMapValues((spec) => Array.from({ length: spec.copies }, (_, i) => `${i}:${"x".repeat(spec.size)}`))
+    .to(`${id}-out`, { key: Serdes.string(), value: Serdes.string() });
+  return new Application(builder.build({ applicationId: id, topics: { [`${id}-in`]: 1, [`${id}-out`]: 1 } }));
+}
+
+describe("a commit too big for the book's row", () => {
+  for (const dieAt of ["after-commit", "mid-send", "after-send"] as const) {
+    it(`spills batches to rows of their own, and after a crash at ${dieAt} delivers them once, in order, and removes their rows`, async () => {
+      const id = `commit-spill-${dieAt}`;
+      const app = fanOutApp(id);
+      const log = new DurableLog(env.LOG_PARTITION, app.catalog);
+      await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
+        const spilled = () => state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox_spill").one().n;
+        let seen = -1;
+        const restart = (onCommitStep?: (step: CommitStep) => void) => new StreamTask({ application: app, log, storage: state.storage, onCommitStep });
+        await restart().assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+        // 3 MB of output: about three rows' worth, so at least two batches leave the book's row.
+        await log.append({ topic: `${id}-in`, partition: 0 }, [{ key: "k", value: JSON.stringify({ copies: 30, size: 100_000 }) }]);
+        const dying = restart((step) => {
+          if (step === "after-commit") seen = spilled();
+          if (step === dieAt) throw new Error("process died");
+        });
+        await expect(dying.step()).rejects.toThrow("process died");
+        expect(seen).toBeGreaterThanOrEqual(2);
+        const revived = restart();
+        expect(await revived.step()).toBe("idle");
+        const out = await log.fetch({ topic: `${id}-out`, partition: 0 }, 0, { maxRecords: 100, maxBytes: 64 << 20 });
+        expect(out.records.map((r) => Number(r.value.split(":")[0]))).toEqual(Array.from({ length: 30 }, (_, i) => i));
+        expect(revived.pendingOutboxBatches()).toBe(0);
+        expect(spilled()).toBe(0);
+        const largest = state.storage.sql.exec<{ n: number }>("SELECT length(header) + length(batches) AS n FROM task_book").one().n;
+        expect(largest).toBeLessThan(100_000);
+      });
+    });
+  }
 });
