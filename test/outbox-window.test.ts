@@ -49,7 +49,7 @@ describe("the sender's window of unrecorded batches", () => {
 
     const outcome = await runInDurableObject(env.TASK_OBJECT.getByName("outbox-window@a"), async (_object, state) => {
       const storage = new TaskStorage(state.storage);
-      const outbox = new Outbox(storage.db);
+      const outbox = new Outbox(storage);
       const sender = new OutboxSender({ application, log, storage, outbox, fail: () => {} });
       storage.transaction(() => {
         storage.writeMeta({

@@ -58,7 +58,13 @@ describe("rows of at most 1 MiB", () => {
     // Right after the commit, before anything is sent, the outbox holds all of it.
     let outbox = { rows: 0, largest: 0 };
     const inspect = (storage: DurableObjectStorage) => {
-      outbox = storage.sql.exec<{ rows: number; largest: number }>("SELECT COUNT(*) AS rows, MAX(length(records)) AS largest FROM outbox").one();
+      // The outbox's rows: the task's book (inline batches) and the batches spilled to rows of their own.
+      outbox = storage.sql
+        .exec<{ rows: number; largest: number }>(
+          `SELECT COUNT(*) AS rows, MAX(size) AS largest FROM
+             (SELECT length(records) AS size FROM outbox_spill UNION ALL SELECT length(header) + length(batches) AS size FROM task_book)`,
+        )
+        .one();
     };
     await withTask(
       app,

@@ -14,6 +14,9 @@ import { DEFAULT_CACHE_LIMITS, SqliteStoreBackend } from "../src/task/sqlite-sto
 import { StreamTask } from "../src/task/stream-task";
 import { TaskStorage } from "../src/task/task-storage";
 import { storedEntries } from "./support/store-rows";
+import { migrate } from "../src/storage/migrations";
+import { Sql } from "../src/storage/sql";
+import { taskMigrations } from "../src/task/schema";
 import { totalsApp } from "./support/totals-app";
 
 /** `storage` whose SQL statements' rows written are summed per table named after INSERT INTO / DELETE FROM / UPDATE. */
@@ -89,16 +92,19 @@ describe("stores in pages", () => {
 
   it("keep every entry an object wrote under the old schema (kv, a row per key) through migration 7", async () => {
     await runInDurableObject(env.TASK_OBJECT.getByName("pages-migration@x"), (_, state) => {
-      // The object as the old schema left it: its object already migrated this one, so migration 7
-      // is undone by hand (kv as migrations 1 and 4 made it, the version back at 6), then rows of
-      // kv in three stores.
-      state.storage.sql.exec(`
-        DROP TABLE kv_pages;
-        CREATE TABLE kv (
-          store TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, timestamp INTEGER NOT NULL DEFAULT -1,
-          PRIMARY KEY (store, key)) WITHOUT ROWID;
-        UPDATE _schema SET version = 6;
-      `);
+      // The object as the old schema left it (migrations 1–6: kv, a row per key), then rows of kv
+      // in three stores.
+      const sql = state.storage.sql;
+      state.storage.transactionSync(() => {
+        for (const { name } of sql
+          .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
+          .toArray())
+          sql.exec(`DROP TABLE ${name}`);
+        migrate(
+          new Sql(sql),
+          taskMigrations.filter((m) => m.id <= 6),
+        );
+      });
       const old = new Map<string, { key: string; value: string; timestamp: number }[]>();
       const stores = { big: 2500, "é-store": 3, small: 1 };
       for (const [store, count] of Object.entries(stores)) {

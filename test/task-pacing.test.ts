@@ -377,7 +377,7 @@ describe("commits joining a lingering send in the outbox", () => {
   it("keeps a commit's changelog ahead of its output when it joins one that wrote no changelog, and starts new batches once the joined ones are sealed or full", async () => {
     await runInDurableObject(env.TASK_OBJECT.getByName("outbox-join@a"), async (_, state) => {
       const storage = new TaskStorage(state.storage);
-      const outbox = new Outbox(storage.db);
+      const outbox = new Outbox(storage);
       const changelog = { topic: "outbox-join-changelog", partition: 0 };
       const output = { topic: "outbox-join-out", partition: 0 };
       const record = (key: string, bytes = 1) => ({ key, value: "x".repeat(bytes) });
@@ -416,8 +416,8 @@ describe("commits joining a lingering send in the outbox", () => {
       expect(write(4, [[OUTPUT_PHASE, output, ["e"]]], 600_000)).toBe(3);
       expect(write(5, [[OUTPUT_PHASE, output, ["f"]]], 600_000)).toBe(3);
       expect(outbox.pendingBatches()).toBe(4);
-      // What the outbox holds is the rows: a new object reading them sends the same batches.
-      const fresh = new Outbox(storage.db);
+      // What the outbox holds is stored: a new object reading the book sends the same batches.
+      const fresh = new Outbox(new TaskStorage(state.storage));
       const rows = (o: Outbox, skip = new Set<number>()) => o.nextGroup(skip).map((b) => `${b.sequence}:${b.records.map((r) => r.key).join("")}`);
       expect(rows(fresh)).toEqual(rows(outbox));
     });

@@ -1,24 +1,27 @@
 /**
- * The outbox: records a task committed locally and the log has not yet acknowledged, one row per
- * batch (a commit's records for one partition). Each batch gets its producer sequence when it is
- * written, in the same transaction as the state it describes, so a resend after a crash is the
- * same batch with the same sequence and the log answers it as a retry (exactly once).
+ * The outbox: records a task committed locally and the log has not yet acknowledged, one batch
+ * per commit and partition. Each batch gets its producer sequence when it is written, in the same
+ * transaction as the state it describes, so a resend after a crash is the same batch with the same
+ * sequence and the log answers it as a retry (exactly once).
  *
- * The rows are the durable copy. While this object knows every unsent batch — it saw the outbox
- * empty, or cleared it, and wrote every batch since — it also keeps them in memory and sends from
- * there, without reading back and parsing what it has just written. A rolled-back transaction
- * (`forget()`) or a restart makes it read the rows again until it next sees the outbox empty.
+ * The batches live in the task's book (task-book.ts): inline in its one row, which every commit
+ * writes anyway, or — when the row would pass the cap — each in a row of its own. Adding a batch
+ * and removing an acknowledged one write no row of their own; the book's next write carries them.
+ * Records decoded from a batch are kept in memory by batch id until a rollback (`forget()`).
  *
  * A batch is stored encoded as the log takes it (`encodeBatch`, src/log/record-batch.ts), so
  * that the same string is the durable copy and what is sent, with the measure that spares the log
  * parsing it again; records that encoding does not carry exactly are stored as a JSON array of the
  * records, and sent as records (for the log to refuse).
  */
-import { type Sql, sql } from "../storage/sql";
 import { decodeRecords, encodeBatch, joinEncoded, toEntry, type EncodedRecords } from "../log/record-batch";
 import { recordBytes } from "../log/records";
+import { topicPartition } from "../names";
 import { fitsInOneRow, MAX_ROW_BYTES, splitIntoRows } from "../log/stored-batch";
 import type { ProducerRecord, TopicPartition } from "../log/types";
+import { type BookBatch, inlineBatch, takeSequence } from "./task-book";
+import { readSpilled, removeSpilled, rewriteSpilled } from "./task-book-row";
+import type { TaskStorage } from "./task-storage";
 
 export const CHANGELOG_PHASE = 0;
 export const OUTPUT_PHASE = 1;
@@ -67,19 +70,35 @@ export function aboutRowSized(records: readonly ProducerRecord[]): (readonly Pro
   return chunks;
 }
 
-type BatchRow = { id: number; commit_id: number; phase: number; topic: string; partition: number; sequence: number; records: string };
+/** A batch's records, decoded (and encoded as the log takes them, when they can be). */
+interface Decoded {
+  readonly records: ProducerRecord[];
+  readonly encoded: EncodedRecords | undefined;
+}
 
 export class Outbox {
-  /** Every unsent batch in the order written, when this object knows them all; else undefined. */
-  private known: OutboxBatch[] | undefined;
+  /** Records of batches by id, as written or read (dropped with a rollback: ids may be taken again). */
+  private decoded = new Map<number, Decoded>();
   /**
    * Commits up to this one have had batches handed to the log (see `seal`): their batches are
-   * what a resend must repeat, so no later commit may join them. In memory: after a restart
-   * nothing joins until the outbox is seen empty.
+   * what a resend must repeat, so no later commit may join them. In memory: whatever was in the
+   * book when it was read again (a restart, a rollback) counts as sealed.
    */
   private sealedThrough = -Infinity;
+  /** The book is read again before the next look at it (a restart, a rollback): seal what it holds. */
+  private reread = true;
 
-  constructor(private readonly db: Sql) {}
+  constructor(private readonly storage: TaskStorage) {}
+
+  /** The book's batches (sealing those of a book read again). */
+  private batches(): readonly BookBatch[] {
+    const batches = this.storage.book().batches;
+    if (this.reread) {
+      this.reread = false;
+      for (const b of batches) this.sealedThrough = Math.max(this.sealedThrough, b.commitId);
+    }
+    return batches;
+  }
 
   /**
    * Adds a batch with the partition's next producer sequence; a batch too big for one row (1 MiB,
@@ -87,7 +106,12 @@ export class Outbox {
    * the commit's transaction.
    */
   add(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[]): void {
-    for (const chunk of aboutRowSized(records)) this.addChunk(commitId, phase, tp, chunk);
+    // Only the first chunk may extend a batch written before: the others are apart by their size.
+    let first = true;
+    for (const chunk of aboutRowSized(records)) {
+      this.addChunk(commitId, phase, tp, chunk, first);
+      first = false;
+    }
   }
 
   /**
@@ -99,8 +123,9 @@ export class Outbox {
    * sent as one commit's.
    */
   joinableCommit(commitId: number): number {
-    if (!this.known || this.known.length === 0) return commitId;
-    const newest = this.known.reduce((n, b) => Math.max(n, b.commitId), -Infinity);
+    const batches = this.batches();
+    if (batches.length === 0) return commitId;
+    const newest = batches.reduce((n, b) => Math.max(n, b.commitId), -Infinity);
     return newest > this.sealedThrough ? newest : commitId;
   }
 
@@ -109,12 +134,12 @@ export class Outbox {
     this.sealedThrough = Math.max(this.sealedThrough, commitId);
   }
 
-  private addChunk(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[]): void {
+  private addChunk(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], mayExtend = false): void {
     const encoded = encodeBatch(records);
-    if (encoded !== undefined && this.extend(commitId, phase, tp, records, encoded)) return;
+    if (encoded !== undefined && mayExtend && this.extend(commitId, phase, tp, records, encoded)) return;
     // The common case: the batch as one row, without taking its records apart again.
     if (encoded === undefined || fitsInOneRow(encoded.text, records.length)) {
-      this.addRow(commitId, phase, tp, records, encoded);
+      this.addBatch(commitId, phase, tp, records, encoded);
       return;
     }
     // Still too big (values that grow a lot when encoded): each half is encoded again until it fits.
@@ -129,38 +154,66 @@ export class Outbox {
     const sizes = Uint32Array.from(records, (r) => recordBytes(r.key, r.value, r.headers ?? []));
     let at = 0;
     for (const chunk of splitIntoRows(entries, sizes, encoded.text)) {
-      this.addRow(commitId, phase, tp, records.slice(at, at + chunk.entries.length), { text: chunk.records, measure: undefined });
+      this.addBatch(commitId, phase, tp, records.slice(at, at + chunk.entries.length), { text: chunk.records, measure: undefined });
       at += chunk.entries.length;
     }
   }
 
   /**
    * Appends the records to the commit's unsealed batch of this partition and phase when there is
-   * one (encoded, and the last of that partition) and the whole still fits in a row.
+   * one (encoded, inline in the book's row, and the last of that partition) and the whole still
+   * fits in a row.
    */
   private extend(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], encoded: EncodedRecords): boolean {
-    if (!this.known || commitId <= this.sealedThrough || records.length === 0) return false;
-    let index = this.known.length - 1;
-    while (index >= 0 && (this.known[index]!.topic !== tp.topic || this.known[index]!.partition !== tp.partition)) index--;
-    const batch = this.known[index];
-    if (!batch || batch.commitId !== commitId || batch.phase !== phase || !batch.encoded || batch.records.length === 0) return false;
+    if (commitId <= this.sealedThrough || records.length === 0) return false;
+    const batches = this.batches();
+    let index = batches.length - 1;
+    while (index >= 0 && (batches[index]!.topic !== tp.topic || batches[index]!.partition !== tp.partition)) index--;
+    const batch = batches[index];
+    if (!batch || batch.commitId !== commitId || batch.phase !== phase || batch.spilled) return false;
+    const known = this.decode(batch);
+    if (!known.encoded || known.records.length === 0) return false;
     // A string's UTF-8 length is at least its length: most batches too big to join stop here, unscanned.
-    if (batch.encoded.text.length + encoded.text.length > MAX_ROW_BYTES) return false;
-    const joined = joinEncoded(batch.encoded, encoded);
-    const count = batch.records.length + records.length;
+    if (known.encoded.text.length + encoded.text.length > MAX_ROW_BYTES) return false;
+    const joined = joinEncoded(known.encoded, encoded);
+    const count = known.records.length + records.length;
     if (!fitsInOneRow(joined.text, count)) return false;
-    this.db.run(sql`UPDATE outbox SET records = ${joined.text} WHERE id = ${batch.id}`);
-    this.known[index] = { ...batch, records: [...batch.records, ...records], encoded: joined };
+    this.storage.edit((book) => {
+      book.batches[index] = inlineBatch({ ...batch, text: joined.text });
+    });
+    this.decoded.set(batch.id, { records: [...known.records, ...records], encoded: joined });
     return true;
   }
 
-  private addRow(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], encoded: EncodedRecords | undefined): void {
-    const next = this.db.one<{ next: number }>(sql`SELECT next FROM producer_sequences WHERE topic = ${tp.topic} AND partition = ${tp.partition}`)?.next ?? 0;
-    this.db.run(sql`INSERT INTO producer_sequences (topic, partition, next) VALUES (${tp.topic}, ${tp.partition}, ${next + 1})
-                    ON CONFLICT (topic, partition) DO UPDATE SET next = excluded.next`);
-    const [row] = this.db.all<{ id: number }>(sql`INSERT INTO outbox (commit_id, phase, topic, partition, sequence, records)
-                    VALUES (${commitId}, ${phase}, ${tp.topic}, ${tp.partition}, ${next}, ${encoded?.text ?? JSON.stringify(records)}) RETURNING id`);
-    this.known?.push({ id: row!.id, commitId, phase, topic: tp.topic, partition: tp.partition, sequence: next, records: records as ProducerRecord[], encoded });
+  private addBatch(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], encoded: EncodedRecords | undefined): void {
+    this.batches();
+    this.storage.edit((book) => {
+      const sequence = takeSequence(book, tp);
+      const id = book.nextBatchId++;
+      const text = encoded?.text ?? JSON.stringify(records);
+      book.batches.push(inlineBatch({ id, commitId, phase, topic: tp.topic, partition: tp.partition, sequence, text }));
+      this.decoded.set(id, { records: records as ProducerRecord[], encoded });
+    });
+  }
+
+  /** A batch's records: as written or read before, else from the book (or its own row). */
+  private decode(batch: BookBatch): Decoded {
+    let known = this.decoded.get(batch.id);
+    if (!known) {
+      const text = batch.text ?? readSpilled(this.storage.db, batch.id);
+      const records = decodeRecords(text);
+      // Stored encoded, unless the records could not be (or the batch predates encoded batches).
+      const again = encodeBatch(records);
+      known = { records, encoded: again?.text === text ? again : undefined };
+      this.decoded.set(batch.id, known);
+    }
+    return known;
+  }
+
+  private toOutboxBatch(batch: BookBatch): OutboxBatch {
+    const { records, encoded } = this.decode(batch);
+    const { id, commitId, phase, topic, partition, sequence } = batch;
+    return { id, commitId, phase, topic, partition, sequence, records, encoded };
   }
 
   /**
@@ -168,33 +221,14 @@ export class Outbox {
    * leaving out the batches in `skip` (sent already by the caller).
    */
   nextGroup(skip: ReadonlySet<number> = new Set()): OutboxBatch[] {
-    if (this.known) {
-      let head: OutboxBatch | undefined;
-      for (const batch of this.known) {
-        if (skip.has(batch.id)) continue;
-        if (!head || batch.commitId < head.commitId || (batch.commitId === head.commitId && batch.phase < head.phase)) head = batch;
-      }
-      return head ? this.known.filter((b) => !skip.has(b.id) && b.commitId === head.commitId && b.phase === head.phase) : [];
+    const batches = this.batches();
+    let head: BookBatch | undefined;
+    for (const batch of batches) {
+      if (skip.has(batch.id)) continue;
+      if (!head || batch.commitId < head.commitId || (batch.commitId === head.commitId && batch.phase < head.phase)) head = batch;
     }
-    const pending = this.db
-      .all<{ id: number; commit_id: number; phase: number }>(sql`SELECT id, commit_id, phase FROM outbox ORDER BY commit_id, phase, id`)
-      .filter((row) => !skip.has(row.id));
-    const head = pending[0];
     if (!head) return [];
-    const ids = new Set(pending.filter((r) => r.commit_id === head.commit_id && r.phase === head.phase).map((r) => r.id));
-    return this.db
-      .all<BatchRow>(
-        sql`SELECT id, commit_id, phase, topic, partition, sequence, records FROM outbox
-            WHERE commit_id = ${head.commit_id} AND phase = ${head.phase} ORDER BY id`,
-      )
-      .filter((row) => ids.has(row.id))
-      .map((row) => {
-        const records = decodeRecords(row.records);
-        // Stored encoded, unless the records could not be (or the row predates encoded batches).
-        const again = encodeBatch(records);
-        const encoded = again?.text === row.records ? again : undefined;
-        return { id: row.id, commitId: row.commit_id, phase: row.phase, topic: row.topic, partition: row.partition, sequence: row.sequence, records, encoded };
-      });
+    return batches.filter((b) => !skip.has(b.id) && b.commitId === head.commitId && b.phase === head.phase).map((b) => this.toOutboxBatch(b));
   }
 
   /**
@@ -206,49 +240,61 @@ export class Outbox {
    * partitions' next sequences. False when the batch is gone already (a wipe).
    */
   repair(batch: OutboxBatch, keep: readonly ProducerRecord[], deadLetters: readonly { tp: TopicPartition; records: readonly ProducerRecord[] }[]): boolean {
-    if (!this.db.one(sql`SELECT 1 AS one FROM outbox WHERE id = ${batch.id}`)) return false;
-    if (keep.length > 0) {
-      this.db.run(sql`UPDATE outbox SET records = ${encodeBatch(keep)?.text ?? JSON.stringify(keep)} WHERE id = ${batch.id}`);
-    } else {
-      this.db.run(sql`DELETE FROM outbox WHERE id = ${batch.id}`);
-      this.db.run(
-        sql`UPDATE outbox SET sequence = sequence - 1 WHERE topic = ${batch.topic} AND partition = ${batch.partition} AND sequence > ${batch.sequence}`,
-      );
-      this.db.run(sql`UPDATE producer_sequences SET next = next - 1 WHERE topic = ${batch.topic} AND partition = ${batch.partition}`);
-    }
-    // Read back from the rows from here on (the batches changed under the copy in memory).
-    this.known = undefined;
+    const stored = this.batches().find((b) => b.id === batch.id);
+    if (!stored) return false;
+    this.decoded.delete(batch.id);
+    this.storage.edit((book) => {
+      if (keep.length > 0) {
+        const text = encodeBatch(keep)?.text ?? JSON.stringify(keep);
+        if (stored.spilled) rewriteSpilled(this.storage.db, stored.id, text);
+        book.batches = book.batches.map((b) => (b.id !== stored.id ? b : stored.spilled ? { ...b, text } : inlineBatch({ ...b, text })));
+        return;
+      }
+      removeSpilled(this.storage.db, stored);
+      book.batches = book.batches
+        .filter((b) => b.id !== stored.id)
+        .map((b) => (b.topic === stored.topic && b.partition === stored.partition && b.sequence > stored.sequence ? { ...b, sequence: b.sequence - 1 } : b));
+      const next = book.sequences.get(topicPartition(stored));
+      if (next) next.next--;
+    });
     for (const { tp, records } of deadLetters) this.add(batch.commitId, OUTPUT_PHASE, tp, records);
     return true;
   }
 
+  /** An acknowledged batch leaves the outbox (with the book's next write; a spilled one's row now). */
   remove(id: number): void {
-    this.db.run(sql`DELETE FROM outbox WHERE id = ${id}`);
-    if (this.known) this.known = this.known.filter((b) => b.id !== id);
+    const stored = this.batches().find((b) => b.id === id);
+    if (!stored) return;
+    this.storage.edit((book) => {
+      removeSpilled(this.storage.db, stored);
+      book.batches = book.batches.filter((b) => b.id !== id);
+    });
+    this.decoded.delete(id);
   }
 
   isEmpty(): boolean {
-    if (this.known) return this.known.length === 0;
-    const empty = !this.db.one(sql`SELECT 1 AS one FROM outbox LIMIT 1`);
-    // From here on, this object writes every batch there is: it can keep them.
-    if (empty) this.known = [];
-    return empty;
+    return this.batches().length === 0;
   }
 
   pendingBatches(): number {
-    if (this.known) return this.known.length;
-    return this.db.one<{ n: number }>(sql`SELECT COUNT(*) AS n FROM outbox`)?.n ?? 0;
+    return this.batches().length;
   }
 
   /** Drops every unsent batch and restarts sequences: only with a new producer epoch (a wipe or a new assignment). */
   clear(): void {
-    this.db.run(sql`DELETE FROM outbox`);
-    this.db.run(sql`DELETE FROM producer_sequences`);
-    this.known = [];
+    const batches = this.batches();
+    if (batches.length === 0 && this.storage.book().sequences.size === 0) return;
+    this.storage.edit((book) => {
+      for (const batch of batches) removeSpilled(this.storage.db, batch);
+      book.batches = [];
+      book.sequences.clear();
+    });
+    this.decoded.clear();
   }
 
-  /** Stops trusting the copy in memory (a transaction that wrote or removed batches rolled back). */
+  /** Stops trusting what is in memory (a transaction that wrote or removed batches rolled back): the book is read again. */
   forget(): void {
-    this.known = undefined;
+    this.decoded.clear();
+    this.reread = true;
   }
 }

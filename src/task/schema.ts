@@ -1,10 +1,12 @@
 /**
  * The storage of a task instance (one Durable Object per task and placement). Everything a commit
  * touches lives here, so one storage transaction covers state, checkpoint, input positions and
- * outgoing records (I2).
+ * outgoing records (I2). Since migration 8 everything but the stores' rows is the task's book, one
+ * row (task-book.ts): the tables migrations 1–6 made for it are carried into it and dropped.
  */
 import type { Migration } from "../storage/migrations";
 import { movePagesFromKv } from "./page-rows";
+import { carryTablesIntoBook } from "./task-book-row";
 
 export const taskMigrations: Migration[] = [
   {
@@ -102,5 +104,11 @@ export const taskMigrations: Migration[] = [
       movePagesFromKv(db);
       db.script("DROP TABLE kv;");
     },
+  },
+  {
+    id: 8,
+    description:
+      "the task's book: meta, checkpoints, input positions, producer sequences and outbox batches in one row (task_book), outbox batches too big for it in rows of their own (outbox_spill)",
+    up: carryTablesIntoBook,
   },
 ];

@@ -61,7 +61,7 @@ export class StreamTask {
     const now = () => this.now();
     this.counters = new TaskCounters(options.clock);
     this.storage = new TaskStorage(options.storage);
-    this.outbox = new Outbox(this.storage.db);
+    this.outbox = new Outbox(this.storage);
     this.stores = new SqliteStoreBackend(this.storage.db, DEFAULT_CACHE_LIMITS, this.storage);
     this.sender = new OutboxSender({
       application: options.application,

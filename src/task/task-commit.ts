@@ -140,11 +140,11 @@ export class TaskCommit {
         active.processor.flush();
         const written = active.collector.writeTo(this.deps.outbox, current.nextCommit);
         stores.flushWrites();
-        // The processed counts ride on the position rows (no row written for them alone).
+        // The processed counts ride on the positions (all of it is the book's one row: task-book.ts).
         storage.writePositions(work.reached, work.processed);
         // Partition time commits with the positions, as Kafka commits it with the offsets.
         storage.writePartitionTimes(active.processor.partition, active.processor.partitionTimes());
-        // A skip leaves with the commit that passes its record (in the meta row, written only then).
+        // A skip leaves with the commit that passes its record (in the meta, changed only then).
         const skipsLeft = skips.length === 0 ? skips : remainingSkips(skips, storage.positions());
         if (written > 0 || skipsLeft.length !== skips.length)
           storage.writeMeta({ ...current, nextCommit: current.nextCommit + (written > 0 ? 1 : 0), skips: skipsLeft });

@@ -1,70 +1,20 @@
 /**
- * Typed access to a task instance's tables (see schema.ts): identity and lifecycle, checkpoints,
- * input positions. One owner: only `StreamTask` holds this object, and every write it makes runs
- * inside a storage transaction together with the state it describes.
+ * Typed access to a task instance's storage (see schema.ts): identity and lifecycle, checkpoints,
+ * input positions — the task's book (task-book.ts), which the outbox shares. One owner: only
+ * `StreamTask` holds this object, and every write it makes runs inside a storage transaction
+ * together with the state it describes. The book is changed in memory and written as one row when
+ * the transaction ends (`flush`): a commit writes one row for all of its bookkeeping (issue #33).
  */
 import { migrate } from "../storage/migrations";
 import { Sql, sql, type StorageLike } from "../storage/sql";
 import type { TopicPartition } from "../log/types";
-import type { RecordOrigin } from "../streams/errors";
-import type { AppliedReset } from "./input-reset";
-import { type InputPositions } from "./record-collector";
+import type { InputPositions } from "./record-collector";
 import { taskMigrations } from "./schema";
-import type { TaskRole, TaskState } from "./state";
-import { parseTopicPartition, topicPartition } from "../names";
+import { advancePartitionTimes, advancePositions, noteCommitted, setCheckpoint, type TaskBook, type TaskMeta } from "./task-book";
+import { readBook, writeBook } from "./task-book-row";
+import { topicPartition } from "../names";
 
-export interface TaskMeta {
-  readonly taskId: string;
-  readonly placement: string;
-  readonly role: TaskRole;
-  readonly state: TaskState;
-  /** The coordinator's epoch for this assignment (I3). */
-  readonly epoch: number;
-  /** Bumped by every wipe: the store's generation (I1, I4). */
-  readonly incarnation: number;
-  readonly nextCommit: number;
-  /** Why processing stopped, when it did (an uncaught error, fencing, an application shutdown). */
-  readonly failure: string | null;
-  /**
-   * The input record processing stopped at, when a record caused the failure; null (or absent)
-   * otherwise, and always null without a failure (`writeMeta` sees to it).
-   */
-  readonly failedAt?: RecordOrigin | null;
-  /**
-   * Records an operator asked to pass over (`POST /admin/tasks/:id/skip`) that processing has not
-   * passed yet: never processed; each leaves with the commit that moves its partition past it.
-   */
-  readonly skips?: readonly RecordOrigin[];
-  /** The last input reset the instance applied (the coordinator repeats a reset until told; it is applied once). */
-  readonly lastReset?: AppliedReset | null;
-  /** Records processed by the incarnations before the last wipe (which deletes the rows counting them). */
-  readonly processedBefore?: number;
-  /**
-   * The failure must stop the whole application (`"shutdown-application"`), and the coordinator
-   * has not confirmed it knows yet. Durable, so a crash in between cannot lose the request.
-   */
-  readonly shutdownRequested: boolean;
-}
-
-type MetaRow = {
-  task_id: string;
-  placement: string;
-  role: TaskRole;
-  state: TaskState;
-  epoch: number;
-  incarnation: number;
-  next_commit: number;
-  failure: string | null;
-  shutdown_requested: number;
-  failed_topic: string | null;
-  failed_partition: number | null;
-  failed_offset: number | null;
-  skips: string;
-  last_reset: string | null;
-  processed_before: number;
-};
-
-type InputRow = { offset: number; committed: number | null; processed: number };
+export type { TaskMeta };
 
 export class TaskStorage {
   readonly db: Sql;
@@ -73,14 +23,13 @@ export class TaskStorage {
   /** Told when a transaction is about to commit, or a nested one to begin (see `onFlush`). */
   private readonly flushListeners: (() => void)[] = [];
   private depth = 0;
-  /** The meta row as last read or written (null: not known, read it). */
-  private cachedMeta: TaskMeta | undefined | null = null;
   /**
-   * The checkpoints as last read or written, and the input positions as last read (null: not
-   * known, read them). Every commit, fetch, send and report reads them; only this object writes them.
+   * The book as last read or written, with the changes of the open transaction (undefined: not
+   * known, read it). Every commit, fetch, send and report reads it; only this object writes it.
    */
-  private cachedCheckpoints: Map<string, number> | null = null;
-  private cachedInputs: Map<string, InputRow> | null = null;
+  private loaded: TaskBook | undefined;
+  /** The book changed in the open transaction: it is written when the transaction ends. */
+  private changed = false;
 
   constructor(readonly storage: StorageLike) {
     this.db = new Sql(storage.sql);
@@ -111,14 +60,18 @@ export class TaskStorage {
   }
 
   private reset(): void {
-    this.cachedMeta = null;
-    this.cachedCheckpoints = null;
-    this.cachedInputs = null;
+    this.loaded = undefined;
+    this.changed = false;
     for (const listener of this.resetListeners) listener();
   }
 
   private flush(): void {
     for (const listener of this.flushListeners) listener();
+    // Last: the listeners may change the book too.
+    if (this.changed) {
+      writeBook(this.db, this.loaded!);
+      this.changed = false;
+    }
   }
 
   /**
@@ -144,65 +97,48 @@ export class TaskStorage {
     }
   }
 
-  meta(): TaskMeta | undefined {
-    if (this.cachedMeta !== null) return this.cachedMeta;
-    const row = this.db.one<MetaRow>(
-      sql`SELECT task_id, placement, role, state, epoch, incarnation, next_commit, failure, shutdown_requested,
-                 failed_topic, failed_partition, failed_offset, skips, last_reset, processed_before FROM task_meta WHERE only = 1`,
-    );
-    this.cachedMeta = row && {
-      taskId: row.task_id,
-      placement: row.placement,
-      role: row.role,
-      state: row.state,
-      epoch: row.epoch,
-      incarnation: row.incarnation,
-      nextCommit: row.next_commit,
-      failure: row.failure,
-      shutdownRequested: row.shutdown_requested === 1,
-      failedAt:
-        row.failed_topic === null || row.failed_partition === null || row.failed_offset === null
-          ? null
-          : { topic: row.failed_topic, partition: row.failed_partition, offset: row.failed_offset },
-      skips: JSON.parse(row.skips) as RecordOrigin[],
-      lastReset: row.last_reset === null ? null : (JSON.parse(row.last_reset) as AppliedReset),
-      processedBefore: row.processed_before,
-    };
-    return this.cachedMeta;
+  /** The book, to read (the outbox reads its batches here). */
+  book(): TaskBook {
+    this.loaded ??= readBook(this.db);
+    return this.loaded;
   }
 
-  /** Writes the meta row; a meta without a failure has no failure position. */
+  /**
+   * Changes the book: written when the open transaction ends, or in a transaction of its own
+   * outside one.
+   */
+  edit<T>(change: (book: TaskBook) => T): T {
+    if (this.depth === 0) return this.transaction(() => this.edit(change));
+    const result = change(this.book());
+    this.changed = true;
+    return result;
+  }
+
+  meta(): TaskMeta | undefined {
+    return this.book().meta;
+  }
+
+  /** Writes the meta; a meta without a failure has no failure position. */
   writeMeta(written: TaskMeta): void {
-    const at = written.failure === null ? null : (written.failedAt ?? null);
-    const skips = written.skips ?? [];
-    const lastReset = written.lastReset ?? null;
-    const processedBefore = written.processedBefore ?? 0;
-    const meta: TaskMeta = { ...written, failedAt: at, skips, lastReset, processedBefore };
-    this.db.run(sql`INSERT INTO task_meta (only, task_id, placement, role, state, epoch, incarnation, next_commit, failure, shutdown_requested,
-                                           failed_topic, failed_partition, failed_offset, skips, last_reset, processed_before)
-                    VALUES (1, ${meta.taskId}, ${meta.placement}, ${meta.role}, ${meta.state}, ${meta.epoch},
-                            ${meta.incarnation}, ${meta.nextCommit}, ${meta.failure}, ${meta.shutdownRequested ? 1 : 0},
-                            ${at?.topic ?? null}, ${at?.partition ?? null}, ${at?.offset ?? null}, ${JSON.stringify(skips)},
-                            ${lastReset === null ? null : JSON.stringify(lastReset)}, ${processedBefore})
-                    ON CONFLICT (only) DO UPDATE SET task_id = excluded.task_id, placement = excluded.placement,
-                      role = excluded.role, state = excluded.state, epoch = excluded.epoch,
-                      incarnation = excluded.incarnation, next_commit = excluded.next_commit, failure = excluded.failure,
-                      shutdown_requested = excluded.shutdown_requested, failed_topic = excluded.failed_topic,
-                      failed_partition = excluded.failed_partition, failed_offset = excluded.failed_offset, skips = excluded.skips,
-                      last_reset = excluded.last_reset, processed_before = excluded.processed_before`);
-    this.cachedMeta = meta;
+    const failedAt = written.failure === null ? null : (written.failedAt ?? null);
+    const meta: TaskMeta = {
+      ...written,
+      failedAt,
+      skips: written.skips ?? [],
+      lastReset: written.lastReset ?? null,
+      processedBefore: written.processedBefore ?? 0,
+    };
+    this.edit((book) => {
+      book.meta = meta;
+    });
   }
 
   checkpoints(): ReadonlyMap<string, number> {
-    if (this.cachedCheckpoints === null) {
-      const rows = this.db.all<{ topic: string; partition: number; offset: number }>(sql`SELECT topic, partition, offset FROM checkpoints`);
-      this.cachedCheckpoints = new Map(rows.map((r) => [topicPartition(r), r.offset]));
-    }
-    return this.cachedCheckpoints;
+    return new Map([...this.book().checkpoints].map(([key, c]) => [key, c.offset]));
   }
 
   checkpoint(tp: TopicPartition): number | null {
-    return this.checkpoints().get(topicPartition(tp)) ?? null;
+    return this.book().checkpoints.get(topicPartition(tp))?.offset ?? null;
   }
 
   /**
@@ -210,64 +146,49 @@ export class TaskStorage {
    * clears them with the checkpoints, or assignment, see `resetReplayed`).
    */
   replayed(): Map<string, number> {
-    const rows = this.db.all<{ topic: string; partition: number; replayed: number }>(sql`SELECT topic, partition, replayed FROM checkpoints`);
-    return new Map(rows.map((r) => [topicPartition(r), r.replayed]));
+    return new Map([...this.book().checkpoints].map(([key, c]) => [key, c.replayed]));
   }
 
   addReplayed(tp: TopicPartition, records: number): void {
-    this.db.run(sql`UPDATE checkpoints SET replayed = replayed + ${records} WHERE topic = ${tp.topic} AND partition = ${tp.partition}`);
+    if (!this.book().checkpoints.has(topicPartition(tp))) return;
+    this.edit((book) => {
+      book.checkpoints.get(topicPartition(tp))!.replayed += records;
+    });
   }
 
   resetReplayed(): void {
-    this.db.run(sql`UPDATE checkpoints SET replayed = 0`);
+    if ([...this.book().checkpoints.values()].every((c) => c.replayed === 0)) return;
+    this.edit((book) => {
+      for (const c of book.checkpoints.values()) c.replayed = 0;
+    });
   }
 
   writeCheckpoint(tp: TopicPartition, offset: number): void {
-    this.db.run(sql`INSERT INTO checkpoints (topic, partition, offset) VALUES (${tp.topic}, ${tp.partition}, ${offset})
-                    ON CONFLICT (topic, partition) DO UPDATE SET offset = excluded.offset`);
-    this.cachedCheckpoints?.set(topicPartition(tp), offset);
-  }
-
-  /** The input_positions rows by position key (from memory once read). */
-  private inputs(): Map<string, InputRow> {
-    if (this.cachedInputs === null) {
-      const rows = this.db.all<{ topic: string; partition: number } & InputRow>(
-        sql`SELECT topic, partition, offset, committed, processed FROM input_positions`,
-      );
-      this.cachedInputs = new Map(rows.map((r) => [topicPartition(r), { offset: r.offset, committed: r.committed, processed: r.processed }]));
-    }
-    return this.cachedInputs;
+    this.edit((book) => setCheckpoint(book, tp, offset));
   }
 
   /**
    * Input records processed and committed by this instance, over its incarnations: a durable
-   * total (the count rides on the position rows commits write anyway, see `writePositions`).
+   * total (the count rides on the positions commits write anyway, see `writePositions`).
    */
   processedTotal(): number {
     let total = this.meta()?.processedBefore ?? 0;
-    for (const row of this.inputs().values()) total += row.processed;
+    for (const entry of this.book().inputs.values()) total += entry.processed;
     return total;
   }
 
   positions(): InputPositions {
     const positions: InputPositions = {};
-    for (const [key, row] of this.inputs()) positions[key] = row.offset;
+    for (const [key, entry] of this.book().inputs) positions[key] = entry.offset;
     return positions;
   }
 
   /**
-   * Moves input positions forward; with `processed`, adds the records a commit processed in each
-   * partition to its count in the same row write.
+   * Moves input positions forward (never back); with `processed`, adds the records a commit
+   * processed in each partition to its count.
    */
   writePositions(positions: InputPositions, processed: Readonly<Record<string, number>> = {}): void {
-    for (const [key, offset] of Object.entries(positions)) {
-      const { topic, partition } = parseTopicPartition(key)!;
-      const count = processed[key] ?? 0;
-      this.db.run(sql`INSERT INTO input_positions (topic, partition, offset, processed) VALUES (${topic}, ${partition}, ${offset}, ${count})
-                      ON CONFLICT (topic, partition) DO UPDATE SET offset = MAX(offset, excluded.offset), processed = processed + excluded.processed`);
-    }
-    // Read again once: the table's rules (offsets only grow) stay in one place, the SQL.
-    this.cachedInputs = null;
+    this.edit((book) => advancePositions(book, positions, processed));
   }
 
   /**
@@ -278,18 +199,13 @@ export class TaskStorage {
    */
   committedPositions(): InputPositions {
     const committed: InputPositions = {};
-    for (const [key, row] of this.inputs()) if (row.committed !== null) committed[key] = row.committed;
+    for (const [key, entry] of this.book().inputs) if (entry.committed !== null) committed[key] = entry.committed;
     return committed;
   }
 
   /** Notes that the group holds these offsets now (a committed offset only grows). */
   writeCommitted(positions: InputPositions): void {
-    for (const [key, offset] of Object.entries(positions)) {
-      const { topic, partition } = parseTopicPartition(key)!;
-      this.db.run(sql`INSERT INTO input_positions (topic, partition, offset, committed) VALUES (${topic}, ${partition}, ${offset}, ${offset})
-                      ON CONFLICT (topic, partition) DO UPDATE SET committed = MAX(COALESCE(committed, 0), excluded.committed)`);
-    }
-    this.cachedInputs = null;
+    this.edit((book) => noteCommitted(book, positions));
   }
 
   /**
@@ -297,22 +213,24 @@ export class TaskStorage {
    * the offset's metadata): the largest timestamp extracted from the task's partition of it.
    */
   partitionTimes(): Record<string, number> {
-    const rows = this.db.all<{ topic: string; time: number }>(sql`SELECT topic, partition_time AS time FROM input_positions WHERE partition_time >= 0`);
-    return Object.fromEntries(rows.map((r) => [r.topic, r.time]));
+    const times: Record<string, number> = {};
+    for (const entry of this.book().inputs.values()) if (entry.partitionTime >= 0) times[entry.topic] = entry.partitionTime;
+    return times;
   }
 
   /** Records partition times with the positions written in the same transaction (they never go back). */
   writePartitionTimes(partition: number, times: Readonly<Record<string, number>>): void {
-    for (const [topic, time] of Object.entries(times)) {
-      this.db.run(sql`UPDATE input_positions SET partition_time = MAX(partition_time, ${time}) WHERE topic = ${topic} AND partition = ${partition}`);
-    }
+    this.edit((book) => advancePartitionTimes(book, partition, times));
   }
 
   /** A wipe: the stores' content, checkpoints and input positions go; identity stays. */
   clearState(): void {
-    this.reset();
+    // The book keeps the open transaction's changes; caches of the stores drop themselves.
+    for (const listener of this.resetListeners) listener();
     this.db.run(sql`DELETE FROM kv_pages`);
-    this.db.run(sql`DELETE FROM checkpoints`);
-    this.db.run(sql`DELETE FROM input_positions`);
+    this.edit((book) => {
+      book.checkpoints.clear();
+      book.inputs.clear();
+    });
   }
 }

@@ -36,6 +36,8 @@ import type { LogRecord, ProducerRecord } from "../../src/log/types";
 import { positionFromHeaders } from "../../src/streams/runtime/position-header";
 import type { TaskDescription } from "../../src/task/describe";
 import { TOMBSTONE_HEADER } from "../../src/task/record-collector";
+import { readBook, readSpilled } from "../../src/task/task-book-row";
+import { Sql } from "../../src/storage/sql";
 import type { TaskRole, TaskState } from "../../src/task/state";
 import { TestDriver } from "../../platform/testing/test-driver";
 import { application } from "../support/orders-app";
@@ -145,16 +147,17 @@ function readSnapshot(taskId: string, placement: string): Promise<Snapshot | und
   const partition = partitionOf(taskId);
   return runInDurableObject(driver.task({ taskId, placement }), (_object, state) => {
     const sql = state.storage.sql;
-    const meta = sql
-      .exec<{ role: TaskRole; state: TaskState; epoch: number; incarnation: number; failure: string | null }>(
-        "SELECT role, state, epoch, incarnation, failure FROM task_meta",
-      )
-      .toArray()[0];
-    if (!meta) return undefined;
-    const checkpoint = sql.exec<{ offset: number }>("SELECT offset FROM checkpoints WHERE topic = ? AND partition = ?", CHANGELOG, partition).toArray()[0];
-    const position = sql.exec<{ offset: number }>("SELECT offset FROM input_positions WHERE topic = 'orders' AND partition = ?", partition).toArray()[0];
+    const db = new Sql(sql);
+    const book = readBook(db);
+    if (!book.meta) return undefined;
+    const { role, state: taskState, epoch, incarnation, failure } = book.meta;
+    const meta = { role, state: taskState, epoch, incarnation, failure };
+    const checkpoint = book.checkpoints.get(`${CHANGELOG}/${partition}`);
+    const position = book.inputs.get(`orders/${partition}`);
     const store = new Map(storedEntries(sql, STORE).map((r) => [r.key, r.value]));
-    const outbox = sql.exec<{ topic: string; records: string }>("SELECT topic, records FROM outbox ORDER BY commit_id, phase, id").toArray();
+    const outbox = [...book.batches]
+      .sort((a, b) => a.commitId - b.commitId || a.phase - b.phase || a.id - b.id)
+      .map((b) => ({ topic: b.topic, records: b.text ?? readSpilled(db, b.id) }));
     return {
       name: `${taskId}@${placement}`,
       ...meta,

@@ -18,7 +18,7 @@ export function plantOutboxRow(
   phase: "output" | "changelog" = "output",
 ): void {
   const tasks = new TaskStorage(storage);
-  const outbox = new Outbox(tasks.db);
+  const outbox = new Outbox(tasks);
   tasks.transaction(() => {
     const meta = tasks.meta();
     if (!meta) throw new Error("the instance has no assignment");
