@@ -4,6 +4,7 @@
  * join buffers). Used by the tests of the changelog layout and to print before/after numbers.
  */
 import {
+  BufferConfig,
   createTaskProcessor,
   EmitStrategy,
   InMemoryKeyValueStore,
@@ -11,6 +12,7 @@ import {
   Materialized,
   Serdes,
   SessionWindows,
+  SlidingWindows,
   StreamsBuilder,
   Suppressed,
   TimeWindows,
@@ -26,6 +28,8 @@ import {
  */
 export class CountingBackend implements StoreBackend {
   rowsWritten = 0;
+  /** Puts and deletes of entries (data rows of time-keyed stores, an outer join's buffered records), each counted. */
+  entryWrites = 0;
   private readonly stores = new Map<string, InMemoryKeyValueStore>();
   private readonly written = new Set<string>();
 
@@ -40,10 +44,12 @@ export class CountingBackend implements StoreBackend {
       store = new InMemoryKeyValueStore();
       const { put, delete: remove } = store;
       store.put = (key, value, timestamp) => {
+        if (isEntry(key)) this.entryWrites++;
         this.written.add(`${storeName}\u0000${key}`);
         put.call(store, key, value, timestamp);
       };
       store.delete = (key) => {
+        if (isEntry(key)) this.entryWrites++;
         this.written.add(`${storeName}\u0000${key}`);
         remove.call(store, key);
       };
@@ -53,40 +59,78 @@ export class CountingBackend implements StoreBackend {
   }
 }
 
-export type Shape = "tumbling" | "tumbling-on-close" | "session" | "suppress" | "join";
+export type Shape =
+  | "tumbling"
+  | "tumbling-on-close"
+  | "sliding-on-close"
+  | "session"
+  | "session-on-close"
+  | "suppress"
+  | "bounded-suppress"
+  | "join"
+  | "outer-join";
+
+export const SHAPES: readonly Shape[] = [
+  "tumbling",
+  "tumbling-on-close",
+  "sliding-on-close",
+  "session",
+  "session-on-close",
+  "suppress",
+  "bounded-suppress",
+  "join",
+  "outer-join",
+];
+
+/** Whether the shape reads two topics (`in` and `other`). */
+const joins = (shape: Shape) => shape === "join" || shape === "outer-join";
 
 const str = { key: Serdes.string(), value: Serdes.string() };
 
 export function shapeTopology(shape: Shape): Topology {
   const builder = new StreamsBuilder();
   const stream = builder.stream("in", str);
-  if (shape === "join") {
+  if (joins(shape)) {
     const other = builder.stream("other", str);
-    stream.join(other, (a, b) => `${a}+${b}`, JoinWindows.ofTimeDifferenceAndGrace(100, 50)).to("out", str);
-  } else if (shape === "session") {
-    stream.groupByKey().windowedBy(SessionWindows.ofInactivityGapAndGrace(50, 10)).count(Materialized.as("s")).toStream().to("out");
+    const windows = JoinWindows.ofTimeDifferenceAndGrace(30, 20);
+    const joiner = (a: string | null, b: string | null) => `${a}+${b}`;
+    (shape === "join" ? stream.join(other, joiner, windows) : stream.outerJoin(other, joiner, windows)).to("out", str);
+  } else if (shape === "session" || shape === "session-on-close") {
+    const sessions = stream.groupByKey().windowedBy(SessionWindows.ofInactivityGapAndGrace(50, 10));
+    (shape === "session" ? sessions : sessions.emitStrategy(EmitStrategy.onWindowClose())).count(Materialized.as("s")).toStream().to("out");
+  } else if (shape === "sliding-on-close") {
+    stream
+      .groupByKey()
+      .windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(100, 10))
+      .emitStrategy(EmitStrategy.onWindowClose())
+      .count(Materialized.as("w", { retentionMs: 1_000 }))
+      .toStream()
+      .to("out");
   } else {
     const windowed = stream.groupByKey().windowedBy(TimeWindows.ofSizeAndGrace(100, 10));
     const counted =
       shape === "tumbling-on-close"
         ? windowed.emitStrategy(EmitStrategy.onWindowClose()).count(Materialized.as("w", { retentionMs: 1_000 }))
         : windowed.count(Materialized.as("w", { retentionMs: 1_000 }));
-    (shape === "suppress" ? counted.suppress(Suppressed.untilWindowCloses()) : counted).toStream().to("out");
+    const limited = Suppressed.untilTimeLimit(30, BufferConfig.maxRecords(3));
+    const suppressed =
+      shape === "suppress" ? counted.suppress(Suppressed.untilWindowCloses()) : shape === "bounded-suppress" ? counted.suppress(limited) : counted;
+    suppressed.toStream().to("out");
   }
   return builder.build({ applicationId: "cost", topics: { in: 1, other: 1, out: 1 } });
 }
 
-/** The input records: `n` records over 4 keys, in time order, 10 ms apart. */
-export function shapeInput(n: number): InputRecord[] {
-  return Array.from({ length: n }, (_, i) => ({
-    topic: "in",
-    partition: 0,
-    offset: i,
-    key: `k${i % 4}`,
-    value: `v${i}`,
-    timestamp: 1_000 + 10 * i,
-    headers: [],
-  }));
+/**
+ * The input records: `n` records over 4 keys, 10 ms apart, every seventh 45 ms late; for a join,
+ * every third goes to the other side.
+ */
+export function shapeInput(shape: Shape, n: number): InputRecord[] {
+  const offsets = { in: 0, other: 0 };
+  return Array.from({ length: n }, (_, i) => {
+    const topic = joins(shape) && i % 3 === 2 ? "other" : "in";
+    const timestamp = 1_000 + 10 * i - (i % 7 === 6 ? 45 : 0);
+    return { topic, partition: 0, offset: offsets[topic]++, key: `k${i % 4}`, value: `v${i}`, timestamp, headers: [] };
+  });
 }
 
 export interface Cost {
@@ -97,6 +141,8 @@ export interface Cost {
   readonly entryTombstones: number;
   readonly otherRecords: number;
   readonly storeRows: number;
+  /** Writes of entries made to the stores. */
+  readonly entryWrites: number;
   readonly changelog: OutgoingRecord[];
 }
 
@@ -108,7 +154,7 @@ export function measure(shape: Shape, n: number, commitEvery = 1): Cost {
   const sent: OutgoingRecord[] = [];
   const stores = new CountingBackend();
   const task = createTaskProcessor(shapeTopology(shape), "0_0", { stores, collector: { send: (r) => void sent.push(r) } });
-  const input = shapeInput(n);
+  const input = shapeInput(shape, n);
   const commit = () => {
     task.flush();
     stores.commit();
@@ -127,6 +173,7 @@ export function measure(shape: Shape, n: number, commitEvery = 1): Cost {
     entryTombstones: entries.filter((r) => r.value === null).length,
     otherRecords: changelog.length - entries.length,
     storeRows: stores.rowsWritten,
+    entryWrites: stores.entryWrites,
     changelog,
   };
 }
