@@ -20,7 +20,7 @@ import { ChangeLoggingKeyValueStore } from "../../src/streams/runtime/change-log
 import { restoredWrites } from "../../src/streams/state/time-keyed-changelog";
 import { TimeKeyedStore } from "../../src/streams/state/time-keyed-store";
 import { TOMBSTONE_HEADER } from "../../src/task/record-collector";
-import { measure, SHAPES, shapeInput, shapeTopology, type Shape } from "./support/windowed-cost";
+import { measure, SHAPES, shapeInput, shapeTopology } from "./support/windowed-cost";
 
 /** A changelog record as the log keeps it (a tombstone: empty value and the tombstone header, as the collector writes it). */
 interface Logged {
@@ -125,7 +125,7 @@ class Run {
 /** Compaction at its hardest: each key's latest record only, and no tombstone at all (their retention passed). */
 function compact(records: readonly Logged[]): Logged[] {
   const latest = new Map<string, number>();
-  records.forEach((r, i) => latest.set(r.key, i));
+  for (const [i, r] of records.entries()) latest.set(r.key, i);
   return records.filter((r, i) => latest.get(r.key) === i && r.value !== null);
 }
 
