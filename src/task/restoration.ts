@@ -7,6 +7,7 @@
 import type { Application } from "../application";
 import type { Log, TopicPartition } from "../log/types";
 import { positionFromHeaders } from "../streams/runtime/position-header";
+import { restoredWrites } from "../streams/state/time-keyed-changelog";
 import { canApplyRestoreBatch, checkpointAfterRestore } from "./checkpoint";
 import { NotAssigned } from "./not-assigned";
 import type { RestoreBatch, RestoreReply } from "./protocol";
@@ -114,12 +115,13 @@ export class Restoration {
       const progress = { incarnation: meta.incarnation, checkpoint };
       if (!restoring || !store || staleEpoch || !canApplyRestoreBatch(progress, batch)) return reply(false, checkpoint);
       const reached: InputPositions = {};
-      const writes = batch.records.map((record) => {
+      const writes = batch.records.flatMap((record) => {
         const position = positionFromHeaders(record.headers);
         if (position) reached[topicPartition(position)] = Math.max(reached[topicPartition(position)] ?? 0, position.offset + 1);
         const tombstone = record.headers.some((h) => h.key === TOMBSTONE_HEADER);
-        // The record's timestamp is the value's (the changelog carries it as Kafka's does).
-        return { key: record.key ?? "", value: tombstone ? null : record.value, timestamp: record.timestamp };
+        // The record's timestamp is the value's (the changelog carries it as Kafka's does); a
+        // windowed store's record also stands for the rows derived from it (its index and meta rows).
+        return restoredWrites(record.key ?? "", tombstone ? null : record.value, record.timestamp, record.headers);
       });
       this.deps.stores.keyValue(store.store).writeAll(writes);
       // Exactly the restored position (I1), by the rule every checkpoint follows.

@@ -10,15 +10,17 @@
  *   updates replace the value in place, as Kafka's buffer does) until stream time is `limit` past
  *   it; tombstones are emitted, since earlier results of the key may have been.
  *
- * The buffer is a `TimeKeyedStore`, so every entry, index row and deletion is in its changelog;
- * its stream time and, for a bounded buffer, its record and byte counts are kept in the store too,
- * so a restored buffer emits exactly when the old one would have. An emitted update carries as old
+ * The buffer is a `TimeKeyedStore`, so every entry and deletion is in its changelog (one record
+ * each); its stream time and, for a bounded buffer, its record and byte counts are kept in the
+ * store too (the counts logged once per commit), so a restored buffer emits exactly when the old
+ * one would have. An emitted update carries as old
  * value the row before the first update held (what downstream last saw), when old values are sent.
  */
 import { utf8Length } from "../../log/records";
 import type { Header } from "../record";
 import { internal } from "../processor";
 import type { Serde } from "../serdes";
+import { changelogRows } from "../state/changelog-rows";
 import type { RawKeyValueStore } from "../state/key-value-store";
 import { MAX_TIME } from "../state/key-codec";
 import { TimeKeyedStore } from "../state/time-keyed-store";
@@ -153,7 +155,8 @@ export function suppressProcessor({ storeName, suppressed, closeTime, oldValues 
           emit(oldest);
         }
       }
-      if (state && (state.records !== counts!.records || state.bytes !== counts!.bytes)) handle.raw.put(COUNTS_KEY, JSON.stringify(state));
+      if (state && (state.records !== counts!.records || state.bytes !== counts!.bytes))
+        changelogRows(handle.raw).writeAtCommit(COUNTS_KEY, JSON.stringify(state));
     }),
   );
 }

@@ -45,8 +45,10 @@ export function createTaskProcessor(topology: Topology, taskId: string, deps: Ta
   // all; a cached store has the task's record cache over it (flushed by `flush`, the commit's first step).
   const cache = new RecordCache<WriteOrigin>(deps.cacheMaxBytes);
   const stores = new Map<string, StoreHandle>();
+  const loggedStores: ChangeLoggingKeyValueStore[] = [];
   for (const store of subtopology.stores) {
     const logged = new ChangeLoggingKeyValueStore(deps.stores.keyValue(store.name), store.changelogTopic, partition, deps.collector, writeContext);
+    loggedStores.push(logged);
     const handle = { kind: store.kind, keySerde: store.keySerde, valueSerde: store.valueSerde };
     if (store.caching) {
       const cached = new CachingKeyValueStore(store.name, logged, cache, task, writeContext);
@@ -68,7 +70,7 @@ export function createTaskProcessor(topology: Topology, taskId: string, deps: Ta
   const read = new Set(topology.subtopologies.flatMap((s) => [...s.sourceTopics, ...s.globalSourceTopics]));
   const wired = wireSubtopology(subtopology, task, { errors, clock }, stores, deps.collector, read);
   for (const { processor, context } of wired.processors) processor.init?.(context);
-  return new SubtopologyTask(handling, subtopology.id, task, wired, errors, deps, cache);
+  return new SubtopologyTask(handling, subtopology.id, task, wired, errors, deps, cache, loggedStores);
 }
 
 class SubtopologyTask implements TaskProcessor {
@@ -82,6 +84,7 @@ class SubtopologyTask implements TaskProcessor {
     private readonly errors: ErrorGuards,
     private readonly deps: TaskProcessorDeps,
     private readonly cache: RecordCache<WriteOrigin>,
+    private readonly logged: readonly ChangeLoggingKeyValueStore[],
   ) {}
 
   get taskId(): string {
@@ -178,6 +181,8 @@ class SubtopologyTask implements TaskProcessor {
   flush(): void {
     this.checkOpen();
     this.cache.flushAll();
+    // Then the rows logged once per commit (a windowed store's meta row, when no record carried it).
+    for (const store of this.logged) store.flushOwed();
   }
 
   nextWallClockPunctuationMs(): number | undefined {

@@ -157,7 +157,8 @@ export interface TaskProcessor {
   punctuate(nowMs: number): void;
   /**
    * Flushes the record cache (Kafka's first step of a commit): every cached store's dirty keys are
-   * written to the store and its changelog and forwarded downstream, each as of its last update.
+   * written to the store and its changelog and forwarded downstream, each as of its last update;
+   * then the rows a store logs once per commit are sent (see `ChangelogRows.writeAtCommit`).
    * The caller runs it in the commit's transaction, after the last `process`/`punctuate` and before
    * taking the collector's records, so what the commit checkpoints is what was flushed.
    */

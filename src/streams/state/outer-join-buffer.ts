@@ -10,8 +10,9 @@
  *
  * Layout in a plain raw store:
  * - `e` + time + side (`0` right, `1` left) + encodeKey(key) + seq → the record's serialized value
- * - `m` → JSON `{ streamTime, minTime, seq }`
+ * - `m` → JSON `{ streamTime, minTime, seq }`, logged once per commit (its latest value)
  */
+import { changelogRows } from "./changelog-rows";
 import type { RawKeyValueStore } from "./key-value-store";
 import { decodeKey, decodeTime, encodeKey, encodeTime, TIME_WIDTH } from "./key-codec";
 
@@ -101,7 +102,7 @@ export class OuterJoinBuffer {
   }
 
   private writeMeta(meta: Meta): void {
-    this.raw.put("m", JSON.stringify(meta));
+    changelogRows(this.raw).writeAtCommit("m", JSON.stringify(meta));
   }
 }
 

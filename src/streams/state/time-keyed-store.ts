@@ -1,9 +1,10 @@
 /**
  * The one layout behind every time-aware store kind (window, session, join and suppression
  * buffers): entries identified by (serialized key, time, sequence number), kept in a plain
- * `RawKeyValueStore`. Every write is an ordinary put or delete, so when the raw store is the
- * runtime's change-logging store the changelog carries every entry, index row and tombstone, and
- * replaying it restores the store exactly — nothing here needs restoration of its own.
+ * `RawKeyValueStore`. Over the runtime's change-logging store, only the data rows are logged, one
+ * record per entry written or deleted, each carrying the meta row as it is then; the index rows
+ * and the meta row are rebuilt from those records when they are replayed, which restores the store
+ * exactly (see time-keyed-changelog.ts).
  *
  * Layout, under an optional namespace (one raw store can hold several of these):
  * - `d` + encodeKey(key) + time + seq → value: a key's entries by time, then seq (per-key reads)
@@ -17,8 +18,10 @@
  * timestamp and a unique number. Times and seqs are non-negative safe integers. An entry's value
  * also has a timestamp (see `RawKeyValueStore`), what a window's aggregate is stamped with.
  */
+import { changelogRows, type ChangelogRows } from "./changelog-rows";
 import type { RawKeyValueStore, ValueAndTimestamp } from "./key-value-store";
 import { decodeKey, decodeTime, encodeKey, encodeTime, MAX_TIME, TIME_WIDTH } from "./key-codec";
+import { timeKeyedHeader } from "./time-keyed-changelog";
 
 export interface TimedEntry {
   /** The serialized key. */
@@ -42,10 +45,14 @@ interface Meta {
 const NO_META: Meta = { streamTime: -1, seq: 0 };
 
 export class TimeKeyedStore {
+  private readonly rows: ChangelogRows;
+
   constructor(
     private readonly raw: RawKeyValueStore,
     private readonly namespace = "",
-  ) {}
+  ) {
+    this.rows = changelogRows(raw);
+  }
 
   get(key: string, time: number, seq: number): string | undefined {
     return this.raw.get(this.dataKey(key, time, seq));
@@ -58,16 +65,18 @@ export class TimeKeyedStore {
   /** Creates or replaces an entry (its value stamped `timestamp`, by default the current record's); the index row is written only for a new entry. */
   put(key: string, time: number, seq: number, value: string, timestamp?: number): void {
     const dataKey = this.dataKey(key, time, seq);
-    if (this.raw.get(dataKey) === undefined) this.raw.put(this.indexKey(key, time, seq), "");
-    this.raw.put(dataKey, value, timestamp);
+    // The data row first: a value its changelog cannot carry is refused with the store unchanged.
+    const fresh = this.raw.get(dataKey) === undefined;
+    this.rows.writeCarrying(dataKey, value, timestamp, this.metaHeader(), this.metaKey());
+    if (fresh) this.rows.writeUnlogged(this.indexKey(key, time, seq), "");
   }
 
   /** Deletes an entry; an absent one writes nothing (no useless tombstones in the changelog). */
   delete(key: string, time: number, seq: number): void {
     const dataKey = this.dataKey(key, time, seq);
     if (this.raw.get(dataKey) === undefined) return;
-    this.raw.delete(dataKey);
-    this.raw.delete(this.indexKey(key, time, seq));
+    this.rows.writeCarrying(dataKey, null, undefined, this.metaHeader(), this.metaKey());
+    this.rows.writeUnlogged(this.indexKey(key, time, seq), null);
   }
 
   /** The key's entries with `fromTime <= time <= toTime`, by time then seq. */
@@ -102,7 +111,7 @@ export class TimeKeyedStore {
 
   /** Records that final results were emitted up to `closeTime` (kept with the entries, so restored with them). */
   markEmitted(closeTime: number): void {
-    this.raw.put(`${this.namespace}m`, JSON.stringify({ ...this.meta(), emitted: closeTime }));
+    this.rows.writeAtCommit(this.metaKey(), JSON.stringify({ ...this.meta(), emitted: closeTime }));
   }
 
   /** Deletes the entries with `time < before` and returns them, in the order of `before`. */
@@ -138,7 +147,7 @@ export class TimeKeyedStore {
         ...(seen === undefined ? {} : { observed: seen }),
         ...(meta.emitted === undefined ? {} : { emitted: meta.emitted }),
       };
-      this.raw.put(`${this.namespace}m`, JSON.stringify(next));
+      this.rows.writeAtCommit(this.metaKey(), JSON.stringify(next));
     }
     return { streamTime, seq: meta.seq };
   }
@@ -147,21 +156,43 @@ export class TimeKeyedStore {
   private indexed(from: number, before: number, limit?: number): TimedEntry[] {
     if (before <= from) return [];
     const prefix = `${this.namespace}i`;
+    const found: TimedEntry[] = [];
     // Index keys with a time of `before` or more extend `prefix + encodeTime(before)`, so sort after it.
-    const rows = this.raw.range(prefix + encodeTime(from), prefix + encodeTime(Math.min(before, MAX_TIME)), limit);
-    return rows.map(({ key: indexKey }) => {
-      const time = decodeTime(indexKey, prefix.length);
-      const seq = decodeTime(indexKey, prefix.length + TIME_WIDTH);
-      const { key } = decodeKey(indexKey, prefix.length + 2 * TIME_WIDTH);
-      const entry = this.raw.getWithTimestamp(this.dataKey(key, time, seq));
-      if (entry === undefined) throw new Error(`corrupt store: index row without its entry (time ${time}, seq ${seq})`);
-      return { key, time, seq, value: entry.value, timestamp: entry.timestamp };
-    });
+    let start = prefix + encodeTime(from);
+    const end = prefix + encodeTime(Math.min(before, MAX_TIME));
+    for (;;) {
+      const rows = this.raw.range(start, end, limit === undefined ? undefined : limit - found.length);
+      let orphans = 0;
+      for (const { key: indexKey } of rows) {
+        const time = decodeTime(indexKey, prefix.length);
+        const seq = decodeTime(indexKey, prefix.length + TIME_WIDTH);
+        const { key } = decodeKey(indexKey, prefix.length + 2 * TIME_WIDTH);
+        const entry = this.raw.getWithTimestamp(this.dataKey(key, time, seq));
+        if (entry !== undefined) found.push({ key, time, seq, value: entry.value, timestamp: entry.timestamp });
+        else {
+          // An index record of a changelog written before, whose entry a later layout deleted
+          // and compaction dropped (the index is derived now): it goes, unlogged.
+          this.rows.writeUnlogged(indexKey, null);
+          orphans++;
+        }
+      }
+      if (orphans === 0 || limit === undefined || rows.length === 0) return found;
+      start = `${rows[rows.length - 1]!.key}\u0000`;
+    }
   }
 
   private meta(): Meta {
-    const text = this.raw.get(`${this.namespace}m`);
+    const text = this.raw.get(this.metaKey());
     return text === undefined ? NO_META : (JSON.parse(text) as Meta);
+  }
+
+  /** The header the records of this store's entries carry: the meta row as it is now. */
+  private metaHeader() {
+    return timeKeyedHeader(this.namespace, this.raw.get(this.metaKey()));
+  }
+
+  private metaKey(): string {
+    return `${this.namespace}m`;
   }
 
   private dataKey(key: string, time: number, seq: number): string {

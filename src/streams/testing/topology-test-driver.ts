@@ -17,6 +17,7 @@ import { InMemoryStoreBackend } from "../state/in-memory";
 import type { KeyValueStore, ValueAndTimestamp } from "../state/key-value-store";
 import { MAX_TIME } from "../state/key-codec";
 import { SessionStoreView } from "../state/session-store";
+import { restoredWrites } from "../state/time-keyed-changelog";
 import { TypedKeyValueStore } from "../state/typed-store";
 import { WindowStoreView } from "../state/window-store";
 import type { Serde } from "../serdes";
@@ -102,8 +103,10 @@ export class TopologyTestDriver {
     for (const store of this.topology.subtopology(old.subtopology)!.stores) {
       const raw = restored.keyValue(store.name);
       for (const record of this.records(store.changelogTopic, old.partition)) {
-        if (record.value === null) raw.delete(record.key!);
-        else raw.put(record.key!, record.value, record.timestamp);
+        for (const write of restoredWrites(record.key!, record.value, record.timestamp, record.headers)) {
+          if (write.value === null) raw.delete(write.key);
+          else raw.put(write.key, write.value, write.timestamp);
+        }
       }
     }
     this.startTask(taskId, restored, partitionTimes);
