@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { TopologyTestDriver } from "edge-streams/testing";
-import { shopTopology, type CategoryTotal, type EnrichedOrder, type Shipment } from "../examples/shop/topology";
+import { shopTopology, type CategoryTotal, type EnrichedOrder, type Shipment } from "../../examples/shop/topology";
 
 const json = (value: unknown) => JSON.stringify(value);
 

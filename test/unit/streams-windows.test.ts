@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { partitionForKey } from "../src/log/partitioner";
+import { partitionForKey } from "../../src/log/partitioner";
 import {
   compareKeys,
   changelogTopicName,
@@ -15,11 +15,11 @@ import {
   TopologyError,
   TopologyTestDriver,
   type KGroupedStream,
-} from "../src/streams";
-import { encodeKey, encodeTime } from "../src/streams/state/key-codec";
-import { restoredWrites } from "../src/streams/state/time-keyed-changelog";
-import { TimeKeyedStore } from "../src/streams/state/time-keyed-store";
-import { MINUTE_MS, pageViewsTopology, type RegionMinute } from "../examples/page-views/topology";
+} from "../../src/streams";
+import { encodeKey, encodeTime } from "../../src/streams/state/key-codec";
+import { restoredWrites } from "../../src/streams/state/time-keyed-changelog";
+import { TimeKeyedStore } from "../../src/streams/state/time-keyed-store";
+import { MINUTE_MS, pageViewsTopology, type RegionMinute } from "../../examples/page-views/topology";
 
 const str = { key: Serdes.string(), value: Serdes.string() };
 

@@ -3,8 +3,8 @@
  * changes nothing, a sooner one moves it, and it fires once.
  */
 import { describe, expect, it } from "vitest";
-import { EarliestTimer } from "../src/util/timer";
-import { until } from "./support/until";
+import { EarliestTimer } from "../../src/util/timer";
+import { until } from "../support/until";
 
 describe("EarliestTimer", () => {
   it("fires once, at the earliest time asked for", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Materialized, Serdes, StreamsBuilder, TopologyError, type Processor } from "../src/streams";
-import { ordersTotalsTopology } from "../examples/orders-totals/topology";
+import { Materialized, Serdes, StreamsBuilder, TopologyError, type Processor } from "../../src/streams";
+import { ordersTotalsTopology } from "../../examples/orders-totals/topology";
 
 const app = { applicationId: "app" };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { partitionForKey } from "../src/log/partitioner";
+import { partitionForKey } from "../../src/log/partitioner";
 import {
   createTaskProcessor,
   DeserializationError,
@@ -10,8 +10,8 @@ import {
   StreamsBuilder,
   TopologyTestDriver,
   type OutgoingRecord,
-} from "../src/streams";
-import { addOrder, MAX_ORDER_AMOUNT, type Order, orderSerde, ordersTotalsTopology, type Totals } from "../examples/orders-totals/topology";
+} from "../../src/streams";
+import { addOrder, MAX_ORDER_AMOUNT, type Order, orderSerde, ordersTotalsTopology, type Totals } from "../../examples/orders-totals/topology";
 
 const orders: [string, number][] = [
   ["alice", 10],
