@@ -56,6 +56,14 @@ const NO_COMPACTION = {
   TOPICS: `${TEST_TOPICS},edge-streams-totals-changelog=4(cleanup.policy=compact min.compaction.lag.ms=86400000)`,
 };
 
+/**
+ * A workerd test's bound, when its project has none longer: vitest's 5 s default was passed by
+ * whole-pipeline tests (a standby's metrics, a seeded scenario, a dropped record counted end to end)
+ * on a 2-core machine running other work beside the suite. Tests wait on conditions, so a longer
+ * bound only matters when something is wrong.
+ */
+const WORKERD_TEST_TIMEOUT = 20_000;
+
 /** A Worker in workerd (by default the root wrangler.toml's, the orders-totals example), with test bindings on top of its config's. */
 function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler.toml", main?: string) {
   return cloudflareTest({
@@ -128,6 +136,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
+          testTimeout: WORKERD_TEST_TIMEOUT,
           exclude: [
             "test/node/**",
             "test/standby/**",
@@ -145,12 +154,12 @@ export default defineConfig({
         // Retention and compaction with the topics' defaults: a changelog compacts when due.
         plugins: [workerd()],
         resolve: library,
-        test: { name: "compaction", include: ["test/compaction/**/*.test.ts"] },
+        test: { name: "compaction", include: ["test/compaction/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
       },
       {
         plugins: [workerd({ ...NO_COMPACTION, NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
         resolve: library,
-        test: { name: "standby", include: ["test/standby/**/*.test.ts"] },
+        test: { name: "standby", include: ["test/standby/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
       },
       {
         // The second example application, its own Worker and wrangler.toml.
@@ -177,7 +186,7 @@ export default defineConfig({
         // TestDriver's reads of key-value, window and session stores by typed (JSON) keys: a test application.
         plugins: [workerd({}, "./wrangler.toml", "./test/drivers/worker.ts")],
         resolve: library,
-        test: { name: "drivers", include: ["test/drivers/**/*.test.ts"] },
+        test: { name: "drivers", include: ["test/drivers/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
       },
       {
         // Wall-clock punctuation on the task's alarm and the uncaught-error policies, on the real runtime.
