@@ -25,7 +25,11 @@ export function migrate(db: Sql, migrations: readonly Migration[]): number {
     migration.up(db);
     version = migration.id;
   }
-  db.run(sql`INSERT INTO _schema (only, version) VALUES (1, ${version})
-             ON CONFLICT (only) DO UPDATE SET version = excluded.version`);
+  // Written only when it moved: every start of every object comes through here, and a row
+  // rewritten with what it holds is still a row written (billed).
+  if (!row || version !== row.version) {
+    db.run(sql`INSERT INTO _schema (only, version) VALUES (1, ${version})
+               ON CONFLICT (only) DO UPDATE SET version = excluded.version`);
+  }
   return version;
 }
