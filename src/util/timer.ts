@@ -17,13 +17,19 @@ export class EarliestTimer {
     if (at >= this.at) return;
     if (this.handle !== undefined) clearTimeout(this.handle);
     this.at = at;
+    this.schedule();
+  }
+
+  private schedule(): void {
     this.handle = setTimeout(
       () => {
+        // Timers may run a millisecond before the clock reaches their time (Node rounds): never fire early.
+        if (this.clock() < this.at) return this.schedule();
         this.at = Infinity;
         this.handle = undefined;
         this.fire();
       },
-      Math.max(0, at - this.clock()),
+      Math.max(0, this.at - this.clock()),
     );
   }
 

@@ -25,6 +25,19 @@ describe("EarliestTimer", () => {
     expect(fired).toHaveLength(1);
   });
 
+  it("never fires before its time, even when the platform's timer runs a millisecond early", async () => {
+    // What the clock says at each look: when armed, when the platform's timer first runs (1 ms
+    // early), then at the time itself.
+    const readings = [1_000, 1_009];
+    const clock = () => readings.shift() ?? 1_010;
+    const fired: number[] = [];
+    const timer = new EarliestTimer(() => fired.push(clock()), clock);
+    timer.armBy(1_010);
+    await until(async () => fired.length > 0, 5_000, "the timer to fire", 10);
+    expect(fired).toEqual([1_010]);
+    expect(readings).toEqual([]);
+  });
+
   it("is armed again after it fired, and fires at once for a time already past", async () => {
     let fired = 0;
     const timer = new EarliestTimer(() => fired++);
