@@ -13,6 +13,7 @@
 import { planQueueBatch, type QueueSource } from "../src/connectors/queue-source";
 import type { Application } from "../src/application";
 import { ConfigError } from "../src/config";
+import type { AppendResult, ProducerRecord, TopicPartition } from "../src/log/types";
 import { inputSerdes } from "../src/streams/topology/input-encoding";
 import { logEvent } from "../src/util/logging";
 import type { EdgeStreamsEnv } from "../platform/bindings";
@@ -40,7 +41,9 @@ export function queueConsumer(applicationFor: (env: EdgeStreamsEnv) => Applicati
       deadLetterTopic,
     });
     const byId = new Map(batch.messages.map((message) => [message.id, message]));
-    const append = log.appendUnseen ? log.appendUnseen.bind(log) : log.append.bind(log);
+    // A log without appendUnseen (a remote one) appends redeliveries again: at least once.
+    const append = (tp: TopicPartition, records: ProducerRecord[]): Promise<AppendResult & { duplicates?: number }> =>
+      log.appendUnseen ? log.appendUnseen(tp, records) : log.append(tp, records);
     const appended = await Promise.allSettled(plan.appends.map(({ topic, partition, records }) => append({ topic, partition }, records)));
     appended.forEach((outcome, i) => {
       const { topic, partition, messageIds } = plan.appends[i]!;
@@ -49,6 +52,8 @@ export function queueConsumer(applicationFor: (env: EdgeStreamsEnv) => Applicati
         for (const id of messageIds) byId.get(id)!.retry();
         return;
       }
+      const duplicates = outcome.value.duplicates ?? 0;
+      if (duplicates > 0) logEvent("queue.redelivered", { queue: batch.queue, topic, partition, messages: messageIds.length, duplicates }, "debug");
       for (const id of messageIds) byId.get(id)!.ack();
     });
     for (const { id, error } of plan.unplaced) {

@@ -5,13 +5,15 @@
  * cost of the batch's one row and nothing else; the window bounded in time and in ids.
  */
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { DurableLog } from "../../src/log/durable-log";
 import { InvalidRecord } from "../../src/log/errors";
 import { PartitionStore } from "../../src/log/partition-store";
 import { SOURCE_ID_HEADER, type SourceIdWindow } from "../../src/log/partition/source-ids";
 import { encodeBatch } from "../../src/log/record-batch";
 import { topicConfig } from "../../src/log/topic-config";
+import { TopicCatalog } from "../../src/log/topics";
 import type { ProducerRecord, TopicPartition } from "../../src/log/types";
 import { counted } from "../support/counted-storage";
 
@@ -120,4 +122,13 @@ describe("a partition's appendUnseen", () => {
       expect(() => appendUnseen(store, tp, [message("a"), { key: "k", value: "no id" }])).toThrow(InvalidRecord);
       expect(values(store, tp)).toEqual([]);
     }));
+
+  it("through the log's partition object: a redelivery after the object was aborted is left out", async () => {
+    const log = new DurableLog(env.LOG_PARTITION, new TopicCatalog({ "source-ids-abort": 1 }));
+    const tp = { topic: "source-ids-abort", partition: 0 };
+    expect(await log.appendUnseen(tp, [message("a"), message("b")])).toEqual({ baseOffset: 0, count: 2, duplicate: false, duplicates: 0 });
+    await abortAllDurableObjects();
+    expect(await log.appendUnseen(tp, [message("b"), message("c")])).toEqual({ baseOffset: 2, count: 1, duplicate: false, duplicates: 1 });
+    expect((await log.fetch(tp, 0, all)).records.map((r) => r.value)).toEqual(["a", "b", "c"]);
+  });
 });
