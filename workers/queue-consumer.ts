@@ -63,11 +63,16 @@ export function queueConsumer(applicationFor: (env: EdgeStreamsEnv) => Applicati
   };
 }
 
-/** The topics a source writes must exist, and the input may not be one only the application's tasks write (a changelog, a repartition topic). */
+/**
+ * The topics a source writes must exist, and the input may not be one the application writes
+ * itself (a changelog, a repartition topic, an output), as HTTP ingest refuses them, unless the
+ * application opened it (`openTopics`).
+ */
 function checkTopics(queue: string, application: Application, topics: ReadonlyMap<string, number>, topic: string, deadLetterTopic: string | undefined): void {
   for (const t of [topic, deadLetterTopic]) {
     if (t !== undefined && !topics.has(t)) throw new ConfigError(`queue ${JSON.stringify(queue)}: unknown topic ${JSON.stringify(t)}`);
   }
-  if (application.internalTopics.has(topic))
-    throw new ConfigError(`queue ${JSON.stringify(queue)}: ${topic} is internal to the application: only its tasks write it`);
+  if (application.writtenTopics.has(topic)) {
+    throw new ConfigError(`queue ${JSON.stringify(queue)}: the application writes ${topic} itself: only its tasks may, unless openTopics names it`);
+  }
 }

@@ -28,5 +28,7 @@ export const streams = defineEdgeStreams((env) => ordersTotalsTopology({ deadLet
         return body.customer;
       },
     },
+    // Refused: the application writes totals itself (its batches fail, as a misconfiguration).
+    "into-totals": { topic: "totals" },
   },
 });

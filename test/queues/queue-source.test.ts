@@ -179,6 +179,16 @@ describe("a Queue feeding orders", () => {
     expect(await driver.get("totals", heidi)).toEqual({ count: 1, sum: 5 });
   });
 
+  it("fails a batch of a queue it was not told of, or one feeding a topic the application writes: Queues retries it", async () => {
+    const stray = order("someone", 1);
+    const unknown = await deliver("unknown-queue", [stray]);
+    expect(String(unknown.died)).toMatch(/ConfigError: queue "unknown-queue" is consumed by this Worker but not named/);
+    expect(unknown).toMatchObject({ acked: [], retried: [], ackAll: false });
+    const written = await deliver("into-totals", [{ id: stray.id, body: { customer: "someone", amount: 1 } }]);
+    expect(String(written.died)).toMatch(/the application writes totals itself/);
+    expect(await driver.read("totals")).not.toContainEqual(expect.objectContaining({ key: "someone" }));
+  });
+
   it("takes what the Worker sends to the queue: miniflare delivers it to the handler", async () => {
     const ivan = keyOn(0, "queue-ivan");
     await driver.instances();
