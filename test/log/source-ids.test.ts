@@ -105,6 +105,24 @@ describe("a partition's appendUnseen", () => {
       expect(appendUnseen(restarted, tp, [message("2", "2 again")])).toMatchObject({ count: 1 });
     }));
 
+  it("reads back only the window's rows when it rebuilds the set, however many older rows the partition holds", () =>
+    withStorage((raw, tp) => {
+      const c = counted(raw);
+      let now = T0;
+      const store = new PartitionStore(c.storage, () => now, WINDOW);
+      for (let i = 0; i < 50; i++) appendUnseen(store, tp, [message(`old-${i}`)]);
+      now += WINDOW.ms + 1;
+      appendUnseen(store, tp, [message("new-1")]);
+      store.append(tp, [{ key: "k", value: "plain" }]);
+      appendUnseen(store, tp, [message("new-2")]);
+      const restarted = new PartitionStore(c.storage, () => now, WINDOW);
+      c.read();
+      expect(appendUnseen(restarted, tp, [message("new-1"), message("new-2"), message("old-1", "old-1 again")])).toMatchObject({ count: 1, duplicates: 2 });
+      // The rebuild's read: the three rows within the window, the first one past it (and the one
+      // SQLite reads ahead), not the 50 older rows.
+      expect(c.read(/instr\(records/)).toBeLessThanOrEqual(5);
+    }));
+
   it("remembers nothing of a transaction that failed: the message is appended when it comes again", () =>
     withStorage((raw, tp) => {
       const c = counted(raw);

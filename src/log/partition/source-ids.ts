@@ -82,18 +82,21 @@ export class RecentSourceIds {
   }
 
   /**
-   * The ids of the newest rows appended within the window, read newest first until the window's
-   * count is reached: a start-up reads at most that many ids' rows, whatever the partition holds.
+   * The ids of the newest rows, read newest first until one older than the window or the
+   * window's count of ids: a start-up reads the window's rows at most, whatever the partition
+   * holds, and parses only those that carry ids.
    */
   private rebuild(now: number): Map<string, number> {
-    const rows = this.tx.db.cursor<{ append_time: number; records: string }>(
-      sql`SELECT append_time, records FROM record_batches
-          WHERE append_time >= ${now - this.window.ms} AND instr(records, ${HEADER_IN_JSON}) > 0
-          ORDER BY base_offset DESC`,
+    const since = now - this.window.ms;
+    const rows = this.tx.db.cursor<{ append_time: number; records: string | null }>(
+      sql`SELECT append_time, CASE WHEN instr(records, ${HEADER_IN_JSON}) > 0 THEN records END AS records
+          FROM record_batches ORDER BY base_offset DESC`,
     );
     const newestFirst: [string, number][][] = [];
     let count = 0;
     for (const row of rows) {
+      if (row.append_time < since) break;
+      if (row.records === null) continue;
       const found: [string, number][] = [];
       for (const entry of JSON.parse(row.records) as Entry[]) {
         const id = sourceIdOf(entry);
