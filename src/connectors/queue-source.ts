@@ -83,8 +83,8 @@ export function planQueueBatch(queue: string, messages: readonly QueueMessage[],
   const unplaced: { id: string; error: Error }[] = [];
   const add = (topic: string, partition: number, record: ProducerRecord, id: string) => {
     const at = `${partition}@${topic}`;
-    let append = appends.get(at);
-    if (!append) appends.set(at, (append = { topic, partition, records: [], messageIds: [] }));
+    const append = appends.get(at) ?? { topic, partition, records: [], messageIds: [] };
+    appends.set(at, append);
     append.records.push(record);
     append.messageIds.push(id);
   };

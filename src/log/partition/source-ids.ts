@@ -67,7 +67,8 @@ export class RecentSourceIds {
   }
 
   private current(now: number): Map<string, number> {
-    const known = (this.ids ??= this.rebuild(now));
+    const known = this.ids ?? this.rebuild(now);
+    this.ids = known;
     this.evict(known, now);
     return known;
   }
