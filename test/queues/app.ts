@@ -14,11 +14,15 @@ export interface OrderMessage {
   readonly poison?: boolean;
 }
 
+/** Where the orders `orders-queue` gave up on land (through its dead-letter queue, `orders-queue-dlq`). */
+export const FAILED_ORDERS = "failed-orders";
+
 export class PoisonOrder extends Error {
   override name = "PoisonOrder";
 }
 
 export const streams = defineEdgeStreams((env) => ordersTotalsTopology({ deadLetterQueueTopic: DEAD_LETTER_TOPIC }, partitionsOf(env)), {
+  extraTopics: { [FAILED_ORDERS]: 1 },
   queues: {
     "orders-queue": { topic: "orders", key: "customer" },
     "orders-by-function": {
@@ -28,6 +32,8 @@ export const streams = defineEdgeStreams((env) => ordersTotalsTopology({ deadLet
         return body.customer;
       },
     },
+    // The queue's own dead-letter queue: what Queues gave up on, kept in a topic of its own.
+    "orders-queue-dlq": { topic: FAILED_ORDERS, key: "customer" },
     // Refused: the application writes totals itself (its batches fail, as a misconfiguration).
     "into-totals": { topic: "totals" },
   },

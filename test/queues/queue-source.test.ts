@@ -17,7 +17,7 @@ import { TestDriver, type TestOutput } from "../../platform/testing/test-driver"
 import { call } from "../support/api";
 import { keyOn } from "../support/keys";
 import { until } from "../support/until";
-import { type OrderMessage, streams } from "./app";
+import { FAILED_ORDERS, type OrderMessage, streams } from "./app";
 import { DEAD_LETTER_TOPIC } from "../../examples/orders-totals/app";
 
 const application = streams.applicationFor(env);
@@ -197,5 +197,23 @@ describe("a Queue feeding orders", () => {
     await until(async () => (await ordersOf(ivan)).length === 2, 20_000, "the queue's batch appended to orders");
     await driver.runUntilQuiet();
     expect(await driver.get("totals", ivan)).toEqual({ count: 2, sum: 42 });
+  });
+
+  it("leaves a message whose append keeps failing to the Queue: retried max_retries times, then its dead-letter queue", async () => {
+    const judy = keyOn(2, "queue-judy");
+    await driver.instances();
+    // Partition 2 of orders fails every call for now (the tasks' reads too: they catch up after).
+    expect((await call("/admin/log/fail", { body: { topic: "orders", partition: 2, times: 1_000 } })).status).toBe(200);
+    try {
+      const queue = (env as unknown as { ORDERS_QUEUE: Queue<OrderMessage> }).ORDERS_QUEUE;
+      await queue.send({ customer: judy, amount: 9 });
+      await until(async () => (await driver.read(FAILED_ORDERS)).some((r) => r.key === judy), 30_000, "the order in the dead-letter queue's topic");
+    } finally {
+      // The route takes 1 or more: the partition's own call ends it.
+      await env.LOG_PARTITION.getByName("orders/2").injectFailures(0);
+    }
+    const [failed] = (await driver.read(FAILED_ORDERS)).filter((r) => r.key === judy);
+    expect(JSON.parse(failed!.value)).toEqual({ customer: judy, amount: 9 });
+    expect(await ordersOf(judy)).toEqual([]);
   });
 });
