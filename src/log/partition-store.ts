@@ -9,6 +9,8 @@
  *   (offset-map.ts) and the freshly appended rows kept parsed for it (fresh-rows.ts);
  * - `GroupOffsets` (group-offsets.ts): consumer groups' committed offsets, fenced by epoch;
  * - `TopicConfigStore` (topic-config-store.ts): the topic's configuration;
+ * - `RecentSourceIds` (source-ids.ts): the message ids of an at-least-once source (a Queue)
+ *   appended recently, so that `appendUnseen` appends a redelivered message once;
  * - the schema (migrations.ts) and the transactions every part writes in (transactions.ts).
  *
  * Every write is a single storage transaction, so a batch is in the log whole or not at all.

@@ -83,6 +83,21 @@ describe("a Queue feeding orders", () => {
     expect(header(first!, SOURCE_ID_HEADER)).toBe(messages[0]!.id);
   });
 
+  it("writes 0.04 rows per message for a full batch (100 messages) over the four partitions", async () => {
+    const customers = [0, 1, 2, 3].map((p) => keyOn(p, "queue-full"));
+    await driver.instances();
+    const before = await Promise.all([0, 1, 2, 3].map(rowsOf));
+    const messages = Array.from({ length: 100 }, (_, i) => order(customers[i % 4], 1));
+    expect((await deliver("orders-queue", messages)).acked).toHaveLength(100);
+    const after = await Promise.all([0, 1, 2, 3].map(rowsOf));
+    expect(after.map((rows, p) => rows - before[p]!)).toEqual([1, 1, 1, 1]);
+    // Delivered again: no row.
+    expect((await deliver("orders-queue", messages)).acked).toHaveLength(100);
+    expect(await Promise.all([0, 1, 2, 3].map(rowsOf))).toEqual(after);
+    await driver.runUntilQuiet();
+    for (const customer of customers) expect(await driver.get("totals", customer)).toEqual({ count: 25, sum: 25 });
+  });
+
   it("appends a redelivered message once", async () => {
     const carol = keyOn(2, "queue-carol");
     await driver.instances();
