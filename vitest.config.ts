@@ -3,7 +3,7 @@
  * (@cloudflare/vitest-pool-workers); `standby` is the same with NUM_STANDBYS=1; `page-views` runs
  * the second example application and `shop` the third; `operators` a test application with the
  * DSL's operators the examples do not use; `drivers` a test application for TestDriver's reads of
- * every kind of store; `policies` a test application with wall-clock
+ * every kind of store; `queues` the default example fed by Cloudflare Queues; `policies` a test application with wall-clock
  * punctuators and every uncaught-error policy; `unit` pure logic in plain Node (test/unit: every
  * test that needs no workerd, Kafka's ported operator tests among them; no per-file isolation,
  * seconds in all); `node` drives a real `wrangler dev` with real clients (among them the example
@@ -146,6 +146,7 @@ export default defineConfig({
             "test/shop/**",
             "test/operators/**",
             "test/drivers/**",
+            "test/queues/**",
             "test/unit/**",
           ],
         },
@@ -187,6 +188,12 @@ export default defineConfig({
         plugins: [workerd({}, "./wrangler.toml", "./test/drivers/worker.ts")],
         resolve: library,
         test: { name: "drivers", include: ["test/drivers/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
+      },
+      {
+        // The default example fed by Cloudflare Queues (miniflare's, local): its own Worker and wrangler.toml.
+        plugins: [workerd({}, "./test/queues/wrangler.toml")],
+        resolve: library,
+        test: { name: "queues", include: ["test/queues/**/*.test.ts"], testTimeout: 30_000 },
       },
       {
         // Wall-clock punctuation on the task's alarm and the uncaught-error policies, on the real runtime.

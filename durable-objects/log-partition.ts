@@ -20,6 +20,7 @@ import type {
   ProducerId,
   ProducerRecord,
   TopicPartition,
+  UnseenAppendResult,
 } from "../src/log/types";
 import { isRestoreWorkerName } from "../src/names";
 import { WakeUps } from "../src/log/wake-ups";
@@ -124,12 +125,32 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     );
   }
 
-  private async afterAppend(
+  /**
+   * `appendEncoded` of records from an at-least-once source (a Queue), leaving out those whose
+   * message id the partition appended recently (src/log/partition/source-ids.ts).
+   */
+  async appendUnseen(
+    tp: TopicPartition,
+    records: string,
+    config?: TopicConfig,
+    origin?: AppendOrigin,
+    measure?: BatchMeasure,
+  ): Promise<Outcome<UnseenAppendResult>> {
+    await this.armEcho();
+    return this.afterAppend(
+      tp,
+      config,
+      origin,
+      this.call(() => this.store.appendUnseen(tp, records, measure)),
+    );
+  }
+
+  private async afterAppend<R extends AppendResult>(
     tp: TopicPartition,
     config: TopicConfig | undefined,
     origin: AppendOrigin | undefined,
-    result: Outcome<AppendResult>,
-  ): Promise<Outcome<AppendResult>> {
+    result: Outcome<R>,
+  ): Promise<Outcome<R>> {
     if (!result.ok) return result;
     if (config) this.store.configure(tp, config);
     if (!result.value.duplicate) {

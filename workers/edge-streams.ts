@@ -27,6 +27,7 @@ import { Application, type ApplicationOptions } from "../src/application";
 import type { Topology } from "../src/streams/topology/topology";
 import { createApi } from "./api/app";
 import type { ApiEnv } from "./api/context";
+import { queueConsumer, type QueueSources } from "./queue-consumer";
 
 /** A Durable Object class as the Worker exports it: constructed by the runtime with `(ctx, env)`. */
 export type EdgeStreamsObjectClass<T> = new (ctx: DurableObjectState, env: EdgeStreamsEnv) => T;
@@ -37,6 +38,16 @@ export type EdgeStreamsObjectClass<T> = new (ctx: DurableObjectState, env: EdgeS
  * configuration. It may throw `ConfigError` for vars it cannot use.
  */
 export type ApplicationSource<E extends EdgeStreamsEnv = EdgeStreamsEnv> = Topology | Application | ((env: E) => Topology | Application);
+
+/** What `defineEdgeStreams` takes besides the application: the application's options, and its inputs from Cloudflare Queues. */
+export interface EdgeStreamsOptions extends ApplicationOptions {
+  /**
+   * Queues whose messages are appended to a topic (docs/connectors.md): queue name → the topic and
+   * how a message becomes a record. Each is a `[[queues.consumers]]` of the Worker's wrangler.toml;
+   * the Worker's `queue()` handler appends them.
+   */
+  readonly queues?: QueueSources;
+}
 
 export interface EdgeStreams {
   /**
@@ -51,6 +62,8 @@ export interface EdgeStreams {
   readonly app: Hono<ApiEnv>;
   /** The Worker's fetch handler: the module's default export can be this object itself. */
   fetch(request: Request, env: EdgeStreamsEnv, ctx: ExecutionContext): Response | Promise<Response>;
+  /** The Worker's queue handler: appends the batches of the queues named in `queues` (a queue not named there fails its batch). */
+  queue(batch: MessageBatch, env: EdgeStreamsEnv, ctx: ExecutionContext): Promise<void>;
   readonly TaskObject: EdgeStreamsObjectClass<TaskObject>;
   readonly Coordinator: EdgeStreamsObjectClass<Coordinator>;
   readonly RestoreWorker: EdgeStreamsObjectClass<RestoreWorker>;
@@ -62,10 +75,12 @@ export interface EdgeStreams {
  * The Worker of an application. Pass a built topology (and options: extra topics, restore and
  * standby listeners), an `Application` made already (tests share one with their driver), or a
  * function of the environment that builds one — `defineEdgeStreams((env) => topology(env))` —
- * for an application shaped by its vars (the default example's `PARTITIONS`).
+ * for an application shaped by its vars (the default example's `PARTITIONS`). `queues` makes
+ * Cloudflare Queues inputs of its topics.
  */
-export function defineEdgeStreams<E extends EdgeStreamsEnv = EdgeStreamsEnv>(source: ApplicationSource<E>, options: ApplicationOptions = {}): EdgeStreams {
-  const applicationFor = applications(source, options);
+export function defineEdgeStreams<E extends EdgeStreamsEnv = EdgeStreamsEnv>(source: ApplicationSource<E>, options: EdgeStreamsOptions = {}): EdgeStreams {
+  const { queues = {}, ...applicationOptions } = options;
+  const applicationFor = applications(source, applicationOptions);
   const host = (env: EdgeStreamsEnv) => Host.of(applicationFor(env), env);
   const app = createApi(applicationFor);
   const fixed = typeof source === "function" ? undefined : applicationFor({} as EdgeStreamsEnv);
@@ -73,6 +88,7 @@ export function defineEdgeStreams<E extends EdgeStreamsEnv = EdgeStreamsEnv>(sou
     applicationFor,
     app,
     fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+    queue: queueConsumer(applicationFor, queues),
     TaskObject: class extends TaskObject {
       constructor(ctx: DurableObjectState, env: EdgeStreamsEnv) {
         super(ctx, env, host(env));

@@ -5,7 +5,8 @@
  * Object classes. Tests that run the real objects in workerd use `edge-streams/testing`.
  */
 export * from "./topology";
-export { defineEdgeStreams, type ApplicationSource, type EdgeStreams, type EdgeStreamsObjectClass } from "./edge-streams";
+export { defineEdgeStreams, type ApplicationSource, type EdgeStreams, type EdgeStreamsObjectClass, type EdgeStreamsOptions } from "./edge-streams";
+export type { QueueMessage, QueueSource } from "../src/connectors/queue-source";
 export type { EdgeStreamsEnv } from "../platform/bindings";
 export type { ApiEnv } from "./api/context";
 export type { Host } from "../platform/host";

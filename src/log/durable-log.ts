@@ -5,7 +5,7 @@
  */
 import { topicPartition } from "../names";
 import { LogUnavailable, unwrap, type Outcome } from "./errors";
-import { decodeFetch, encodeBatch, type BatchMeasure, type EncodedFetch } from "./record-batch";
+import { decodeFetch, encodeBatch, toEntry, type BatchMeasure, type EncodedFetch } from "./record-batch";
 import type { PartitionStats } from "./partition-store";
 import type { TopicConfig } from "./topic-config";
 import type { TopicCatalog } from "./topics";
@@ -20,6 +20,7 @@ import type {
   ProducerId,
   ProducerRecord,
   TopicPartition,
+  UnseenAppendResult,
 } from "./types";
 
 /**
@@ -44,6 +45,7 @@ export interface PartitionObject {
     origin?: AppendOrigin,
     measure?: BatchMeasure,
   ): Promise<Outcome<AppendResult>>;
+  appendUnseen(tp: TopicPartition, records: string, config?: TopicConfig, origin?: AppendOrigin, measure?: BatchMeasure): Promise<Outcome<UnseenAppendResult>>;
   readEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<Outcome<EncodedFetch>>;
   offsets(tp: TopicPartition): Promise<Outcome<OffsetRange>>;
   offsetForTimestamp(tp: TopicPartition, timestamp: number): Promise<Outcome<number>>;
@@ -118,6 +120,13 @@ export class DurableLog<P = PartitionObject> implements Log {
   /** The topic's configuration goes along, so the partition applies its retention and compaction. */
   appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, measure?: BatchMeasure): Promise<AppendResult> {
     return this.call(tp, (s, at) => s.appendEncoded(at, records, producer, this.catalog.config(at.topic), this.origin, measure));
+  }
+
+  /** Records of an at-least-once source, those the partition appended recently left out (see `Log.appendUnseen`). */
+  appendUnseen(tp: TopicPartition, records: readonly ProducerRecord[]): Promise<UnseenAppendResult> {
+    const encoded = encodeBatch(records);
+    const text = encoded?.text ?? JSON.stringify(records.map(toEntry));
+    return this.call(tp, (s, at) => s.appendUnseen(at, text, this.catalog.config(at.topic), this.origin, encoded?.measure));
   }
 
   stats(tp: TopicPartition): Promise<PartitionStats> {

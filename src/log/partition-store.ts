@@ -9,18 +9,31 @@
  *   (offset-map.ts) and the freshly appended rows kept parsed for it (fresh-rows.ts);
  * - `GroupOffsets` (group-offsets.ts): consumer groups' committed offsets, fenced by epoch;
  * - `TopicConfigStore` (topic-config-store.ts): the topic's configuration;
+ * - `RecentSourceIds` (source-ids.ts): the message ids of an at-least-once source (a Queue)
+ *   appended recently, so that `appendUnseen` appends a redelivered message once;
  * - the schema (migrations.ts) and the transactions every part writes in (transactions.ts).
  *
  * Every write is a single storage transaction, so a batch is in the log whole or not at all.
  */
 import { migrate } from "../storage/migrations";
 import type { StorageLike } from "../storage/sql";
-import { OffsetOutOfRange } from "./errors";
+import { InvalidRecord, OffsetOutOfRange } from "./errors";
 import { checkBatch } from "./records";
 import { arrivingBatch, checkedBatch, type AppendBatch } from "./append-batch";
 import { decodeFetch, toEntry, type BatchMeasure, type EncodedFetch, type Entry } from "./record-batch";
+import { RecentSourceIds, SOURCE_ID_HEADER, sourceIdOf, type SourceIdWindow } from "./partition/source-ids";
 import { compacts, deletes, type TopicConfig } from "./topic-config";
-import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, OffsetRange, ProducerId, ProducerRecord, TopicPartition } from "./types";
+import type {
+  AppendResult,
+  CommittedOffset,
+  UnseenAppendResult,
+  FetchBounds,
+  FetchResult,
+  OffsetRange,
+  ProducerId,
+  ProducerRecord,
+  TopicPartition,
+} from "./types";
 import { CleanerCheckpoint } from "./partition/cleaner-checkpoint";
 import { FreshRows } from "./partition/fresh-rows";
 import { checkCommit, checkGroup, GroupOffsets } from "./partition/group-offsets";
@@ -76,6 +89,7 @@ export class PartitionStore {
   private readonly fresh = new FreshRows();
   private readonly retention: LogRetention;
   private readonly cleaner: LogCleaner;
+  private readonly sourceIds: RecentSourceIds;
   /** When this object last appended (in memory: after a restart, unknown). */
   private lastAppendAt: number | undefined;
   /** When the object started: the quiet a compaction waits for counts from here while `lastAppendAt` is unknown. */
@@ -86,6 +100,7 @@ export class PartitionStore {
   constructor(
     storage: StorageLike,
     private readonly clock: () => number = Date.now,
+    sourceIdWindow?: SourceIdWindow,
   ) {
     this.startedAt = clock();
     const tx = new PartitionTransactions(storage);
@@ -104,6 +119,7 @@ export class PartitionStore {
     tx.onRollback(() => this.fresh.clear());
     this.retention = new LogRetention(tx, this.log, this.checkpoint);
     this.cleaner = new LogCleaner(tx, this.checkpoint, index, this.fresh, (upTo, logEnd) => this.producers.coverBelow(upTo, logEnd));
+    this.sourceIds = new RecentSourceIds(tx, sourceIdWindow);
   }
 
   /** The partition this object holds, once it holds one. */
@@ -125,6 +141,39 @@ export class PartitionStore {
   appendEncoded(tp: TopicPartition, records: string, producer?: ProducerId, measure?: BatchMeasure): AppendResult {
     const now = this.clock();
     return this.appendBatch(tp, arrivingBatch(records, measure), producer, now);
+  }
+
+  /**
+   * `appendEncoded` of records from an at-least-once source (a Queue), each carrying its message's
+   * id (partition/source-ids.ts): those whose id this partition appended within its window, or
+   * that repeat an id earlier in the batch, are left out; the rest are appended as one batch. When
+   * all are left out nothing is written (`duplicate`). Synchronous from the check to the append,
+   * so a redelivery arriving meanwhile sees the ids.
+   */
+  appendUnseen(tp: TopicPartition, records: string, measure?: BatchMeasure): UnseenAppendResult {
+    const now = this.clock();
+    const arriving = arrivingBatch(records, measure);
+    const entries = arriving.entries();
+    const ids: string[] = [];
+    const keep: number[] = [];
+    const inBatch = new Set<string>();
+    entries.forEach((entry, index) => {
+      const id = sourceIdOf(entry);
+      if (id === undefined) throw new InvalidRecord(`record ${index} carries no ${SOURCE_ID_HEADER} header`);
+      if (inBatch.has(id) || this.sourceIds.has(id, now)) return;
+      inBatch.add(id);
+      ids.push(id);
+      keep.push(index);
+    });
+    const duplicates = entries.length - keep.length;
+    if (keep.length === 0) return { baseOffset: this.tx.run(() => this.log.range(tp).logEnd), count: 0, duplicate: true, duplicates };
+    const batch =
+      duplicates === 0
+        ? arriving
+        : checkedBatch({ entries: keep.map((i) => entries[i]!), sizes: Uint32Array.from(keep, (i) => arriving.sizes[i]!) }, undefined);
+    const result = this.appendBatch(tp, batch, undefined, now);
+    this.sourceIds.remember(ids, now);
+    return { ...result, duplicates };
   }
 
   private appendBatch(tp: TopicPartition, batch: AppendBatch, producer: ProducerId | undefined, now: number): AppendResult {

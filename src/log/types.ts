@@ -53,6 +53,11 @@ export interface AppendResult {
   readonly duplicate: boolean;
 }
 
+/** What `appendUnseen` did: `AppendResult` of the records appended, and how many it left out as seen already. */
+export interface UnseenAppendResult extends AppendResult {
+  readonly duplicates: number;
+}
+
 export interface FetchBounds {
   /** At most this many records. */
   readonly maxRecords: number;
@@ -151,6 +156,13 @@ export interface Log {
    * with `encodeBatch`'s measure of it, so that the log need not parse it again either.
    */
   appendEncoded?(tp: TopicPartition, records: string, producer?: ProducerId, measure?: BatchMeasure): Promise<AppendResult>;
+  /**
+   * Optional: appends the records of an at-least-once source (a Queue), each carrying its
+   * message's id in the `edge-streams.source-id` header, leaving out those whose id the partition
+   * appended recently (src/log/partition/source-ids.ts): a redelivered message is appended once.
+   * A log without it appends redeliveries again.
+   */
+  appendUnseen?(tp: TopicPartition, records: readonly ProducerRecord[]): Promise<UnseenAppendResult>;
   /** Reads from `offset` within the bounds; an offset outside the kept range is `OffsetOutOfRange`. */
   fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult>;
   offsets(tp: TopicPartition): Promise<OffsetRange>;

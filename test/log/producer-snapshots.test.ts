@@ -16,48 +16,13 @@ import { SNAPSHOT_EVERY_ROWS } from "../../src/log/partition/producer-state-mana
 import { topicConfig } from "../../src/log/topic-config";
 import { TopicCatalog } from "../../src/log/topics";
 import type { ProducerRecord } from "../../src/log/types";
-import type { SqlDatabase, StorageLike } from "../../src/storage/sql";
+import { counted } from "../support/counted-storage";
 
 let scratch = 0;
 const T0 = 1_700_000_000_000;
 const all = { maxRecords: 100_000, maxBytes: 64 << 20 };
 const rec = (value: string, key = "k"): ProducerRecord => ({ key, value, timestamp: T0 });
 const producer = (sequence: number, epoch = 0, producerId = "p") => ({ producerId, epoch, sequence });
-
-/** The storage, counting the SQLite rows its statements wrote (as Cloudflare bills them: indexes too), and failing a transaction on demand. */
-function counted(storage: DurableObjectStorage) {
-  const cursors: { table: string; cursor: { rowsWritten: number } }[] = [];
-  let failNext = false;
-  const sql: SqlDatabase = {
-    exec: (query, ...bindings) => {
-      const cursor = storage.sql.exec(query, ...bindings);
-      cursors.push({ table: /(?:INSERT INTO|UPDATE|DELETE FROM)\s+(\w+)/i.exec(query)?.[1] ?? "other", cursor });
-      return cursor as never;
-    },
-  };
-  const wrapped: StorageLike = {
-    sql,
-    transactionSync: (fn) =>
-      storage.transactionSync(() => {
-        const result = fn();
-        if (failNext) {
-          failNext = false;
-          throw new Error("crash before commit");
-        }
-        return result;
-      }),
-  };
-  return {
-    storage: wrapped,
-    /** Rows written since the last call, by table. */
-    written(): Record<string, number> {
-      const byTable: Record<string, number> = {};
-      for (const { table, cursor } of cursors.splice(0)) if (cursor.rowsWritten > 0) byTable[table] = (byTable[table] ?? 0) + cursor.rowsWritten;
-      return byTable;
-    },
-    failNextTransaction: () => (failNext = true),
-  };
-}
 
 function withStorage<T>(fn: (storage: DurableObjectStorage, tp: { topic: string; partition: number }) => T | Promise<T>): Promise<T> {
   const name = `snapshots-${++scratch}`;

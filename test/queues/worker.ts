@@ -1,0 +1,10 @@
+/** The Worker of the `queues` test project (test/queues/wrangler.toml), running test/queues/app.ts. */
+import { streams } from "./app";
+
+export class TaskObject extends streams.TaskObject {}
+export class Coordinator extends streams.Coordinator {}
+export class RestoreWorker extends streams.RestoreWorker {}
+export class LogPartition extends streams.LogPartition {}
+export class ConsumerGroup extends streams.ConsumerGroup {}
+
+export default streams;
