@@ -117,6 +117,12 @@ describe("POST /kafka/produce", () => {
     await failure(kafka("/produce", { body: [good, { topic: "orders" }] }), 400);
     await failure(kafka("/produce", { body: [good, { topic: "orders", value: "v", partition: "1" }] }), 400);
     await failure(kafka("/produce", { body: [good, { topic: "orders", value: "v", headers: [{ key: "h" }] }] }), 400);
+    // A queue message's id is the runtime's: a client may not send one.
+    const reserved = await failure(
+      kafka("/produce", { body: [good, { topic: "orders", value: "v", headers: [{ key: "edge-streams.source-id", value: "m1" }] }] }),
+      400,
+    );
+    expect(reserved.error).toMatch(/edge-streams\.source-id is reserved/);
     await failure(kafka("/produce", { body: [] }), 400);
     await failure(kafka("/produce", { raw: "{not json" }), 400);
     const unknown = await failure(kafka("/produce", { body: [good, { topic: "no-such-topic", value: "v" }] }), 404);

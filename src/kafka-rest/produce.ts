@@ -11,6 +11,7 @@ import { InvalidRecord, UnknownTopicOrPartition } from "../log/errors";
 import { partitionForKey } from "../log/partitioner";
 import type { AppendResult, Header, ProducerId, ProducerRecord } from "../log/types";
 import type { ProduceMetadata, TopicMessage } from "./dialect";
+import { SOURCE_ID_HEADER } from "../log/partition/source-ids";
 import { EDGE_PRODUCER_HEADER, parseProducerHeader, takeProducerHeader } from "./producer-header";
 
 export interface ProduceBatch {
@@ -64,6 +65,11 @@ export function planProduce(messages: readonly TopicMessage[], options: PlanOpti
       let chosen = sticky.get(message.topic);
       if (chosen === undefined) sticky.set(message.topic, (chosen = pick(count)));
       partition = chosen;
+    }
+    // A queue message's id is the runtime's own (a partition appends each once): a client's record
+    // carrying one could make the partition leave a real message out.
+    if ((message.headers ?? []).some((h) => h.key === SOURCE_ID_HEADER)) {
+      throw new InvalidRecord(`${where}: the header name ${SOURCE_ID_HEADER} is reserved`);
     }
     const { producer: header, rest, count: producerHeaders } = takeProducerHeader(message.headers ?? []);
     if (producerHeaders > 1) throw new InvalidRecord(`${where}: more than one ${EDGE_PRODUCER_HEADER} header`);
