@@ -14,6 +14,7 @@ import { call, json } from "./support/api";
 import { keyOn, keysOn } from "./support/keys";
 import { application } from "./support/orders-app";
 import { EventReader, type ServerSentEvent } from "./support/sse";
+import { TEST_SCOPED_TOKENS } from "./support/tokens";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
@@ -203,15 +204,20 @@ describe("watching a prefix", () => {
 });
 
 describe("access", () => {
-  it("answers 401 without a token and 404 for an unknown store, as the other store routes do", async () => {
+  it("answers 401 without a token, 403 for a token without the read role, and 404 for an unknown store, as the other store routes do", async () => {
     const key = keyOn(0, "watch-access");
     for (const path of [`/stores/totals/keys/${key}/watch`, "/stores/totals/watch?prefix=x"]) {
       const refused = await call(path, { token: null });
       expect(refused.status, path).toBe(401);
-      // The same path with the token is a subscription.
-      const stream = await watch(path);
-      await stream.next();
-      await stream.close();
+      expect((await call(path, { token: TEST_SCOPED_TOKENS.PRODUCE_TOKEN.split(",")[0] })).status, path).toBe(403);
+      // The same path with the token (or a read token) is a subscription.
+      for (const token of [undefined, TEST_SCOPED_TOKENS.READ_TOKEN]) {
+        const response = await call(path, { token });
+        expect(response.status, path).toBe(200);
+        const stream = new EventReader(response);
+        await stream.next();
+        await stream.close();
+      }
     }
     for (const path of ["/stores/nope/keys/k/watch", "/stores/nope/watch?prefix=x"]) {
       const response = await call(path);
