@@ -9,6 +9,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TestDriver } from "../platform/testing/test-driver";
 import { encodeToken } from "../src/subscriptions/resume-token";
+import type { SnapshotAnswer } from "../src/task/protocol";
 import { activeInstance } from "./support/active";
 import { call, json } from "./support/api";
 import { keyOn, keysOn } from "./support/keys";
@@ -165,6 +166,46 @@ describe("watching a key", () => {
       expect(response.status, bad).toBe(400);
       expect(await json(response)).toMatchObject({ error: "invalid_input", message: expect.stringMatching(/Last-Event-ID/) });
     }
+  });
+});
+
+describe("a snapshot", () => {
+  /** The end offset of the changelog's partition 2. */
+  async function changelogEnd(): Promise<number> {
+    const topic = await json<{ partitions: { partition: number; latest: number }[] }>(await call(`/topics/${CHANGELOG}`));
+    return topic.partitions.find((p) => p.partition === 2)!.latest;
+  }
+
+  it("is the task's committed store with the changelog offset it reflects, and none while a changelog batch waits for the log", async () => {
+    const key = keyOn(2, "watch-waiting");
+    await order(key, 2);
+    const task = driver.task(await activeInstance(driver.instances(), 2));
+    const parsed = (answer: SnapshotAnswer) =>
+      answer.status === "ok" ? { ...answer, entries: answer.entries.map((e) => ({ ...e, value: JSON.parse(e.value) })) } : answer;
+    expect(parsed(await task.snapshot("totals", { key }))).toEqual({
+      status: "ok",
+      entries: [{ key, value: { count: 2, sum: 2 } }],
+      offset: await changelogEnd(),
+    });
+
+    // The changelog's partition fails: the next commit's batch stays in the outbox.
+    const partition = env.LOG_PARTITION.getByName(`${CHANGELOG}/2`);
+    await partition.injectFailures(10_000);
+    try {
+      expect((await call("/topics/orders/records", { body: { records: [{ key, value: { amount: 1 } }] } })).status).toBe(200);
+      await task.drain().catch(() => undefined);
+      // Processed and committed (the point read shows it), but the changelog may not hold it yet.
+      expect(await json(await call(`/stores/totals/keys/${key}`))).toMatchObject({ value: { count: 3, sum: 3 } });
+      expect(await task.snapshot("totals", { key })).toEqual({ status: "waiting" });
+    } finally {
+      await partition.injectFailures(0);
+    }
+    await driver.runUntilQuiet();
+    expect(parsed(await task.snapshot("totals", { key }))).toEqual({
+      status: "ok",
+      entries: [{ key, value: { count: 3, sum: 3 } }],
+      offset: await changelogEnd(),
+    });
   });
 });
 

@@ -21,6 +21,11 @@ export const WATCH_FETCH: FetchBounds = { maxRecords: 500, maxBytes: 256 * 1024 
 /** An idle changelog is read again after this long, doubling up to `MAX_IDLE_MS`. */
 export const MIN_IDLE_MS = 50;
 export const MAX_IDLE_MS = 1_000;
+/**
+ * A stream with nothing to send sends a comment this often: proxies close a response that sends
+ * nothing for a while (Cloudflare's after 100 s), and the subscriber would reconnect for nothing.
+ */
+export const KEEP_ALIVE_MS = 30_000;
 
 /** Committed entries (serialized) and the changelog positions they are the fold of. */
 export interface Snapshot {
@@ -61,6 +66,10 @@ export interface WatchPorts {
   closed(): boolean;
   /** Waits `ms`, or less if the subscriber goes away. */
   idle(ms: number): Promise<void>;
+  /** Sends a comment (no event): the connection is alive. */
+  keepAlive(): Promise<void>;
+  /** Milliseconds since some epoch (the keep-alive's clock). */
+  now(): number;
 }
 
 /** Where a stream starts: from a snapshot taken before it opened, or from a client's token. */
@@ -68,9 +77,11 @@ export type WatchStart = { readonly snapshot: Snapshot } | { readonly resume: Po
 
 export async function runWatch(target: WatchTarget, ports: WatchPorts, start: WatchStart): Promise<void> {
   let sentAny = false;
+  let lastSentAt = ports.now();
   const send = async (event: WatchEvent) => {
     sentAny = true;
     await ports.send(event);
+    lastSentAt = ports.now();
   };
   const token = (positions: Positions) => encodeToken({ topic: target.topic, positions });
 
@@ -128,6 +139,10 @@ export async function runWatch(target: WatchTarget, ports: WatchPorts, start: Wa
     }
     if (read) idleMs = MIN_IDLE_MS;
     else {
+      if (ports.now() - lastSentAt >= KEEP_ALIVE_MS) {
+        await ports.keepAlive();
+        lastSentAt = ports.now();
+      }
       await ports.idle(idleMs);
       idleMs = Math.min(MAX_IDLE_MS, idleMs * 2);
     }

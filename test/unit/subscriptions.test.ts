@@ -9,7 +9,7 @@ import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import type { FetchBounds, FetchResult, LogRecord } from "../../src/log/types";
 import { changesFrom } from "../../src/subscriptions/change-feed";
 import { decodeToken, encodeToken } from "../../src/subscriptions/resume-token";
-import { runWatch, WATCH_FETCH, type Snapshot, type WatchEvent, type WatchTarget } from "../../src/subscriptions/watch-loop";
+import { KEEP_ALIVE_MS, MAX_IDLE_MS, runWatch, WATCH_FETCH, type Snapshot, type WatchEvent, type WatchTarget } from "../../src/subscriptions/watch-loop";
 import { WatchSlots } from "../../src/subscriptions/watch-slots";
 import { committedOffset } from "../../src/task/committed-read";
 
@@ -136,6 +136,8 @@ async function watchUntil(log: FakeChangelog, count: number, start: Parameters<t
       idle: async () => {
         if (log.fetches > 1_000) throw new Error("no event came");
       },
+      keepAlive: async () => {},
+      now: () => 0,
     },
     start,
   );
@@ -215,6 +217,8 @@ describe("a watch's stream", () => {
         },
         closed: () => closed,
         idle: async () => {},
+        keepAlive: async () => {},
+        now: () => 0,
       },
       { resume: new Map([[0, 0]]) },
     );
@@ -225,6 +229,38 @@ describe("a watch's stream", () => {
     await running;
     expect(log.fetches).toBe(2);
     expect(WATCH_FETCH.maxRecords).toBe(500);
+  });
+});
+
+describe("a quiet stream", () => {
+  it("sends a keep-alive comment once KEEP_ALIVE_MS passed without an event, then again only as long after it", async () => {
+    const log = new FakeChangelog();
+    let clock = 0;
+    const alive: number[] = [];
+    let closed = false;
+    await runWatch(
+      keyTarget,
+      {
+        fetch: (p, o, b) => log.fetch(p, o, b),
+        snapshot: async () => log.snapshot("k"),
+        send: async () => {},
+        closed: () => closed,
+        // Each idle wait advances the clock by what it was asked to wait.
+        idle: async (ms) => {
+          clock += ms;
+          if (clock > 2.5 * KEEP_ALIVE_MS) closed = true;
+        },
+        keepAlive: async () => {
+          alive.push(clock);
+        },
+        now: () => clock,
+      },
+      { snapshot: log.snapshot("k") },
+    );
+    expect(alive.length).toBe(2);
+    expect(alive[0]).toBeGreaterThanOrEqual(KEEP_ALIVE_MS);
+    expect(alive[0]).toBeLessThan(KEEP_ALIVE_MS + MAX_IDLE_MS + 1);
+    expect(alive[1]! - alive[0]!).toBeGreaterThanOrEqual(KEEP_ALIVE_MS);
   });
 });
 

@@ -67,6 +67,10 @@ function open(c: Context<ApiEnv>, target: WatchTarget, start: WatchStart, snapsh
             send: (event) => stream.writeSSE(event),
             closed: () => stream.aborted || stream.closed,
             idle: (ms) => Promise.race([gone, new Promise<void>((resolve) => setTimeout(resolve, ms))]),
+            keepAlive: async () => {
+              await stream.write(": keep-alive\n\n");
+            },
+            now: () => Date.now(),
           },
           start,
         );
