@@ -16,6 +16,8 @@ import { keyOn, keysOn } from "./support/keys";
 import { application } from "./support/orders-app";
 import { EventReader, type ServerSentEvent } from "./support/sse";
 import { TEST_SCOPED_TOKENS } from "./support/tokens";
+import { until } from "./support/until";
+import { watchSlots } from "../workers/api/routes/watch";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
@@ -241,6 +243,32 @@ describe("watching a prefix", () => {
     const resumed = await watch("/stores/totals/watch?prefix=wpfx-", lastId);
     expect(total(await resumed.next())).toEqual({ key: keys[1], value: { count: 3, sum: 3 } });
     await resumed.close();
+  });
+});
+
+describe("limits", () => {
+  it("holds a slot per open subscription, gives it back when the subscriber leaves, and answers 503 when none is left", async () => {
+    const key = keyOn(0, "watch-slots");
+    // Every earlier test's subscribers left: their slots come back as their streams end.
+    await until(async () => watchSlots.taken === 0, 10_000, "earlier subscriptions' slots given back", 20);
+    const streams = [await watchKey(key), await watchKey(key)];
+    await Promise.all(streams.map((s) => s.next()));
+    expect(watchSlots.taken).toBe(2);
+    await Promise.all(streams.map((s) => s.close()));
+    await until(async () => watchSlots.taken === 0, 10_000, "the subscriptions' slots given back", 20);
+
+    const held = Array.from({ length: watchSlots.limit - watchSlots.taken }, () => watchSlots.take()!);
+    try {
+      const refused = await call(`/stores/totals/keys/${key}/watch`);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("Retry-After")).toBe("1");
+      expect(await json(refused)).toMatchObject({ error: "unavailable" });
+    } finally {
+      for (const release of held) release();
+    }
+    const again = await watchKey(key);
+    await again.next();
+    await again.close();
   });
 });
 

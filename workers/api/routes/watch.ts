@@ -57,7 +57,14 @@ function open(c: Context<ApiEnv>, target: WatchTarget, start: WatchStart, snapsh
   return streamSSE(
     c,
     async (stream) => {
-      const gone = new Promise<void>((resolve) => stream.onAbort(resolve));
+      // The slot is given back when the subscriber leaves, not only when the loop ends: the runtime
+      // may drop the request's pending calls once its client is gone, and the loop with them.
+      const gone = new Promise<void>((resolve) =>
+        stream.onAbort(() => {
+          release();
+          resolve();
+        }),
+      );
       try {
         await runWatch(
           target,
