@@ -6,6 +6,7 @@
  * its progress, as a point read does.
  */
 import type { Host } from "../../platform/host";
+import { compareKeys } from "../../src/streams/state/key-value-store";
 import type { StoreDefinition, Subtopology } from "../../src/streams/topology/topology";
 import type { Snapshot } from "../../src/subscriptions/watch-loop";
 import type { SnapshotAnswer, SnapshotSelection } from "../../src/task/protocol";
@@ -28,7 +29,8 @@ export async function takeSnapshot(host: Host, found: WatchedStore, partitions: 
   const entries = parts.flatMap((p) => p.entries);
   if (entries.length > MAX_SNAPSHOT_KEYS)
     throw new ApiError(400, "invalid_input", `prefix: more than ${MAX_SNAPSHOT_KEYS} keys of store ${found.store.name} have it; watch a longer prefix`);
-  entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // In key order as scans give it (UTF-8 bytes).
+  entries.sort((a, b) => compareKeys(a.key, b.key));
   return { entries, positions: new Map(parts.map((p, i) => [partitions[i]!, p.offset])) };
 }
 
