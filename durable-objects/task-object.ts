@@ -14,7 +14,17 @@ import { DurableObject } from "cloudflare:workers";
 import type { PushedFetch } from "../src/log/pushed-fetches";
 import { EarliestAlarm } from "../src/util/alarm";
 import { instanceAck, type Assignment, type CommitStep, type InstanceAck, type LifecycleStep, type QueryAnswer } from "../src/task/protocol";
-import type { RestoreBatch, RestoreReply, ScanAnswer, ScanBounds, SkipAnswer, StepOutcome, WindowsAnswer } from "../src/task/protocol";
+import type {
+  RestoreBatch,
+  RestoreReply,
+  ScanAnswer,
+  ScanBounds,
+  SkipAnswer,
+  SnapshotAnswer,
+  SnapshotSelection,
+  StepOutcome,
+  WindowsAnswer,
+} from "../src/task/protocol";
 import { StreamTask } from "../src/task/stream-task";
 import { LifecycleHistory, type LifecycleSnapshot } from "../src/task/lifecycle";
 import type { TaskCountersSnapshot } from "../src/task/task-metrics";
@@ -214,6 +224,21 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   /** A bounded page of a store in key order, answered as `query`. */
   async scan(store: string, bounds: ScanBounds, allowStale = false): Promise<ScanAnswer> {
     return this.read(store, allowStale, (stale) => ({ status: "ok", items: this.task.queries.scan(store, bounds), ...(stale && { stale: true, ...stale }) }));
+  }
+
+  /** A subscription's snapshot: committed entries with the changelog offset they reflect (src/task/committed-read.ts); RUNNING active only. */
+  async snapshot(store: string, selection: SnapshotSelection): Promise<SnapshotAnswer> {
+    const meta = this.task.meta();
+    const changelog = meta && this.host.application.changelogPartitions(meta.taskId).find((c) => c.store === store);
+    if (!changelog) return { status: "not-owner" };
+    return this.read(store, false, () => {
+      const read = this.task.committedRead(store, changelog, (committed) =>
+        "key" in selection
+          ? Object.entries({ [selection.key]: committed.committedGet(selection.key) }).flatMap(([key, value]) => (value === undefined ? [] : [{ key, value }]))
+          : committed.committedPrefix(selection.prefix, selection.limit),
+      );
+      return read === "waiting" ? { status: "waiting" as const } : { status: "ok" as const, entries: read.value, offset: read.offset };
+    });
   }
 
   /** A read of `store` by whoever may answer it (src/task/read-standing.ts). */

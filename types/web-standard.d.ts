@@ -20,6 +20,11 @@ declare class TextEncoder {
   encode(input?: string): Uint8Array<ArrayBuffer>;
 }
 
+declare class TextDecoder {
+  constructor(label?: string, options?: { fatal?: boolean; ignoreBOM?: boolean });
+  decode(input?: ArrayBuffer | ArrayBufferView): string;
+}
+
 declare const crypto: {
   getRandomValues<T extends Uint8Array | Uint16Array | Uint32Array>(array: T): T;
   randomUUID(): string;

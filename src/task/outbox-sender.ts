@@ -7,7 +7,7 @@
 import type { Application } from "../application";
 import { ProducerFenced } from "../log/errors";
 import { messageOf, type RecordOrigin } from "../streams/errors";
-import { REMEMBERED_BATCHES, type AppendResult, type Log, type ProducerId } from "../log/types";
+import { REMEMBERED_BATCHES, type AppendResult, type Log, type ProducerId, type TopicPartition } from "../log/types";
 import { checkpointAfterAck } from "./checkpoint";
 import { CHANGELOG_PHASE, type Outbox, type OutboxBatch } from "./outbox";
 import type { CommitStep } from "./protocol";
@@ -260,6 +260,23 @@ export class OutboxSender {
   forget(): void {
     this.acked.clear();
     this.committed = undefined;
+  }
+
+  /**
+   * The end offsets of the changelog batches of `tp` the log acknowledged to `meta`'s instance and
+   * the instance has not written down yet, with the ids of those batches (they are still in the
+   * outbox, see `Owed`).
+   */
+  ackedChangelog(tp: TopicPartition, meta: TaskMeta): { ids: Set<number>; ends: number[] } {
+    const ids = new Set<number>();
+    const ends: number[] = [];
+    for (const ack of this.acked.values()) {
+      const { batch, result } = ack;
+      if (batch.phase !== CHANGELOG_PHASE || batch.topic !== tp.topic || batch.partition !== tp.partition || !sameInstance(meta, ack)) continue;
+      ids.add(batch.id);
+      ends.push(result.baseOffset + result.count);
+    }
+    return { ids, ends };
   }
 
   /** Outbox batches not sent yet (or whose send failed). */

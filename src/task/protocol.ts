@@ -143,6 +143,21 @@ export type WindowsAnswer =
   | { readonly status: "restoring"; readonly progress: RestoreProgress }
   | { readonly status: "not-owner" };
 
+/** Which entries a subscription's snapshot reads: one key, or every key with a prefix (at most `limit`). */
+export type SnapshotSelection = { readonly key: string } | { readonly prefix: string; readonly limit: number };
+
+/**
+ * A subscription's snapshot from the RUNNING active instance (src/task/committed-read.ts): the
+ * committed entries selected, and `offset`, the changelog offset they are the fold of (null: the
+ * changelog holds nothing of the store yet, start from its earliest offset). `waiting`: a
+ * changelog batch is on its way to the log; ask again shortly.
+ */
+export type SnapshotAnswer =
+  | { readonly status: "ok"; readonly entries: { key: string; value: string }[]; readonly offset: number | null }
+  | { readonly status: "waiting" }
+  | { readonly status: "restoring"; readonly progress: RestoreProgress }
+  | { readonly status: "not-owner" };
+
 /** What a skip request gets from the task's active instance: done (with the instance now), or refused with the reason. */
 export type SkipAnswer =
   | { readonly status: "skipped"; readonly already: boolean; readonly task: TaskDescription }

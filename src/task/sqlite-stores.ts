@@ -138,6 +138,20 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
     this.pages.forget();
   }
 
+  /**
+   * What SQLite holds of `key`: the committed value, without the held writes or the entry cache
+   * (which carry processed but uncommitted writes). Outside a transaction only (a subscription's
+   * snapshot, src/task/committed-read.ts).
+   */
+  committedGet(key: string): string | undefined {
+    return this.pages.get(key)?.value;
+  }
+
+  /** What SQLite holds of the keys with `prefix`, in key order, at most `limit` (-1: all): as `committedGet`. */
+  committedPrefix(prefix: string, limit = -1): KeyValue<string, string>[] {
+    return this.pages.range(prefix, prefix + AFTER_ALL, "excluded", limit).map(({ key, value }) => ({ key, value }));
+  }
+
   /** The number of cached entries (for tests). */
   cachedEntries(): number {
     return this.cache.size;

@@ -12,11 +12,13 @@
 import type { Application } from "../application";
 import { LogUnavailable } from "../log/errors";
 import type { PushedFetch } from "../log/pushed-fetches";
+import type { TopicPartition } from "../log/types";
 import type { RecordOrigin } from "../streams/errors";
 import { ageMs } from "./input-lag";
 import type { AppliedReset, InputReset } from "./input-reset";
 import { OutboxSender } from "./outbox-sender";
-import { Outbox } from "./outbox";
+import { CHANGELOG_PHASE, Outbox } from "./outbox";
+import { committedOffset } from "./committed-read";
 import { assignedMeta, assignmentChange, isRevoked, resumesOnRepush, revivedMeta, suspendedMeta } from "./meta-transitions";
 import { PartitionGroup } from "./partition-group";
 import type { Assignment, RestoreBatch, RestoreReply, StepOutcome } from "./protocol";
@@ -25,7 +27,7 @@ import { moveInputPositions, resetPlan } from "./reset-positions";
 import { Restoration, type RestoreRegistration } from "./restoration";
 import { SendSchedule } from "./send-schedule";
 import { skipDecision, type SkipOutcome } from "./skips";
-import { DEFAULT_CACHE_LIMITS, SqliteStoreBackend } from "./sqlite-stores";
+import { DEFAULT_CACHE_LIMITS, SqliteStoreBackend, type SqliteKeyValueStore } from "./sqlite-stores";
 import { StoreQueries } from "./store-queries";
 import { TaskCommit, type CommitMode } from "./task-commit";
 import { TaskExecutor } from "./task-executor";
@@ -298,6 +300,21 @@ export class StreamTask {
 
   checkpoints(): ReadonlyMap<string, number> {
     return this.storage.checkpoints();
+  }
+
+  /**
+   * A store's committed entries (`read` of SQLite, see committed-read.ts) with the offset of its
+   * changelog partition `changelog` they reflect; `"waiting"` while a changelog batch of it waits
+   * for the log. Synchronous: no commit can come between the two reads.
+   */
+  committedRead<T>(store: string, changelog: TopicPartition, read: (committed: SqliteKeyValueStore) => T): { value: T; offset: number | null } | "waiting" {
+    const meta = this.storage.meta();
+    const acked = meta ? this.sender.ackedChangelog(changelog, meta) : { ids: new Set<number>(), ends: [] };
+    const waiting = this.storage
+      .book()
+      .batches.filter((b) => b.phase === CHANGELOG_PHASE && b.topic === changelog.topic && b.partition === changelog.partition && !acked.ids.has(b.id)).length;
+    const offset = committedOffset({ checkpoint: this.storage.checkpoint(changelog), ackedEnds: acked.ends, waiting });
+    return offset === "waiting" ? offset : { value: read(this.stores.keyValue(store)), offset };
   }
 
   replayed(): Map<string, number> {

@@ -21,6 +21,7 @@ import { admin } from "./routes/admin";
 import { health } from "./routes/health";
 import { ingest } from "./routes/ingest";
 import { stores } from "./routes/stores";
+import { watch } from "./routes/watch";
 import { tasks } from "./routes/tasks";
 import { topics } from "./routes/topics";
 import { isKafkaPath, kafkaRest } from "./routes/kafka-rest";
@@ -77,6 +78,8 @@ export function createApi(applicationFor: (env: EdgeStreamsEnv) => Application):
 
   app.route("/", ingest);
   app.route("/", topics);
+  // Before `stores`: its key route would take `…/keys/:key/watch` as a key ending in "/watch".
+  app.route("/", watch);
   app.route("/", stores);
   app.route("/", scans);
   app.route("/", metrics);

@@ -1,0 +1,280 @@
+/**
+ * Subscriptions' pure parts (docs/subscriptions.md): the resume token, the changes a changelog
+ * fetch holds and the gaps compaction leaves, the offset a task's committed store reflects, the
+ * stream's loop over a fake log (snapshot, changes, resync, back-pressure) and the slot limit.
+ */
+import { describe, expect, it } from "vitest";
+import { OffsetOutOfRange } from "../../src/log/errors";
+import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
+import type { FetchBounds, FetchResult, LogRecord } from "../../src/log/types";
+import { changesFrom } from "../../src/subscriptions/change-feed";
+import { decodeToken, encodeToken } from "../../src/subscriptions/resume-token";
+import { KEEP_ALIVE_MS, MAX_IDLE_MS, runWatch, WATCH_FETCH, type Snapshot, type WatchEvent, type WatchTarget } from "../../src/subscriptions/watch-loop";
+import { WatchSlots } from "../../src/subscriptions/watch-slots";
+import { committedOffset } from "../../src/task/committed-read";
+
+const record = (offset: number, key: string, value: string, deleted = false): LogRecord => ({
+  offset,
+  key,
+  value,
+  headers: deleted ? [{ key: TOMBSTONE_HEADER, value: "1" }] : [],
+  timestamp: 0,
+});
+
+describe("the resume token", () => {
+  it("names the changelog topic and each partition's offset, and decodes to exactly that", () => {
+    const token = encodeToken({
+      topic: "app-totals-changelog",
+      positions: new Map([
+        [3, 17],
+        [0, 4],
+      ]),
+    });
+    expect(token).toMatch(/^w1\.[A-Za-z0-9_-]+$/);
+    expect(decodeToken(token)).toEqual({
+      topic: "app-totals-changelog",
+      positions: new Map([
+        [0, 4],
+        [3, 17],
+      ]),
+    });
+  });
+
+  it("refuses what encoding did not make", () => {
+    const token = encodeToken({ topic: "t", positions: new Map([[0, 1]]) });
+    for (const bad of ["", "w1.", "x" + token, token.slice(0, -2), "w1.e30", encodeToken({ topic: "t", positions: new Map() }).replace("w1.", "w2.")])
+      expect(decodeToken(bad), bad).toBeUndefined();
+    const negative = `w1.${btoa(JSON.stringify({ t: "t", o: [[0, -1]] }))
+      .replace(/=+$/, "")
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")}`;
+    expect(decodeToken(negative)).toBeUndefined();
+  });
+});
+
+describe("changes in a changelog fetch", () => {
+  const watched = (key: string) => key.startsWith("a");
+
+  it("gives the watched keys' writes in order, deletes as null, each with the position after it", () => {
+    const step = changesFrom([record(5, "a1", "1"), record(6, "b", "2"), record(7, "a2", "", true)], 5, 8, watched);
+    expect(step).toEqual({
+      changes: [
+        { key: "a1", value: "1", next: 6 },
+        { key: "a2", value: null, next: 8 },
+      ],
+      next: 8,
+    });
+  });
+
+  it("nothing new at the end is no change; a record missing after the position is a gap", () => {
+    expect(changesFrom([], 8, 8, watched)).toEqual({ changes: [], next: 8 });
+    expect(changesFrom([], 5, 8, watched)).toBe("gap");
+    expect(changesFrom([record(6, "a", "1")], 5, 7, watched)).toBe("gap");
+    expect(changesFrom([record(5, "a", "1"), record(7, "a", "2")], 5, 8, watched)).toBe("gap");
+  });
+});
+
+describe("the changelog offset a committed store reflects", () => {
+  it("is the checkpoint advanced by unrecorded acknowledgements; waiting while a batch is unacknowledged", () => {
+    expect(committedOffset({ checkpoint: 10, ackedEnds: [], waiting: 0 })).toBe(10);
+    expect(committedOffset({ checkpoint: 10, ackedEnds: [12, 15], waiting: 0 })).toBe(15);
+    expect(committedOffset({ checkpoint: null, ackedEnds: [3], waiting: 0 })).toBe(3);
+    expect(committedOffset({ checkpoint: null, ackedEnds: [], waiting: 0 })).toBeNull();
+    expect(committedOffset({ checkpoint: 10, ackedEnds: [12], waiting: 1 })).toBe("waiting");
+  });
+});
+
+/** A changelog partition in memory, with compaction (records dropped) and the loop's ports over it. */
+class FakeChangelog {
+  records: LogRecord[] = [];
+  earliest = 0;
+  fetches = 0;
+  end(): number {
+    return this.records.length === 0 ? this.earliest : this.records[this.records.length - 1]!.offset + 1;
+  }
+  append(key: string, value: string): void {
+    this.records.push(record(this.end(), key, value));
+  }
+  async fetch(_partition: number, offset: number, bounds: FetchBounds): Promise<FetchResult> {
+    this.fetches++;
+    const latest = this.end();
+    if (offset < this.earliest || offset > latest) throw new OffsetOutOfRange(`offset ${offset}`);
+    const records = this.records.filter((r) => r.offset >= offset).slice(0, bounds.maxRecords);
+    return { records, nextOffset: records.length ? records[records.length - 1]!.offset + 1 : offset, earliest: this.earliest, latest };
+  }
+  /** The committed value of `key` now, at the end. */
+  snapshot(key: string): Snapshot {
+    const last = this.records.filter((r) => r.key === key).pop();
+    return { entries: last ? [{ key, value: last.value }] : [], positions: new Map([[0, this.end()]]) };
+  }
+}
+
+const keyTarget: WatchTarget = {
+  topic: "c",
+  partitions: [0],
+  watched: (k) => k === "k",
+  kind: "key",
+  key: "k",
+  present: (key, value) => JSON.stringify({ key, value }),
+};
+
+/** Runs a watch until it has sent `count` events (then the subscriber leaves). */
+async function watchUntil(log: FakeChangelog, count: number, start: Parameters<typeof runWatch>[2], onEvent?: (e: WatchEvent) => void) {
+  const events: WatchEvent[] = [];
+  let closed = false;
+  await runWatch(
+    keyTarget,
+    {
+      fetch: (p, o, b) => log.fetch(p, o, b),
+      snapshot: async () => log.snapshot("k"),
+      send: async (event) => {
+        events.push(event);
+        onEvent?.(event);
+        if (events.length >= count) closed = true;
+      },
+      closed: () => closed,
+      idle: async () => {
+        if (log.fetches > 1_000) throw new Error("no event came");
+      },
+      keepAlive: async () => {},
+      now: () => 0,
+    },
+    start,
+  );
+  return events;
+}
+
+describe("a watch's stream", () => {
+  it("sends the snapshot, then each change of the key, every event with the token after it", async () => {
+    const log = new FakeChangelog();
+    log.append("k", "1");
+    log.append("x", "9");
+    const events = await watchUntil(log, 3, { snapshot: log.snapshot("k") }, (e) => {
+      if (e.data.includes('"1"')) log.append("k", "2");
+      if (e.data.includes('"2"')) log.append("k", "3");
+    });
+    expect(events.map((e) => [e.event, JSON.parse(e.data).value])).toEqual([
+      [undefined, "1"],
+      [undefined, "2"],
+      [undefined, "3"],
+    ]);
+    expect(events.map((e) => decodeToken(e.id!)?.positions.get(0))).toEqual([2, 3, 4]);
+  });
+
+  it("resumes from a token's offset: the changes after it, once", async () => {
+    const log = new FakeChangelog();
+    for (const v of ["1", "2", "3", "4"]) log.append("k", v);
+    const events = await watchUntil(log, 2, { resume: new Map([[0, 2]]) });
+    expect(events.map((e) => JSON.parse(e.data).value)).toEqual(["3", "4"]);
+  });
+
+  it("a token the changelog no longer holds gets a snapshot marked as such, with no resync before it", async () => {
+    const log = new FakeChangelog();
+    for (const v of ["1", "2", "3"]) log.append("k", v);
+    log.records.shift();
+    log.earliest = 1;
+    const events = await watchUntil(log, 1, { resume: new Map([[0, 0]]) });
+    expect(events).toEqual([
+      { event: "snapshot", data: JSON.stringify({ key: "k", value: "3" }), id: encodeToken({ topic: "c", positions: new Map([[0, 3]]) }) },
+    ]);
+  });
+
+  it("records compacted away behind a stream's position: resync, then a fresh snapshot, then the changes after it", async () => {
+    const log = new FakeChangelog();
+    log.append("k", "1");
+    const events = await watchUntil(log, 4, { snapshot: log.snapshot("k") }, (e) => {
+      if (e.event === undefined && JSON.parse(e.data).value === "1") {
+        // Two writes land, and compaction removes the first before the stream reads it.
+        log.append("k", "2");
+        log.append("k", "3");
+        log.records.splice(1, 1);
+      }
+      if (e.event === "snapshot") log.append("k", "4");
+    });
+    expect(events.map((e) => [e.event, e.event === "resync" ? "" : JSON.parse(e.data).value])).toEqual([
+      [undefined, "1"],
+      ["resync", ""],
+      ["snapshot", "3"],
+      [undefined, "4"],
+    ]);
+  });
+
+  it("reads no further while the subscriber does not take an event: memory holds one fetch at most", async () => {
+    const log = new FakeChangelog();
+    for (let i = 0; i < 2_000; i++) log.append("k", String(i));
+    let release!: () => void;
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    let sent = 0;
+    let closed = false;
+    const running = runWatch(
+      keyTarget,
+      {
+        fetch: (p, o, b) => log.fetch(p, o, b),
+        snapshot: async () => log.snapshot("k"),
+        send: async () => {
+          if (++sent === 10) await stalled;
+          if (sent === 600) closed = true;
+        },
+        closed: () => closed,
+        idle: async () => {},
+        keepAlive: async () => {},
+        now: () => 0,
+      },
+      { resume: new Map([[0, 0]]) },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(log.fetches).toBe(1);
+    expect(sent).toBe(10);
+    release();
+    await running;
+    expect(log.fetches).toBe(2);
+    expect(WATCH_FETCH.maxRecords).toBe(500);
+  });
+});
+
+describe("a quiet stream", () => {
+  it("sends a keep-alive comment once KEEP_ALIVE_MS passed without an event, then again only as long after it", async () => {
+    const log = new FakeChangelog();
+    let clock = 0;
+    const alive: number[] = [];
+    let closed = false;
+    await runWatch(
+      keyTarget,
+      {
+        fetch: (p, o, b) => log.fetch(p, o, b),
+        snapshot: async () => log.snapshot("k"),
+        send: async () => {},
+        closed: () => closed,
+        // Each idle wait advances the clock by what it was asked to wait.
+        idle: async (ms) => {
+          clock += ms;
+          if (clock > 2.5 * KEEP_ALIVE_MS) closed = true;
+        },
+        keepAlive: async () => {
+          alive.push(clock);
+        },
+        now: () => clock,
+      },
+      { snapshot: log.snapshot("k") },
+    );
+    expect(alive.length).toBe(2);
+    expect(alive[0]).toBeGreaterThanOrEqual(KEEP_ALIVE_MS);
+    expect(alive[0]).toBeLessThan(KEEP_ALIVE_MS + MAX_IDLE_MS + 1);
+    expect(alive[1]! - alive[0]!).toBeGreaterThanOrEqual(KEEP_ALIVE_MS);
+  });
+});
+
+describe("subscription slots", () => {
+  it("takes up to the limit, gives back once per slot", () => {
+    const slots = new WatchSlots(2);
+    const a = slots.take()!;
+    const b = slots.take()!;
+    expect(slots.take()).toBeUndefined();
+    a();
+    a();
+    expect(slots.taken).toBe(1);
+    expect(slots.take()).toBeDefined();
+    b();
+    expect(slots.taken).toBe(1);
+  });
+});
