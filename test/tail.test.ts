@@ -17,6 +17,7 @@ import { TEST_SCOPED_TOKENS } from "./support/tokens";
 import { until } from "./support/until";
 import { kafka, ok } from "./kafka-rest/support";
 import { watchSlots } from "../workers/api/subscription-stream";
+import { encodeToken } from "../src/subscriptions/resume-token";
 
 const driver = new TestDriver(env, application);
 
@@ -261,5 +262,56 @@ describe("refusals", () => {
     } finally {
       for (const release of held) release();
     }
+  });
+});
+
+describe("subscription metrics", () => {
+  /** A subscription family's samples in `GET /metrics`, by their labels' text. */
+  async function scrape(): Promise<Map<string, number>> {
+    const response = await call("/metrics");
+    expect(response.status).toBe(200);
+    const samples = new Map<string, number>();
+    for (const m of (await response.text()).matchAll(/^edge_streams_subscriptions_([a-z_]+)(\{[^}]*\})? (\d+)$/gm))
+      samples.set(`${m[1]}${m[2] ?? ""}`, Number(m[3]));
+    return samples;
+  }
+
+  it("counts streams open, the limit, events sent, recoveries by kind and refusals, per isolate", async () => {
+    await until(async () => watchSlots.taken === 0, 10_000, "earlier subscriptions' slots given back", 20);
+    const before = await scrape();
+    expect(before.get("open")).toBe(0);
+    expect(before.get("limit")).toBe(watchSlots.limit);
+
+    // A tail starting below the log's start: a start event, a gap, a record.
+    const tp = { topic: "retention-test", partition: 0 };
+    expect((await call("/topics/retention-test/records", { body: { records: [1, 2, 3].map((v) => ({ key: "tail-metrics", value: v })) } })).status).toBe(200);
+    const latest = (await json<{ partitions: { latest: number }[] }>(await call("/topics/retention-test"))).partitions[0]!.latest;
+    const deleted = await env.LOG_PARTITION.getByName("retention-test/0").deleteRecordsBefore(tp, latest - 1);
+    if (!deleted.ok) throw new Error(deleted.failure.message);
+    const stream = await tail("/topics/retention-test/watch?partition=0&from=0");
+    await stream.take(3);
+    // A store watch with a token the changelog does not hold: a fresh snapshot.
+    const key = keyOn(0, "tail-metrics-watch");
+    const stale = encodeToken({ topic: "edge-streams-totals-changelog", positions: new Map([[0, 1_000_000]]) });
+    const watch = new EventReader(await call(`/stores/totals/keys/${key}/watch`, { headers: { "Last-Event-ID": stale } }));
+    expect((await watch.next()).event).toBe("snapshot");
+    const open = await scrape();
+    expect(open.get("open")).toBe(2);
+    expect(open.get("events_sent_total")! - before.get("events_sent_total")!).toBe(4);
+    expect(open.get('recoveries_total{kind="gap"}')! - before.get('recoveries_total{kind="gap"}')!).toBe(1);
+    expect(open.get('recoveries_total{kind="snapshot"}')! - before.get('recoveries_total{kind="snapshot"}')!).toBe(1);
+    expect(open.get('recoveries_total{kind="resync"}')).toBe(before.get('recoveries_total{kind="resync"}'));
+    await Promise.all([stream.close(), watch.close()]);
+    await until(async () => watchSlots.taken === 0, 10_000, "the slots given back", 20);
+
+    const held = Array.from({ length: watchSlots.limit }, () => watchSlots.take()!);
+    try {
+      expect((await call("/topics/orders/watch?partition=0")).status).toBe(503);
+    } finally {
+      for (const release of held) release();
+    }
+    const after = await scrape();
+    expect(after.get("open")).toBe(0);
+    expect(after.get("refused_total")! - open.get("refused_total")!).toBe(1);
   });
 });
