@@ -1,31 +1,17 @@
 /**
- * One subscription's stream (docs/subscriptions.md): a snapshot of the watched keys at known
+ * One store subscription's stream (docs/subscriptions.md): a snapshot of the watched keys at known
  * changelog offsets, then every committed change read from the store's changelog partitions in
- * order, each event carrying the resume token of the position after it. Pull, not push: the
- * stream reads a bounded batch, sends its events one at a time, each send waiting while the
- * subscriber does not read (the stream's back-pressure), and only then reads the next. So a slow
- * subscriber holds one batch in memory and lags behind in the changelog, never in a buffer; when
- * the changelog no longer holds where it stands (compaction, retention) it gets `resync` and a
- * fresh snapshot. Between reads of an idle changelog it waits, backing off (a bounded poll: the
- * first step; the partition's wake-ups are the next, see docs/subscriptions.md).
+ * order (follow-log.ts: bounded batches, back-pressure, keep-alives), each event carrying the
+ * resume token of the position after it. When the changelog no longer holds where the stream
+ * stands (compaction, retention), the subscriber gets `resync` and a fresh snapshot.
  *
  * Platform-free: the Worker gives it the log, the snapshot and the stream (workers/api/routes/watch.ts).
  */
-import { OffsetOutOfRange } from "../log/errors";
-import type { FetchBounds, FetchResult } from "../log/types";
-import { changesFrom } from "./change-feed";
+import { changeOf } from "./change-feed";
+import { type FollowedLog, followLog, type StreamPorts, Subscriber } from "./follow-log";
 import { encodeToken, type Positions } from "./resume-token";
 
-/** The most one read of a changelog partition brings: what a stream holds in memory at most, beside its snapshot. */
-export const WATCH_FETCH: FetchBounds = { maxRecords: 500, maxBytes: 256 * 1024 };
-/** An idle changelog is read again after this long, doubling up to `MAX_IDLE_MS`. */
-export const MIN_IDLE_MS = 50;
-export const MAX_IDLE_MS = 1_000;
-/**
- * A stream with nothing to send sends a comment this often: proxies close a response that sends
- * nothing for a while (Cloudflare's after 100 s), and the subscriber would reconnect for nothing.
- */
-export const KEEP_ALIVE_MS = 30_000;
+export { FOLLOW_FETCH as WATCH_FETCH, KEEP_ALIVE_MS, MAX_IDLE_MS, MIN_IDLE_MS } from "./follow-log";
 
 /** Committed entries (serialized) and the changelog positions they are the fold of. */
 export interface Snapshot {
@@ -33,7 +19,7 @@ export interface Snapshot {
   readonly positions: Positions;
 }
 
-/** An event of the stream, as server-sent events carry it. */
+/** An event of a store subscription, as server-sent events carry it. */
 export interface WatchEvent {
   readonly event?: "snapshot" | "snapshot-end" | "resync";
   readonly data: string;
@@ -56,95 +42,61 @@ export interface WatchTarget {
   readonly snapshotEnd?: (keys: number) => string;
 }
 
-export interface WatchPorts {
-  fetch(partition: number, offset: number, bounds: FetchBounds): Promise<FetchResult>;
+export interface WatchPorts extends StreamPorts, FollowedLog {
   /** A fresh snapshot of the watched keys. */
   snapshot(): Promise<Snapshot>;
-  /** Sends an event; resolves once the stream took it (waits while the subscriber does not read). */
   send(event: WatchEvent): Promise<void>;
-  /** The subscriber went away. */
-  closed(): boolean;
-  /** Waits `ms`, or less if the subscriber goes away. */
-  idle(ms: number): Promise<void>;
-  /** Sends a comment (no event): the connection is alive. */
-  keepAlive(): Promise<void>;
-  /** Milliseconds since some epoch (the keep-alive's clock). */
-  now(): number;
 }
 
 /** Where a stream starts: from a snapshot taken before it opened, or from a client's token. */
 export type WatchStart = { readonly snapshot: Snapshot } | { readonly resume: Positions };
 
 export async function runWatch(target: WatchTarget, ports: WatchPorts, start: WatchStart): Promise<void> {
-  let sentAny = false;
-  let lastSentAt = ports.now();
-  const send = async (event: WatchEvent) => {
-    sentAny = true;
-    await ports.send(event);
-    lastSentAt = ports.now();
-  };
+  const subscriber = new Subscriber(ports);
   const token = (positions: Positions) => encodeToken({ topic: target.topic, positions });
 
   /** Sends a snapshot (`marked`: not the stream's first, so as `snapshot` events); returns its positions. */
-  const sendSnapshot = async (snapshot: Snapshot, marked: boolean): Promise<Map<number, number>> => {
+  const sendSnapshot = async (snapshot: Snapshot, marked: boolean): Promise<Positions> => {
     const event = marked ? ("snapshot" as const) : undefined;
     const id = token(snapshot.positions);
     if (target.kind === "key") {
       const key = target.key ?? "";
       const value = snapshot.entries.find((e) => e.key === key)?.value ?? null;
-      await send({ event, data: target.present(key, value), id });
+      await subscriber.send({ event, data: target.present(key, value), id });
     } else {
       // Only the end carries the token: a subscriber cut off midway starts the snapshot again.
-      for (const e of snapshot.entries) await send({ event, data: target.present(e.key, e.value) });
-      await send({ event: "snapshot-end", data: target.snapshotEnd?.(snapshot.entries.length) ?? "{}", id });
+      for (const e of snapshot.entries) await subscriber.send({ event, data: target.present(e.key, e.value) });
+      await subscriber.send({ event: "snapshot-end", data: target.snapshotEnd?.(snapshot.entries.length) ?? "{}", id });
     }
-    return new Map(snapshot.positions);
+    return snapshot.positions;
   };
 
-  let positions = "snapshot" in start ? await sendSnapshot(start.snapshot, false) : new Map(start.resume);
-  let idleMs = MIN_IDLE_MS;
-  while (!ports.closed()) {
-    let read = false;
-    let gap = false;
-    for (const partition of target.partitions) {
-      const position = positions.get(partition) ?? 0;
-      let result: FetchResult;
-      try {
-        result = await ports.fetch(partition, position, WATCH_FETCH);
-      } catch (error) {
-        // Below what retention keeps, or beyond the end of a changelog that started over.
-        if (!(error instanceof OffsetOutOfRange)) throw error;
-        gap = true;
-        break;
-      }
-      const step = changesFrom(result.records, position, result.latest, target.watched);
-      if (step === "gap") {
-        gap = true;
-        break;
-      }
-      if (result.records.length > 0) read = true;
-      for (const change of step.changes) {
-        if (ports.closed()) return;
-        positions.set(partition, change.next);
-        await send({ data: target.present(change.key, change.value), id: token(positions) });
-      }
-      positions.set(partition, step.next);
-    }
-    if (gap) {
-      // Mid-stream the subscriber learns its view is void; a stale token on connecting needs no such word.
-      if (sentAny) await send({ event: "resync", data: JSON.stringify({ reason: "the changelog no longer holds every change since this stream's position" }) });
-      positions = await sendSnapshot(await ports.snapshot(), true);
-      idleMs = MIN_IDLE_MS;
-      continue;
-    }
-    if (read) idleMs = MIN_IDLE_MS;
-    else {
-      if (ports.now() - lastSentAt >= KEEP_ALIVE_MS) {
-        await ports.keepAlive();
-        lastSentAt = ports.now();
-      }
-      await ports.idle(idleMs);
-      idleMs = Math.min(MAX_IDLE_MS, idleMs * 2);
-    }
-  }
+  const positions = new Map("snapshot" in start ? await sendSnapshot(start.snapshot, false) : start.resume);
+  await followLog(
+    {
+      partitions: target.partitions,
+      positions,
+      record: async (_partition, record) => {
+        const change = changeOf(record, target.watched);
+        if (change) await subscriber.send({ data: target.present(change.key, change.value), id: token(positions) });
+      },
+      gap: async () => {
+        // The stream cannot tell whether a change of its keys was among the records gone: a fresh
+        // snapshot. Mid-stream the subscriber learns its view is void; a stale token on connecting needs no such word.
+        if (subscriber.sentAny) {
+          ports.recovered?.("resync");
+          await subscriber.send({
+            event: "resync",
+            data: JSON.stringify({ reason: "the changelog no longer holds every change since this stream's position" }),
+          });
+        } else ports.recovered?.("snapshot");
+        const fresh = await sendSnapshot(await ports.snapshot(), true);
+        positions.clear();
+        for (const [partition, offset] of fresh) positions.set(partition, offset);
+        return "restart";
+      },
+    },
+    ports,
+    subscriber,
+  );
 }

@@ -7,9 +7,11 @@ import { describe, expect, it } from "vitest";
 import { OffsetOutOfRange } from "../../src/log/errors";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import type { FetchBounds, FetchResult, LogRecord } from "../../src/log/types";
-import { changesFrom } from "../../src/subscriptions/change-feed";
+import { changeOf } from "../../src/subscriptions/change-feed";
+import { outsideRange, stepsFrom } from "../../src/subscriptions/follow-log";
 import { decodeToken, encodeToken } from "../../src/subscriptions/resume-token";
 import { KEEP_ALIVE_MS, MAX_IDLE_MS, runWatch, WATCH_FETCH, type Snapshot, type WatchEvent, type WatchTarget } from "../../src/subscriptions/watch-loop";
+import { runTail, type TailEvent } from "../../src/subscriptions/tail-loop";
 import { WatchSlots } from "../../src/subscriptions/watch-slots";
 import { committedOffset } from "../../src/task/committed-read";
 
@@ -52,25 +54,33 @@ describe("the resume token", () => {
   });
 });
 
-describe("changes in a changelog fetch", () => {
-  const watched = (key: string) => key.startsWith("a");
-
-  it("gives the watched keys' writes in order, deletes as null, each with the position after it", () => {
-    const step = changesFrom([record(5, "a1", "1"), record(6, "b", "2"), record(7, "a2", "", true)], 5, 8, watched);
-    expect(step).toEqual({
-      changes: [
-        { key: "a1", value: "1", next: 6 },
-        { key: "a2", value: null, next: 8 },
-      ],
-      next: 8,
-    });
+describe("what a read of a log finds", () => {
+  it("gives each record in order, and a gap before any record not at the offset expected", () => {
+    expect(stepsFrom([record(5, "a", "1"), record(6, "b", "2")], 5, 7)).toEqual([{ record: record(5, "a", "1") }, { record: record(6, "b", "2") }]);
+    expect(stepsFrom([record(7, "a", "1"), record(9, "b", "2")], 5, 10)).toEqual([
+      { gap: { from: 5, to: 7 } },
+      { record: record(7, "a", "1") },
+      { gap: { from: 8, to: 9 } },
+      { record: record(9, "b", "2") },
+    ]);
   });
 
-  it("nothing new at the end is no change; a record missing after the position is a gap", () => {
-    expect(changesFrom([], 8, 8, watched)).toEqual({ changes: [], next: 8 });
-    expect(changesFrom([], 5, 8, watched)).toBe("gap");
-    expect(changesFrom([record(6, "a", "1")], 5, 7, watched)).toBe("gap");
-    expect(changesFrom([record(5, "a", "1"), record(7, "a", "2")], 5, 8, watched)).toBe("gap");
+  it("nothing new at the end is nothing; nothing read before the end is a gap up to it", () => {
+    expect(stepsFrom([], 8, 8)).toEqual([]);
+    expect(stepsFrom([], 5, 8)).toEqual([{ gap: { from: 5, to: 8 } }]);
+  });
+
+  it("a position outside what a partition keeps goes on at its earliest offset below it, at its end beyond it", () => {
+    expect(outsideRange(2, { earliest: 5, latest: 9 })).toBe(5);
+    expect(outsideRange(12, { earliest: 5, latest: 9 })).toBe(9);
+    expect(outsideRange(9, { earliest: 5, latest: 9 })).toBeUndefined();
+  });
+
+  it("a changelog record is a change when its key is watched; a tombstone is a delete", () => {
+    const watched = (key: string) => key.startsWith("a");
+    expect(changeOf(record(5, "a1", "1"), watched)).toEqual({ key: "a1", value: "1" });
+    expect(changeOf(record(6, "b", "2"), watched)).toBeUndefined();
+    expect(changeOf(record(7, "a2", "", true), watched)).toEqual({ key: "a2", value: null });
   });
 });
 
@@ -102,6 +112,9 @@ class FakeChangelog {
     const records = this.records.filter((r) => r.offset >= offset).slice(0, bounds.maxRecords);
     return { records, nextOffset: records.length ? records[records.length - 1]!.offset + 1 : offset, earliest: this.earliest, latest };
   }
+  offsets(): { earliest: number; latest: number } {
+    return { earliest: this.earliest, latest: this.end() };
+  }
   /** The committed value of `key` now, at the end. */
   snapshot(key: string): Snapshot {
     const last = this.records.filter((r) => r.key === key).pop();
@@ -126,6 +139,7 @@ async function watchUntil(log: FakeChangelog, count: number, start: Parameters<t
     keyTarget,
     {
       fetch: (p, o, b) => log.fetch(p, o, b),
+      offsets: async () => log.offsets(),
       snapshot: async () => log.snapshot("k"),
       send: async (event) => {
         events.push(event);
@@ -210,6 +224,7 @@ describe("a watch's stream", () => {
       keyTarget,
       {
         fetch: (p, o, b) => log.fetch(p, o, b),
+        offsets: async () => log.offsets(),
         snapshot: async () => log.snapshot("k"),
         send: async () => {
           if (++sent === 10) await stalled;
@@ -232,6 +247,92 @@ describe("a watch's stream", () => {
   });
 });
 
+/** Runs a tail of partition 0 of `log` from `from` until it has sent `count` events. */
+async function tailUntil(log: FakeChangelog, from: number, count: number, onEvent?: (e: TailEvent) => void) {
+  const events: TailEvent[] = [];
+  let closed = false;
+  await runTail({ topic: "t", partition: 0 }, from, {
+    fetch: (p, o, b) => log.fetch(p, o, b),
+    offsets: async () => log.offsets(),
+    send: async (event) => {
+      events.push(event);
+      onEvent?.(event);
+      if (events.length >= count) closed = true;
+    },
+    closed: () => closed,
+    idle: async () => {
+      if (log.fetches > 1_000) throw new Error("no event came");
+    },
+    keepAlive: async () => {},
+    now: () => 0,
+  });
+  return events;
+}
+
+describe("a topic tail's stream", () => {
+  it("starts with the offset it starts at, then each record as the /kafka dialect renders it, its offset as the id", async () => {
+    const log = new FakeChangelog();
+    for (const v of ["a", "b", "c"]) log.append("k", v);
+    const events = await tailUntil(log, 1, 3);
+    expect(events).toEqual([
+      { event: "start", data: JSON.stringify({ topic: "t", partition: 0, from: 1 }) },
+      { data: JSON.stringify({ topic: "t", partition: 0, offset: 1, timestamp: 0, key: "k", value: "b", headers: [] }), id: "1" },
+      { data: JSON.stringify({ topic: "t", partition: 0, offset: 2, timestamp: 0, key: "k", value: "c", headers: [] }), id: "2" },
+    ]);
+  });
+
+  it("names offsets compacted away or below the log's start with a gap event, then goes on from the next record", async () => {
+    const log = new FakeChangelog();
+    for (const v of ["0", "1", "2", "3", "4", "5"]) log.append("k", v);
+    // Retention took 0 and 1; compaction took 3 and 4.
+    log.records = log.records.filter((r) => ![0, 1, 3, 4].includes(r.offset));
+    log.earliest = 2;
+    const events = await tailUntil(log, 0, 5);
+    expect(events.slice(1).map((e) => [e.event, e.event === "gap" ? JSON.parse(e.data) : e.id])).toEqual([
+      ["gap", { from: 0, to: 2 }],
+      [undefined, "2"],
+      ["gap", { from: 3, to: 5 }],
+      [undefined, "5"],
+    ]);
+  });
+
+  it("a start beyond the partition's end (a log that started over) is a gap down to the end, then the records appended there", async () => {
+    const log = new FakeChangelog();
+    log.append("k", "0");
+    const events = await tailUntil(log, 7, 3, (e) => {
+      if (e.event === "gap") log.append("k", "1");
+    });
+    expect(events.slice(1).map((e) => [e.event, e.event === "gap" ? JSON.parse(e.data) : e.id])).toEqual([
+      ["gap", { from: 7, to: 1 }],
+      [undefined, "1"],
+    ]);
+  });
+
+  it("reads no further while the subscriber does not take an event", async () => {
+    const log = new FakeChangelog();
+    for (let i = 0; i < 2_000; i++) log.append("k", String(i));
+    let release!: () => void;
+    const stalled = new Promise<void>((resolve) => (release = resolve));
+    let sent = 0;
+    const running = runTail({ topic: "t", partition: 0 }, 0, {
+      fetch: (p, o, b) => log.fetch(p, o, b),
+      offsets: async () => log.offsets(),
+      send: async () => {
+        if (++sent === 10) await stalled;
+      },
+      closed: () => sent >= 700,
+      idle: async () => {},
+      keepAlive: async () => {},
+      now: () => 0,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect([log.fetches, sent]).toEqual([1, 10]);
+    release();
+    await running;
+    expect(log.fetches).toBe(2);
+  });
+});
+
 describe("a quiet stream", () => {
   it("sends a keep-alive comment once KEEP_ALIVE_MS passed without an event, then again only as long after it", async () => {
     const log = new FakeChangelog();
@@ -242,6 +343,7 @@ describe("a quiet stream", () => {
       keyTarget,
       {
         fetch: (p, o, b) => log.fetch(p, o, b),
+        offsets: async () => log.offsets(),
         snapshot: async () => log.snapshot("k"),
         send: async () => {},
         closed: () => closed,

@@ -38,6 +38,8 @@ export const ACCESS_RULES: readonly AccessRule[] = [
   // Listing topics is metadata a producer needs too (Kafka's Write implies Describe).
   api("/topics", ["read", "produce"]),
   api("/topics/:topic", ["read"]),
+  // Tailing a topic reads its records, as `GET /topics/:topic` reads its offsets.
+  api("/topics/:topic/watch", ["read"]),
   api("/topics/:topic/records", ["produce"]),
   api("/stores/*", ["read"]),
   api("/admin/*", ["admin"]),

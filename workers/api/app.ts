@@ -22,6 +22,7 @@ import { health } from "./routes/health";
 import { ingest } from "./routes/ingest";
 import { stores } from "./routes/stores";
 import { watch } from "./routes/watch";
+import { tail } from "./routes/tail";
 import { tasks } from "./routes/tasks";
 import { topics } from "./routes/topics";
 import { isKafkaPath, kafkaRest } from "./routes/kafka-rest";
@@ -78,6 +79,7 @@ export function createApi(applicationFor: (env: EdgeStreamsEnv) => Application):
 
   app.route("/", ingest);
   app.route("/", topics);
+  app.route("/", tail);
   // Before `stores`: its key route would take `…/keys/:key/watch` as a key ending in "/watch".
   app.route("/", watch);
   app.route("/", stores);

@@ -19,6 +19,7 @@ import type { ApiEnv } from "../context";
 import { decodeCursor, encodeCursor } from "../cursor";
 import { clusterSnapshot, remainingToRestore, type ClusterSnapshot } from "../status/snapshot";
 import { ageMs } from "../../../src/task/input-lag";
+import { subscriptionFamilies } from "../subscription-metrics";
 import { invalidInput } from "../validation";
 import { DEFAULT_PAGE, limitParam, MAX_PAGE } from "../views";
 
@@ -27,7 +28,7 @@ export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8
 type Labels = Readonly<Record<string, string>>;
 type Sample = { readonly labels: Labels; readonly value: number; readonly suffix?: string };
 
-interface Family {
+export interface Family {
   readonly name: string;
   readonly type: "counter" | "gauge" | "summary";
   readonly help: string;
@@ -339,5 +340,10 @@ export const metrics = new Hono<ApiEnv>().get("/metrics", zValidator("query", me
     else if (lastInstance) next = encodeCursor(instanceName({ taskId: lastInstance.id, placement: lastInstance.placement }));
   }
   if (next !== null) c.header("Link", `</metrics?limit=${limit}&cursor=${next}>; rel="next"`);
-  return c.body(exposition([...metricFamilies(snapshot), ...topics]), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE, "Cache-Control": "no-store" });
+  // This isolate's subscriptions: on the first page only, as the application's own families.
+  const subscriptions = first ? subscriptionFamilies() : [];
+  return c.body(exposition([...metricFamilies(snapshot), ...topics, ...subscriptions]), 200, {
+    "Content-Type": PROMETHEUS_CONTENT_TYPE,
+    "Cache-Control": "no-store",
+  });
 });

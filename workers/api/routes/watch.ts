@@ -9,24 +9,21 @@
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono, type Context } from "hono";
-import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import { partitionForKey } from "../../../src/log/partitioner";
 import { keyForAnswer, serializedPrefixFromText } from "../../../src/streams/key-text";
 import { decodeToken, type Positions } from "../../../src/subscriptions/resume-token";
 import { runWatch, type Snapshot, type WatchStart, type WatchTarget } from "../../../src/subscriptions/watch-loop";
-import { WatchSlots } from "../../../src/subscriptions/watch-slots";
 import type { SnapshotSelection } from "../../../src/task/protocol";
-import { logEvent } from "../../../src/util/logging";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { queryableStore } from "../queryable-store";
 import { storeKey } from "../store-key";
+import { openStream, takeSlot } from "../subscription-stream";
 import { invalidInput } from "../validation";
 import { MAX_SNAPSHOT_KEYS, takeSnapshot, type WatchedStore } from "../watch-snapshot";
 
-/** This isolate's open subscriptions (src/subscriptions/watch-slots.ts). */
-export const watchSlots = new WatchSlots();
+export { watchSlots } from "../subscription-stream";
 
 const WATCH_SUFFIX = "/watch";
 
@@ -51,52 +48,9 @@ async function startOf(c: Context<ApiEnv>, found: WatchedStore, partitions: read
   return { resume: token.positions as Positions };
 }
 
-/** Opens the event stream: the loop runs until the subscriber goes away; a slot is held meanwhile. */
-function open(c: Context<ApiEnv>, target: WatchTarget, start: WatchStart, snapshot: () => Promise<Snapshot>, release: () => void) {
-  const host = c.var.host;
-  return streamSSE(
-    c,
-    async (stream) => {
-      // The slot is given back when the subscriber leaves, not only when the loop ends: the runtime
-      // may drop the request's pending calls once its client is gone, and the loop with them.
-      const gone = new Promise<void>((resolve) =>
-        stream.onAbort(() => {
-          release();
-          resolve();
-        }),
-      );
-      try {
-        await runWatch(
-          target,
-          {
-            fetch: (partition, offset, bounds) => host.log.fetch({ topic: target.topic, partition }, offset, bounds),
-            snapshot,
-            send: (event) => stream.writeSSE(event),
-            closed: () => stream.aborted || stream.closed,
-            idle: (ms) => Promise.race([gone, new Promise<void>((resolve) => setTimeout(resolve, ms))]),
-            keepAlive: async () => {
-              await stream.write(": keep-alive\n\n");
-            },
-            now: () => Date.now(),
-          },
-          start,
-        );
-      } finally {
-        release();
-      }
-    },
-    async (error) => {
-      release();
-      logEvent("watch.ended", { topic: target.topic, error: String(error) }, "warn");
-    },
-  );
-}
-
-/** A slot for a new subscription, or 503 when this isolate holds its most. */
-function slot(): () => void {
-  const release = watchSlots.take();
-  if (!release) throw new ApiError(503, "unavailable", `this isolate holds ${watchSlots.limit} subscriptions, its most: try again`, 1);
-  return release;
+/** Opens the event stream: the watch runs until the subscriber goes away, holding a slot. */
+function open(c: Context<ApiEnv>, target: WatchTarget, start: WatchStart, snapshot: () => Promise<Snapshot>) {
+  return openStream(c, target.topic, takeSlot(), (ports) => runWatch(target, { ...ports, snapshot }, start));
 }
 
 export const watch = new Hono<ApiEnv>()
@@ -116,7 +70,7 @@ export const watch = new Hono<ApiEnv>()
       });
     const target: WatchTarget = { topic: found.store.changelogTopic, partitions, watched: (k) => k === key, kind: "key", key, present };
     const start = await startOf(c, found, partitions, selection);
-    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection), slot());
+    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection));
   })
   .get("/stores/:store/watch", zValidator("query", prefixQuery, invalidInput), async (c) => {
     const found = watchedStore(c);
@@ -135,5 +89,5 @@ export const watch = new Hono<ApiEnv>()
       snapshotEnd: (keys) => JSON.stringify({ prefix: text, keys }),
     };
     const start = await startOf(c, found, partitions, selection);
-    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection), slot());
+    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection));
   });

@@ -1,0 +1,28 @@
+/**
+ * The subscription families of `GET /metrics` (docs/subscriptions.md): streams open, the slot
+ * limit, events sent, recoveries by kind and subscriptions refused. Per isolate: the numbers of
+ * the isolate that answers the scrape (subscription-stream.ts), not of the deployment.
+ */
+import type { Family } from "./routes/metrics";
+import { streamCounters, watchSlots } from "./subscription-stream";
+
+export function subscriptionFamilies(): Family[] {
+  const family = (name: string, type: Family["type"], help: string, samples: Family["samples"]): Family => ({
+    name: `edge_streams_subscriptions_${name}`,
+    type,
+    help: `${help} Per isolate: the one answering this scrape.`,
+    samples,
+  });
+  return [
+    family("open", "gauge", "Subscriptions (store watches and topic tails) open now.", [{ labels: {}, value: watchSlots.taken }]),
+    family("limit", "gauge", "Subscriptions an isolate holds at most; past it a new one is refused (503).", [{ labels: {}, value: watchSlots.limit }]),
+    family("events_sent_total", "counter", "Events sent to subscribers (keep-alive comments not counted).", [{ labels: {}, value: streamCounters.eventsSent }]),
+    family(
+      "recoveries_total",
+      "counter",
+      "Streams that found the log no longer holding where they stood, by kind: snapshot (a stale resume token), resync (a watch behind compaction), gap (a tail skipping offsets gone).",
+      Object.entries(streamCounters.recoveries).map(([kind, value]) => ({ labels: { kind }, value })),
+    ),
+    family("refused_total", "counter", "Subscriptions refused because every slot was taken.", [{ labels: {}, value: streamCounters.refused }]),
+  ];
+}

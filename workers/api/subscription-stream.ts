@@ -1,0 +1,69 @@
+/**
+ * What every subscription route shares (docs/subscriptions.md): this isolate's slots and counters,
+ * and the server-sent event stream a subscription runs in — a slot held while it is open, the
+ * log read through the host, sends waiting on the response's back-pressure, keep-alive comments.
+ */
+import type { Context } from "hono";
+import { streamSSE } from "hono/streaming";
+import type { FollowedLog, StreamPorts } from "../../src/subscriptions/follow-log";
+import { StreamCounters } from "../../src/subscriptions/stream-counters";
+import { WatchSlots } from "../../src/subscriptions/watch-slots";
+import { logEvent } from "../../src/util/logging";
+import type { ApiEnv } from "./context";
+import { ApiError } from "./http-error";
+
+/** This isolate's open subscriptions, store watches and topic tails alike (src/subscriptions/watch-slots.ts). */
+export const watchSlots = new WatchSlots();
+/** What this isolate's subscriptions did (`GET /metrics`). */
+export const streamCounters = new StreamCounters();
+
+/** A slot for a new subscription, or 503 when this isolate holds its most. */
+export function takeSlot(): () => void {
+  const release = watchSlots.take();
+  if (release) return release;
+  streamCounters.refused++;
+  throw new ApiError(503, "unavailable", `this isolate holds ${watchSlots.limit} subscriptions, its most: try again`, 1);
+}
+
+/** Opens the event stream of a subscription reading `topic`: `run` goes until the subscriber leaves; the slot is held meanwhile. */
+export function openStream(c: Context<ApiEnv>, topic: string, release: () => void, run: (ports: StreamPorts & FollowedLog) => Promise<void>) {
+  const log = c.var.host.log;
+  return streamSSE(
+    c,
+    async (stream) => {
+      // The slot is given back when the subscriber leaves, not only when the loop ends: the runtime
+      // may drop the request's pending calls once its client is gone, and the loop with them.
+      const gone = new Promise<void>((resolve) =>
+        stream.onAbort(() => {
+          release();
+          resolve();
+        }),
+      );
+      try {
+        await run({
+          fetch: (partition, offset, bounds) => log.fetch({ topic, partition }, offset, bounds),
+          offsets: (partition) => log.offsets({ topic, partition }),
+          send: async (event) => {
+            await stream.writeSSE(event);
+            streamCounters.eventsSent++;
+          },
+          closed: () => stream.aborted || stream.closed,
+          idle: (ms) => Promise.race([gone, new Promise<void>((resolve) => setTimeout(resolve, ms))]),
+          keepAlive: async () => {
+            await stream.write(": keep-alive\n\n");
+          },
+          now: () => Date.now(),
+          recovered: (kind) => {
+            streamCounters.recoveries[kind]++;
+          },
+        });
+      } finally {
+        release();
+      }
+    },
+    async (error) => {
+      release();
+      logEvent("watch.ended", { topic, error: String(error) }, "warn");
+    },
+  );
+}
