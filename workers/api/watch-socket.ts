@@ -45,10 +45,11 @@ export function openSocket(c: Context<ApiEnv>, target: WatchTarget, start: Watch
     try {
       server.close(code, reason);
     } catch {
-      // Already closed by the other side.
+      // Already closed, or closing: nothing to answer.
     }
   };
-  server.addEventListener("close", end);
+  // The closing handshake's answer: the subscriber closed, the server closes too.
+  server.addEventListener("close", () => close(1000, "closed by the subscriber"));
   server.addEventListener("error", end);
   server.addEventListener("message", (message) => {
     let ack: unknown;
