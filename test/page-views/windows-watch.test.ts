@@ -11,6 +11,7 @@ import { application } from "../../examples/page-views/app";
 import { MINUTE_MS } from "../../examples/page-views/topology";
 import { TestDriver } from "../../platform/testing/test-driver";
 import { call, json } from "../support/api";
+import { socketOf } from "../support/socket";
 import { EventReader, type ServerSentEvent } from "../support/sse";
 
 const driver = new TestDriver(env, application);
@@ -83,6 +84,18 @@ it("resumes with Last-Event-ID after the task's object crashed: every change aft
   await viewAt("ap", (minute + 1) * MINUTE_MS);
   expect(parsed(await resumed.next())).toEqual({ key: "ap", window: windowAt(minute + 1), value: 1 });
   await resumed.close();
+});
+
+it("sends the same events over a WebSocket on the same path", async () => {
+  await viewAt("af", 7 * MINUTE_MS);
+  const socket = await socketOf(await call("/stores/views-per-minute/windows/af/watch", { headers: { Upgrade: "websocket" } }));
+  expect(await socket.take(2)).toEqual([
+    { event: "message", data: { key: "af", window: windowAt(7), value: 1 } },
+    { event: "snapshot-end", data: { key: "af", windows: 1 }, id: expect.stringMatching(/^w1\./) },
+  ]);
+  await viewAt("af", 7 * MINUTE_MS + 1);
+  expect(await socket.next()).toEqual({ event: "message", data: { key: "af", window: windowAt(7), value: 2 }, id: expect.stringMatching(/^w1\./) });
+  socket.close();
 });
 
 it("answers 401 without a token, 404 for an unknown store and 400 for a store without windows, as the read route", async () => {
