@@ -21,6 +21,7 @@ import { credentialsOf, OPEN_ROLES, rolesOf, type Role } from "./credentials";
 import { ApiError } from "./http-error";
 import { fromAnotherOrigin } from "./origin";
 import { SESSION_COOKIE, sessionKey, sessionValid } from "./status/session";
+import { isWatchPath, subprotocolToken } from "./watch-auth";
 import { logEvent } from "../../src/util/logging";
 
 /** What a session cookie grants: reading, on the routes that take it. */
@@ -62,7 +63,8 @@ async function hasSession(c: Context<ApiEnv>): Promise<boolean> {
 async function identify(c: Context<ApiEnv>, rule: AccessRule): Promise<Access | Response> {
   const credentials = credentialsOf(c.get("config"), c.req.url);
   const header = c.req.header("Authorization");
-  const presented = rule.scheme === "basic" ? basicPassword(header) : bearerToken(header);
+  // A browser's WebSocket cannot send Authorization: its token comes as a subprotocol (watch-auth.ts).
+  const presented = rule.scheme === "basic" ? basicPassword(header) : (bearerToken(header) ?? subprotocolToken(c.req.raw));
   if (credentials.open) return { roles: OPEN_ROLES, via: "open" };
   if (presented !== null) {
     const client = clientOf(c.req.raw);
@@ -74,7 +76,9 @@ async function identify(c: Context<ApiEnv>, rule: AccessRule): Promise<Access | 
     throw seconds > 0 ? tooManyFailures(seconds) : unauthorized(c, rule);
   }
   const safe = c.req.method === "GET" || c.req.method === "HEAD";
-  if (rule.cookie && safe && (await hasSession(c))) return { roles: SESSION_ROLES, via: "cookie" };
+  // Subscriptions take the session too: EventSource and WebSocket cannot send Authorization.
+  const cookie = rule.cookie === true || isWatchPath(c.req.path);
+  if (cookie && safe && (await hasSession(c))) return { roles: SESSION_ROLES, via: "cookie" };
   if (c.req.path === "/" && safe && header === undefined) return c.redirect("/login", 303);
   throw unauthorized(c, rule);
 }

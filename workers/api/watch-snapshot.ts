@@ -23,12 +23,17 @@ export interface WatchedStore {
   readonly subtopology: Subtopology;
 }
 
-/** The snapshot of `selection` in the store's changelog `partitions`. */
-export async function takeSnapshot(host: Host, found: WatchedStore, partitions: readonly number[], selection: SnapshotSelection): Promise<Snapshot> {
+/** The snapshot of `selection` in the store's changelog `partitions`; 400 with `tooMany` past `MAX_SNAPSHOT_KEYS` entries. */
+export async function takeSnapshot(
+  host: Host,
+  found: WatchedStore,
+  partitions: readonly number[],
+  selection: SnapshotSelection,
+  tooMany = `prefix: more than ${MAX_SNAPSHOT_KEYS} keys of store ${found.store.name} have it; watch a longer prefix`,
+): Promise<Snapshot> {
   const parts = await Promise.all(partitions.map((partition) => partitionSnapshot(host, found, partition, selection)));
   const entries = parts.flatMap((p) => p.entries);
-  if (entries.length > MAX_SNAPSHOT_KEYS)
-    throw new ApiError(400, "invalid_input", `prefix: more than ${MAX_SNAPSHOT_KEYS} keys of store ${found.store.name} have it; watch a longer prefix`);
+  if (entries.length > MAX_SNAPSHOT_KEYS) throw new ApiError(400, "invalid_input", tooMany);
   // In key order as scans give it (UTF-8 bytes).
   entries.sort((a, b) => compareKeys(a.key, b.key));
   return { entries, positions: new Map(parts.map((p, i) => [partitions[i]!, p.offset])) };

@@ -5,7 +5,10 @@
  * response opens (so a restoring task answers 503 as a point read does); a `Last-Event-ID`
  * resumes from the offsets its token names. Then src/subscriptions/watch-loop.ts reads the
  * store's changelog partitions — the key's, found as the point read finds it, or all of them for
- * a prefix — and sends each committed change of the watched keys. Key-value stores only.
+ * a prefix — and sends each committed change of the watched keys. Window and session stores:
+ * `GET /stores/:store/windows/:key/watch`, the key's windows (src/subscriptions/window-keys.ts).
+ * Each path also takes a WebSocket (`Upgrade: websocket`, ../watch-socket.ts), and a resume token
+ * as `?lastEventId=` (a browser's first connection cannot set `Last-Event-ID`).
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono, type Context } from "hono";
@@ -13,6 +16,8 @@ import { z } from "zod";
 import { partitionForKey } from "../../../src/log/partitioner";
 import { keyForAnswer, serializedPrefixFromText } from "../../../src/streams/key-text";
 import { decodeToken, type Positions } from "../../../src/subscriptions/resume-token";
+import { windowOfRow, windowRowsPrefix } from "../../../src/subscriptions/window-keys";
+import type { FollowedLog, StreamPorts } from "../../../src/subscriptions/follow-log";
 import { runWatch, type Snapshot, type WatchStart, type WatchTarget } from "../../../src/subscriptions/watch-loop";
 import type { SnapshotSelection } from "../../../src/task/protocol";
 import type { ApiEnv } from "../context";
@@ -22,12 +27,15 @@ import { storeKey } from "../store-key";
 import { openStream, takeSlot } from "../subscription-stream";
 import { invalidInput } from "../validation";
 import { MAX_SNAPSHOT_KEYS, takeSnapshot, type WatchedStore } from "../watch-snapshot";
+import { openSocket, wantsWebSocket } from "../watch-socket";
 
 export { watchSlots } from "../subscription-stream";
 
 const WATCH_SUFFIX = "/watch";
 
-const prefixQuery = z.object({ prefix: z.string().max(16_384, "at most 16384 characters").optional() }).strict();
+const lastEventId = z.string().optional();
+const prefixQuery = z.object({ prefix: z.string().max(16_384, "at most 16384 characters").optional(), lastEventId }).strict();
+const windowsQuery = z.object({ lastEventId }).strict();
 
 /** The store, if a subscription can watch it: a key-value store of the application's own tasks. */
 function watchedStore(c: Context<ApiEnv>): WatchedStore {
@@ -37,20 +45,36 @@ function watchedStore(c: Context<ApiEnv>): WatchedStore {
   return found;
 }
 
+/** The store, if a windows subscription can watch it: a window or session store (404 unknown, 400 another kind, as the read). */
+function windowedStore(c: Context<ApiEnv>): WatchedStore {
+  return queryableStore(c.var.host.application, c.req.param("store")!, "windows");
+}
+
 /** Where the stream starts: the client's token (checked to be this watch's), or a snapshot taken now. */
-async function startOf(c: Context<ApiEnv>, found: WatchedStore, partitions: readonly number[], selection: SnapshotSelection): Promise<WatchStart> {
-  const last = c.req.header("Last-Event-ID");
-  if (last === undefined || last === "") return { snapshot: await takeSnapshot(c.var.host, found, partitions, selection) };
+async function startOf(
+  c: Context<ApiEnv>,
+  found: WatchedStore,
+  partitions: readonly number[],
+  selection: SnapshotSelection,
+  tooMany?: string,
+): Promise<WatchStart> {
+  const last = c.req.header("Last-Event-ID") || c.req.query("lastEventId");
+  if (last === undefined || last === "") return { snapshot: await takeSnapshot(c.var.host, found, partitions, selection, tooMany) };
   const token = decodeToken(last);
   const samePartitions = token !== undefined && token.positions.size === partitions.length && partitions.every((p) => token.positions.has(p));
   if (!token || token.topic !== found.store.changelogTopic || !samePartitions)
-    throw new ApiError(400, "invalid_input", "Last-Event-ID: not a resume token of this subscription (send back the id of its last event)");
+    throw new ApiError(400, "invalid_input", "Last-Event-ID (or lastEventId): not a resume token of this subscription (send back the id of its last event)");
   return { resume: token.positions as Positions };
 }
 
-/** Opens the event stream: the watch runs until the subscriber goes away, holding a slot. */
+/**
+ * Opens the subscription: a WebSocket when the request asks for one, else the event stream. The
+ * watch runs until the subscriber goes away, holding a slot.
+ */
 function open(c: Context<ApiEnv>, target: WatchTarget, start: WatchStart, snapshot: () => Promise<Snapshot>) {
-  return openStream(c, target.topic, takeSlot(), (ports) => runWatch(target, { ...ports, snapshot }, start));
+  const run = (ports: StreamPorts & FollowedLog) => runWatch(target, { ...ports, snapshot }, start);
+  if (wantsWebSocket(c.req.raw)) return openSocket(c, target.topic, takeSlot(), run);
+  return openStream(c, target.topic, takeSlot(), run);
 }
 
 export const watch = new Hono<ApiEnv>()
@@ -90,4 +114,34 @@ export const watch = new Hono<ApiEnv>()
     };
     const start = await startOf(c, found, partitions, selection);
     return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection));
+  })
+  // As the key route: a windows path ending in `/watch` is a subscription, any other the read (stores.ts).
+  .get("/stores/:store/windows/:key{[\\s\\S]+}", async (c, next) => {
+    if (!c.req.path.endsWith(WATCH_SUFFIX)) return next();
+    const query = windowsQuery.safeParse(c.req.query());
+    if (!query.success) return invalidInput(query, c);
+    const found = windowedStore(c);
+    const kind = found.store.kind as "window" | "session";
+    const { key: typedKey, serialized: key } = storeKey(found.store, c.req.param("key").slice(0, -WATCH_SUFFIX.length));
+    const prefix = windowRowsPrefix(key);
+    const partitions = [partitionForKey(key, found.subtopology.partitions)];
+    const selection = { prefix, limit: MAX_SNAPSHOT_KEYS + 1 };
+    const present = (row: string, value: string | null) =>
+      JSON.stringify({
+        key: typedKey,
+        window: windowOfRow(row, prefix.length, kind),
+        value: value === null ? null : found.store.valueSerde.deserialize(value),
+      });
+    const target: WatchTarget = {
+      topic: found.store.changelogTopic,
+      partitions,
+      watched: (row) => row.startsWith(prefix),
+      kind: "prefix",
+      present,
+      snapshotEnd: (windows) => JSON.stringify({ key: typedKey, windows }),
+    };
+    const tooMany = `key ${JSON.stringify(typedKey)} has more than ${MAX_SNAPSHOT_KEYS} windows in store ${found.store.name}: too many to watch`;
+    const snapshot = () => takeSnapshot(c.var.host, found, partitions, selection, tooMany);
+    const start = await startOf(c, found, partitions, selection, tooMany);
+    return open(c, target, start, snapshot);
   });

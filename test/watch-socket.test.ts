@@ -1,0 +1,190 @@
+/**
+ * Subscriptions over a WebSocket (docs/subscriptions.md): the watch paths with `Upgrade:
+ * websocket` send the same events as server-sent events, as JSON messages; `?lastEventId=`
+ * resumes with no gap and no repeat after the task's object crashed; a browser's token comes as a
+ * subprotocol or its session cookie; a subscriber that does not acknowledge gets no more than a
+ * window of messages; the isolate's subscription slots count sockets too.
+ */
+import { env, exports } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { TestDriver } from "../platform/testing/test-driver";
+import { SOCKET_WINDOW } from "../src/subscriptions/socket-credit";
+import { watchSlots } from "../workers/api/routes/watch";
+import { activeInstance } from "./support/active";
+import { anyClient, call, json, TOKEN } from "./support/api";
+import { keyOn, keysOn } from "./support/keys";
+import { application } from "./support/orders-app";
+import { type SocketEvent, socketOf } from "./support/socket";
+import { TEST_SCOPED_TOKENS } from "./support/tokens";
+import { until } from "./support/until";
+
+const driver = new TestDriver(env, application);
+const UPGRADE = { Upgrade: "websocket" };
+const ORIGIN = "http://edge.test";
+
+const keyPath = (key: string) => `/stores/totals/keys/${encodeURIComponent(key)}/watch`;
+
+async function watchSocket(path: string, autoAck = true) {
+  return socketOf(await call(path, { headers: UPGRADE }), autoAck);
+}
+
+async function order(key: string, times: number): Promise<void> {
+  for (let i = 0; i < times; i++) expect((await call("/topics/orders/records", { body: { records: [{ key, value: { amount: 1 } }] } })).status).toBe(200);
+  await driver.runUntilQuiet();
+}
+
+const counts = (events: SocketEvent[]) => events.map((e) => [e.event, e.data.value?.count ?? null]);
+
+beforeAll(async () => {
+  await driver.instances();
+  await driver.runUntilQuiet();
+});
+
+describe("a key over a WebSocket", () => {
+  it("sends the value, then each committed change in order, each a JSON message with its resume token", async () => {
+    const key = keyOn(0, "ws-first");
+    const socket = await watchSocket(keyPath(key));
+    const first = await socket.next();
+    expect(first).toEqual({ event: "message", data: { key, value: null }, id: expect.stringMatching(/^w1\./) });
+    await order(key, 3);
+    const changes = await socket.take(3);
+    expect(changes.map((e) => e.data)).toEqual([1, 2, 3].map((n) => ({ key, value: { count: n, sum: n } })));
+    expect(changes.every((e) => e.event === "message" && e.id?.startsWith("w1."))).toBe(true);
+    socket.close();
+  });
+
+  it("resumes with ?lastEventId= after the task's object crashed: every change after that event, once", async () => {
+    const key = keyOn(1, "ws-resume");
+    const socket = await watchSocket(keyPath(key));
+    await socket.next();
+    await order(key, 2);
+    await socket.take(2);
+    const lastId = socket.lastId!;
+    socket.close();
+
+    const task = (await activeInstance(driver.instances(), 1)).taskId;
+    expect((await call(`/admin/tasks/${task}/crash`, { method: "POST" })).status).toBe(200);
+    await order(key, 3);
+    const resumed = await watchSocket(`${keyPath(key)}?lastEventId=${encodeURIComponent(lastId)}`);
+    expect(counts(await resumed.take(3))).toEqual([
+      ["message", 3],
+      ["message", 4],
+      ["message", 5],
+    ]);
+    await order(key, 1);
+    expect(counts([await resumed.next()])).toEqual([["message", 6]]);
+    resumed.close();
+  });
+
+  it("refuses a resume token that is not the subscription's (400, no socket)", async () => {
+    const response = await call(`${keyPath(keyOn(0, "ws-bad"))}?lastEventId=garbage`, { headers: UPGRADE });
+    expect(response.status).toBe(400);
+    expect(await json(response)).toMatchObject({ error: "invalid_input", message: expect.stringContaining("lastEventId") });
+  });
+});
+
+describe("a prefix over a WebSocket", () => {
+  it("sends the snapshot, snapshot-end, then the changes of those keys", async () => {
+    const keys = [keyOn(2, "wsp-a"), keyOn(3, "wsp-b")];
+    await order(keys[0]!, 1);
+    const socket = await watchSocket("/stores/totals/watch?prefix=wsp-");
+    expect(await socket.take(2)).toEqual([
+      { event: "message", data: { key: keys[0], value: { count: 1, sum: 1 } } },
+      { event: "snapshot-end", data: { prefix: "wsp-", keys: 1 }, id: expect.stringMatching(/^w1\./) },
+    ]);
+    await order(keys[1]!, 1);
+    expect((await socket.next()).data).toEqual({ key: keys[1], value: { count: 1, sum: 1 } });
+    socket.close();
+  });
+
+  it("sends no more than a window of messages to a subscriber that does not acknowledge, and the rest, in order, once it does", async () => {
+    const keys = keysOn(1, SOCKET_WINDOW + 20, "wsslow-");
+    expect((await call("/topics/orders/records", { body: { records: keys.map((key) => ({ key, value: { amount: 1 } })) } })).status).toBe(200);
+    await driver.runUntilQuiet();
+    const socket = await watchSocket("/stores/totals/watch?prefix=wsslow-", false);
+    const first = await socket.take(SOCKET_WINDOW);
+    // The server waits for an acknowledgement: no message past the window arrives meanwhile.
+    await order(keys[0]!, 1);
+    await expect(socket.next(500)).rejects.toThrow(/no message/);
+    expect(socket.received).toBe(SOCKET_WINDOW);
+    socket.ack();
+    const rest = await socket.take(22);
+    expect(rest.at(-2)!).toEqual({ event: "snapshot-end", data: { prefix: "wsslow-", keys: keys.length }, id: expect.any(String) });
+    expect(rest.at(-1)!.data).toEqual({ key: keys[0], value: { count: 2, sum: 2 } });
+    const snapshotKeys = [...first, ...rest.slice(0, -2)].map((e) => e.data.key);
+    expect(snapshotKeys).toEqual([...keys].sort());
+    socket.close();
+  });
+});
+
+describe("authentication of a socket", () => {
+  it("answers 401 without a credential, and takes a token as a subprotocol, answering edge-streams (never the token)", async () => {
+    const path = keyPath(keyOn(0, "ws-auth"));
+    expect((await call(path, { headers: UPGRADE, token: null })).status).toBe(401);
+    const wrong = await call(path, { headers: { ...UPGRADE, "Sec-WebSocket-Protocol": `edge-streams, bearer.${btoa("wrong")}` }, token: null });
+    expect(wrong.status).toBe(401);
+    // The token alone, without edge-streams offered, is no credential either.
+    expect((await call(path, { headers: { ...UPGRADE, "Sec-WebSocket-Protocol": `bearer.${b64url(TOKEN)}` }, token: null })).status).toBe(401);
+    // A produce-only token may not read.
+    const produce = TEST_SCOPED_TOKENS.PRODUCE_TOKEN.split(",")[0]!;
+    expect((await call(path, { headers: { ...UPGRADE, "Sec-WebSocket-Protocol": `edge-streams, bearer.${b64url(produce)}` }, token: null })).status).toBe(403);
+
+    const response = await call(path, {
+      headers: { ...UPGRADE, "Sec-WebSocket-Protocol": `edge-streams, bearer.${b64url(TEST_SCOPED_TOKENS.READ_TOKEN)}` },
+      token: null,
+    });
+    expect(response.headers.get("Sec-WebSocket-Protocol")).toBe("edge-streams");
+    const socket = await socketOf(response);
+    expect((await socket.next()).data).toEqual({ key: keyOn(0, "ws-auth"), value: null });
+    socket.close();
+  });
+
+  it("takes the session cookie from this origin's pages, and refuses it from another origin (403)", async () => {
+    const login = await exports.default.fetch(
+      new Request(`${ORIGIN}/login`, {
+        method: "POST",
+        body: new URLSearchParams({ token: TOKEN }).toString(),
+        headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: ORIGIN, "Sec-Fetch-Site": "same-origin", "CF-Connecting-IP": anyClient() },
+        redirect: "manual",
+      }),
+    );
+    expect(login.status).toBe(303);
+    const cookie = /(__Host-edge_session=[^;]+)/.exec(login.headers.get("Set-Cookie")!)![1]!;
+    const path = keyPath(keyOn(0, "ws-cookie"));
+    const browser = (origin: string, site: string) =>
+      call(path, { token: null, headers: { ...UPGRADE, Cookie: cookie, Origin: origin, "Sec-Fetch-Site": site } });
+    expect((await browser("https://evil.example", "cross-site")).status).toBe(403);
+    const socket = await socketOf(await browser(ORIGIN, "same-origin"));
+    expect((await socket.next()).data).toEqual({ key: keyOn(0, "ws-cookie"), value: null });
+    socket.close();
+    // The cookie still opens nothing but subscriptions and the pages: not the stores' reads.
+    expect(
+      (await call(`/stores/totals/keys/${keyOn(0, "ws-cookie")}`, { token: null, headers: { Cookie: cookie, "Sec-Fetch-Site": "same-origin" } })).status,
+    ).toBe(401);
+  });
+});
+
+describe("limits", () => {
+  it("counts sockets in the isolate's subscription slots: 503 when none is left, the slot back when the socket closes", async () => {
+    const key = keyOn(0, "ws-slots");
+    await until(async () => watchSlots.taken === 0, 10_000, "earlier subscriptions' slots given back", 20);
+    const socket = await watchSocket(keyPath(key));
+    await socket.next();
+    expect(watchSlots.taken).toBe(1);
+    socket.close();
+    await until(async () => watchSlots.taken === 0, 10_000, "the socket's slot given back", 20);
+
+    const held = Array.from({ length: watchSlots.limit }, () => watchSlots.take()!);
+    try {
+      const refused = await call(keyPath(key), { headers: UPGRADE });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("Retry-After")).toBe("1");
+    } finally {
+      for (const release of held) release();
+    }
+  });
+});
+
+function b64url(text: string): string {
+  return btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
