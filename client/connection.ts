@@ -131,8 +131,11 @@ export function connect(url: string, options: ConnectionOptions, protocol: Proto
     let any = false;
     try {
       for (;;) {
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const silent = new Promise<"silent">((resolve) => (timer = setTimeout(() => resolve("silent"), idleTimeoutMs)));
+        let onSilence: (value: "silent") => void = () => undefined;
+        const silent = new Promise<"silent">((resolve) => {
+          onSilence = resolve;
+        });
+        const timer = setTimeout(() => onSilence("silent"), idleTimeoutMs);
         const chunk = await Promise.race([reader.read(), silent]).finally(() => clearTimeout(timer));
         if (chunk === "silent") throw new SubscriptionError(`nothing received for ${idleTimeoutMs} ms`);
         if (chunk.done) return any;
