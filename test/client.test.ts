@@ -155,7 +155,13 @@ describe("edge-streams/client on the real Worker", () => {
     let calls = 0;
     const counted = options();
     const fetch = counted.fetch as typeof globalThis.fetch;
-    const counting = { ...counted, fetch: (input: RequestInfo | URL, init?: RequestInit) => (calls++, fetch(input, init)) };
+    const counting = {
+      ...counted,
+      fetch: (input: RequestInfo | URL, init?: RequestInit) => {
+        calls++;
+        return fetch(input, init);
+      },
+    };
     const unauthorized = watch("totals", "x", () => undefined, { ...counting, token: "wrong" });
     expect(await unauthorized.finished).toMatchObject({ status: 401, code: "unauthorized" });
     const missing = watch("no-such-store", "x", () => undefined, counting);
