@@ -66,9 +66,10 @@ export interface Subscription {
 
 const DEFAULT_IDLE_TIMEOUT_MS = 75_000;
 
-/** The request's URL: relative paths against `baseUrl`, or the page's location in a browser. */
+/** The request's URL: `path` under `baseUrl` (which may have a path of its own), or under the page's origin in a browser. */
 export function urlOf(path: string, query: Record<string, string | number | undefined>, baseUrl: string | undefined): string {
-  const base = baseUrl ?? (globalThis as { location?: { href?: string } }).location?.href;
+  // The page's origin, not its address: the API's paths start at the root.
+  const base = baseUrl ?? (globalThis as { location?: { origin?: string } }).location?.origin;
   if (base === undefined) throw new TypeError("edge-streams/client: give baseUrl (no page location to resolve against)");
   const url = new URL(path.replace(/^\//, ""), base.endsWith("/") ? base : `${base}/`);
   for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
