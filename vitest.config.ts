@@ -39,12 +39,16 @@ const library = {
   alias: [
     { find: /^edge-streams$/, replacement: `${process.cwd()}/workers/index.ts` },
     { find: /^edge-streams\/testing$/, replacement: `${process.cwd()}/workers/testing.ts` },
+    { find: /^edge-streams\/client$/, replacement: `${process.cwd()}/client/index.ts` },
   ],
 };
 
 /** `edge-streams` (and its `testing`) without the Durable Objects, which need workerd: the DSL, TopologyTestDriver. */
 const topologyOnly = {
-  alias: [{ find: /^edge-streams(\/testing)?$/, replacement: `${process.cwd()}/workers/topology.ts` }],
+  alias: [
+    { find: /^edge-streams(\/testing)?$/, replacement: `${process.cwd()}/workers/topology.ts` },
+    { find: /^edge-streams\/client$/, replacement: `${process.cwd()}/client/index.ts` },
+  ],
 };
 
 /**

@@ -4,7 +4,8 @@
  * windows (store `views-per-minute`, queryable by region and time), held back until each minute
  * is final (`suppress`), then joined with the region table (`regions`: region id → { name }) and
  * published on `page-views-per-region`, keyed by region id. Views of a region missing from the
- * table are not published (an inner join).
+ * table are not published (an inner join). Each region's views so far are counted too (store
+ * `views-per-region`), for the live page.
  */
 import { Materialized, Serdes, StreamsBuilder, Suppressed, TimeWindows, type Topology } from "edge-streams";
 
@@ -35,9 +36,12 @@ export const PAGE_VIEWS_GRACE_MS = 10_000;
 export function pageViewsTopology(): Topology {
   const builder = new StreamsBuilder();
   const regions = builder.table("regions", { key: Serdes.string(), value: Serdes.json<Region>() }, Materialized.as("regions"));
-  builder
+  const byRegion = builder
     .stream("page-views", { key: Serdes.string(), value: Serdes.json<PageView>() })
-    .groupBy((_user, view) => view.region, { key: Serdes.string(), name: "views-by-region" })
+    .groupBy((_user, view) => view.region, { key: Serdes.string(), name: "views-by-region" });
+  // Every view of each region so far: a key-value store the live page (public/live/) watches.
+  byRegion.count(Materialized.as("views-per-region"));
+  byRegion
     .windowedBy(TimeWindows.ofSizeAndGrace(MINUTE_MS, PAGE_VIEWS_GRACE_MS))
     .count(Materialized.as("views-per-minute", { retentionMs: 60 * MINUTE_MS }))
     .suppress(Suppressed.untilWindowCloses({ name: "final-minutes" }))

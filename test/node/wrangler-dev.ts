@@ -38,6 +38,8 @@ export interface WranglerDevOptions {
   readonly persistTo?: string;
   /** The API token (default: a random one). */
   readonly token?: string;
+  /** Another application's wrangler.toml (e.g. `examples/page-views/wrangler.toml`); default the root's. */
+  readonly config?: string;
 }
 
 /**
@@ -86,6 +88,7 @@ async function startOnce(options: WranglerDevOptions): Promise<WranglerDev> {
     .join(",");
   const vars: Record<string, string> = { API_TOKEN: token, ENVIRONMENT: "test", ...(topics ? { TOPICS: topics } : {}), ...options.vars };
   const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", persist];
+  if (options.config) args.push("-c", options.config);
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
 
   const child = spawn(`${root}node_modules/.bin/wrangler`, args, {

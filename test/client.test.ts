@@ -1,0 +1,171 @@
+/**
+ * edge-streams/client against the real Worker in workerd (its `fetch` is the Worker's own): one
+ * customer's total watched through `watch` while orders keep coming and the task is migrated,
+ * corrupted, crashed (at once, and at a lifecycle crash point), and every Durable Object restarted.
+ * The client reconnects by itself and resumes from its last event: `count` goes 1, 2, …, N once
+ * each. Also a prefix through a crash, and the answers it does not retry (401, 404).
+ */
+import { abortAllDurableObjects } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { type ConnectionOptions, type WatchEvent, watch, watchPrefix } from "edge-streams/client";
+import { TestDriver } from "../platform/testing/test-driver";
+import type { TaskDescription } from "../src/task/describe";
+import { activeInstance } from "./support/active";
+import { call } from "./support/api";
+import { keyOn, keysOn } from "./support/keys";
+import { application } from "./support/orders-app";
+import { TEST_API_TOKEN } from "./support/tokens";
+import { until } from "./support/until";
+
+const driver = new TestDriver(env, application);
+const PARTITION = 2;
+const TASK = `0_${PARTITION}`;
+const FAULTS = 6;
+const PER_ROUND = 5;
+
+type Total = { count: number; sum: number };
+
+/** The client's options: the Worker's own fetch, short back-offs. */
+const options = (extra: ConnectionOptions = {}): ConnectionOptions => ({
+  baseUrl: "http://edge.test",
+  token: TEST_API_TOKEN,
+  fetch: (input: RequestInfo | URL, init?: RequestInit) => exports.default.fetch(new Request(input, init)),
+  backoff: { initialMs: 50, maxMs: 1_000 },
+  ...extra,
+});
+
+async function orders(key: string, count: number): Promise<void> {
+  const records = Array.from({ length: count }, () => ({ key, value: { amount: 1 } }));
+  expect((await call("/topics/orders/records", { body: { records } })).status).toBe(200);
+}
+
+/** The task's active instance runs again, caught up (after a fault, on its own and driven). */
+async function recovered(): Promise<void> {
+  await until(
+    async () => {
+      try {
+        await driver.runUntilQuiet();
+        const active = await activeInstance(driver.instances(), TASK);
+        const d = (await driver.task(active).describe()) as TaskDescription;
+        return d.state === "RUNNING" && d.lag === 0 && d.pendingBatches === 0;
+      } catch {
+        return false;
+      }
+    },
+    60_000,
+    `task ${TASK} running and caught up`,
+  );
+}
+
+/** The counts a watch saw: from its snapshot (when the key exists) and each change. */
+function counts(events: readonly WatchEvent<Total>[]): number[] {
+  const seen: number[] = [];
+  for (const e of events) {
+    if (e.type === "change" && e.value) seen.push(e.value.count);
+    if (e.type === "snapshot" && e.entries[0]?.value) seen.push(e.entries[0].value.count);
+  }
+  return seen;
+}
+
+describe("edge-streams/client on the real Worker", () => {
+  it("watches a key through migrations, corruptions, crashes and a restart: count 1..N once each, reconnecting by itself", { timeout: 240_000 }, async () => {
+    const key = keyOn(PARTITION, "client-storm");
+    await driver.instances();
+    await driver.runUntilQuiet();
+    const events: WatchEvent<Total>[] = [];
+    const sub = watch<Total>("totals", key, (e) => events.push(e), options());
+    await until(async () => events.length > 0, 20_000, "the first snapshot");
+    expect(events[0]).toMatchObject({ type: "snapshot", reason: "initial", entries: [{ key, value: null }] });
+
+    for (let round = 0; round < FAULTS; round++) {
+      await orders(key, PER_ROUND - 2);
+      switch (round) {
+        case 0: {
+          const { placement } = await activeInstance(driver.instances(), TASK);
+          expect((await call(`/admin/tasks/${TASK}/migrate`, { body: { to: placement === "a" ? "b" : "a" } })).status).toBe(200);
+          break;
+        }
+        case 1:
+          expect((await call(`/admin/tasks/${TASK}/corrupt`, { method: "POST" })).status).toBe(200);
+          break;
+        case 2:
+          expect((await call(`/admin/tasks/${TASK}/crash`, { method: "POST" })).status).toBe(200);
+          break;
+        case 3:
+          // Every object restarts under the open stream: its reads fail, the client comes back.
+          await abortAllDurableObjects();
+          break;
+        case 4:
+          expect((await call(`/admin/tasks/${TASK}/crash`, { body: { at: "corrupt:after-wipe" } })).status).toBe(200);
+          await call(`/admin/tasks/${TASK}/corrupt`, { method: "POST" });
+          break;
+        default:
+          await abortAllDurableObjects();
+      }
+      await orders(key, 2);
+      await recovered();
+      const want = (round + 1) * PER_ROUND;
+      await until(async () => (counts(events).at(-1) ?? 0) >= want, 60_000, `count ${want} at the subscriber`);
+    }
+    const total = FAULTS * PER_ROUND;
+    expect(counts(events)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    // Resumed, not restarted: no snapshot after the first (a resync would be a fresh start).
+    expect(events.filter((e) => e.type === "snapshot").length).toBe(1);
+    // The client came back by itself after its streams were cut.
+    expect(events.filter((e) => e.type === "error" && e.retryInMs !== undefined).length).toBeGreaterThanOrEqual(1);
+    expect(events.some((e) => e.type === "error" && e.retryInMs === undefined)).toBe(false);
+
+    // The next change comes next; a new subscription from the last id sees only what follows.
+    const lastId = sub.lastEventId;
+    sub.close();
+    expect(await sub.finished).toBeUndefined();
+    await orders(key, 1);
+    await driver.runUntilQuiet();
+    const later: WatchEvent<Total>[] = [];
+    const resumed = watch<Total>("totals", key, (e) => later.push(e), options({ lastEventId: lastId }));
+    await until(async () => later.some((e) => e.type === "change"), 30_000, "the change after the last id");
+    resumed.close();
+    expect(later.filter((e) => e.type !== "error")).toEqual([
+      { type: "change", key, value: { count: total + 1, sum: total + 1 }, id: expect.stringMatching(/^w1\./) },
+    ]);
+  });
+
+  it("watches a prefix: a snapshot of the keys present, then each change, across a crash of the task", async () => {
+    const [a, b] = keysOn(1, 2, "client-prefix");
+    await orders(a!, 2);
+    await driver.runUntilQuiet();
+    const events: WatchEvent<Total>[] = [];
+    const sub = watchPrefix<Total>("totals", "client-prefix", (e) => events.push(e), options());
+    await until(async () => events.some((e) => e.type === "snapshot"), 20_000, "the prefix snapshot");
+    expect(events.find((e) => e.type === "snapshot")).toMatchObject({ reason: "initial", entries: [{ key: a, value: { count: 2, sum: 2 } }] });
+    await abortAllDurableObjects();
+    await orders(b!, 1);
+    await orders(a!, 1);
+    await driver.runUntilQuiet();
+    await until(async () => events.filter((e) => e.type === "change").length >= 2, 30_000, "two changes");
+    sub.close();
+    expect(events.filter((e) => e.type === "change").map((e) => e.type === "change" && [e.key, e.value?.count])).toEqual([
+      [b, 1],
+      [a, 3],
+    ]);
+  });
+
+  it("reports 401 and 404 once, without retrying", async () => {
+    let calls = 0;
+    const counted = options();
+    const fetch = counted.fetch as typeof globalThis.fetch;
+    const counting = {
+      ...counted,
+      fetch: (input: RequestInfo | URL, init?: RequestInit) => {
+        calls++;
+        return fetch(input, init);
+      },
+    };
+    const unauthorized = watch("totals", "x", () => undefined, { ...counting, token: "wrong" });
+    expect(await unauthorized.finished).toMatchObject({ status: 401, code: "unauthorized" });
+    const missing = watch("no-such-store", "x", () => undefined, counting);
+    expect(await missing.finished).toMatchObject({ status: 404 });
+    expect(calls).toBe(2);
+  });
+});
