@@ -21,6 +21,7 @@ import { clusterSnapshot, remainingToRestore, type ClusterSnapshot } from "../st
 import { ageMs } from "../../../src/task/input-lag";
 import { invalidInput } from "../validation";
 import { DEFAULT_PAGE, limitParam, MAX_PAGE } from "../views";
+import { sinkFamilies, sinkStatuses } from "./sinks";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -307,7 +308,7 @@ const metricsQuery = z
 /**
  * `GET /metrics?limit=&cursor=`: a page of series sources — task instances first, then topic
  * partitions — `limit` of them (default and at most 500); the application's own families (its
- * summary, shutdown, restore pauses, topics' retention) on the first page. A `Link` header
+ * summary, shutdown, restore pauses, topics' retention, sinks) on the first page. A `Link` header
  * (`rel="next"`) names the next page. A page costs one call per instance or partition on it,
  * plus one to the coordinator, and the first one per restore worker shard.
  */
@@ -339,5 +340,7 @@ export const metrics = new Hono<ApiEnv>().get("/metrics", zValidator("query", me
     else if (lastInstance) next = encodeCursor(instanceName({ taskId: lastInstance.id, placement: lastInstance.placement }));
   }
   if (next !== null) c.header("Link", `</metrics?limit=${limit}&cursor=${next}>; rel="next"`);
-  return c.body(exposition([...metricFamilies(snapshot), ...topics]), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE, "Cache-Control": "no-store" });
+  // The sinks' series (one call per partition of a sink's topic) on the first page.
+  const sinks = first ? sinkFamilies(await sinkStatuses(host)) : [];
+  return c.body(exposition([...metricFamilies(snapshot), ...topics, ...sinks]), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE, "Cache-Control": "no-store" });
 });
