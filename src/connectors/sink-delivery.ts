@@ -273,7 +273,8 @@ export class SinkDelivery {
     } catch {
       // Someone else's metadata (a commit through /kafka): counters start again.
     }
-    return (this.counters = { ...ZERO, ...parsed });
+    this.counters = { ...ZERO, ...parsed };
+    return this.counters;
   }
 
   /** Commits `position` with the counters changed by `change`: one row. */
