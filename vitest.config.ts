@@ -18,7 +18,15 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { TEST_API_TOKEN, TEST_SCOPED_TOKENS } from "./test/support/tokens";
 
 // Read in Node by vitest (the project's types are the Workers' only); vitest runs from the root.
-declare const process: { cwd(): string; env: Record<string, string | undefined> };
+declare const process: { cwd(): string; pid: number; env: Record<string, string | undefined> };
+
+/**
+ * The port of the `queues` project's webhook endpoint (test/node/webhook-server.ts, its
+ * globalSetup): chosen here, where the Worker's vars are, and told to the server by the
+ * environment. Per process, so that runs side by side do not meet.
+ */
+const WEBHOOK_PORT = 20_000 + (process.pid % 20_000);
+process.env.EDGE_STREAMS_WEBHOOK_PORT = String(WEBHOOK_PORT);
 
 function isInjectedCrash(error: unknown): boolean {
   const { message, durableObjectReset } = (error ?? {}) as { message?: unknown; durableObjectReset?: unknown };
@@ -194,10 +202,13 @@ export default defineConfig({
         test: { name: "drivers", include: ["test/drivers/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
       },
       {
-        // The default example fed by Cloudflare Queues (miniflare's, local): its own Worker and wrangler.toml.
-        plugins: [workerd({}, "./test/queues/wrangler.toml")],
+        // The default example fed by Cloudflare Queues (miniflare's, local), its topics delivered to a
+        // Queue and to a webhook (a real server on 127.0.0.1): its own Worker and wrangler.toml.
+        plugins: [
+          workerd({ SINK_WEBHOOK_URL: `http://127.0.0.1:${WEBHOOK_PORT}/hook`, SINK_WEBHOOK_SECRET: "test-webhook-secret" }, "./test/queues/wrangler.toml"),
+        ],
         resolve: library,
-        test: { name: "queues", include: ["test/queues/**/*.test.ts"], testTimeout: 30_000 },
+        test: { name: "queues", include: ["test/queues/**/*.test.ts"], testTimeout: 30_000, globalSetup: ["./test/node/webhook-server.ts"] },
       },
       {
         // Wall-clock punctuation on the task's alarm and the uncaught-error policies, on the real runtime.

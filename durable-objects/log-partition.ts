@@ -26,6 +26,9 @@ import { isRestoreWorkerName } from "../src/names";
 import { WakeUps } from "../src/log/wake-ups";
 import { echoTargets, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
 import { pushAfterAppend } from "../src/log/pushed-fetches";
+import { PartitionSinks, sinkPartition, type PartitionSink } from "../src/connectors/partition-sinks";
+import type { SinkPartitionStatus } from "../src/connectors/sink-delivery";
+import { CrashPoints } from "../src/util/crash-points";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
 
 /** After a failed maintenance step, the next try waits this long. */
@@ -42,7 +45,14 @@ const COORDINATOR_RETRY_MS = 5_000;
 /** What a partition knows of the application it serves: which topics its tasks read (none for a bare log). */
 export interface PartitionOptions {
   readonly isTaskInput?: (topic: string) => boolean;
+  /** The sinks delivering a topic (src/connectors/partition-sinks.ts): run by the partition's alarm after appends. */
+  readonly sinksOf?: (topic: string) => readonly PartitionSink[];
+  /** Appends a sink's dead letter to its topic. */
+  readonly appendDeadLetter?: (topic: string, record: ProducerRecord) => Promise<void>;
 }
+
+/** Where a sink's delivery can be made to crash (tests): after a batch was delivered, before its position is committed. */
+export type SinkCrashPoint = "sink:after-delivery";
 
 /** A partition of the embedded log; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
 export class LogPartition extends DurableObject implements PartitionCalls {
@@ -65,6 +75,12 @@ export class LogPartition extends DurableObject implements PartitionCalls {
 
   /** A call to the coordinator is on its way. */
   private tellingCoordinator = false;
+  /** The sinks of this partition's topic, delivered from the alarm. */
+  private readonly sinks: PartitionSinks;
+  private readonly sinkCrashes = new CrashPoints<SinkCrashPoint>(
+    (reason) => this.ctx.abort(reason),
+    () => this.ctx.storage.sync(),
+  );
 
   constructor(
     ctx: DurableObjectState,
@@ -75,6 +91,10 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     super(ctx, env as never);
     this.store = new PartitionStore(ctx.storage);
     this.subscribers = new Subscribers(ctx.storage);
+    const deadLetter = options.appendDeadLetter ?? (async () => Promise.reject(new Error("this partition has no dead-letter path")));
+    this.sinks = new PartitionSinks(options.sinksOf ?? (() => []), (topic, partition) =>
+      sinkPartition(this.store, { topic, partition }, deadLetter, () => this.sinkCrashes.reachAfterWrites("sink:after-delivery")),
+    );
   }
 
   private call<T>(fn: () => T): Outcome<T> {
@@ -95,7 +115,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     config?: TopicConfig,
     origin?: AppendOrigin,
   ): Promise<Outcome<AppendResult>> {
-    await this.armEcho();
+    await this.armEcho(tp);
     return this.afterAppend(
       tp,
       config,
@@ -116,7 +136,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     origin?: AppendOrigin,
     measure?: BatchMeasure,
   ): Promise<Outcome<AppendResult>> {
-    await this.armEcho();
+    await this.armEcho(tp);
     return this.afterAppend(
       tp,
       config,
@@ -136,7 +156,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     origin?: AppendOrigin,
     measure?: BatchMeasure,
   ): Promise<Outcome<UnseenAppendResult>> {
-    await this.armEcho();
+    await this.armEcho(tp);
     return this.afterAppend(
       tp,
       config,
@@ -177,8 +197,10 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * that a crash at any await after the append's write still has its subscribers woken again
    * (also when the producer's retry is taken as a duplicate). No write while one is armed sooner.
    */
-  private async armEcho(): Promise<void> {
+  private async armEcho(tp: TopicPartition): Promise<void> {
     if (this.subscribers.list().length > 0) await this.alarms.armBy(nextEchoAt(Date.now(), 0));
+    // Sinks deliver from the alarm: armed before the append too, so a crash after it still delivers.
+    if (this.sinks.delivers(tp.topic)) await this.alarms.armBy(Date.now());
   }
 
   /** Whom an echo must wake now (src/log/echoes.ts); undefined once every subscriber has heard. */
@@ -219,6 +241,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       logEvent("log.maintenance-failed", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
       sooner(now + MAINTENANCE_RETRY_MS);
     }
+    if (this.sinks.delivers(tp.topic)) sooner(await this.sinks.run(tp.topic, tp.partition, now));
     if (next !== undefined) await this.alarms.armBy(Math.max(Date.now(), next));
   }
 
@@ -272,8 +295,10 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const tp = this.store.boundPartition();
     // A debt to the coordinator keeps its retry on the alarm.
     if (!tp || this.echoDue(tp) || this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined) return;
-    const due = this.store.maintenanceDueAt(Date.now());
-    await this.alarms.rearm(due === undefined ? undefined : Math.max(Date.now(), due));
+    const now = Date.now();
+    const dues = [this.store.maintenanceDueAt(now), this.sinks.delivers(tp.topic) ? this.sinks.dueAt(tp.topic, tp.partition, now) : undefined];
+    const due = dues.reduce<number | undefined>((a, b) => (a === undefined ? b : b === undefined ? a : Math.min(a, b)), undefined);
+    await this.alarms.rearm(due === undefined ? undefined : Math.max(now, due));
   }
 
   /** Runs retention and compaction now, within the usual budget (tests and operators; the alarm does the same). */
@@ -371,6 +396,16 @@ export class LogPartition extends DurableObject implements PartitionCalls {
 
   committedOffset(group: string, tp: TopicPartition): Outcome<CommittedOffset | null> {
     return this.call(() => this.store.committedOffset(group, tp));
+  }
+
+  /** The state of the sinks delivering this partition (`GET /sinks`), or of one. */
+  sinkStatus(tp: TopicPartition, sink?: string): Outcome<SinkPartitionStatus[]> {
+    return outcome(() => (this.sinks.delivers(tp.topic) ? this.sinks.status(tp.topic, tp.partition, sink) : []));
+  }
+
+  /** Fault injection (tests): the next delivery of a sink here dies at `at`, after delivering, before committing. */
+  crashSink(at: SinkCrashPoint | undefined): void {
+    this.sinkCrashes.plan(at);
   }
 
   /** Fault injection: the next `times` calls fail as an unreachable partition would. */

@@ -9,6 +9,7 @@ import type { TopicPartition } from "./log/types";
 import type { StoreDefinition, Subtopology, Topology } from "./streams/topology/topology";
 import { formatTaskId, parseTaskId } from "./streams/topology/task-id";
 import { TopologyError } from "./streams/errors";
+import { checkSinks, type SinkDefinition, type SinkDefinitions } from "./connectors/sink-config";
 
 export interface ApplicationOptions {
   /** Topics to declare besides the topology's own (a partition count: Kafka's default configuration). */
@@ -23,6 +24,11 @@ export interface ApplicationOptions {
    * (403). Changelogs and repartition topics can never be opened.
    */
   readonly openTopics?: readonly string[];
+  /**
+   * Topics delivered outside (docs/connectors.md#sinks): sink name → its topic and a Queue
+   * producer binding, or a webhook URL and the var holding its secret. Checked here (`ConfigError`).
+   */
+  readonly sinks?: SinkDefinitions;
 }
 
 export class Application {
@@ -40,6 +46,8 @@ export class Application {
   readonly writtenTopics: ReadonlySet<string>;
   readonly restoreListener?: RestoreListener;
   readonly standbyListener?: StandbyUpdateListener;
+  /** Its sinks (`ApplicationOptions.sinks`), checked. */
+  readonly sinks: SinkDefinitions;
   /** The topics its tasks read (sources, repartition topics included). */
   private readonly inputTopics: ReadonlySet<string>;
 
@@ -60,6 +68,13 @@ export class Application {
     this.restoreListener = options.restoreListener;
     this.standbyListener = options.standbyListener;
     this.inputTopics = new Set(topology.subtopologies.flatMap((s) => s.sourceTopics));
+    this.sinks = options.sinks ?? {};
+    checkSinks(this.sinks, (topic) => this.catalog.has(topic));
+  }
+
+  /** The sinks delivering `topic`, by name. */
+  sinksOf(topic: string): [string, SinkDefinition][] {
+    return Object.entries(this.sinks).filter(([, sink]) => sink.topic === topic);
   }
 
   /** Whether some task of the application reads `topic`. */

@@ -59,6 +59,19 @@ export function parseTopicPartition(name: string): { topic: string; partition: n
   return match ? { topic: match[1]!, partition: Number(match[2]) } : undefined;
 }
 
+/**
+ * The consumer group whose committed offset in a partition of a sink's topic is the sink's
+ * position there (src/connectors/sink-delivery.ts): the next offset to deliver.
+ */
+export function sinkGroup(sink: string): string {
+  return `edge-streams.sink.${sink}`;
+}
+
+/** A record's identity outside (a sink's idempotency id): `<topic>/<partition>/<offset>`, unique for the topic's life. */
+export function recordId(tp: { readonly topic: string; readonly partition: number }, offset: number): string {
+  return `${topicPartition(tp)}/${offset}`;
+}
+
 /** The coordinator of the application (one per Worker, so one name). */
 export const COORDINATOR_NAME = "coordinator";
 

@@ -28,4 +28,9 @@ declare class TextDecoder {
 declare const crypto: {
   getRandomValues<T extends Uint8Array | Uint16Array | Uint32Array>(array: T): T;
   randomUUID(): string;
+  /** HMAC signing only (webhook signatures, src/connectors/webhook-signature.ts). */
+  readonly subtle: {
+    importKey(format: "raw", key: Uint8Array, algorithm: { name: "HMAC"; hash: "SHA-256" }, extractable: false, usages: ["sign"]): Promise<object>;
+    sign(algorithm: "HMAC", key: object, data: Uint8Array): Promise<ArrayBuffer>;
+  };
 };

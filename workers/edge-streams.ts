@@ -28,6 +28,7 @@ import type { Topology } from "../src/streams/topology/topology";
 import { createApi } from "./api/app";
 import type { ApiEnv } from "./api/context";
 import { queueConsumer, type QueueSources } from "./queue-consumer";
+import { sinkOptions } from "../platform/sinks";
 
 /** A Durable Object class as the Worker exports it: constructed by the runtime with `(ctx, env)`. */
 export type EdgeStreamsObjectClass<T> = new (ctx: DurableObjectState, env: EdgeStreamsEnv) => T;
@@ -76,7 +77,7 @@ export interface EdgeStreams {
  * standby listeners), an `Application` made already (tests share one with their driver), or a
  * function of the environment that builds one — `defineEdgeStreams((env) => topology(env))` —
  * for an application shaped by its vars (the default example's `PARTITIONS`). `queues` makes
- * Cloudflare Queues inputs of its topics.
+ * Cloudflare Queues inputs of its topics; `sinks` delivers topics to Queues and webhooks.
  */
 export function defineEdgeStreams<E extends EdgeStreamsEnv = EdgeStreamsEnv>(source: ApplicationSource<E>, options: EdgeStreamsOptions = {}): EdgeStreams {
   const { queues = {}, ...applicationOptions } = options;
@@ -107,7 +108,7 @@ export function defineEdgeStreams<E extends EdgeStreamsEnv = EdgeStreamsEnv>(sou
     LogPartition: class extends LogPartition {
       constructor(ctx: DurableObjectState, env: EdgeStreamsEnv) {
         const application = applicationFor(env);
-        super(ctx, env, host(env).objects, { isTaskInput: (topic) => application.isTaskInput(topic) });
+        super(ctx, env, host(env).objects, { isTaskInput: (topic) => application.isTaskInput(topic), ...sinkOptions(host(env)) });
       }
     },
     ConsumerGroup: class extends ConsumerGroup {

@@ -7,6 +7,9 @@
 export * from "./topology";
 export { defineEdgeStreams, type ApplicationSource, type EdgeStreams, type EdgeStreamsObjectClass, type EdgeStreamsOptions } from "./edge-streams";
 export type { QueueMessage, QueueSource } from "../src/connectors/queue-source";
+export type { QueueSinkDefinition, SinkDefinition, WebhookSinkDefinition } from "../src/connectors/sink-config";
+export type { SinkRecord } from "../src/connectors/sink";
+export { SIGNATURE_HEADER, verifyWebhookSignature } from "../src/connectors/webhook-signature";
 export type { EdgeStreamsEnv } from "../platform/bindings";
 export type { ApiEnv } from "./api/context";
 export type { Host } from "../platform/host";

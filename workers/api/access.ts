@@ -34,6 +34,7 @@ export const ACCESS_RULES: readonly AccessRule[] = [
   api("/", ["read"], { cookie: true }),
   api("/tasks", ["read"], { cookie: true }),
   api("/metrics", ["read"], { cookie: true }),
+  api("/sinks", ["read"], { cookie: true }),
   api("/health", ["read"], { cookie: true }),
   // Listing topics is metadata a producer needs too (Kafka's Write implies Describe).
   api("/topics", ["read", "produce"]),

@@ -30,6 +30,7 @@ import { dialectErrorResponse } from "./routes/kafka-rest-support";
 import { metrics } from "./routes/metrics";
 import { scans } from "./routes/scans";
 import { sessions } from "./routes/sessions";
+import { sinks } from "./routes/sinks";
 import { statusPage } from "./routes/status-page";
 
 /** A new Hono app serving the application of each environment; more routes may be added to it before it serves. */
@@ -87,6 +88,7 @@ export function createApi(applicationFor: (env: EdgeStreamsEnv) => Application):
   app.route("/", metrics);
   app.route("/", statusPage);
   app.route("/", tasks);
+  app.route("/", sinks);
   app.route("/", health);
   app.route("/", admin);
   app.route("/", sessions);

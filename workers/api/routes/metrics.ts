@@ -22,6 +22,7 @@ import { ageMs } from "../../../src/task/input-lag";
 import { subscriptionFamilies } from "../subscription-metrics";
 import { invalidInput } from "../validation";
 import { DEFAULT_PAGE, limitParam, MAX_PAGE } from "../views";
+import { sinkFamilies, sinkStatuses } from "./sinks";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -308,7 +309,7 @@ const metricsQuery = z
 /**
  * `GET /metrics?limit=&cursor=`: a page of series sources — task instances first, then topic
  * partitions — `limit` of them (default and at most 500); the application's own families (its
- * summary, shutdown, restore pauses, topics' retention) on the first page. A `Link` header
+ * summary, shutdown, restore pauses, topics' retention, sinks) on the first page. A `Link` header
  * (`rel="next"`) names the next page. A page costs one call per instance or partition on it,
  * plus one to the coordinator, and the first one per restore worker shard.
  */
@@ -340,9 +341,10 @@ export const metrics = new Hono<ApiEnv>().get("/metrics", zValidator("query", me
     else if (lastInstance) next = encodeCursor(instanceName({ taskId: lastInstance.id, placement: lastInstance.placement }));
   }
   if (next !== null) c.header("Link", `</metrics?limit=${limit}&cursor=${next}>; rel="next"`);
-  // This isolate's subscriptions: on the first page only, as the application's own families.
+  // On the first page only: this isolate's subscriptions, and the sinks' series (one call per partition of a sink's topic).
   const subscriptions = first ? subscriptionFamilies() : [];
-  return c.body(exposition([...metricFamilies(snapshot), ...topics, ...subscriptions]), 200, {
+  const sinks = first ? sinkFamilies(await sinkStatuses(host)) : [];
+  return c.body(exposition([...metricFamilies(snapshot), ...topics, ...subscriptions, ...sinks]), 200, {
     "Content-Type": PROMETHEUS_CONTENT_TYPE,
     "Cache-Control": "no-store",
   });
