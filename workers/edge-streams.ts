@@ -107,7 +107,11 @@ export function defineEdgeStreams<E extends EdgeStreamsEnv = EdgeStreamsEnv>(sou
     LogPartition: class extends LogPartition {
       constructor(ctx: DurableObjectState, env: EdgeStreamsEnv) {
         const application = applicationFor(env);
-        super(ctx, env, host(env).objects, { isTaskInput: (topic) => application.isTaskInput(topic) });
+        const bucket = env.TIERED_STORAGE;
+        super(ctx, env, host(env).objects, {
+          isTaskInput: (topic) => application.isTaskInput(topic),
+          ...(bucket ? { remoteStorage: { bucket, prefix: application.applicationId } } : {}),
+        });
       }
     },
     ConsumerGroup: class extends ConsumerGroup {
