@@ -14,7 +14,7 @@
  *   the next maintenance (due at once while any is left) deletes it again.
  */
 import type { CrashPoints } from "../util/crash-points";
-import type { EncodedFetch, EncodedBatch } from "./record-batch";
+import type { EncodedFetch } from "./record-batch";
 import type { PartitionStore } from "./partition-store";
 import { LogUnavailable } from "./errors";
 import { takeFromRows } from "./partition/fetch-rows";
@@ -117,8 +117,7 @@ export class RemoteLogManager {
     const taken = takeFromRows(batches, offset, maxRecords, maxBytes);
     // The range as it is now: the read awaited, and retention may have moved the start meanwhile.
     const { earliest, latest } = this.store.offsets(tp);
-    const kept: EncodedBatch[] = taken.batches;
-    return { batches: kept, nextOffset: taken.nextOffset ?? segment.last_offset + 1, earliest, latest };
+    return { batches: taken.batches, nextOffset: taken.nextOffset ?? segment.last_offset + 1, earliest, latest };
   }
 
   /** The first offset whose record's timestamp is at or after `timestamp`, the remote segments included. */

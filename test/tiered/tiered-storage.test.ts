@@ -5,7 +5,7 @@
  * converge; retention deletes remote segments; a task reads a tiered input from offset 0.
  */
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { PartitionStore } from "../../src/log/partition-store";
 import { decodeFetch } from "../../src/log/record-batch";
@@ -173,6 +173,23 @@ describe("tiered storage", () => {
 
   it("refuses a topic with remote storage when the Worker has no TIERED_STORAGE bucket", () => {
     expect(() => Host.of(application, { ...env, TIERED_STORAGE: undefined })).toThrow(/TIERED_STORAGE binding/);
+  });
+
+  it("the partition's alarm moves rows to R2 on its own", async () => {
+    const tp = { topic: "tiered-log", partition: 0 };
+    const log = Host.of(application, env).log;
+    for (let i = 0; i < 3; i++) await log.append(tp, [{ key: "k", value: `v${i}` }]);
+    const partition = env.LOG_PARTITION.getByName(topicPartition(tp));
+    await until(
+      async () => {
+        await runDurableObjectAlarm(partition);
+        const stats = (await partition.stats(tp)) as { ok: true; value: { remote?: { records: number } } };
+        return stats.value.remote?.records === 2;
+      },
+      10_000,
+      "the alarm to tier the two older rows",
+    );
+    expect((await log.fetch(tp, 0, { maxRecords: 10, maxBytes: 1 << 20 })).records.map((r) => r.value)).toEqual(["v0"]);
   });
 
   it("a task reads its tiered input from offset 0: records in R2 are processed like local ones", async () => {
