@@ -159,6 +159,7 @@ export default defineConfig({
             "test/operators/**",
             "test/drivers/**",
             "test/queues/**",
+            "test/tiered/**",
             "test/unit/**",
           ],
         },
@@ -209,6 +210,19 @@ export default defineConfig({
         ],
         resolve: library,
         test: { name: "queues", include: ["test/queues/**/*.test.ts"], testTimeout: 30_000, globalSetup: ["./test/node/webhook-server.ts"] },
+      },
+      {
+        // Tiered storage (docs/retention-and-compaction.md): the default example with miniflare's R2 bucket, its input tiered.
+        plugins: [
+          workerd(
+            {
+              TOPICS: `${TEST_TOPICS},orders=4(remote.storage.enable=true local.retention.bytes=0),tiered-log=1(remote.storage.enable=true local.retention.bytes=0)`,
+            },
+            "./test/tiered/wrangler.toml",
+          ),
+        ],
+        resolve: library,
+        test: { name: "tiered", include: ["test/tiered/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
       },
       {
         // Wall-clock punctuation on the task's alarm and the uncaught-error policies, on the real runtime.

@@ -8,7 +8,7 @@ import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
 import { PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
 import type { TopicConfig } from "../src/log/topic-config";
 import { logEvent } from "../src/util/logging";
-import type { EncodedFetch } from "../src/log/record-batch";
+import { decodeFetch, type EncodedFetch } from "../src/log/record-batch";
 import type { AppendOrigin } from "../src/log/durable-log";
 import type {
   AppendResult,
@@ -26,10 +26,12 @@ import { isRestoreWorkerName } from "../src/names";
 import { WakeUps } from "../src/log/wake-ups";
 import { echoTargets, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
 import { pushAfterAppend } from "../src/log/pushed-fetches";
-import { PartitionSinks, sinkPartition, type PartitionSink } from "../src/connectors/partition-sinks";
+import { PartitionSinks, sinkPartition, type PartitionSink, type SinkCrashPoint } from "../src/connectors/partition-sinks";
 import type { SinkPartitionStatus } from "../src/connectors/sink-delivery";
 import { CrashPoints } from "../src/util/crash-points";
+import { earliestOf } from "../src/util/earliest";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
+import { RemoteLogManager, type SegmentBucket, type TieringCrashPoint, type TieringResult } from "../src/log/remote-log-manager";
 
 /** After a failed maintenance step, the next try waits this long. */
 const MAINTENANCE_RETRY_MS = 30_000;
@@ -49,10 +51,9 @@ export interface PartitionOptions {
   readonly sinksOf?: (topic: string) => readonly PartitionSink[];
   /** Appends a sink's dead letter to its topic. */
   readonly appendDeadLetter?: (topic: string, record: ProducerRecord) => Promise<void>;
+  /** Tiered storage: the R2 bucket (`TIERED_STORAGE`) and the prefix of this application's objects in it. */
+  readonly remoteStorage?: { readonly bucket: SegmentBucket; readonly prefix: string };
 }
-
-/** Where a sink's delivery can be made to crash (tests): after a batch was delivered, before its position is committed. */
-export type SinkCrashPoint = "sink:after-delivery";
 
 /** A partition of the embedded log; a Worker exports the class `defineEdgeStreams` makes of it (see TaskObject). */
 export class LogPartition extends DurableObject implements PartitionCalls {
@@ -60,6 +61,10 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   private readonly alarms = new EarliestAlarm(this.ctx.storage);
   private readonly store: PartitionStore;
   private readonly subscribers: Subscribers;
+  /** Tiered storage (src/log/remote-log-manager.ts), when the Worker binds a bucket for it. */
+  private readonly remote: RemoteLogManager | undefined;
+  /** Planned crashes of tiered storage's steps (tests). */
+  readonly tieringCrashes = new CrashPoints<TieringCrashPoint>((reason) => this.ctx.abort(reason));
   /** Calls still to fail, set by the fault-injection route; kept in memory like a flaky link. */
   private failuresToInject = 0;
   /** Until when wake-ups are dropped (the fault route `POST /admin/wakes/drop`). */
@@ -72,7 +77,6 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   private appends = 0;
   /** Takes the echo alarm back once every subscriber has heard (see `settleSoon`). */
   private settleTimer: ReturnType<typeof setTimeout> | undefined;
-
   /** A call to the coordinator is on its way. */
   private tellingCoordinator = false;
   /** The sinks of this partition's topic, delivered from the alarm. */
@@ -95,6 +99,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     this.sinks = new PartitionSinks(options.sinksOf ?? (() => []), (topic, partition) =>
       sinkPartition(this.store, { topic, partition }, deadLetter, () => this.sinkCrashes.reachAfterWrites("sink:after-delivery")),
     );
+    const remote = options.remoteStorage;
+    this.remote = remote && new RemoteLogManager(this.store, remote.bucket, remote.prefix, this.tieringCrashes);
   }
 
   private call<T>(fn: () => T): Outcome<T> {
@@ -105,6 +111,19 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       }
       return fn();
     });
+  }
+
+  /** `call` of an asynchronous operation (a read from R2): its error travels back as a value too. */
+  private async callAsync<T>(fn: () => Promise<T>): Promise<Outcome<T>> {
+    const started = this.call(fn);
+    if (!started.ok) return started;
+    try {
+      return { ok: true, value: await started.value };
+    } catch (error) {
+      return outcome(() => {
+        throw error;
+      });
+    }
   }
 
   /** Appends; `config` is the topic's configuration as the producer's side knows it (kept for retention and compaction). */
@@ -225,7 +244,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (!tp) return;
     const now = Date.now();
     let next: number | undefined;
-    const sooner = (at: number | undefined) => (next = at === undefined ? next : next === undefined ? at : Math.min(next, at));
+    const sooner = (at: number | undefined) => (next = earliestOf(next, at));
     const echo = this.echoDue(tp);
     if (echo) {
       const names = this.subscribers.list().filter((name) => (isRestoreWorkerName(name) ? echo.others.includes(name) : echo.tasks));
@@ -237,6 +256,10 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       sooner(now + COORDINATOR_RETRY_MS);
     try {
       sooner(this.store.maintain(tp, now, this.store.alarmBudget(now), false).nextAt);
+      if (this.remote) {
+        if ((await this.remote.maintain(tp, now)).more) sooner(now);
+        sooner(this.store.maintenanceDueAt(Date.now()));
+      }
     } catch (error) {
       logEvent("log.maintenance-failed", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
       sooner(now + MAINTENANCE_RETRY_MS);
@@ -296,14 +319,21 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     // A debt to the coordinator keeps its retry on the alarm.
     if (!tp || this.echoDue(tp) || this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined) return;
     const now = Date.now();
-    const dues = [this.store.maintenanceDueAt(now), this.sinks.delivers(tp.topic) ? this.sinks.dueAt(tp.topic, tp.partition, now) : undefined];
-    const due = dues.reduce<number | undefined>((a, b) => (a === undefined ? b : b === undefined ? a : Math.min(a, b)), undefined);
+    const due = earliestOf(this.store.maintenanceDueAt(now), this.sinks.delivers(tp.topic) ? this.sinks.dueAt(tp.topic, tp.partition, now) : undefined);
     await this.alarms.rearm(due === undefined ? undefined : Math.max(now, due));
   }
 
-  /** Runs retention and compaction now, within the usual budget (tests and operators; the alarm does the same). */
-  maintain(tp: TopicPartition): Outcome<MaintenanceResult> {
-    return outcome(() => this.store.maintain(tp, Date.now()));
+  /** Runs retention, compaction and tiering now, within the usual budget (tests and operators; the alarm does the same). */
+  async maintain(tp: TopicPartition): Promise<Outcome<MaintenanceResult & { tiering?: TieringResult }>> {
+    const result = outcome(() => this.store.maintain(tp, Date.now()));
+    if (!result.ok || !this.remote) return result;
+    try {
+      return { ok: true, value: { ...result.value, tiering: await this.remote.maintain(tp, Date.now()) } };
+    } catch (error) {
+      return outcome(() => {
+        throw error;
+      });
+    }
   }
 
   /** What the partition keeps now (GET /topics/:topic). */
@@ -366,21 +396,26 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     this.dropWakesUntil = Date.now() + Math.max(0, ms);
   }
 
-  read(tp: TopicPartition, offset: number, bounds: FetchBounds): Outcome<FetchResult> {
-    return this.call(() => this.store.fetch(tp, offset, bounds));
+  async read(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<Outcome<FetchResult>> {
+    const fetched = await this.readEncoded(tp, offset, bounds);
+    return fetched.ok ? { ok: true, value: decodeFetch(fetched.value) } : fetched;
   }
 
-  /** `read`, encoded: stored batches as they are, decoded by the caller (`DurableLog`). */
-  readEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): Outcome<EncodedFetch> {
-    return this.call(() => this.store.fetchEncoded(tp, offset, bounds));
+  /** `read`, encoded: stored batches as they are, decoded by the caller (`DurableLog`); below the local part, from R2. */
+  async readEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<Outcome<EncodedFetch>> {
+    const remote = this.remote;
+    if (!remote) return this.call(() => this.store.fetchEncoded(tp, offset, bounds));
+    return this.callAsync(() => remote.fetchEncoded(tp, offset, bounds));
   }
 
   offsets(tp: TopicPartition): Outcome<OffsetRange> {
     return this.call(() => this.store.offsets(tp));
   }
 
-  offsetForTimestamp(tp: TopicPartition, timestamp: number): Outcome<number> {
-    return this.call(() => this.store.offsetForTimestamp(tp, timestamp));
+  async offsetForTimestamp(tp: TopicPartition, timestamp: number): Promise<Outcome<number>> {
+    const remote = this.remote;
+    if (!remote) return this.call(() => this.store.offsetForTimestamp(tp, timestamp));
+    return this.callAsync(() => remote.offsetForTimestamp(tp, timestamp));
   }
 
   deleteRecordsBefore(tp: TopicPartition, offset: number): Outcome<OffsetRange> {

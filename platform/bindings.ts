@@ -21,4 +21,9 @@ export type EdgeStreamsEnv = ConfigVars & {
    * authentication per client; without it each isolate counts alone (workers/api/auth-failures.ts).
    */
   readonly AUTH_RATE_LIMITER?: RateLimit;
+  /**
+   * Optional: the R2 bucket (`[[r2_buckets]]`) that topics with `remote.storage.enable` move their
+   * closed rows to (docs/retention-and-compaction.md, tiered storage); without it such a topic is refused.
+   */
+  readonly TIERED_STORAGE?: R2Bucket;
 };

@@ -6,7 +6,8 @@
  */
 import type { CoordinatorCalls, ObjectDirectory, ObjectHost, RestoreWorkerCalls, TaskObjectCalls } from "../durable-objects/calls";
 import type { Application } from "../src/application";
-import { readConfig, type Config } from "../src/config";
+import { ConfigError, readConfig, type Config } from "../src/config";
+import { tiers } from "../src/log/topic-config";
 import type { TopicCatalog } from "../src/log/topics";
 import type { Log, TopicPartition } from "../src/log/types";
 import {
@@ -50,6 +51,7 @@ export class Host implements ObjectHost {
   ) {
     this.config = readConfig(env);
     this.catalog = application.catalog.with(this.config.TOPICS);
+    checkTieredStorage(this.catalog, env);
     this.restoreShards = restoreShardCount(this.config.RESTORE_SHARDS, application.taskIds().length);
   }
 
@@ -155,5 +157,16 @@ function inJurisdiction<T extends Rpc.DurableObjectBranded | undefined>(
       logEvent("placement.jurisdiction-ignored-locally", { jurisdiction, reason: String(error) }, "warn");
     }
     return namespace;
+  }
+}
+
+/** A topic with `remote.storage.enable` needs the R2 bucket its closed rows move to: refused at start without it. */
+function checkTieredStorage(catalog: TopicCatalog, env: EdgeStreamsEnv): void {
+  if (env.TIERED_STORAGE !== undefined) return;
+  const tiered = [...catalog.all.keys()].filter((topic) => tiers(catalog.config(topic)));
+  if (tiered.length > 0) {
+    throw new ConfigError(
+      `invalid configuration: topic ${tiered.join(", ")} sets remote.storage.enable=true, but the Worker has no TIERED_STORAGE binding (an [[r2_buckets]] entry in wrangler.toml)`,
+    );
   }
 }

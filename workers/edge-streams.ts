@@ -108,7 +108,12 @@ export function defineEdgeStreams<E extends EdgeStreamsEnv = EdgeStreamsEnv>(sou
     LogPartition: class extends LogPartition {
       constructor(ctx: DurableObjectState, env: EdgeStreamsEnv) {
         const application = applicationFor(env);
-        super(ctx, env, host(env).objects, { isTaskInput: (topic) => application.isTaskInput(topic), ...sinkOptions(host(env)) });
+        const bucket = env.TIERED_STORAGE;
+        super(ctx, env, host(env).objects, {
+          isTaskInput: (topic) => application.isTaskInput(topic),
+          ...sinkOptions(host(env)),
+          ...(bucket ? { remoteStorage: { bucket, prefix: application.applicationId } } : {}),
+        });
       }
     },
     ConsumerGroup: class extends ConsumerGroup {

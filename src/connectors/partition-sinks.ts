@@ -10,6 +10,9 @@ import type { Sink } from "./sink";
 import { SinkDelivery, type SinkPartition, type SinkPartitionStatus } from "./sink-delivery";
 
 /** A sink of a topic as the partition runs it. */
+/** Where a sink's delivery can be made to crash (tests): after a batch was delivered, before its position is committed. */
+export type SinkCrashPoint = "sink:after-delivery";
+
 export interface PartitionSink {
   readonly name: string;
   readonly sink: Sink;

@@ -9,6 +9,9 @@
  *   (offset-map.ts) and the freshly appended rows kept parsed for it (fresh-rows.ts);
  * - `GroupOffsets` (group-offsets.ts): consumer groups' committed offsets, fenced by epoch;
  * - `TopicConfigStore` (topic-config-store.ts): the topic's configuration;
+ * - `TieredLog` (tiered-log.ts) and `RemoteSegments` (remote-segments.ts): tiered storage's
+ *   segments in R2, what moves there next, and retention over them (R2 itself is reached by
+ *   src/log/remote-log-manager.ts);
  * - `RecentSourceIds` (source-ids.ts): the message ids of an at-least-once source (a Queue)
  *   appended recently, so that `appendUnseen` appends a redelivered message once;
  * - the schema (migrations.ts) and the transactions every part writes in (transactions.ts).
@@ -17,12 +20,12 @@
  */
 import { migrate } from "../storage/migrations";
 import type { StorageLike } from "../storage/sql";
-import { InvalidRecord, OffsetOutOfRange } from "./errors";
+import { InvalidRecord, LogUnavailable, OffsetOutOfRange } from "./errors";
 import { checkBatch } from "./records";
 import { arrivingBatch, checkedBatch, type AppendBatch } from "./append-batch";
 import { decodeFetch, toEntry, type BatchMeasure, type EncodedFetch, type Entry } from "./record-batch";
 import { RecentSourceIds, SOURCE_ID_HEADER, sourceIdOf, type SourceIdWindow } from "./partition/source-ids";
-import { compacts, deletes, type TopicConfig } from "./topic-config";
+import { compacts, deletes, localRetention, tiers, type TopicConfig } from "./topic-config";
 import type {
   AppendResult,
   CommittedOffset,
@@ -39,13 +42,15 @@ import { FreshRows } from "./partition/fresh-rows";
 import { checkCommit, checkGroup, GroupOffsets } from "./partition/group-offsets";
 import { checkOffset, LocalLog, type AppendedRow } from "./partition/local-log";
 import { LogCleaner, type CleanerBudget } from "./partition/log-cleaner";
-import { compactionDueAt, maintenanceDueAt, QUIET_COMPACTION_MS, type RowsExpireAt } from "./partition/log-cleaner-manager";
+import { compactionDueAt, maintenanceDueAt, QUIET_COMPACTION_MS, tieringDueAt, type RowsExpireAt } from "./partition/log-cleaner-manager";
 import { LogRetention } from "./partition/log-retention";
 import { partitionMigrations } from "./partition/migrations";
 import { OffsetMap } from "./partition/offset-map";
 import { checkProducerId, ProducerStateManager } from "./partition/producer-state-manager";
 import { TopicConfigStore } from "./partition/topic-config-store";
 import { PartitionTransactions } from "./partition/transactions";
+import { RemoteSegments, type RemoteSegment } from "./partition/remote-segments";
+import { TieredLog, type SegmentToTier } from "./partition/tiered-log";
 
 export { PRODUCER_EXPIRY_MS } from "./partition/producer-state-manager";
 export { QUIET_COMPACTION_MS, RETENTION_CHECK_MS } from "./partition/log-cleaner-manager";
@@ -66,6 +71,8 @@ export const ALARM_MAINTENANCE_BUDGET = { indexRecords: 4_000, sweepRows: 40 } a
 export interface PartitionStats extends OffsetRange {
   readonly records: number;
   readonly bytes: number;
+  /** With tiered storage: what of it is in R2 (a segment the log start cuts counts whole). */
+  readonly remote?: { readonly segments: number; readonly records: number; readonly bytes: number };
 }
 
 /** What a maintenance call did, and whether more is due at once or when. */
@@ -90,6 +97,9 @@ export class PartitionStore {
   private readonly retention: LogRetention;
   private readonly cleaner: LogCleaner;
   private readonly sourceIds: RecentSourceIds;
+  private readonly tiered: TieredLog;
+  /** When the oldest local row a tiering may move is past local.retention.ms (as `expiresAt`, for tiered storage). */
+  private localExpiresAt: RowsExpireAt;
   /** When this object last appended (in memory: after a restart, unknown). */
   private lastAppendAt: number | undefined;
   /** When the object started: the quiet a compaction waits for counts from here while `lastAppendAt` is unknown. */
@@ -106,10 +116,14 @@ export class PartitionStore {
     const tx = new PartitionTransactions(storage);
     storage.transactionSync(() => migrate(tx.db, partitionMigrations));
     const index = new OffsetMap(tx);
+    const segments = new RemoteSegments(tx);
     this.tx = tx;
     this.log = new LocalLog(
       tx,
-      (offset) => index.forgetBelow(offset),
+      (offset) => {
+        index.forgetBelow(offset);
+        segments.dropBelow(offset);
+      },
       (offset, logEnd) => this.producers.beforeRemovingBelow(offset, logEnd),
     );
     this.producers = new ProducerStateManager(tx, (from, to) => this.log.storedEntries(from, to));
@@ -120,6 +134,7 @@ export class PartitionStore {
     this.retention = new LogRetention(tx, this.log, this.checkpoint);
     this.cleaner = new LogCleaner(tx, this.checkpoint, index, this.fresh, (upTo, logEnd) => this.producers.coverBelow(upTo, logEnd));
     this.sourceIds = new RecentSourceIds(tx, sourceIdWindow);
+    this.tiered = new TieredLog(tx, this.log, segments);
   }
 
   /** The partition this object holds, once it holds one. */
@@ -207,6 +222,8 @@ export class PartitionStore {
    */
   private appendedRows(now: number): void {
     const config = this.configs.current();
+    const local = config && localRetention(config);
+    if (local && local.ms >= 0 && this.localExpiresAt !== undefined) this.localExpiresAt = Math.min(this.localExpiresAt ?? Infinity, now + local.ms + 1);
     if (this.expiresAt === undefined || !config) return;
     if (compacts(config)) this.expiresAt = undefined;
     else this.expiresAt = Math.min(this.expiresAt ?? Infinity, now + config["retention.ms"] + 1);
@@ -216,9 +233,57 @@ export class PartitionStore {
     return decodeFetch(this.fetchEncoded(tp, offset, bounds));
   }
 
-  /** `fetch`, encoded: stored batches the bounds take whole go as they are stored (see LocalLog). */
+  /**
+   * `fetch`, encoded: stored batches the bounds take whole go as they are stored (see LocalLog).
+   * Local only: an offset that remote storage holds is read through RemoteLogManager.
+   */
   fetchEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): EncodedFetch {
+    if (this.remoteSegmentFor(tp, offset)) throw new LogUnavailable(`offset ${offset} is in remote storage: read it through the remote log`);
     return this.log.fetchEncoded(tp, offset, bounds);
+  }
+
+  /** The remote segment holding `offset`, when the log keeps it and it is below the local part. */
+  remoteSegmentFor(tp: TopicPartition, offset: number): RemoteSegment | undefined {
+    return this.tiered.segmentFor(this.log.range(tp), offset);
+  }
+
+  /** The first remote segment with a record at or after `timestamp` (offsetForTimestamp below the local part). */
+  remoteSegmentForTimestamp(tp: TopicPartition, timestamp: number): RemoteSegment | undefined {
+    const { logStart } = this.log.range(tp);
+    for (const segment of this.tiered.segments.from(logStart)) if (segment.max_timestamp >= timestamp) return segment;
+    return undefined;
+  }
+
+  /** The oldest local rows beyond local.retention.*, to write as one remote segment; undefined: none (or no tiered storage). */
+  segmentToTier(tp: TopicPartition, now: number): SegmentToTier | undefined {
+    const config = this.configs.current();
+    if (!config || !tiers(config)) return undefined;
+    return this.tiered.next(this.log.range(tp), config, now);
+  }
+
+  /**
+   * Records a segment whose object `key` is in R2, in one transaction: its row in, its local rows
+   * out (one row written per segment, plus the deletes). False when the rows changed meanwhile: the
+   * object is then left to delete.
+   */
+  segmentTiered(tp: TopicPartition, segment: SegmentToTier, key: string): boolean {
+    const config = this.configs.current();
+    return this.tx.run(() => {
+      const range = this.log.range(tp);
+      const done = this.tiered.record(range, segment, key);
+      if (config) this.localExpiresAt = this.tiered.localExpiresAt(range, config);
+      return done;
+    });
+  }
+
+  /** Objects in R2 whose segment went, still to delete (at most `limit`). */
+  remoteDeletions(limit: number): string[] {
+    return this.tiered.segments.deletions(limit);
+  }
+
+  /** The object `key` is gone from R2. */
+  remoteDeleted(key: string): void {
+    this.tx.run(() => this.tiered.segments.deleted(key));
   }
 
   offsets(tp: TopicPartition): OffsetRange {
@@ -243,7 +308,10 @@ export class PartitionStore {
   /** What the partition keeps now: its range, and the records and bytes in it. */
   stats(tp: TopicPartition): PartitionStats {
     const { logStart, logEnd } = this.log.range(tp);
-    return { earliest: logStart, latest: logEnd, ...this.log.kept(logStart) };
+    const local = this.log.kept(this.tiered.segments.localStart(logStart));
+    const remote = this.tiered.segments.totals(logStart);
+    if (remote.segments === 0) return { earliest: logStart, latest: logEnd, ...local };
+    return { earliest: logStart, latest: logEnd, records: local.records + remote.records, bytes: local.bytes + remote.bytes, remote };
   }
 
   /** Whether the partition's task readers are behind its end (see GroupOffsets' `readers`). */
@@ -268,8 +336,14 @@ export class PartitionStore {
   maintenanceDueAt(now: number): number | undefined {
     const config = this.configs.current();
     const range = this.log.cachedRange();
-    if (!config || !range || range.logEnd === range.logStart) return undefined;
-    return maintenanceDueAt(config, range, this.checkpoint.read(range.logStart), this.scheduleInputs(), now);
+    if (!config || !range) return undefined;
+    // Objects left to delete in R2 are deleted at once (a crash left them, or retention just did).
+    if (this.tiered.segments.deletionsPending()) return now;
+    if (range.logEnd === range.logStart) return undefined;
+    const state = this.checkpoint.read(range.logStart);
+    const due = maintenanceDueAt(config, range, state, this.scheduleInputs(), now);
+    const tiering = tieringDueAt(config, state.lastRetention, this.localExpiresAt, this.lastAppendAt === undefined || this.lastAppendAt >= state.lastRetention);
+    return due === undefined ? tiering : tiering === undefined ? due : Math.min(due, tiering);
   }
 
   private scheduleInputs() {
@@ -293,8 +367,20 @@ export class PartitionStore {
     if (!config) return { deleted: 0, compacted: 0, indexed: 0, more: false, nextAt: undefined };
     let deleted = 0;
     if (deletes(config)) {
-      deleted = this.tx.run(() => this.retention.apply(this.log.range(tp), config, now));
-      this.expiresAt = this.retention.expiresAt(this.log.range(tp), config);
+      deleted = this.tx.run(() => {
+        const range = this.log.range(tp);
+        // Remote segments hold the oldest records: while some remain, the younger local rows stay.
+        const remote = this.tiered.applyRetention(range, config, now);
+        if (!remote.remaining) return remote.deleted + this.retention.apply(range, config, now);
+        this.checkpoint.note({ ...this.checkpoint.read(range.logStart), lastRetention: now });
+        return remote.deleted;
+      });
+      const range = this.log.range(tp);
+      const remoteAt = this.tiered.segments.oldestTime(range.logStart);
+      const localAt = this.retention.expiresAt(range, config);
+      const remoteDue = remoteAt === null || config["retention.ms"] < 0 ? null : remoteAt + config["retention.ms"] + 1;
+      this.expiresAt = remoteDue ?? localAt;
+      if (tiers(config)) this.localExpiresAt = this.tiered.localExpiresAt(range, config);
     }
     let indexed = 0;
     let compacted = 0;

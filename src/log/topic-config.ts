@@ -31,6 +31,16 @@ export interface TopicConfig {
    * position on a partition, records below it go (Kafka Streams deletes them with deleteRecords).
    */
   readonly "purge.on.commit": boolean;
+  /**
+   * Kafka's tiered storage (KIP-405): closed rows of the partition move to the R2 bucket bound as
+   * `TIERED_STORAGE` once they are beyond `local.retention.*`; reads below the local part read them
+   * there (src/log/remote-log-manager.ts). Never on a compacted topic.
+   */
+  readonly "remote.storage.enable": boolean;
+  /** With remote storage: how long records stay in the partition's own storage; -2: as `retention.ms`. */
+  readonly "local.retention.ms": number;
+  /** With remote storage: how many bytes the partition keeps in its own storage; -2: as `retention.bytes`. */
+  readonly "local.retention.bytes": number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -44,6 +54,9 @@ export const KAFKA_DEFAULTS: TopicConfig = {
   "min.compaction.lag.ms": 0,
   "max.compaction.lag.ms": -1,
   "purge.on.commit": false,
+  "remote.storage.enable": false,
+  "local.retention.ms": -2,
+  "local.retention.bytes": -2,
 };
 
 /** The configuration a topic of this kind is created with (Kafka Streams' internal topic configs), with `overrides` on top. */
@@ -54,15 +67,49 @@ export function topicConfig(kind: TopicKind, overrides: Partial<TopicConfig> = {
       : kind === "repartition"
         ? { "cleanup.policy": "delete", "retention.ms": -1, "purge.on.commit": true }
         : {};
-  return { ...KAFKA_DEFAULTS, ...byKind, ...overrides };
+  return checkTopicConfig({ ...KAFKA_DEFAULTS, ...byKind, ...overrides });
+}
+
+/** Whether the partition moves closed rows to remote storage (a configuration stored before tiered storage existed says nothing: no). */
+export const tiers = (config: TopicConfig): boolean => config["remote.storage.enable"] === true;
+
+/** What stays local with remote storage (Kafka's rule: -2 is the matching `retention.*`), or undefined without remote storage. */
+export function localRetention(config: TopicConfig): { readonly ms: number; readonly bytes: number } | undefined {
+  if (!tiers(config)) return undefined;
+  const ms = config["local.retention.ms"] ?? -2;
+  const bytes = config["local.retention.bytes"] ?? -2;
+  return { ms: ms === -2 ? config["retention.ms"] : ms, bytes: bytes === -2 ? config["retention.bytes"] : bytes };
+}
+
+/**
+ * Refuses what Kafka refuses of tiered storage: remote storage on a compacted topic (compaction
+ * rewrites rows in place, which a segment in R2 cannot be), and a local part kept longer or bigger
+ * than the whole log. Returns the configuration.
+ */
+export function checkTopicConfig(config: TopicConfig): TopicConfig {
+  if (tiers(config) && compacts(config)) {
+    throw new TopicConfigError(
+      `remote.storage.enable=true needs cleanup.policy=delete (got ${config["cleanup.policy"]}): a compacted topic stays in the partition's own storage, as in Kafka`,
+    );
+  }
+  for (const unit of ["ms", "bytes"] as const) {
+    const local = config[`local.retention.${unit}`] ?? -2;
+    const whole = config[`retention.${unit}`];
+    if (local === -2) continue;
+    if (whole >= 0 && (local < 0 || local > whole)) {
+      throw new TopicConfigError(`local.retention.${unit} (${local}) must be -2 or at most retention.${unit} (${whole})`);
+    }
+  }
+  return config;
 }
 
 export const compacts = (config: TopicConfig): boolean => config["cleanup.policy"] !== "delete";
 export const deletes = (config: TopicConfig): boolean => config["cleanup.policy"] !== "compact";
 
-const DURATIONS = ["retention.ms", "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms"] as const;
-type NumberKey = (typeof DURATIONS)[number] | "retention.bytes";
-const NUMBER_KEYS: readonly NumberKey[] = [...DURATIONS, "retention.bytes"];
+const DURATIONS = ["retention.ms", "delete.retention.ms", "min.compaction.lag.ms", "max.compaction.lag.ms", "local.retention.ms"] as const;
+type NumberKey = (typeof DURATIONS)[number] | "retention.bytes" | "local.retention.bytes";
+const NUMBER_KEYS: readonly NumberKey[] = [...DURATIONS, "retention.bytes", "local.retention.bytes"];
+const BOOLEAN_KEYS = ["purge.on.commit", "remote.storage.enable"] as const;
 const POLICIES: readonly CleanupPolicy[] = ["delete", "compact", "compact,delete"];
 
 export class TopicConfigError extends Error {
@@ -89,16 +136,18 @@ export function parseTopicConfig(settings: Readonly<Record<string, string>>): Pa
       config[key] = policy;
     } else if ((NUMBER_KEYS as readonly string[]).includes(key)) {
       const n = Number(value);
-      const unbounded = key === "retention.ms" || key === "retention.bytes" || key === "max.compaction.lag.ms";
-      if (!/^-?[0-9]{1,16}$/.test(value) || !Number.isSafeInteger(n) || n < (unbounded ? -1 : 0)) {
-        throw new TopicConfigError(`${key} is ${unbounded ? "-1 or " : ""}a non-negative integer; got ${JSON.stringify(raw)}`);
+      const local = key.startsWith("local.");
+      const unbounded = local || key === "retention.ms" || key === "retention.bytes" || key === "max.compaction.lag.ms";
+      if (!/^-?[0-9]{1,16}$/.test(value) || !Number.isSafeInteger(n) || n < (local ? -2 : unbounded ? -1 : 0)) {
+        const allowed = local ? "-2, -1 or " : unbounded ? "-1 or " : "";
+        throw new TopicConfigError(`${key} is ${allowed}a non-negative integer; got ${JSON.stringify(raw)}`);
       }
       config[key] = n;
-    } else if (key === "purge.on.commit") {
-      if (value !== "true" && value !== "false") throw new TopicConfigError(`purge.on.commit is true or false; got ${JSON.stringify(raw)}`);
+    } else if ((BOOLEAN_KEYS as readonly string[]).includes(key)) {
+      if (value !== "true" && value !== "false") throw new TopicConfigError(`${key} is true or false; got ${JSON.stringify(raw)}`);
       config[key] = value === "true";
     } else {
-      throw new TopicConfigError(`unknown topic setting ${JSON.stringify(key)} (known: cleanup.policy, ${NUMBER_KEYS.join(", ")}, purge.on.commit)`);
+      throw new TopicConfigError(`unknown topic setting ${JSON.stringify(key)} (known: cleanup.policy, ${[...NUMBER_KEYS, ...BOOLEAN_KEYS].join(", ")})`);
     }
   }
   return config as Partial<TopicConfig>;

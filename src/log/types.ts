@@ -174,5 +174,11 @@ export interface Log {
   /** The group's committed offset for the partition, or null when it never committed one. */
   committedOffset(group: string, tp: TopicPartition): Promise<CommittedOffset | null>;
   /** Optional: what a partition keeps now, its records and bytes (after retention and compaction). */
-  stats?(tp: TopicPartition): Promise<OffsetRange & { readonly records: number; readonly bytes: number }>;
+  stats?(tp: TopicPartition): Promise<
+    OffsetRange & {
+      readonly records: number;
+      readonly bytes: number;
+      readonly remote?: { readonly segments: number; readonly records: number; readonly bytes: number };
+    }
+  >;
 }

@@ -106,6 +106,6 @@ describe("embedded log: durability and failures", () => {
     const stub = log.partition({ topic, partition: 0 });
     await log.offsets({ topic, partition: 0 });
     const version = await runInDurableObject(stub, (_, state) => state.storage.sql.exec<{ version: number }>("SELECT version FROM _schema").one().version);
-    expect(version).toBe(6);
+    expect(version).toBe(7);
   });
 });

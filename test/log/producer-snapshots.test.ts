@@ -259,6 +259,8 @@ describe("migration 6", () => {
         ALTER TABLE record_batches DROP COLUMN producer_epoch;
         ALTER TABLE record_batches DROP COLUMN base_sequence;
         ALTER TABLE partition_meta DROP COLUMN producers_at;
+        DROP TABLE remote_segments;
+        DROP TABLE remote_deletions;
         UPDATE _schema SET version = 5;
       `);
       const entry = (value: string) => JSON.stringify([["k", value, T0]]);
@@ -282,7 +284,7 @@ describe("migration 6", () => {
       storage.sql.exec(`INSERT INTO producers VALUES ('p', 2, ${T0}), ('gone', 0, ${T0})`);
       storage.sql.exec(`INSERT INTO producer_batches VALUES ('p', 1, 1, 1), ('p', 2, 2, 1), ('p', 0, 0, 1)`);
       const store = new PartitionStore(storage, () => T0);
-      expect(one<{ version: number }>(storage, "SELECT version FROM _schema").version).toBe(6);
+      expect(one<{ version: number }>(storage, "SELECT version FROM _schema").version).toBe(7);
       expect(store.offsets(tp)).toEqual({ earliest: 0, latest: 4 });
       expect(storage.sql.exec("SELECT name FROM sqlite_master WHERE name = 'producer_batches'").toArray()).toEqual([]);
       expect(one<{ producers_at: number }>(storage, "SELECT producers_at FROM partition_meta").producers_at).toBe(4);

@@ -164,6 +164,8 @@ describe("embedded log: record batches", () => {
         "subscribers",
         "compaction",
         "latest_keys",
+        "remote_segments",
+        "remote_deletions",
         "_schema",
       ]) {
         db.exec(`DROP TABLE IF EXISTS ${table}`);
@@ -188,7 +190,7 @@ describe("embedded log: record batches", () => {
       `);
       const store = new PartitionStore(state.storage);
       const tp = { topic: "migration-test", partition: 0 };
-      expect(db.exec<{ version: number }>("SELECT version FROM _schema").one().version).toBe(6);
+      expect(db.exec<{ version: number }>("SELECT version FROM _schema").one().version).toBe(7);
       expect(store.offsets(tp)).toEqual({ earliest: 1, latest: 4 });
       expect(store.fetch(tp, 1, all).records).toEqual([
         { offset: 1, key: "k1", value: "v1", headers: [{ key: "h", value: "x" }], timestamp: 100 },

@@ -18,10 +18,11 @@ import { sql } from "../../storage/sql";
 import type { AppendBatch, AppendRow } from "../append-batch";
 import { rowsOf } from "../append-batch";
 import { InvalidRecord, OffsetOutOfRange, UnknownTopicOrPartition } from "../errors";
-import type { EncodedBatch, EncodedFetch, Entry } from "../record-batch";
+import type { EncodedFetch, Entry } from "../record-batch";
 import { entryOffset, firstEntryAt } from "../stored-batch";
 import type { FetchBounds, OffsetRange, ProducerId, TopicPartition } from "../types";
 import { storedRow, type BatchRow } from "./batch-rows";
+import { takeFromRows } from "./fetch-rows";
 import type { PartitionTransactions } from "./transactions";
 import { topicPartition } from "../../names";
 
@@ -137,49 +138,15 @@ export class LocalLog {
     if (offset < logStart || offset > logEnd) {
       throw new OffsetOutOfRange(`offset ${offset} is outside ${topicPartition(tp)} [${logStart}, ${logEnd}]`);
     }
-    const batches: EncodedBatch[] = [];
-    let records = 0;
-    let bytes = 0;
-    let nextOffset = offset;
-    if (offset < logEnd) {
-      // The row holding `offset` (or the last one before it), then the next ones, read lazily.
-      const rows = this.db.cursor<BatchRow>(
-        sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
-            WHERE base_offset >= COALESCE((SELECT MAX(base_offset) FROM record_batches WHERE base_offset <= ${offset}), ${offset})
-            ORDER BY base_offset`,
-      );
-      let stopped = false;
-      for (const batch of rows) {
-        const row = storedRow(batch);
-        const start = firstEntryAt(row, offset);
-        let end = start;
-        while (end < row.count && records < maxRecords && (records === 0 || bytes + row.sizes[end]! <= maxBytes)) {
-          bytes += row.sizes[end]!;
-          records++;
-          end++;
-        }
-        if (end === start && start < row.count) {
-          stopped = true;
-          break;
-        }
-        if (end > start) {
-          const whole = start === 0 && end === row.count;
-          const text = whole ? batch.records : JSON.stringify((JSON.parse(batch.records) as Entry[]).slice(start, end));
-          const base = entryOffset(row, start);
-          const sparse = row.offsets !== undefined && entryOffset(row, end - 1) - base !== end - 1 - start;
-          const offsets = sparse ? Array.from({ length: end - start }, (_, i) => entryOffset(row, start + i)) : undefined;
-          batches.push({ base, appendTime: row.appendTime, records: text, ...(offsets ? { offsets } : {}) });
-        }
-        // Offsets compaction removed after the last record taken are skipped too.
-        nextOffset = end < row.count ? entryOffset(row, end) : row.base + row.span;
-        if (end < row.count || records >= maxRecords) {
-          stopped = true;
-          break;
-        }
-      }
-      if (!stopped) nextOffset = logEnd;
-    }
-    return { batches, nextOffset, earliest: logStart, latest: logEnd };
+    if (offset === logEnd) return { batches: [], nextOffset: offset, earliest: logStart, latest: logEnd };
+    // The row holding `offset` (or the last one before it), then the next ones, read lazily.
+    const rows = this.db.cursor<BatchRow>(
+      sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
+          WHERE base_offset >= COALESCE((SELECT MAX(base_offset) FROM record_batches WHERE base_offset <= ${offset}), ${offset})
+          ORDER BY base_offset`,
+    );
+    const { batches, nextOffset } = takeFromRows(rows, offset, maxRecords, maxBytes);
+    return { batches, nextOffset: nextOffset ?? logEnd, earliest: logStart, latest: logEnd };
   }
 
   /**
@@ -241,6 +208,17 @@ export class LocalLog {
     return before - this.kept(offset).records;
   }
 
+  /**
+   * Removes the local rows wholly below `offset` without moving the log start: tiered storage
+   * moved them to a remote segment (see tiering.ts), whose records are still the log's. The
+   * producers' snapshot is taken first, as when the start moves. Call inside a transaction.
+   */
+  removeBelow(range: LogRange, offset: number): void {
+    const producersAt = this.beforeStartAdvanced(offset, range.logEnd);
+    this.db.run(sql`DELETE FROM record_batches WHERE base_offset + span <= ${offset}`);
+    this.db.run(sql`UPDATE partition_meta SET log_end = ${range.logEnd}, producers_at = COALESCE(${producersAt ?? null}, producers_at) WHERE only = 1`);
+  }
+
   /** Records and bytes kept at or after `from` (rows are whole but for the one holding `from`). */
   kept(from: number): KeptSize {
     const totals = this.db.one<{ records: number | null; bytes: number | null }>(
@@ -271,7 +249,7 @@ export function checkOffset(offset: number): void {
   if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidRecord(`offset must be a non-negative integer, got ${offset}`);
 }
 
-function positiveInteger(value: number, name: string): number {
+export function positiveInteger(value: number, name: string): number {
   if (!Number.isSafeInteger(value) || value < 1) throw new InvalidRecord(`${name} must be a positive integer, got ${value}`);
   return value;
 }

@@ -4,7 +4,7 @@
  * Pure: from the topic's configuration, the kept range, the cleaner's checkpoint and the clock.
  */
 import { compactionDue } from "../compaction";
-import { compacts, deletes, type TopicConfig } from "../topic-config";
+import { compacts, deletes, localRetention, type TopicConfig } from "../topic-config";
 import type { CompactionState } from "./cleaner-checkpoint";
 
 /**
@@ -44,6 +44,22 @@ export function retentionDueAt(config: TopicConfig, state: Pick<CompactionState,
   let due: number | undefined;
   if (config["retention.ms"] >= 0 && expiresAt !== null) due = Math.max(expiresAt ?? checked, checked);
   if (config["retention.bytes"] >= 0 && grew) due = checked;
+  return due;
+}
+
+/**
+ * When tiered storage next moves rows to R2 (see tiering.ts), on retention's cadence: when the
+ * oldest local row is past local.retention.ms (`localExpiresAt`, as `RowsExpireAt`), and after the
+ * partition grew for local.retention.bytes, never sooner than RETENTION_CHECK_MS after the last
+ * retention check. Undefined: the topic is not tiered, or nothing is due as things stand.
+ */
+export function tieringDueAt(config: TopicConfig, lastRetention: number, localExpiresAt: RowsExpireAt, grew: boolean): number | undefined {
+  const local = localRetention(config);
+  if (!local) return undefined;
+  const checked = lastRetention + RETENTION_CHECK_MS;
+  let due: number | undefined;
+  if (local.ms >= 0 && localExpiresAt !== null) due = Math.max(localExpiresAt ?? checked, checked);
+  if (local.bytes >= 0 && grew) due = checked;
   return due;
 }
 

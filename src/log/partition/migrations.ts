@@ -125,4 +125,16 @@ export const partitionMigrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    id: 7,
+    description:
+      "tiered storage: the segments moved to R2 (a row per segment, the records' offsets, count, size and times) and the objects whose segment went, still to delete",
+    up: (db) =>
+      db.script(`
+        CREATE TABLE remote_segments (
+          base_offset INTEGER PRIMARY KEY, last_offset INTEGER NOT NULL, records INTEGER NOT NULL, bytes INTEGER NOT NULL,
+          max_timestamp INTEGER NOT NULL, max_append_time INTEGER NOT NULL, object_key TEXT NOT NULL);
+        CREATE TABLE remote_deletions (object_key TEXT PRIMARY KEY) WITHOUT ROWID;
+      `),
+  },
 ];

@@ -2,7 +2,7 @@
  * Turns the recorded graph into a `Topology`: validates it, splits it into subtopologies, names
  * the internal topics, works out every partition count and checks co-partitioning.
  */
-import { topicConfig, type TopicConfig } from "../../log/topic-config";
+import { topicConfig, type TopicConfig, type TopicKind } from "../../log/topic-config";
 import type { TopicSpec } from "../../log/topics";
 import { TopologyError } from "../errors";
 import type { Serde } from "../serdes";
@@ -146,9 +146,18 @@ export function buildTopology(graph: TopologyGraph, options: BuildOptions): Topo
   const specs: Record<string, TopicSpec> = {};
   for (const [topic, count] of Object.entries(allTopics)) {
     const kind = changelogs.has(topic) ? "changelog" : repartitions.has(topic) ? "repartition" : globalTables.has(topic) ? "global-table" : "user";
-    specs[topic] = { partitions: count, config: topicConfig(kind, options.topicConfigs?.[topic]) };
+    specs[topic] = { partitions: count, config: configOf(topic, kind, options.topicConfigs?.[topic]) };
   }
   return new Topology(applicationId, subtopologies, specs, handler, errorHandlers);
+}
+
+/** A topic's configuration, its errors (a setting Kafka refuses) naming the topic. */
+function configOf(topic: string, kind: TopicKind, overrides: Partial<TopicConfig> | undefined): TopicConfig {
+  try {
+    return topicConfig(kind, overrides);
+  } catch (error) {
+    throw new TopologyError(`topic ${topic}: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /**

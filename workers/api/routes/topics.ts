@@ -21,8 +21,9 @@ export const MAX_TOPIC_PARTITIONS_PAGE = 1_000;
 
 async function partitionView(log: Log, tp: TopicPartition) {
   if (log.stats) {
-    const { earliest, latest, records, bytes } = await log.stats(tp);
-    return { partition: tp.partition, earliest, latest, records, bytes };
+    const { earliest, latest, records, bytes, remote } = await log.stats(tp);
+    // With tiered storage: what of it is in R2 (records and bytes above count it too).
+    return { partition: tp.partition, earliest, latest, records, bytes, ...(remote ? { remote } : {}) };
   }
   const { earliest, latest } = await log.offsets(tp);
   return { partition: tp.partition, earliest, latest, records: null, bytes: null };
