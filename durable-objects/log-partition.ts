@@ -24,7 +24,7 @@ import type {
 } from "../src/log/types";
 import { isRestoreWorkerName } from "../src/names";
 import { WakeUps } from "../src/log/wake-ups";
-import { echoTargets, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
+import { ECHO_MS, echoTargets, nextEchoAt, SETTLE_MS, TASK_ECHO_MS, type TaskReaders } from "../src/log/echoes";
 import { pushAfterAppend } from "../src/log/pushed-fetches";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
 
@@ -178,7 +178,13 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * (also when the producer's retry is taken as a duplicate). No write while one is armed sooner.
    */
   private async armEcho(): Promise<void> {
-    if (this.subscribers.list().length > 0) await this.alarms.armBy(nextEchoAt(Date.now(), 0));
+    const names = this.subscribers.list();
+    if (names.length > 0) await this.alarms.armBy(nextEchoAt(Date.now(), 0, this.firstEchoMs(names)));
+  }
+
+  /** Restore workers hear by answering, at once; task readers by committing their group offset, later (TASK_ECHO_MS). */
+  private firstEchoMs(names: readonly string[]): number {
+    return names.some(isRestoreWorkerName) ? ECHO_MS : TASK_ECHO_MS;
   }
 
   /** Whom an echo must wake now (src/log/echoes.ts); undefined once every subscriber has heard. */
@@ -207,9 +213,9 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const echo = this.echoDue(tp);
     if (echo) {
       const names = this.subscribers.list().filter((name) => (isRestoreWorkerName(name) ? echo.others.includes(name) : echo.tasks));
-      this.wakeSubscribers(tp, this.store.offsets(tp).latest, names);
+      this.wakeSubscribers(tp, this.store.offsets(tp).latest, names, undefined, true);
       this.echoes = (this.echoes ?? 0) + 1;
-      sooner(nextEchoAt(now, this.echoes));
+      sooner(nextEchoAt(now, this.echoes, this.firstEchoMs(this.subscribers.list())));
     }
     if (this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp)))
       sooner(now + COORDINATOR_RETRY_MS);
@@ -305,7 +311,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * not under load get the fetch they would make next with their wake-up (see
    * src/log/pushed-fetches.ts).
    */
-  private wakeSubscribers(tp: TopicPartition, end: number, subscribers: readonly string[], appended?: AppendResult): void {
+  private wakeSubscribers(tp: TopicPartition, end: number, subscribers: readonly string[], appended?: AppendResult, echo = false): void {
     const now = Date.now();
     if (now < this.dropWakesUntil) return;
     const names = subscribers.filter((name) => this.wakeUps.needed(name, now));
@@ -321,7 +327,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
             this.wakeUps.heard(name, end);
             return this.settleSoon();
           }
-          this.wakeUps.answered(name, await this.objects.taskObject(name).wake(pushedTo(name) ? pushed : undefined));
+          this.wakeUps.answered(name, await this.objects.taskObject(name).wake(pushedTo(name) ? pushed : undefined, echo));
           return;
         } catch (error) {
           const delay = WAKE_RETRY_MS[attempt];
