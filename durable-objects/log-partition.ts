@@ -24,7 +24,7 @@ import type {
 } from "../src/log/types";
 import { isRestoreWorkerName } from "../src/names";
 import { WakeUps } from "../src/log/wake-ups";
-import { ECHO_MS, echoTargets, nextEchoAt, SETTLE_MS, TASK_ECHO_MS, type TaskReaders } from "../src/log/echoes";
+import { ECHO_MS, echoTargets, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
 import { pushAfterAppend } from "../src/log/pushed-fetches";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
 
@@ -182,9 +182,12 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (names.length > 0) await this.alarms.armBy(nextEchoAt(Date.now(), 0, this.firstEchoMs(names)));
   }
 
-  /** Restore workers hear by answering, at once; task readers by committing their group offset, later (TASK_ECHO_MS). */
-  private firstEchoMs(names: readonly string[]): number {
-    return names.some(isRestoreWorkerName) ? ECHO_MS : TASK_ECHO_MS;
+  /**
+   * The first echo comes ECHO_MS after an append. (A task reader commits its group offset once owed
+   * RECORD_OWED_MS, later: an echo before then asks it to commit at once, see `TaskRunner.wake`.)
+   */
+  private firstEchoMs(_names: readonly string[]): number {
+    return ECHO_MS;
   }
 
   /** Whom an echo must wake now (src/log/echoes.ts); undefined once every subscriber has heard. */

@@ -16,12 +16,6 @@ import { backoffDelay } from "../util/backoff";
 /** The first echo comes this long after an append; the next ones back off, doubling up to MAX_ECHO_MS. */
 export const ECHO_MS = 5_000;
 export const MAX_ECHO_MS = 5 * 60_000;
-/**
- * The first echo of a partition that only task instances read: a task commits its group offset
- * once the progress has been owed 10 s (the task's RECORD_OWED_MS), so an echo sooner would only
- * wake it for that; a lost wake-up strands input this long at most.
- */
-export const TASK_ECHO_MS = 15_000;
 /** Echoes for task readers that committed no offset here at all (their progress cannot be seen): not endless. */
 export const UNSEEN_READER_ECHOES = 2;
 /**
