@@ -27,26 +27,17 @@ const INCARNATIONS_PER_EPOCH = 1_000_000;
 export const OFFSET_COMMIT_INTERVAL_MS = 100;
 
 /**
- * How long what the log and the group acknowledged may stay owed (see `Owed`) — input progress not
- * yet committed to the group, acknowledgements not yet written down — when no commit comes to take
- * it: it rides the instance's next commits meanwhile, and its own transaction and group commit
- * follow once it is this old (a revocation, a wipe or a reset commits at once; a partition's echo
- * asks for it, see `owedDueNow`). A group offset and a storage commit per partition append cost a
- * request and rows each (issue #33). The group's offset only says what a reader of the group may
- * skip: the instance resumes from its own positions (its book), and a wiped one from those its
- * restored changelog carries (I5), after committing the group's before the wipe; so a later
- * commit loses and doubles nothing.
+ * How long progress may stay owed (see `Owed`: input the group has not taken, acknowledgements not
+ * written down) with no commit to take it; a revocation, wipe, reset or echo asks for it at once.
+ * A group commit and a book row per partition append cost a request and two rows (issue #33). The
+ * group's offset is not the truth: the instance resumes from its book, a wiped one commits first (I5).
  */
 export const RECORD_OWED_MS = 10_000;
 
 /** When the input progress goes to the group: `now`, or only once it has been owed for `RECORD_OWED_MS` (`due`). */
 export type OffsetCommit = "now" | "due";
 
-/**
- * When the instance writes down what the log and the group acknowledged (see `Owed`): `now`, in
- * a storage commit of its own, or `with-next-commit`, in the processing commit that follows while
- * input keeps coming, so that each commit is the instance's only storage commit.
- */
+/** When what is owed (see `Owed`) is written down: `now`, in a transaction of its own, or `with-next-commit`. */
 export type OwedRecord = "now" | "with-next-commit";
 
 export interface OutboxSenderDeps {
@@ -359,11 +350,7 @@ export class OutboxSender {
     if (Object.keys(pending).length > 0) this.owedSince = undefined;
   }
 
-  /**
-   * The instance found no input: the group hears of what it processed once that is due, and what
-   * is owed is written down with it — unless a commit is coming to take it (`"with-next-commit"`:
-   * the instance holds work it has not committed).
-   */
+  /** The instance found no input: what is owed goes once due (see `commitInputOffsets`). */
   async caughtUp(record: OwedRecord = "now"): Promise<void> {
     await this.commitInputOffsets("due", record);
   }
