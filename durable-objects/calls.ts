@@ -38,7 +38,7 @@ export interface TaskObjectCalls {
    * can be skipped; null when it relies on wake-ups. After an append, `pushed` is the fetch a
    * caught-up instance would make next (src/log/pushed-fetches.ts).
    */
-  wake(pushed?: PushedFetch): Promise<number | null>;
+  wake(pushed?: PushedFetch, echo?: boolean): Promise<number | null>;
 }
 
 /** A task's request to shut the whole application down (its uncaught error chose `"shutdown-application"`). */

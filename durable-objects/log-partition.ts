@@ -248,9 +248,9 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const echo = this.echoDue(tp);
     if (echo) {
       const names = this.subscribers.list().filter((name) => (isRestoreWorkerName(name) ? echo.others.includes(name) : echo.tasks));
-      this.wakeSubscribers(tp, this.store.offsets(tp).latest, names);
+      this.wakeSubscribers(tp, this.store.offsets(tp).latest, names, undefined, true);
       this.echoes = (this.echoes ?? 0) + 1;
-      sooner(nextEchoAt(now, this.echoes));
+      sooner(nextEchoAt(now, this.echoes, this.firstEchoMs(this.subscribers.list())));
     }
     if (this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp)))
       sooner(now + COORDINATOR_RETRY_MS);
@@ -360,7 +360,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * not under load get the fetch they would make next with their wake-up (see
    * src/log/pushed-fetches.ts).
    */
-  private wakeSubscribers(tp: TopicPartition, end: number, subscribers: readonly string[], appended?: AppendResult): void {
+  private wakeSubscribers(tp: TopicPartition, end: number, subscribers: readonly string[], appended?: AppendResult, echo = false): void {
     const now = Date.now();
     if (now < this.dropWakesUntil) return;
     const names = subscribers.filter((name) => this.wakeUps.needed(name, now));
@@ -376,7 +376,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
             this.wakeUps.heard(name, end);
             return this.settleSoon();
           }
-          this.wakeUps.answered(name, await this.objects.taskObject(name).wake(pushedTo(name) ? pushed : undefined));
+          this.wakeUps.answered(name, await this.objects.taskObject(name).wake(pushedTo(name) ? pushed : undefined, echo));
           return;
         } catch (error) {
           const delay = WAKE_RETRY_MS[attempt];

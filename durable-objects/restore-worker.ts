@@ -22,6 +22,8 @@ import { logEvent } from "../src/util/logging";
 import { backoffDelay } from "../src/util/backoff";
 import { Serial } from "../src/util/serial";
 import { withTimeout } from "../src/util/timeout";
+import { EarliestTimer } from "../src/util/timer";
+import { PROGRESS_FLUSH_MS } from "../src/restore/standby-progress";
 import type { ObjectHost, RestoreWorkerCalls } from "./calls";
 
 /** After a round that applied nothing though work remains (an instance or the log not answering), the next waits this long at first. */
@@ -48,6 +50,8 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   private idleRounds = 0;
   /** The log sends no wake-ups (a remote one): standbys' changelogs are polled. */
   private readonly polls: boolean;
+  /** Writes the progress the registry holds in memory (src/restore/standby-progress.ts). */
+  private readonly progressFlush = new EarliestTimer(() => this.flushProgress());
 
   constructor(
     ctx: DurableObjectState,
@@ -89,6 +93,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     if (this.ctx.storage.kv.get(NAME_KEY) !== name) this.ctx.storage.kv.put(NAME_KEY, name);
     const previous = this.registry.ofInstance(registration.instance);
     const outcome = this.registry.register(registration);
+    this.progressLater();
     if (outcome === "refused") return false;
     if (outcome === "registered") await this.notify(suspensionsOnRegister(previous, registration));
     if (registration.role === "standby") {
@@ -137,7 +142,8 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
 
   /** A changelog this worker keeps standbys on grew. */
   async wake(source?: TopicPartition): Promise<void> {
-    if (source) this.registry.transaction(() => this.registry.changelogGrew(source));
+    if (source) this.registry.changelogGrew(source);
+    this.progressLater();
     await this.schedule();
   }
 
@@ -158,6 +164,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   /** An instance of this shard says what it is now (throttled at the instance; a later report wins). */
   async report(report: InstanceReport): Promise<void> {
     this.reports.put(report);
+    this.progressLater();
   }
 
   /**
@@ -171,7 +178,26 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
 
   /** Runs one round now (tests and the test driver; alarms do the same). */
   async runRound() {
-    return this.serial.run(() => this.restorer.round());
+    try {
+      return await this.serial.run(() => this.restorer.round());
+    } finally {
+      this.progressLater();
+    }
+  }
+
+  /** Progress and reports held in memory are written within PROGRESS_FLUSH_MS (a timer: nothing stays armed once they are). */
+  private progressLater(): void {
+    if (this.registry.progressPending || this.reports.pending) this.progressFlush.armBy(Date.now() + PROGRESS_FLUSH_MS);
+  }
+
+  private flushProgress(): void {
+    try {
+      this.registry.transaction(() => this.reports.flush());
+      this.registry.flushProgress();
+    } catch (error) {
+      logEvent("restore.progress-flush-failed", { error: String(error) }, "warn");
+      this.progressLater();
+    }
   }
 
   /**
@@ -194,6 +220,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       logEvent("restore.round-failed", { error: String(error) }, "warn");
       more = true;
     }
+    this.progressLater();
     this.idleRounds = progressed ? 0 : this.idleRounds + 1;
     const backoff = backoffDelay(RETRY_MS, MAX_RETRY_MS, this.idleRounds - 1);
     if (more) await this.schedule(progressed ? 0 : backoff);
@@ -219,7 +246,11 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     this.stopping = true;
     await this.alarms.delete();
     return withTimeout(
-      this.serial.run(() => true),
+      // After the round in progress: what it heard is written down before the worker stops.
+      this.serial.run(() => {
+        this.flushProgress();
+        return true;
+      }),
       timeoutMs,
       false,
     );

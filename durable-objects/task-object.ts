@@ -159,8 +159,8 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   }
 
   /** Input arrived (or may have): see `TaskRunner.wake`. */
-  async wake(pushed?: PushedFetch): Promise<number | null> {
-    return this.runner.wake(pushed);
+  async wake(pushed?: PushedFetch, echo?: boolean): Promise<number | null> {
+    return this.runner.wake(pushed, echo);
   }
 
   /** The object's one alarm: a run (see `TaskRunner.run`). */

@@ -60,8 +60,8 @@ const schema = z.object({
   STATESTORE_CACHE_MAX_BYTES: count(10 * 1024 * 1024, 0),
   /**
    * Kafka's `commit.interval.ms` (100 ms, its default under exactly-once): a busy task lets input
-   * gather this long before its next commit (the record cache's window), and commits its input
-   * offsets to the group at most this often. An idle task processes each arrival at once.
+   * gather this long before its next commit (the record cache's window). An idle task processes
+   * each arrival at once. (Input offsets go to the group once owed 10 s: RECORD_OWED_MS.)
    */
   COMMIT_INTERVAL_MS: count(100, 0),
   /**

@@ -14,6 +14,7 @@ import { Application } from "../src/application";
 import { DurableLog } from "../src/log/durable-log";
 import { Serdes, StreamsBuilder } from "../src/streams";
 import type { CommitStep } from "../src/task/protocol";
+import { RECORD_OWED_MS } from "../src/task/outbox-sender";
 import { StreamTask } from "../src/task/stream-task";
 import { TaskStorage } from "../src/task/task-storage";
 import { totalsApp } from "./support/totals-app";
@@ -55,7 +56,8 @@ describe("rows a commit writes", () => {
       // Nothing lingers: each step commits, sends, and leaves the acknowledgement for the next commit.
       // The clock stands still: the steps are a commit interval apart at most however loaded the
       // machine (input that keeps coming), so the acknowledgement waits for the next commit.
-      const task = new StreamTask({ application: app, log, storage, lingerMs: 0, clock: () => 1_000_000 });
+      const clock = { now: 1_000_000 };
+      const task = new StreamTask({ application: app, log, storage, lingerMs: 0, clock: () => clock.now });
       await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
       await log.append(input, orders(10));
       expect(await task.step()).toBe("more");
@@ -75,7 +77,11 @@ describe("rows a commit writes", () => {
       expect([...read.checkpoints().values()]).toEqual([10]);
       expect(read.meta()?.nextCommit).toBe(task.meta()?.nextCommit);
 
-      // Quiet now: what was acknowledged is written down once, as one row (the book again).
+      // Quiet now: what was acknowledged stays owed, in memory (a crash only resends it)...
+      expect(await task.step()).toBe("idle");
+      expect(take()).toEqual({});
+      // ... until it has been owed RECORD_OWED_MS: then it is written down once, as one row (the book again).
+      clock.now += RECORD_OWED_MS;
       expect(await task.step()).toBe("idle");
       expect(take()).toEqual({ task_book: 1 });
       expect(new TaskStorage(state.storage).checkpoints().get(`${app.changelogPartitions("0_0")[0]!.topic}/0`)).toBe(20);
@@ -123,4 +129,47 @@ describe("a commit too big for the book's row", () => {
       });
     });
   }
+
+  it("N commits of sparse arrivals write N book rows and no more; the group hears of them once, RECORD_OWED_MS after the first, or at once when the partition's echo asks", async () => {
+    const id = "commit-rows-owed";
+    const app = totalsApp(id);
+    const log = new DurableLog(env.LOG_PARTITION, app.catalog);
+    const input = { topic: `${id}-orders`, partition: 0 };
+    const group = async () => (await log.committedOffset(app.groupId, input))?.offset ?? null;
+    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
+      const { storage, take } = countingStorage(state.storage);
+      const clock = { now: 1_000_000 };
+      const task = new StreamTask({ application: app, log, storage, lingerMs: 0, clock: () => clock.now });
+      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+      take();
+      // Five arrivals a second apart (not streaming: each is committed, sent, and the task goes idle).
+      for (let i = 0; i < 5; i++) {
+        await log.append(input, orders(10, i * 10));
+        expect(await task.step()).toBe("more");
+        expect(await task.step()).toBe("idle");
+        clock.now += 1_000;
+      }
+      // One book row and one store page per commit: no row of their own for acknowledgements or group offsets.
+      expect(take()).toEqual({ kv_pages: 5, task_book: 5 });
+      expect(await group()).toBeNull();
+      // Processed, committed and sent: no lag, though the group has not heard yet.
+      expect(task.deliveredPositions()).toEqual({ [`${id}-orders/0`]: 50 });
+      expect(task.progressDueAt()).toBe(1_000_000 + RECORD_OWED_MS);
+      // Once owed for RECORD_OWED_MS: one group commit for all five, and one book row.
+      clock.now = 1_000_000 + RECORD_OWED_MS;
+      expect(await task.step()).toBe("idle");
+      expect(await group()).toBe(50);
+      expect(take()).toEqual({ task_book: 1 });
+      expect(task.progressDueAt()).toBeUndefined();
+
+      // An echo (the partition's group offset behind its end) makes what is owed due at once.
+      await log.append(input, orders(10, 50));
+      expect(await task.step()).toBe("more");
+      expect(await task.step()).toBe("idle");
+      expect(await group()).toBe(50);
+      task.owedDueNow();
+      expect(await task.step()).toBe("idle");
+      expect(await group()).toBe(60);
+    });
+  });
 });

@@ -83,6 +83,54 @@ describe("registrations", () => {
     }));
 });
 
+describe("progress held in memory (issue #33)", () => {
+  const stored = (storage: DurableObjectStorage) =>
+    storage.sql
+      .exec<{ position: number | null; caught_up: number; restored: number; grown: number }>("SELECT position, caught_up, restored, grown FROM changelogs")
+      .toArray();
+
+  it("replies and wake-ups write no row; a flush writes each registration once; a restarted registry resumes from the last flush and looks at every changelog again", () =>
+    runInDurableObject(env.RESTORE_WORKER.getByName(`registry-scratch-${++scratch}`), (_object, state) => {
+      const tp = { topic: "c", partition: 0 };
+      const registry = new RestoreRegistry(state.storage);
+      registry.register(registration("0_0@a", "standby", tp));
+      for (let i = 1; i <= 20; i++) {
+        registry.changelogGrew(tp);
+        const [work] = registry.all();
+        registry.update(work!, { position: i * 10, caughtUp: true, restoredRecords: 10 });
+      }
+      // Twenty replies and twenty wake-ups: known here, not one row written.
+      expect(registry.all()[0]).toMatchObject({ position: 200, restored: 200, caughtUp: true, grown: 20 });
+      expect(registry.progressPending).toBe(true);
+      expect(stored(state.storage)).toEqual([{ position: null, caught_up: 0, restored: 0, grown: 0 }]);
+      registry.flushProgress();
+      expect(registry.progressPending).toBe(false);
+      expect(stored(state.storage)).toEqual([{ position: 200, caught_up: 1, restored: 200, grown: 20 }]);
+
+      // More progress, then the worker dies before the next flush: the restarted one resumes from
+      // the last flush (the instance's checkpoint answers the rest, I4), and counts nothing as caught up.
+      const [work] = registry.all();
+      registry.update(work!, { position: 250, caughtUp: true, restoredRecords: 50 });
+      const restarted = new RestoreRegistry(state.storage);
+      expect(restarted.all()[0]).toMatchObject({ position: 200, restored: 200, caughtUp: false });
+    }));
+
+  it("progress of a registration replaced or removed meanwhile is not written over the new one", () =>
+    runInDurableObject(env.RESTORE_WORKER.getByName(`registry-scratch-${++scratch}`), (_object, state) => {
+      const tp = { topic: "c", partition: 0 };
+      const registry = new RestoreRegistry(state.storage);
+      registry.register(registration("0_0@a", "standby", tp, 0, 1));
+      const [old] = registry.all();
+      registry.update(old!, { position: 40, caughtUp: false, restoredRecords: 40 });
+      // Promoted: a new registration (new epoch, active) before the flush.
+      expect(registry.register(registration("0_0@a", "active", tp, 0, 2))).toBe("registered");
+      registry.update(old!, { position: 80, caughtUp: true, restoredRecords: 40 });
+      registry.flushProgress();
+      expect(registry.all()[0]).toMatchObject({ position: null, restored: 0, role: "active", epoch: 2 });
+      expect(stored(state.storage)).toEqual([{ position: null, caught_up: 0, restored: 0, grown: 0 }]);
+    }));
+});
+
 describe("the restorer and its instances' replies", () => {
   it("a standby woken while its batch is on its way reads the new records next round, without another wake-up", async () => {
     const { log, tp } = await changelog(5);

@@ -47,6 +47,8 @@ async function withTask(id: string, body: (f: Fixture) => Promise<void>, options
         storage: state.storage,
         clock: () => clock.now,
         retryBackoff: { initialMs: 50, maxMs: 400 },
+        // What the log and the group acknowledged is written down at once unless a test says otherwise (RECORD_OWED_MS).
+        owedMs: 0,
         ...options,
         ...more,
       });
@@ -298,29 +300,28 @@ describe("uncaught errors", () => {
 describe("input progress to the group", () => {
   // The policies app's punctuator, far from the offsets' interval so that `wakeAt` tells them apart.
   const PUNCTUATE_EVERY_MS = 10_000;
-  it("goes at most every OFFSET_COMMIT_INTERVAL_MS while the task is busy, and when due once it is idle (the alarm's time)", async () => {
+  it("goes once it has been owed owedMs (RECORD_OWED_MS), with whatever came meanwhile, when due once the task is idle (its timer's time), and at once when asked", async () => {
     await withTask(
       "offsets",
       async ({ task, log, app, clock, events, send }) => {
         const group = async () => (await log.committedOffset(app.groupId, events))?.offset ?? null;
         await send(["a", {}], ["b", {}]);
         expect(await task.step()).toBe("more");
-        // The first commit of this instance goes at once.
-        expect(await group()).toBe(2);
-        // Busy: processed, but the group hears of it only once the interval has passed.
+        // Processed, committed and sent: owed to the group from now on.
+        expect(await group()).toBeNull();
         clock.now += 10;
         await send(["c", {}]);
         expect(await task.step()).toBe("more");
         expect(position(task, "offsets")).toBe(3);
-        expect(await group()).toBe(2);
+        expect(await group()).toBeNull();
         // Idle before it is due: still not committed, and the task asks to be woken when it is.
         expect(await task.step()).toBe("idle");
-        expect(await group()).toBe(2);
-        expect(task.wakeAt()).toBe(START + OFFSET_COMMIT_INTERVAL_MS);
-        clock.now = START + OFFSET_COMMIT_INTERVAL_MS;
+        expect(await group()).toBeNull();
+        expect(task.wakeAt()).toBe(START + 1_000);
+        clock.now = START + 1_000;
         expect(await task.step()).toBe("idle");
         expect(await group()).toBe(3);
-        // Nothing left to commit: the next wake-up is the punctuator's.
+        // Nothing left owed: the next wake-up is the punctuator's.
         expect(task.wakeAt()).toBe(START + PUNCTUATE_EVERY_MS);
         // Asked for (a drain, a revocation): at once.
         clock.now += 1;
@@ -330,27 +331,7 @@ describe("input progress to the group", () => {
         await task.commitInputOffsets();
         expect(await group()).toBe(4);
       },
-      {},
-      PUNCTUATE_EVERY_MS,
-    );
-  });
-
-  it("follows the configured commit interval (COMMIT_INTERVAL_MS)", async () => {
-    await withTask(
-      "offsets-interval",
-      async ({ task, log, app, clock, events, send }) => {
-        const group = async () => (await log.committedOffset(app.groupId, events))?.offset ?? null;
-        await send(["a", {}]);
-        expect(await task.step()).toBe("more");
-        expect(await group()).toBe(1);
-        clock.now += OFFSET_COMMIT_INTERVAL_MS;
-        await send(["b", {}]);
-        expect(await task.step()).toBe("more");
-        expect(await task.step()).toBe("idle");
-        expect(await group()).toBe(1);
-        expect(task.wakeAt()).toBe(START + 1_000);
-      },
-      { commitIntervalMs: 1_000 },
+      { owedMs: 1_000 },
       PUNCTUATE_EVERY_MS,
     );
   });
@@ -364,9 +345,9 @@ describe("input progress to the group", () => {
         const end = async () => (await log.offsets(changelog)).latest;
         await send(["a", {}], ["b", {}]);
         expect(await task.step()).toBe("more");
-        // The instance's first offset commit goes at once, and records the acknowledgements with it.
+        // Sent; the acknowledgements are owed (in memory), the checkpoint stays behind (never ahead, I1).
         expect(await end()).toBe(2);
-        expect(task.checkpoints().get(key)).toBe(2);
+        expect(task.checkpoints().get(key)).toBeUndefined();
         clock.now += 10;
         await send(["c", {}]);
         expect(await task.step()).toBe("more");
@@ -389,7 +370,7 @@ describe("input progress to the group", () => {
         expect(await end()).toBe(5);
         expect(again.queries.get("acks-pending", "c")).toBe("1");
       },
-      {},
+      { owedMs: 1_000 },
       PUNCTUATE_EVERY_MS,
     );
   });

@@ -198,3 +198,15 @@ export function wakeupDetail(after, before) {
   }
   return out;
 }
+
+/**
+ * With what the quiet period after a measurement wrote (`settled`: a tally's difference; progress
+ * the objects write within seconds, their backstop alarms, quiet compaction), per record:
+ * `<prefix>rows_written_per_record_settled`, `<prefix>do_requests_per_record_settled`.
+ */
+export function settledKeys(prefix, net, settled, records) {
+  return {
+    [`${prefix}rows_written_per_record_settled`]: rounded(((net.rowsWritten ?? 0) + (settled.rowsWritten ?? 0)) / records),
+    [`${prefix}do_requests_per_record_settled`]: rounded(((net.requests ?? 0) + (settled.requests ?? 0)) / records),
+  };
+}

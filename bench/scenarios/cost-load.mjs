@@ -19,6 +19,10 @@
  *   so it is the log's), its dollars a month and the order's JSON size; the loader's offered and
  *   accepted rates (`cost_load_offered_per_s`, `cost_load_achieved_per_s`) and the orders
  *   (`cost_load_records`). One customer's total is checked.
+ * - Settled: what the next BENCH_SETTLE_MS (20,000) cost with no request from outside — progress
+ *   the objects hold in memory and write within 10 s (RECORD_OWED_MS, PROGRESS_FLUSH_MS), their
+ *   backstop alarms, the changelogs' quiet compaction — added to the load's:
+ *   `cost_load_rows_written_per_record_settled`, `cost_load_do_requests_per_record_settled`.
  * - Idle: then nothing at all for BENCH_IDLE_MS (120,000): the requests (RPC calls and alarms)
  *   every object received, per minute — `idle_wakeups_per_min` and per kind
  *   `idle_wakeups_per_min_<task|partition|coordinator|restore|group>`. (In-memory timers wake an
@@ -42,6 +46,7 @@ import {
   storageKeys,
   tally,
   wakeupDetail,
+  settledKeys,
   wakeupKeys,
 } from "../lib/usage.mjs";
 import { loaderKeys, startLoader } from "./e2e-load.mjs";
@@ -70,6 +75,7 @@ export async function run({ baseUrl }) {
   const seconds = envInt("BENCH_COST_LOAD_SECONDS", 30);
   const batch = envInt("BENCH_COST_LOAD_BATCH", 100);
   const idleMs = envInt("BENCH_IDLE_MS", 120_000);
+  const settleMs = envInt("BENCH_SETTLE_MS", 20_000);
   const keys = await loaderKeys(baseUrl);
 
   note(`cost-load: starting the example with NUM_STANDBYS=1 (counting) …`);
@@ -115,8 +121,13 @@ export async function run({ baseUrl }) {
       );
     }
 
-    // Idle: no request from here for idleMs.
+    // Settled: what the quiet period after the load writes (progress held in memory, quiet compaction).
+    await sleep(settleMs);
     const idleBefore = await objectsUsage(app);
+    const settled = delta(tally(idleBefore, categoryOf), tally(objectsAfter, categoryOf));
+    note(`cost-load: the ${settleMs / 1000} s after: ${JSON.stringify({ rowsWritten: settled.rowsWritten, requests: settled.requests })}`);
+
+    // Idle: no request from here for idleMs.
     await sleep(idleMs);
     const idleAfter = await objectsUsage(app);
     const idle = wakeupKeys("idle_wakeups_per_min", idleAfter, idleBefore, idleMs);
@@ -125,6 +136,7 @@ export async function run({ baseUrl }) {
 
     return {
       ...perRecordKeys("cost_load_", lessPolls(spent, polls, perPoll), records),
+      ...settledKeys("cost_load_", lessPolls(spent, polls, perPoll), settled, records),
       ...storageKeys("cost_load_", { before: objectsBefore, after: objectsAfter, records, orderBytes: orderBytes(keys, records) }),
       cost_load_offered_per_s: Math.round(load.posted / ((load.stoppedAt - load.started) / 1000)),
       cost_load_achieved_per_s: Math.round(load.accepted / ((load.settledAt - load.started) / 1000)),

@@ -46,18 +46,21 @@
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describeAll, quiet } from "../lib/app.mjs";
 import { call, request } from "../lib/client.mjs";
 import { startAppWorker } from "../lib/server.mjs";
 import { envInt, median, note } from "../lib/stats.mjs";
-import { categorize, delta, lessPolls, objectsUsage, pollCost, perRecordKeys, standbyNames, storageKeys, tally } from "../lib/usage.mjs";
+import { categorize, delta, lessPolls, objectsUsage, pollCost, perRecordKeys, settledKeys, standbyNames, storageKeys, tally } from "../lib/usage.mjs";
 
 export const name = "scale";
 
 const PARTITIONS = envInt("BENCH_SCALE_PARTITIONS", 256);
 const PLACEMENTS = "eu:weur,us:enam";
 const QUIET_TIMEOUT_MS = 900_000;
+/** After the count, what the quiet period writes is measured for this long (`*_settled` keys). */
+const SETTLE_MS = envInt("BENCH_SETTLE_MS", 20_000);
 
 const root = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 
@@ -167,6 +170,9 @@ async function measure({ partitions, standbys, records, batch, views }) {
     const objectsAfter = await objectsUsage(app);
     const spent = delta(tally(objectsAfter, categoryOf), before);
     const filesAfter = await bytesUnder(app.persistDir);
+    // What the quiet period after writes (progress held in memory, backstop alarms, quiet compaction).
+    await sleep(SETTLE_MS);
+    const settled = delta(tally(await objectsUsage(app), categoryOf), tally(objectsAfter, categoryOf));
     const ingest = delta(afterIngest, before);
     note(
       `${partitions} partitions, ${records} orders: ingest ${(ingestMs / 1000).toFixed(1)} s, all processed and replicated after ${(processedMs / 1000).toFixed(1)} s (${polls} polls); ` +
@@ -189,6 +195,7 @@ async function measure({ partitions, standbys, records, batch, views }) {
     return {
       instances,
       net: lessPolls(spent, polls, perPoll),
+      settled,
       coordinatorCalls: ingest["calls:coordinator"] ?? 0,
       requests: work.length,
       ingestMs,
@@ -225,6 +232,7 @@ export async function run() {
     scale_status_page_ms: Number(median(main.statusPage).toFixed(1)),
     coordinator_calls_per_1k_ingests: Number(((main.coordinatorCalls / main.requests) * 1000).toFixed(2)),
     ...perRecordKeys("", main.net, records),
+    ...settledKeys("", main.net, main.settled, records),
     // Wall time until every order is processed and replicated: under wrangler dev one thread
     // runs every object, so this bounds the objects' summed active time (billed duration).
     scale_processed_records_per_s: Math.round(records / (main.processedMs / 1000)),
@@ -241,6 +249,7 @@ export async function run() {
     for (const key of ["rows_written_per_record", "rows_read_per_record", "do_requests_per_record", "cost_per_million_usd"]) {
       result[`${key}_${partitions}_partitions`] = keys[key];
     }
+    for (const [key, value] of Object.entries(settledKeys("", other.net, other.settled, records))) result[`${key.replace(/_settled$/, "")}_${partitions}_partitions_settled`] = value;
   }
   return result;
 }

@@ -49,6 +49,6 @@ export function echoTargets({ taskReaders, unheard, echoes }: EchoInputs): Echo 
 }
 
 /** When the next echo comes, `echoes` echoes after the last append (the first ECHO_MS after it). */
-export function nextEchoAt(now: number, echoes: number): number {
-  return now + backoffDelay(ECHO_MS, MAX_ECHO_MS, echoes);
+export function nextEchoAt(now: number, echoes: number, first = ECHO_MS): number {
+  return now + backoffDelay(first, MAX_ECHO_MS, echoes);
 }

@@ -9,6 +9,7 @@ import { Sql, sql } from "../storage/sql";
 import type { TopicPartition } from "../log/types";
 import type { TaskRole } from "../task/state";
 import type { StorageLike } from "../storage/sql";
+import { StandbyProgress } from "./standby-progress";
 
 export interface Registration {
   /** The task object's name, `<task>@<placement>`. */
@@ -65,6 +66,8 @@ type Row = {
 
 export class RestoreRegistry {
   private readonly db: Sql;
+  /** Positions, growth and caught-up flags, in memory and written at most every PROGRESS_FLUSH_MS (standby-progress.ts). */
+  private readonly progress = new StandbyProgress();
 
   constructor(private readonly storage: StorageLike) {
     this.db = new Sql(storage.sql);
@@ -133,9 +136,10 @@ export class RestoreRegistry {
       if (held.some((w) => w.incarnation > registration.incarnation)) return "refused";
       if (sameRegistration(held, registration)) {
         // The instance asks again (a check, or a wake-up it may have missed): look again.
-        this.db.run(sql`UPDATE changelogs SET caught_up = 0 WHERE instance = ${registration.instance}`);
+        for (const w of held) this.progress.set(w, { ...w, caughtUp: false });
         return "kept";
       }
+      this.progress.forgetInstance(registration.instance);
       this.db.run(sql`DELETE FROM changelogs WHERE instance = ${registration.instance}`);
       for (const c of registration.changelogs) {
         this.db.run(sql`INSERT INTO changelogs (instance, task_id, incarnation, epoch, role, topic, partition, store, position)
@@ -155,6 +159,7 @@ export class RestoreRegistry {
     return this.transaction(() => {
       const upTo = epoch ?? Number.MAX_SAFE_INTEGER;
       const removed = this.ofInstance(instance).filter((w) => w.incarnation < incarnation || (w.incarnation === incarnation && w.epoch <= upTo));
+      if (removed.length > 0) this.progress.forgetInstance(instance);
       this.db.run(sql`DELETE FROM changelogs WHERE instance = ${instance}
                         AND (incarnation < ${incarnation} OR (incarnation = ${incarnation} AND epoch <= ${upTo}))`);
       return removed;
@@ -165,6 +170,7 @@ export class RestoreRegistry {
   unregisterExact(work: Pick<ChangelogWork, "instance" | "incarnation" | "epoch">): ChangelogWork[] {
     return this.transaction(() => {
       const removed = this.ofInstance(work.instance).filter((w) => w.incarnation === work.incarnation && w.epoch === work.epoch);
+      if (removed.length > 0) this.progress.forgetInstance(work.instance);
       this.db.run(sql`DELETE FROM changelogs WHERE instance = ${work.instance} AND incarnation = ${work.incarnation} AND epoch = ${work.epoch}`);
       return removed;
     });
@@ -174,7 +180,7 @@ export class RestoreRegistry {
     return this.db
       .all<Row>(sql`SELECT instance, task_id, incarnation, epoch, role, topic, partition, store, position, failures, caught_up, restored, grown
                     FROM changelogs ORDER BY instance, topic, partition`)
-      .map(toWork);
+      .map((r) => this.progress.current(toWork(r)));
   }
 
   /** One instance's registrations (read by the table's key, not by scanning every instance's). */
@@ -182,33 +188,63 @@ export class RestoreRegistry {
     return this.db
       .all<Row>(sql`SELECT instance, task_id, incarnation, epoch, role, topic, partition, store, position, failures, caught_up, restored, grown
                     FROM changelogs WHERE instance = ${instance} ORDER BY topic, partition`)
-      .map(toWork);
+      .map((r) => this.progress.current(toWork(r)));
   }
 
   /**
-   * Records the instance's reply to a batch (only for the registration it was read for). Caught up
-   * only if the changelog did not grow since `work` was read.
+   * Records the instance's reply to a batch (only for the registration it was read for), in memory
+   * (see `flushProgress`). Caught up only if the changelog did not grow since `work` was read.
    */
   update(work: ChangelogWork, change: { position: number | null; caughtUp: boolean; restoredRecords: number; failures?: number }): void {
-    this.db.run(sql`UPDATE changelogs SET position = ${change.position},
-                      caught_up = CASE WHEN grown = ${work.grown} THEN ${change.caughtUp ? 1 : 0} ELSE 0 END,
-                      restored = restored + ${change.restoredRecords}, failures = ${change.failures ?? 0}
-                    WHERE instance = ${work.instance} AND topic = ${work.topic} AND partition = ${work.partition}
-                      AND incarnation = ${work.incarnation} AND epoch = ${work.epoch}`);
-  }
-
-  /** The changelog grew: every registration reading it has work again. */
-  /** A remote log wakes no one: every registered changelog is read again. False when none is registered. */
-  everyChangelogMayHaveGrown(): boolean {
-    return this.transaction(() => {
-      const registered = (this.db.one<{ n: number }>(sql`SELECT COUNT(*) AS n FROM changelogs`)?.n ?? 0) > 0;
-      if (registered) this.db.run(sql`UPDATE changelogs SET caught_up = 0, grown = grown + 1`);
-      return registered;
+    const now = this.ofInstance(work.instance).find(
+      (w) => w.topic === work.topic && w.partition === work.partition && w.incarnation === work.incarnation && w.epoch === work.epoch,
+    );
+    if (!now) return;
+    this.progress.set(now, {
+      position: change.position,
+      caughtUp: now.grown === work.grown && change.caughtUp,
+      restored: now.restored + change.restoredRecords,
+      failures: change.failures ?? 0,
+      grown: now.grown,
     });
   }
 
+  /** A remote log wakes no one: every registered changelog is read again. False when none is registered. */
+  everyChangelogMayHaveGrown(): boolean {
+    const all = this.all();
+    for (const w of all) this.progress.set(w, { ...w, caughtUp: false, grown: w.grown + 1 });
+    return all.length > 0;
+  }
+
+  /** The changelog grew: every registration reading it has work again. */
   changelogGrew(tp: TopicPartition): void {
-    this.db.run(sql`UPDATE changelogs SET caught_up = 0, grown = grown + 1 WHERE topic = ${tp.topic} AND partition = ${tp.partition}`);
+    for (const w of this.all()) if (w.topic === tp.topic && w.partition === tp.partition) this.progress.set(w, { ...w, caughtUp: false, grown: w.grown + 1 });
+  }
+
+  /** Progress is held in memory that is not written yet (see `flushProgress`). */
+  get progressPending(): boolean {
+    return this.progress.pending;
+  }
+
+  /**
+   * Writes the progress held in memory to the registrations' rows (those still registered as it
+   * was heard), in one transaction: what a restarted worker resumes from (standby-progress.ts).
+   */
+  flushProgress(): void {
+    const taken = this.progress.takeDirty();
+    if (taken.length === 0) return;
+    try {
+      this.transaction(() => {
+        for (const p of taken)
+          this.db.run(sql`UPDATE changelogs SET position = ${p.position}, caught_up = ${p.caughtUp ? 1 : 0}, restored = ${p.restored},
+                            failures = ${p.failures}, grown = ${p.grown}
+                          WHERE instance = ${p.instance} AND topic = ${p.topic} AND partition = ${p.partition}
+                            AND incarnation = ${p.incarnation} AND epoch = ${p.epoch}`);
+      });
+    } catch (error) {
+      this.progress.restore(taken);
+      throw error;
+    }
   }
 
   control(): { paused: boolean; budget: number | null } {

@@ -2,7 +2,10 @@
  * What a restore worker shard keeps for the application summary: the latest report of every
  * instance that reports to it (src/summary/summary.ts), one row per instance, a later report
  * (by its `seq`) replacing an earlier one. Its table is created by the restore registry's
- * migrations (one schema per object). Kept in memory too; reads cost no SQL.
+ * migrations (one schema per object). Kept in memory, reads cost no SQL; a report is written to
+ * its row by the next `flush` (the restore worker's, at most PROGRESS_FLUSH_MS later), not one row
+ * per report (issue #33): a worker that dies first shows an instance's report before, until its
+ * next one.
  */
 import { Sql, sql, type StorageLike } from "../storage/sql";
 import type { ShownState, TaskRole } from "../task/state";
@@ -28,24 +31,40 @@ type Row = {
 export class InstanceReports {
   private readonly db: Sql;
   private cached: Map<string, InstanceReport> | undefined;
+  /** Instances whose report is not written yet. */
+  private readonly dirty = new Set<string>();
 
   constructor(storage: StorageLike) {
     this.db = new Sql(storage.sql);
   }
 
-  /** Keeps `report` unless a later one of the same instance is held. True when kept. */
+  /** Keeps `report` unless a later one of the same instance is held (written by the next `flush`). True when kept. */
   put(report: InstanceReport): boolean {
     const held = this.load().get(report.instance);
     if (held && held.seq >= report.seq) return false;
-    const r = report;
-    this.db.run(sql`INSERT INTO reports (instance, task_id, placement, role, state, epoch, incarnation, failed, failure, lag, oldest_waiting, restored, total, seq)
-                    VALUES (${r.instance}, ${r.taskId}, ${r.placement}, ${r.role}, ${r.state}, ${r.epoch}, ${r.incarnation}, ${r.failed ? 1 : 0},
-                            ${r.failure}, ${r.lag}, ${r.oldestWaiting}, ${r.restored}, ${r.total}, ${r.seq})
-                    ON CONFLICT (instance) DO UPDATE SET role = excluded.role, state = excluded.state, epoch = excluded.epoch,
-                      incarnation = excluded.incarnation, failed = excluded.failed, failure = excluded.failure, lag = excluded.lag,
-                      oldest_waiting = excluded.oldest_waiting, restored = excluded.restored, total = excluded.total, seq = excluded.seq`);
-    this.load().set(r.instance, r);
+    this.load().set(report.instance, report);
+    this.dirty.add(report.instance);
     return true;
+  }
+
+  /** Reports are held that are not written yet. */
+  get pending(): boolean {
+    return this.dirty.size > 0;
+  }
+
+  /** Writes the reports kept since the last flush, one row per instance. */
+  flush(): void {
+    for (const instance of [...this.dirty]) {
+      const r = this.load().get(instance);
+      this.dirty.delete(instance);
+      if (!r) continue;
+      this.db.run(sql`INSERT INTO reports (instance, task_id, placement, role, state, epoch, incarnation, failed, failure, lag, oldest_waiting, restored, total, seq)
+                      VALUES (${r.instance}, ${r.taskId}, ${r.placement}, ${r.role}, ${r.state}, ${r.epoch}, ${r.incarnation}, ${r.failed ? 1 : 0},
+                              ${r.failure}, ${r.lag}, ${r.oldestWaiting}, ${r.restored}, ${r.total}, ${r.seq})
+                      ON CONFLICT (instance) DO UPDATE SET role = excluded.role, state = excluded.state, epoch = excluded.epoch,
+                        incarnation = excluded.incarnation, failed = excluded.failed, failure = excluded.failure, lag = excluded.lag,
+                        oldest_waiting = excluded.oldest_waiting, restored = excluded.restored, total = excluded.total, seq = excluded.seq`);
+    }
   }
 
   all(): InstanceReport[] {

@@ -23,7 +23,8 @@ export interface DescribedInstance {
   checkpoints(): ReadonlyMap<string, number>;
   replayed(): ReadonlyMap<string, number>;
   positions(): InputPositions;
-  committedPositions(): InputPositions;
+  /** Per input partition, how far input is processed, committed and its output sent (see `StreamTask.deliveredPositions`). */
+  deliveredPositions(): InputPositions;
   lagMs(): number;
   pendingOutboxBatches(): number;
   readonly counters: Pick<TaskCounters, "snapshot">;
@@ -95,8 +96,8 @@ export async function describeTask(task: DescribedInstance, app: Application, lo
   if (!meta) throw new NotAssigned();
   const checkpoints = task.checkpoints();
   const replayed = task.replayed();
-  // Processed input counts once the group knows of it (see StreamTask.commitInputOffsets).
-  const positions = meta.state === "RUNNING" ? task.committedPositions() : task.positions();
+  // Processed input counts once committed and its output sent (the group hears of it later: RECORD_OWED_MS).
+  const positions = meta.state === "RUNNING" ? task.deliveredPositions() : task.positions();
   const changelogTps = app.changelogPartitions(meta.taskId);
   const inputTps = app.inputPartitions(meta.taskId);
   const [changelogEnds, inputEnds] = await Promise.all([

@@ -21,24 +21,23 @@ import { topicPartition } from "../names";
 const INCARNATIONS_PER_EPOCH = 1_000_000;
 
 /**
- * The default commit interval (`COMMIT_INTERVAL_MS`). A task's input progress goes to the group at
- * most once per commit interval (Kafka Streams commits offsets
- * every `commit.interval.ms`, 100 ms under exactly-once); an idle task looks again for what
- * is left (see `offsetsDueAt`), and a revocation or wipe commits at once. The group's offset only
- * says what a reader of the group may skip: the instance resumes from its own positions, and a
- * wiped one from those its restored changelog carries (I5), so a later commit loses and doubles
- * nothing.
+ * The default commit interval (`COMMIT_INTERVAL_MS`): how often a task under load commits its
+ * processing (Kafka Streams commits every `commit.interval.ms`, 100 ms under exactly-once).
  */
 export const OFFSET_COMMIT_INTERVAL_MS = 100;
 
-/** When the input progress goes to the group: `now`, or only once `OFFSET_COMMIT_INTERVAL_MS` passed since the last time (`due`). */
+/**
+ * How long progress may stay owed (see `Owed`: input the group has not taken, acknowledgements not
+ * written down) with no commit to take it; a revocation, wipe, reset or echo asks for it at once.
+ * A group commit and a book row per partition append cost a request and two rows (issue #33). The
+ * group's offset is not the truth: the instance resumes from its book, a wiped one commits first (I5).
+ */
+export const RECORD_OWED_MS = 10_000;
+
+/** When the input progress goes to the group: `now`, or only once it has been owed for `RECORD_OWED_MS` (`due`). */
 export type OffsetCommit = "now" | "due";
 
-/**
- * When the instance writes down what the log and the group acknowledged (see `Owed`): `now`, in
- * a storage commit of its own, or `with-next-commit`, in the processing commit that follows while
- * input keeps coming, so that each commit is the instance's only storage commit.
- */
+/** When what is owed (see `Owed`) is written down: `now`, in a transaction of its own, or `with-next-commit`. */
 export type OwedRecord = "now" | "with-next-commit";
 
 export interface OutboxSenderDeps {
@@ -53,8 +52,8 @@ export interface OutboxSenderDeps {
   /** Records the log refused were handled by going on: so many dropped, so many dead-lettered (now in the outbox). */
   readonly onRefusedRecords?: (continued: number, deadLettered: number) => void;
   readonly clock?: () => number;
-  /** How often input offsets go to the group at most (default `OFFSET_COMMIT_INTERVAL_MS`). */
-  readonly commitIntervalMs?: number;
+  /** How long progress may stay owed when no commit takes it (default `RECORD_OWED_MS`). */
+  readonly owedMs?: number;
 }
 
 /** A batch sent and acknowledged, for the instance (incarnation and epoch) that sent it. */
@@ -85,8 +84,8 @@ export interface Owed {
 }
 
 export class OutboxSender {
-  /** When input progress last went to the group (in memory: after a restart the first commit is due at once). */
-  private offsetsCommittedAt = -Infinity;
+  /** Since when progress is owed (see `RECORD_OWED_MS`); undefined: nothing owed as last looked. In memory: after a restart it is owed from the first look. */
+  private owedSince: number | undefined;
   /**
    * Batches acknowledged whose removal from the outbox (and the checkpoint they advance) is not
    * written yet: it is written with the next commit, or the next offset commit, not in a storage
@@ -99,8 +98,35 @@ export class OutboxSender {
 
   constructor(private readonly deps: OutboxSenderDeps) {}
 
-  private get interval(): number {
-    return this.deps.commitIntervalMs ?? OFFSET_COMMIT_INTERVAL_MS;
+  private get owedMs(): number {
+    return this.deps.owedMs ?? RECORD_OWED_MS;
+  }
+
+  private now(): number {
+    return (this.deps.clock ?? Date.now)();
+  }
+
+  /** Whether anything is owed: acknowledgements or group offsets not written down, or processed input the group has not taken. */
+  private owedAnything(): boolean {
+    return this.owes || processedAny(this.uncommittedPositions());
+  }
+
+  /** When what is owed is due (starting the clock when something is newly owed); undefined: nothing owed. */
+  private owedDueAt(now: number): number | undefined {
+    if (!this.owedAnything()) {
+      this.owedSince = undefined;
+      return undefined;
+    }
+    this.owedSince ??= now;
+    return this.owedSince + this.owedMs;
+  }
+
+  /**
+   * Someone asks for the progress owed now: a partition's echo (its group offset behind its end
+   * keeps waking the instance). The next look commits it, rather than another echo later.
+   */
+  owedDueNow(): void {
+    if (this.owedAnything()) this.owedSince = -Infinity;
   }
 
   /**
@@ -294,13 +320,17 @@ export class OutboxSender {
   async commitInputOffsets(when: OffsetCommit = "now", record: OwedRecord = "now"): Promise<void> {
     const meta = this.deps.storage.meta();
     if (!meta || meta.role !== "active" || meta.state !== "RUNNING" || this.unsentBatches() > 0) return;
-    const now = (this.deps.clock ?? Date.now)();
-    if (when === "due" && now - this.offsetsCommittedAt < this.interval) return;
+    const now = this.now();
     let pending = this.uncommittedPositions();
+    if (when === "due" && (this.owedDueAt(now) ?? Infinity) > now) {
+      // Not due: input progress waits. Once the group holds everything, what is left owed (the
+      // offsets it took, acknowledgements) is written down when asked: no commit is coming.
+      if (processedAny(pending) || record !== "now" || !this.owes) return;
+      pending = {};
+    }
     if (when === "due" && !processedAny(pending)) pending = {};
     // Nothing for the group: only what is owed, which waits for the next commit when asked to.
     if (Object.keys(pending).length === 0 && (record === "with-next-commit" || !this.owes)) return;
-    this.offsetsCommittedAt = now;
     if (Object.keys(pending).length > 0) {
       const epoch = this.producer(meta, 0).epoch;
       await Promise.all(
@@ -316,16 +346,13 @@ export class OutboxSender {
       this.committed = { positions: { ...held, ...pending }, incarnation: meta.incarnation, epoch: meta.epoch };
     }
     if (record === "now") this.recordOwed();
+    // The group took everything processed: the clock starts again with what is owed next.
+    if (Object.keys(pending).length > 0) this.owedSince = undefined;
   }
 
-  /**
-   * The instance found no input: the group hears of what it processed once that is due, and what
-   * is owed is written down now — unless a commit is coming to take it (`"with-next-commit"`: the
-   * instance holds work it has not committed).
-   */
+  /** The instance found no input: what is owed goes once due (see `commitInputOffsets`). */
   async caughtUp(record: OwedRecord = "now"): Promise<void> {
     await this.commitInputOffsets("due", record);
-    if (record === "now") this.recordOwed();
   }
 
   /** Per input partition, the offset the group is known to hold: as written down, or taken since (see `Owed`). */
@@ -349,11 +376,11 @@ export class OutboxSender {
     return Object.keys(this.uncommittedPositions()).length > 0;
   }
 
-  /** When the input progress not yet committed (and acknowledgements not yet recorded) are due; undefined when there are none. */
+  /** When the input progress not yet committed (and acknowledgements not yet recorded) are due (see `RECORD_OWED_MS`); undefined when there are none. */
   offsetsDueAt(): number | undefined {
     if (this.unsentBatches() > 0) return undefined;
-    if (!this.owes && !processedAny(this.uncommittedPositions())) return undefined;
-    return Math.max(this.offsetsCommittedAt + this.interval, 0);
+    const at = this.owedDueAt(this.now());
+    return at === undefined ? undefined : Math.max(at, 0);
   }
 
   producer(meta: TaskMeta, sequence: number): ProducerId {

@@ -74,7 +74,7 @@ export class StreamTask {
       fail: (reason, at) => this.fail(reason, at),
       onRefusedRecords: (continued, deadLettered) => this.counters.refusedRecords(continued, deadLettered),
       clock: options.clock,
-      commitIntervalMs: options.commitIntervalMs,
+      owedMs: options.owedMs,
     });
     this.restoration = new Restoration({
       application: options.application,
@@ -212,7 +212,12 @@ export class StreamTask {
     return this.sender.hasUncommittedInput();
   }
 
-  /** Commits the input progress to the group now, not when due (see `OFFSET_COMMIT_INTERVAL_MS`). */
+  /** The progress owed to the group and the book is due at the next look (a partition's echo asks for it). */
+  owedDueNow(): void {
+    this.sender.owedDueNow();
+  }
+
+  /** Commits the input progress to the group now, not when due (see `RECORD_OWED_MS`). */
   commitInputOffsets(): Promise<void> {
     return this.sender.commitInputOffsets("now");
   }
@@ -332,6 +337,15 @@ export class StreamTask {
 
   committedPositions(): InputPositions {
     return this.sender.committedPositions();
+  }
+
+  /**
+   * Per input partition, how far input is processed, committed and everything it implies sent:
+   * the instance's own positions (its book is the truth, I2) once nothing is left to send, else
+   * the offsets the group holds (committed only once everything before them was sent).
+   */
+  deliveredPositions(): InputPositions {
+    return this.sender.unsentBatches() === 0 ? this.storage.positions() : this.sender.committedPositions();
   }
 
   /** Outbox batches not yet sent (acknowledged ones whose removal waits for the next commit are not counted). */

@@ -150,11 +150,6 @@ export class TaskExecutor {
     if (committed !== "committed" && committed !== "deferred") return committed;
     if (committed === "committed" && work) await this.options.onCommitStep?.("after-commit");
     if (!this.outbox.isEmpty() || records.length > 0) await this.sends.sendIfDue(now, this.owedRecord());
-    // Under load, a commit that took all the input waiting ends a cycle (input gathers for the
-    // commit interval next): its progress goes to the group with it, as Kafka commits offsets
-    // with every commit, not one cycle later.
-    if (committed === "committed" && records.length > 0 && this.input.pace.loaded && !this.input.pace.backlog)
-      await this.sends.sending(() => this.sender.commitInputOffsets("now", this.owedRecord()));
     if (this.storage.meta()?.failure) return "blocked";
     return records.length === 0 ? "idle" : "more";
   }

@@ -23,8 +23,13 @@ export interface TaskOptions {
   readonly maxBatchBytes?: number;
   /** The record cache's byte budget (Kafka's `statestore.cache.max.bytes`, default 10 MiB); the cache lives in memory between a commit's start and its flush. */
   readonly cacheMaxBytes?: number;
-  /** Kafka's `commit.interval.ms`: a task under load commits this often, and input offsets go to the group at most this often (default `OFFSET_COMMIT_INTERVAL_MS`). */
+  /** Kafka's `commit.interval.ms`: a task under load commits this often (default `OFFSET_COMMIT_INTERVAL_MS`). */
   readonly commitIntervalMs?: number;
+  /**
+   * How long input progress and acknowledgements may stay owed to the group and the book when no
+   * commit takes them (default `RECORD_OWED_MS`, see outbox-sender.ts).
+   */
+  readonly owedMs?: number;
   /**
    * Kafka Streams' producer `linger.ms` (100 ms by its default): while commits follow each other
    * closely, their outbox batches go out together at most this often; the first commit after a

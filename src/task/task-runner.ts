@@ -54,11 +54,14 @@ export class TaskRunner {
    * looks at its next commit, which the answer names: the partition need not wake it again before
    * then. A run that dies here is made up for as a lost wake-up is: the partition wakes its readers
    * again while they lag. `pushed`, after an append, is the fetch a caught-up instance makes next.
+   * `echo`: the partition wakes its readers again because the group's offset there is behind its
+   * end; the progress owed to the group goes with this run instead of waiting for its time.
    */
-  async wake(pushed?: PushedFetch): Promise<number | null> {
+  async wake(pushed?: PushedFetch, echo = false): Promise<number | null> {
     const { task } = this.deps;
     if (task.meta()?.role !== "active") return null;
     if (pushed) task.offerFetch(pushed);
+    if (echo) task.owedDueNow();
     const at = task.nextCommitAt();
     const action = this.wakeRuns.wake(at, Date.now());
     if (action === "run") this.runInBackground();
