@@ -250,7 +250,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       const names = this.subscribers.list().filter((name) => (isRestoreWorkerName(name) ? echo.others.includes(name) : echo.tasks));
       this.wakeSubscribers(tp, this.store.offsets(tp).latest, names, undefined, true);
       this.echoes = (this.echoes ?? 0) + 1;
-      sooner(nextEchoAt(now, this.echoes, this.firstEchoMs(this.subscribers.list())));
+      sooner(nextEchoAt(now, this.echoes));
     }
     if (this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp)))
       sooner(now + COORDINATOR_RETRY_MS);
