@@ -3,12 +3,13 @@
  * customer's total watched through `watch` while orders keep coming and the task is migrated,
  * corrupted, crashed (at once, and at a lifecycle crash point), and every Durable Object restarted.
  * The client reconnects by itself and resumes from its last event: `count` goes 1, 2, …, N once
- * each. Also a prefix through a crash, and the answers it does not retry (401, 404).
+ * each. Also a prefix through a crash, a topic tail through a restart of every object, and the
+ * answers it does not retry (401, 404).
  */
 import { abortAllDurableObjects } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type ConnectionOptions, type WatchEvent, watch, watchPrefix } from "edge-streams/client";
+import { type ConnectionOptions, type TailEvent, tail, type WatchEvent, watch, watchPrefix } from "edge-streams/client";
 import { TestDriver } from "../platform/testing/test-driver";
 import type { TaskDescription } from "../src/task/describe";
 import { activeInstance } from "./support/active";
@@ -26,11 +27,28 @@ const PER_ROUND = 5;
 
 type Total = { count: number; sum: number };
 
+/** Cuts the response the client reads now (a dropped connection), if any. */
+let cutConnection: (() => void) | undefined;
+
+/** The Worker's own fetch, each answer's body cuttable (`cutConnection`). */
+async function workerFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  const response = await exports.default.fetch(new Request(input, init));
+  if (!response.body) return response;
+  const body = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      start: (controller) => {
+        cutConnection = () => controller.error(new Error("connection cut"));
+      },
+    }),
+  );
+  return new Response(body, response);
+}
+
 /** The client's options: the Worker's own fetch, short back-offs. */
 const options = (extra: ConnectionOptions = {}): ConnectionOptions => ({
   baseUrl: "http://edge.test",
   token: TEST_API_TOKEN,
-  fetch: (input: RequestInfo | URL, init?: RequestInit) => exports.default.fetch(new Request(input, init)),
+  fetch: workerFetch,
   backoff: { initialMs: 50, maxMs: 1_000 },
   ...extra,
 });
@@ -93,8 +111,9 @@ describe("edge-streams/client on the real Worker", () => {
           expect((await call(`/admin/tasks/${TASK}/crash`, { method: "POST" })).status).toBe(200);
           break;
         case 3:
-          // Every object restarts under the open stream: its reads fail, the client comes back.
+          // Every object restarts under the open stream, and the connection drops: the client comes back.
           await abortAllDurableObjects();
+          cutConnection?.();
           break;
         case 4:
           expect((await call(`/admin/tasks/${TASK}/crash`, { body: { at: "corrupt:after-wipe" } })).status).toBe(200);
@@ -149,6 +168,26 @@ describe("edge-streams/client on the real Worker", () => {
       [b, 1],
       [a, 3],
     ]);
+  });
+
+  it("tails an output topic from the start through a restart of every object: each record once, offsets consecutive", async () => {
+    const key = keyOn(PARTITION, "client-tail");
+    await orders(key, 3);
+    await driver.runUntilQuiet();
+    const events: TailEvent<string>[] = [];
+    const sub = tail<string>("totals", { partition: PARTITION, from: "earliest" }, (e) => events.push(e), options());
+    const mine = () => events.flatMap((e) => (e.type === "record" && e.record.key === key ? [JSON.parse(e.record.value as string).count as number] : []));
+    await until(async () => mine().length >= 3, 20_000, "the first three totals");
+    await abortAllDurableObjects();
+    await orders(key, 2);
+    await recovered();
+    await until(async () => mine().length >= 5, 30_000, "the totals after the restart");
+    sub.close();
+    expect(events[0]).toMatchObject({ type: "start", topic: "totals", partition: PARTITION, from: 0 });
+    expect(mine()).toEqual([1, 2, 3, 4, 5]);
+    const offsets = events.flatMap((e) => (e.type === "record" ? [e.record.offset] : []));
+    expect(offsets).toEqual(Array.from({ length: offsets.length }, (_, i) => i));
+    expect(events.some((e) => e.type === "gap")).toBe(false);
   });
 
   it("reports 401 and 404 once, without retrying", async () => {
