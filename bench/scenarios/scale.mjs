@@ -249,7 +249,8 @@ export async function run() {
     for (const key of ["rows_written_per_record", "rows_read_per_record", "do_requests_per_record", "cost_per_million_usd"]) {
       result[`${key}_${partitions}_partitions`] = keys[key];
     }
-    for (const [key, value] of Object.entries(settledKeys("", other.net, other.settled, records))) result[`${key.replace(/_settled$/, "")}_${partitions}_partitions_settled`] = value;
+    for (const [key, value] of Object.entries(settledKeys("", other.net, other.settled, records)))
+      result[`${key.replace(/_settled$/, "")}_${partitions}_partitions_settled`] = value;
   }
   return result;
 }
