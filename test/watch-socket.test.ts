@@ -185,6 +185,45 @@ describe("limits", () => {
   });
 });
 
+describe("a topic tail over a WebSocket", () => {
+  it("sends start, then each record as /kafka renders it with its offset as id, and resumes after ?lastEventId=; a token as a subprotocol opens it", async () => {
+    const key = keyOn(3, "ws-tail");
+    const path = "/topics/orders/watch?partition=3&from=earliest";
+    const first = await watchSocket(path);
+    const start = await first.next();
+    expect(start).toMatchObject({ event: "start", data: { topic: "orders", partition: 3, from: 0 } });
+    await order(key, 2);
+    const mine = async (socket: Awaited<ReturnType<typeof watchSocket>>, n: number) => {
+      const got: SocketEvent[] = [];
+      while (got.length < n) {
+        const event = await socket.next();
+        if (event.event === "message" && event.data.key === key) got.push(event);
+      }
+      return got;
+    };
+    const records = await mine(first, 2);
+    expect(records.map((e) => [e.id, e.data.offset, e.data.partition, e.data.topic])).toEqual(
+      records.map((e) => [String(e.data.offset), Number(e.id), 3, "orders"]),
+    );
+    const lastId = records[1]!.id!;
+    first.close();
+
+    await order(key, 1);
+    const token = b64url(TOKEN);
+    const response = await call(path.replace("from=earliest", `lastEventId=${lastId}`), {
+      headers: { ...UPGRADE, "Sec-WebSocket-Protocol": `edge-streams, bearer.${token}` },
+      token: null,
+    });
+    expect(response.status).toBe(101);
+    expect(response.headers.get("Sec-WebSocket-Protocol")).toBe("edge-streams");
+    const resumed = await socketOf(response);
+    const after = await mine(resumed, 1);
+    expect(Number(after[0]!.id)).toBeGreaterThan(Number(lastId));
+    expect(after[0]!.data.value).toBe(JSON.stringify({ amount: 1 }));
+    resumed.close();
+  });
+});
+
 function b64url(text: string): string {
   return btoa(text).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }

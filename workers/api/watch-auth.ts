@@ -16,9 +16,9 @@ import { decodeBase64Url } from "hono/utils/encode";
 export const SUBPROTOCOL = "edge-streams";
 const BEARER_PREFIX = "bearer.";
 
-/** A watch path: `/stores/:store/watch`, `/stores/:store/keys/:key/watch`, `/stores/:store/windows/:key/watch`. */
+/** A watch path: `/stores/:store/watch`, `/stores/:store/keys/:key/watch`, `/stores/:store/windows/:key/watch`, `/topics/:topic/watch`. */
 export function isWatchPath(path: string): boolean {
-  return /^\/stores\/[^/]+\/(watch|(keys|windows)\/.+\/watch)$/.test(path);
+  return /^\/stores\/[^/]+\/(watch|(keys|windows)\/.+\/watch)$/.test(path) || /^\/topics\/[^/]+\/watch$/.test(path);
 }
 
 /** The subprotocols a WebSocket handshake offers, in order. */

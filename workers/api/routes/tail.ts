@@ -4,18 +4,22 @@
  * serves — inputs, outputs, dead letters, changelogs, repartition topics — with the `read` role,
  * as `GET /topics/:topic` (workers/api/access.ts). `from` is an offset, `earliest` or `latest`
  * (the default: only records appended after the subscription starts); a `Last-Event-ID` (the
- * offset of the last record the client got) wins over it and continues at the next offset. A tail
- * holds one of the isolate's subscription slots, as a store watch does.
+ * offset of the last record the client got; or `?lastEventId=`, which a browser's WebSocket can
+ * send) wins over it and continues at the next offset. With `Upgrade: websocket` the same events
+ * come as a WebSocket's messages (workers/api/watch-socket.ts). A tail holds one of the isolate's
+ * subscription slots, as a store watch does.
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono, type Context } from "hono";
 import { z } from "zod";
 import type { TopicPartition } from "../../../src/log/types";
+import type { FollowedLog, StreamPorts } from "../../../src/subscriptions/follow-log";
 import { runTail } from "../../../src/subscriptions/tail-loop";
 import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { openStream, takeSlot } from "../subscription-stream";
 import { invalidInput } from "../validation";
+import { openSocket, wantsWebSocket } from "../watch-socket";
 
 /** A non-negative integer as decimal text (no sign, no leading zero) up to the largest safe integer. */
 const OFFSET_TEXT = /^(0|[1-9][0-9]{0,15})$/;
@@ -31,12 +35,13 @@ const tailQuery = z
       .string()
       .refine((from) => from === "earliest" || from === "latest" || isOffsetText(from), "from is an offset (a non-negative integer), earliest or latest")
       .optional(),
+    lastEventId: z.string().optional(),
   })
   .strict();
 
-/** The offset a client's `Last-Event-ID` continues at, when it sent one. */
-function resumeOffset(c: Context<ApiEnv>): number | undefined {
-  const last = c.req.header("Last-Event-ID");
+/** The offset a client's `Last-Event-ID` (header, else `?lastEventId=`) continues at, when it sent one. */
+function resumeOffset(c: Context<ApiEnv>, fromQuery: string | undefined): number | undefined {
+  const last = c.req.header("Last-Event-ID") ?? fromQuery;
   if (last === undefined || last === "") return undefined;
   if (!isOffsetText(last) || Number(last) >= Number.MAX_SAFE_INTEGER)
     throw new ApiError(400, "invalid_input", "Last-Event-ID: not a record offset (send back the id of the last record event)");
@@ -54,10 +59,12 @@ export const tail = new Hono<ApiEnv>().get("/topics/:topic/watch", zValidator("q
   const topic = c.req.param("topic");
   const catalog = c.var.host.catalog;
   if (!catalog.has(topic)) throw new ApiError(404, "unknown_topic", `unknown topic ${JSON.stringify(topic)}`);
-  const { partition, from = "latest" } = c.req.valid("query");
+  const { partition, from = "latest", lastEventId } = c.req.valid("query");
   const partitions = catalog.partitions(topic);
   if (partition >= partitions) throw new ApiError(400, "invalid_input", `partition: topic ${topic} has partitions 0 to ${partitions - 1}`);
   const tp = { topic, partition };
-  const offset = resumeOffset(c) ?? (await fromOffset(c, tp, from));
-  return openStream(c, topic, takeSlot(), (ports) => runTail(tp, offset, ports));
+  const offset = resumeOffset(c, lastEventId) ?? (await fromOffset(c, tp, from));
+  const run = (ports: StreamPorts & FollowedLog) => runTail(tp, offset, ports);
+  if (wantsWebSocket(c.req.raw)) return openSocket(c, topic, takeSlot(), run);
+  return openStream(c, topic, takeSlot(), run);
 });
