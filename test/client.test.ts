@@ -11,12 +11,12 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type ConnectionOptions, type TailEvent, tail, type WatchEvent, watch, watchPrefix } from "edge-streams/client";
 import { TestDriver } from "../platform/testing/test-driver";
-import type { TaskDescription } from "../src/task/describe";
 import { activeInstance } from "./support/active";
 import { call } from "./support/api";
 import { keyOn, keysOn } from "./support/keys";
 import { application } from "./support/orders-app";
 import { TEST_API_TOKEN } from "./support/tokens";
+import { recovered } from "./support/recovered";
 import { until } from "./support/until";
 
 const driver = new TestDriver(env, application);
@@ -56,24 +56,6 @@ const options = (extra: ConnectionOptions = {}): ConnectionOptions => ({
 async function orders(key: string, count: number): Promise<void> {
   const records = Array.from({ length: count }, () => ({ key, value: { amount: 1 } }));
   expect((await call("/topics/orders/records", { body: { records } })).status).toBe(200);
-}
-
-/** The task's active instance runs again, caught up (after a fault, on its own and driven). */
-async function recovered(): Promise<void> {
-  await until(
-    async () => {
-      try {
-        await driver.runUntilQuiet();
-        const active = await activeInstance(driver.instances(), TASK);
-        const d = (await driver.task(active).describe()) as TaskDescription;
-        return d.state === "RUNNING" && d.lag === 0 && d.pendingBatches === 0;
-      } catch {
-        return false;
-      }
-    },
-    60_000,
-    `task ${TASK} running and caught up`,
-  );
 }
 
 /** The counts a watch saw: from its snapshot (when the key exists) and each change. */
@@ -123,7 +105,7 @@ describe("edge-streams/client on the real Worker", () => {
           await abortAllDurableObjects();
       }
       await orders(key, 2);
-      await recovered();
+      await recovered(driver, TASK);
       const want = (round + 1) * PER_ROUND;
       await until(async () => (counts(events).at(-1) ?? 0) >= want, 60_000, `count ${want} at the subscriber`);
     }
@@ -180,7 +162,7 @@ describe("edge-streams/client on the real Worker", () => {
     await until(async () => mine().length >= 3, 20_000, "the first three totals");
     await abortAllDurableObjects();
     await orders(key, 2);
-    await recovered();
+    await recovered(driver, TASK);
     await until(async () => mine().length >= 5, 30_000, "the totals after the restart");
     sub.close();
     expect(events[0]).toMatchObject({ type: "start", topic: "totals", partition: PARTITION, from: 0 });

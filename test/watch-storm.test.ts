@@ -8,13 +8,12 @@ import { abortAllDurableObjects } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { TestDriver } from "../platform/testing/test-driver";
-import type { TaskDescription } from "../src/task/describe";
 import { activeInstance } from "./support/active";
 import { call } from "./support/api";
 import { keyOn } from "./support/keys";
 import { application } from "./support/orders-app";
 import { EventReader } from "./support/sse";
-import { until } from "./support/until";
+import { recovered } from "./support/recovered";
 
 const driver = new TestDriver(env, application);
 const PARTITION = 1;
@@ -83,24 +82,6 @@ async function orders(key: string, count: number): Promise<void> {
   expect((await call("/topics/orders/records", { body: { records } })).status).toBe(200);
 }
 
-/** The task's active instance runs again, caught up (after a fault, on its own and driven). */
-async function recovered(): Promise<void> {
-  await until(
-    async () => {
-      try {
-        await driver.runUntilQuiet();
-        const active = await activeInstance(driver.instances(), TASK);
-        const d = (await driver.task(active).describe()) as TaskDescription;
-        return d.state === "RUNNING" && d.lag === 0 && d.pendingBatches === 0;
-      } catch {
-        return false;
-      }
-    },
-    60_000,
-    `task ${TASK} running and caught up`,
-  );
-}
-
 describe("a subscriber through a storm", () => {
   it("sees count 1, 2, …, N once each across migrations, corruptions, crashes and a restart of the runtime", { timeout: 240_000 }, async () => {
     const key = keyOn(PARTITION, "storm");
@@ -136,7 +117,7 @@ describe("a subscriber through a storm", () => {
           await subscriber.leave();
       }
       await orders(key, 2);
-      await recovered();
+      await recovered(driver, TASK);
       await subscriber.readUpTo((round + 1) * PER_ROUND);
     }
     expect(subscriber.counts).toEqual(Array.from({ length: ROUNDS * PER_ROUND }, (_, i) => i + 1));

@@ -8,34 +8,20 @@
 import type { LogRecord, TopicPartition } from "../log/types";
 import { recordId } from "../names";
 import { utf8Length } from "../log/records";
+import type { Message } from "../kafka-rest/dialect";
+import { toMessage } from "../kafka-rest/fetch";
 
 /**
  * A record as a sink delivers it: the record as `/kafka` renders it (topic, partition, offset,
  * timestamp, key, value, headers), with `id`, `<topic>/<partition>/<offset>`: the same for every
  * delivery of that record, so a consumer that remembers ids applies each record once.
  */
-export interface SinkRecord {
+export interface SinkRecord extends Message {
   readonly id: string;
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: number;
-  readonly timestamp: number;
-  readonly key: string | null;
-  readonly value: string;
-  readonly headers: readonly { readonly key: string; readonly value: string }[];
 }
 
 export function sinkRecord(tp: TopicPartition, record: LogRecord): SinkRecord {
-  return {
-    id: recordId(tp, record.offset),
-    topic: tp.topic,
-    partition: tp.partition,
-    offset: record.offset,
-    timestamp: record.timestamp,
-    key: record.key,
-    value: record.value,
-    headers: record.headers.map((h) => ({ key: h.key, value: h.value })),
-  };
+  return { id: recordId(tp, record.offset), ...toMessage(tp, record) };
 }
 
 /** The bytes of a record as JSON (UTF-8): what it adds to a message or a request body. */
