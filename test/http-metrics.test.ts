@@ -9,7 +9,7 @@ import { RateMeter } from "../src/task/task-metrics";
 import { logEvent, logLine, overrideLogLevel } from "../src/util/logging";
 import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
-import { exposition } from "../workers/api/routes/metrics";
+import { exposition } from "../workers/api/prometheus";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";
 import { activeInstance } from "./support/active";

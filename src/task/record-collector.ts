@@ -17,8 +17,7 @@ import { topicPartition } from "../names";
 /** Header marking a changelog or output record as a delete (the log keeps string values only). */
 export { TOMBSTONE_HEADER };
 
-/** Input positions by `<topic>/<partition>`: the next offset to process. */
-export type InputPositions = Record<string, number>;
+export type { InputPositions } from "./task-storage";
 
 export class RecordCollector implements RecordSink {
   private pending = new Map<string, { tp: TopicPartition; changelog: boolean; records: ProducerRecord[] }>();

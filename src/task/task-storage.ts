@@ -8,11 +8,13 @@
 import { migrate } from "../storage/migrations";
 import { Sql, sql, type StorageLike } from "../storage/sql";
 import type { TopicPartition } from "../log/types";
-import type { InputPositions } from "./record-collector";
 import { taskMigrations } from "./schema";
 import { advancePartitionTimes, advancePositions, noteCommitted, setCheckpoint, type TaskBook, type TaskMeta } from "./task-book";
 import { readBook, writeBook } from "./task-book-row";
 import { topicPartition } from "../names";
+
+/** Input positions by `<topic>/<partition>`: the next offset to process. */
+export type InputPositions = Record<string, number>;
 
 export type { TaskMeta };
 

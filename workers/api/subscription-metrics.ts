@@ -3,7 +3,7 @@
  * limit, events sent, recoveries by kind and subscriptions refused. Per isolate: the numbers of
  * the isolate that answers the scrape (subscription-stream.ts), not of the deployment.
  */
-import type { Family } from "./routes/metrics";
+import type { Family } from "./prometheus";
 import { streamCounters, watchSlots } from "./subscription-stream";
 
 export function subscriptionFamilies(): Family[] {

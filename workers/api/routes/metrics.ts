@@ -23,41 +23,9 @@ import { subscriptionFamilies } from "../subscription-metrics";
 import { invalidInput } from "../validation";
 import { DEFAULT_PAGE, limitParam, MAX_PAGE } from "../views";
 import { sinkFamilies, sinkStatuses } from "./sinks";
+import { exposition, type Family } from "../prometheus";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
-
-type Labels = Readonly<Record<string, string>>;
-type Sample = { readonly labels: Labels; readonly value: number; readonly suffix?: string };
-
-export interface Family {
-  readonly name: string;
-  readonly type: "counter" | "gauge" | "summary";
-  readonly help: string;
-  readonly samples: Sample[];
-}
-
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
-}
-
-function formatValue(value: number): string {
-  if (Number.isNaN(value)) return "NaN";
-  if (!Number.isFinite(value)) return value > 0 ? "+Inf" : "-Inf";
-  return Number.isInteger(value) ? String(value) : String(Math.round(value * 1e6) / 1e6);
-}
-
-/** Families in the text format: HELP and TYPE lines, then one line per sample. */
-export function exposition(families: readonly Family[]): string {
-  const lines: string[] = [];
-  for (const family of families) {
-    lines.push(`# HELP ${family.name} ${family.help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`, `# TYPE ${family.name} ${family.type}`);
-    for (const sample of family.samples) {
-      const labels = Object.entries(sample.labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`);
-      lines.push(`${family.name}${sample.suffix ?? ""}${labels.length ? `{${labels.join(",")}}` : ""} ${formatValue(sample.value)}`);
-    }
-  }
-  return `${lines.join("\n")}\n`;
-}
 
 export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
   const family = (name: string, type: Family["type"], help: string): Family => ({ name: `edge_streams_${name}`, type, help, samples: [] });

@@ -12,6 +12,7 @@ import { isQueueSink } from "../../../src/connectors/sink-config";
 import { unwrap } from "../../../src/log/errors";
 import type { Host } from "../../../platform/host";
 import type { ApiEnv } from "../context";
+import type { Family } from "../prometheus";
 
 /** Every sink's partitions, as their log partitions say (in sink name, then partition order). */
 export async function sinkStatuses(host: Host): Promise<SinkPartitionStatus[]> {
@@ -49,8 +50,6 @@ export const sinks = new Hono<ApiEnv>().get("/sinks", async (c) => {
     });
   return c.json({ sinks: list });
 });
-
-type Family = { name: string; type: "counter" | "gauge"; help: string; samples: { labels: Record<string, string>; value: number }[] };
 
 /** `/metrics`' series of the sinks, labelled `sink`, `topic` and `partition`. */
 export function sinkFamilies(statuses: readonly SinkPartitionStatus[]): Family[] {
