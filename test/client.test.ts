@@ -11,12 +11,12 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type ConnectionOptions, type TailEvent, tail, type WatchEvent, watch, watchPrefix } from "edge-streams/client";
 import { TestDriver } from "../platform/testing/test-driver";
-import { activeInstance } from "./support/active";
 import { call } from "./support/api";
 import { keyOn, keysOn } from "./support/keys";
 import { application } from "./support/orders-app";
 import { TEST_API_TOKEN } from "./support/tokens";
 import { recovered } from "./support/recovered";
+import { injectFault, STORM_FAULTS } from "./support/storm";
 import { until } from "./support/until";
 
 const driver = new TestDriver(env, application);
@@ -80,30 +80,11 @@ describe("edge-streams/client on the real Worker", () => {
 
     for (let round = 0; round < FAULTS; round++) {
       await orders(key, PER_ROUND - 2);
-      switch (round) {
-        case 0: {
-          const { placement } = await activeInstance(driver.instances(), TASK);
-          expect((await call(`/admin/tasks/${TASK}/migrate`, { body: { to: placement === "a" ? "b" : "a" } })).status).toBe(200);
-          break;
-        }
-        case 1:
-          expect((await call(`/admin/tasks/${TASK}/corrupt`, { method: "POST" })).status).toBe(200);
-          break;
-        case 2:
-          expect((await call(`/admin/tasks/${TASK}/crash`, { method: "POST" })).status).toBe(200);
-          break;
-        case 3:
-          // Every object restarts under the open stream, and the connection drops: the client comes back.
-          await abortAllDurableObjects();
-          cutConnection?.();
-          break;
-        case 4:
-          expect((await call(`/admin/tasks/${TASK}/crash`, { body: { at: "corrupt:after-wipe" } })).status).toBe(200);
-          await call(`/admin/tasks/${TASK}/corrupt`, { method: "POST" });
-          break;
-        default:
-          await abortAllDurableObjects();
-      }
+      // The five faults of a storm, then every object restarted again; a restart also drops the
+      // client's connection (the stream itself outlives it), and the client comes back.
+      const fault = STORM_FAULTS[round] ?? "restart";
+      await injectFault(driver, TASK, fault);
+      if (fault === "restart") cutConnection?.();
       await orders(key, 2);
       await recovered(driver, TASK);
       const want = (round + 1) * PER_ROUND;

@@ -7,6 +7,7 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Message } from "../src/kafka-rest/dialect";
 import { TestDriver } from "../platform/testing/test-driver";
 import { activeInstance } from "./support/active";
 import { call, json } from "./support/api";
@@ -21,15 +22,8 @@ import { encodeToken } from "../src/subscriptions/resume-token";
 
 const driver = new TestDriver(env, application);
 
-interface Rendered {
-  topic: string;
-  partition: number;
-  offset: number;
-  timestamp: number;
-  key: string | null;
-  value: string;
-  headers: { key: string; value: string }[];
-}
+/** A record as `/kafka` renders it (what a tail sends). */
+type Rendered = Message;
 
 /** Opens a tail; `lastId` continues after that record. */
 async function tail(path: string, lastId?: string): Promise<EventReader> {

@@ -1,19 +1,12 @@
-/**
- * One subscriber to one customer's total while orders keep coming and the task is migrated,
- * corrupted, crashed (at once, and at a lifecycle crash point), and every Durable Object of the
- * runtime is restarted: reconnecting with its last event's id whenever its stream ends (and at
- * will), it sees `count` go 1, 2, …, N with no gap and no repeat (issue #34's test, smaller).
- */
-import { abortAllDurableObjects } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { TestDriver } from "../platform/testing/test-driver";
-import { activeInstance } from "./support/active";
 import { call } from "./support/api";
 import { keyOn } from "./support/keys";
 import { application } from "./support/orders-app";
 import { EventReader } from "./support/sse";
 import { recovered } from "./support/recovered";
+import { injectFault, STORM_FAULTS } from "./support/storm";
 
 const driver = new TestDriver(env, application);
 const PARTITION = 1;
@@ -92,30 +85,11 @@ describe("a subscriber through a storm", () => {
 
     for (let round = 0; round < ROUNDS; round++) {
       await orders(key, PER_ROUND - 2);
-      switch (round % 6) {
-        case 0: {
-          const { placement } = await activeInstance(driver.instances(), TASK);
-          expect((await call(`/admin/tasks/${TASK}/migrate`, { body: { to: placement === "a" ? "b" : "a" } })).status).toBe(200);
-          break;
-        }
-        case 1:
-          expect((await call(`/admin/tasks/${TASK}/corrupt`, { method: "POST" })).status).toBe(200);
-          break;
-        case 2:
-          expect((await call(`/admin/tasks/${TASK}/crash`, { method: "POST" })).status).toBe(200);
-          break;
-        case 3:
-          // Connected meanwhile: a stream whose reads fail ends, and the client comes back.
-          await abortAllDurableObjects();
-          break;
-        case 4:
-          // The corruption dies right after the wipe; the instance converges on its own.
-          expect((await call(`/admin/tasks/${TASK}/crash`, { body: { at: "corrupt:after-wipe" } })).status).toBe(200);
-          await call(`/admin/tasks/${TASK}/corrupt`, { method: "POST" });
-          break;
-        default:
-          await subscriber.leave();
-      }
+      // The five faults of a storm (connected meanwhile: a stream whose reads fail ends, and the
+      // subscriber comes back), then the subscriber leaves and reconnects with its last id.
+      const fault = STORM_FAULTS[round % 6];
+      if (fault) await injectFault(driver, TASK, fault);
+      else await subscriber.leave();
       await orders(key, 2);
       await recovered(driver, TASK);
       await subscriber.readUpTo((round + 1) * PER_ROUND);

@@ -1,44 +1,20 @@
-/**
- * edge-streams/client in a real browser (headless Chromium driven by playwright-core: Debian's when
- * installed, else @sparticuz/chromium's) against a real `wrangler dev` of the page-views example:
- * its live page (examples/page-views/public/live/, the client modules beside it) shows each
- * region's views as they are ingested, without reloads; and a key watched with the same modules
- * from the page sees every count once, in order.
- */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import packagedChromium from "@sparticuz/chromium";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Browser, launchBrowser } from "./browser";
 import { startWranglerDev, until, type WranglerDev } from "./wrangler-dev";
 
-const SYSTEM_CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
-
 let dev: WranglerDev;
+let browser: Browser | undefined;
 let context: BrowserContext;
-let profile: string;
 
 beforeAll(async () => {
-  const executablePath = existsSync(SYSTEM_CHROMIUM) ? SYSTEM_CHROMIUM : await packagedChromium.executablePath();
   dev = await startWranglerDev({ config: "examples/page-views/wrangler.toml" });
-  profile = mkdtempSync(join(tmpdir(), "edge-streams-chromium-"));
-  context = await chromium.launchPersistentContext(profile, { executablePath, headless: true, args: ARGS });
+  browser = await launchBrowser();
+  context = browser.context;
 });
 
 afterAll(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   await dev?.stop();
 });
 

@@ -5,49 +5,31 @@
  * own refreshes (no reloads by the test), take a screenshot, and see the task RUNNING at the end.
  * The screenshot goes to a temporary file; with UPDATE_SCREENSHOT=1 also to docs/status-page.png.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import packagedChromium from "@sparticuz/chromium";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Browser, launchBrowser } from "./browser";
 import { startWranglerDev, until, type WranglerDev } from "./wrangler-dev";
 
-const SYSTEM_CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const ORDERS = 3_000;
 const BATCH_RECORDS = 100;
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
 let dev: WranglerDev;
+let browser: Browser | undefined;
 let context: BrowserContext;
-let profile: string;
 
 beforeAll(async () => {
-  const executablePath = existsSync(SYSTEM_CHROMIUM) ? SYSTEM_CHROMIUM : await packagedChromium.executablePath();
   dev = await startWranglerDev({ vars: { FAULT_INJECTION: "on", RESTORE_BATCH_RECORDS: String(BATCH_RECORDS) } });
-  profile = mkdtempSync(join(tmpdir(), "edge-streams-chromium-"));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1280, height: 760 },
-  });
+  browser = await launchBrowser({ width: 1280, height: 760 });
+  context = browser.context;
 });
 
 afterAll(async () => {
-  await context?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
   await dev?.stop();
 });
 
@@ -118,7 +100,7 @@ describe("the status page in Chromium", () => {
 
     await expect.poll(() => barValue(page, instance), { timeout: 10_000 }).toBe(0);
     expect(await page.locator(`progress[data-instance="${instance}"]`).getAttribute("max")).toBe(String(end));
-    expect(await page.locator(`article[data-instance="${instance}"]`).innerText()).toContain("RESTORING");
+    expect(await page.locator(`article[data-instance="${instance}"]`).textContent()).toContain("RESTORING");
 
     // Let restoration go a few batches at a time; the page shows each step on one of its refreshes.
     const seen = [0];
@@ -133,10 +115,10 @@ describe("the status page in Chromium", () => {
     }
     expect(seen[1]).toBeGreaterThan(seen[0]!);
     expect(seen[2]).toBeGreaterThan(seen[1]!);
-    const card = await page.locator(`article[data-instance="${instance}"]`).innerText();
+    const card = await page.locator(`article[data-instance="${instance}"]`).textContent();
     expect(card).toMatch(/Restoring [\d,]+ \/ [\d,]+ records \(\d+%\)/);
     expect(card).toMatch(/rec\/s/);
-    expect(await page.locator("section.recent").innerText()).toContain("corrupted, wiped");
+    expect(await page.locator("section.recent").textContent()).toContain("corrupted, wiped");
 
     const shot = join(mkdtempSync(join(tmpdir(), "edge-streams-shot-")), "status-page.png");
     await page.screenshot({ path: shot, fullPage: true });
