@@ -276,6 +276,15 @@ export class PartitionStore {
     });
   }
 
+  /**
+   * Notes the object `key` a tiering is about to put, before the put (one row; `segmentTiered`
+   * drops it in its transaction): a crash between the put and that transaction leaves the note, so
+   * an object no segment row names is deleted unless the retry records it (Kafka's COPY_SEGMENT_STARTED).
+   */
+  segmentUploading(key: string): void {
+    this.tx.run(() => this.tiered.segments.toDelete(key));
+  }
+
   /** Objects in R2 whose segment went, still to delete (at most `limit`). */
   remoteDeletions(limit: number): string[] {
     return this.tiered.segments.deletions(limit);

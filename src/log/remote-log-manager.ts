@@ -5,10 +5,13 @@
  * `PartitionStore` (src/log/partition/tiered-log.ts); every step here is an await between two of
  * its transactions, so a crash at any of them converges:
  *
- * - tiering: put the object, then record it (its row in, the local rows out, one transaction). A
- *   crash after the put leaves an object no row names; the next tiering starts from the same base
- *   offset, so it writes the same key and overwrites it. Nothing is lost (the rows stay until the
- *   transaction) and nothing is doubled (one row per segment, keyed by its base offset).
+ * - tiering: note the object's key in `remote_deletions`, put the object, then record it (its row
+ *   in, the note and the local rows out, one transaction). A crash after the put leaves an object
+ *   no row names, and its note; the next tiering starts from the same base offset, so it writes the
+ *   same key, overwrites it and drops the note. Should the rows have changed meanwhile (the log
+ *   start moved past them), the next tiering writes another key and the note has the orphan
+ *   deleted. Nothing is lost (the rows stay until the transaction), nothing is doubled (one row per
+ *   segment, keyed by its base offset), and no object outlives its last reference.
  * - deletion: retention removes the segment's row and notes its object to delete (one
  *   transaction), then the object is deleted and the note dropped. A crash between leaves the note:
  *   the next maintenance (due at once while any is left) deletes it again.
@@ -84,6 +87,8 @@ export class RemoteLogManager {
       const segment = this.store.segmentToTier(tp, now);
       if (!segment) break;
       const key = segmentKey(this.prefix, tp.topic, tp.partition, segment.header.base);
+      // Noted for deletion first: should the segment's transaction never come, the object is not left behind.
+      this.store.segmentUploading(key);
       await this.bucket.put(key, encodeSegment(segment.header, segment.batches));
       await this.crashes?.reachAfterWrites("tiering:after-put");
       if (this.store.segmentTiered(tp, segment, key)) {

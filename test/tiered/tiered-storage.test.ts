@@ -125,6 +125,26 @@ describe("tiered storage", () => {
       expect(await readAll(again, tp)).toEqual(all);
     }));
 
+  it("leaves no orphan in R2 when the log start moves past a segment whose put crashed before its transaction", () =>
+    withPartition(async ({ tp, storage, restart }) => {
+      const p = restart();
+      fill(p, tp, 10);
+      p.crashes.plan("tiering:after-put");
+      await expect(p.remote.maintain(tp, p.clock.now)).rejects.toThrow(Crash);
+      const segment = (base: number) => `test/${tp.topic}/${tp.topic}/0/${String(base).padStart(20, "0")}.segment`;
+      expect(await keysIn(`test/${tp.topic}/`)).toEqual([segment(0)]);
+      // Before the retry, the log start moves past the rows that object holds: the retry starts elsewhere.
+      const again = restart();
+      again.store.deleteRecordsBefore(tp, 50);
+      expect(again.store.maintenanceDueAt(again.clock.now)).toBe(again.clock.now);
+      const result = await again.remote.maintain(tp, again.clock.now);
+      expect(result).toMatchObject({ tiered: 1, objectsDeleted: 1 });
+      expect(await keysIn(`test/${tp.topic}/`)).toEqual([segment(50)]);
+      expect(count(storage, "remote_segments")).toBe(1);
+      expect(count(storage, "remote_deletions")).toBe(0);
+      expect((await readAll(again, tp, 50)).map((r) => r.value)).toEqual(Array.from({ length: 50 }, (_, i) => `v${50 + i}`));
+    }));
+
   it("retention deletes remote segments, and a crash between the row's delete and the object's converges", () =>
     withPartition(async ({ tp, storage, restart }) => {
       const p = restart();

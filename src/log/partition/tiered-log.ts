@@ -54,9 +54,10 @@ export class TieredLog {
   }
 
   /**
-   * Records a segment whose object is in R2: its row in, the local rows it holds out. Refused
-   * (false) when those rows are no longer the oldest local ones as they were read (the log start
-   * moved meanwhile): the object is then left to delete. Call inside a transaction.
+   * Records a segment whose object is in R2: its row in, the local rows it holds out, and the note
+   * to delete its object (written before the put) dropped. Refused (false) when those rows are no
+   * longer the oldest local ones as they were read (the log start moved meanwhile): the object is
+   * then left to delete. Call inside a transaction.
    */
   record(range: LogRange, tiered: SegmentToTier, key: string): boolean {
     const { base, last } = tiered.header;
@@ -87,6 +88,8 @@ export class TieredLog {
       object_key: key,
     });
     this.log.removeBelow(range, last + 1);
+    // The note written before the put (PartitionStore.segmentUploading): the object is a segment's now.
+    this.segments.deleted(key);
     return true;
   }
 
