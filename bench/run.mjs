@@ -45,6 +45,7 @@ const SCENARIOS = [
   "./scenarios/scale.mjs",
   "./scenarios/cost-load.mjs",
   "./scenarios/http.mjs",
+  "./scenarios/connectors.mjs",
 ];
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));

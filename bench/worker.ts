@@ -23,6 +23,7 @@ import { topicConfig } from "../src/log/topic-config";
 import { DurableLog } from "../src/log/durable-log";
 import { partitionForKey } from "../src/log/partitioner";
 import { TopicCatalog } from "../src/log/topics";
+import { BenchConnectors, benchQueue, type ConnectorsEnv, connectorsRoute } from "./connectors";
 
 /** Nothing subscribes to the bench's partitions, so a partition never calls another object. */
 const noObjects: ObjectDirectory = new Proxy({} as ObjectDirectory, {
@@ -33,12 +34,30 @@ const noObjects: ObjectDirectory = new Proxy({} as ObjectDirectory, {
 
 /** The framework's log partition, as a Worker made by `defineEdgeStreams` exports it, without an application. */
 export class LogPartition extends FrameworkLogPartition {
+  /** SQLite rows written by this object (each cursor's `rowsWritten`, once the next statement runs: the log consumes each first). */
+  private static written = new Map<string, { rows: number; last?: SqlStorageCursor<Record<string, SqlStorageValue>> }>();
+
   constructor(ctx: DurableObjectState, env: BenchEnv) {
+    const count = { rows: 0 } as { rows: number; last?: SqlStorageCursor<Record<string, SqlStorageValue>> };
+    const sql = ctx.storage.sql;
+    const exec = sql.exec.bind(sql);
+    sql.exec = ((query: string, ...bindings: unknown[]) => {
+      if (count.last) count.rows += count.last.rowsWritten;
+      count.last = exec(query, ...bindings);
+      return count.last;
+    }) as typeof sql.exec;
     super(ctx, env, noObjects);
+    LogPartition.written.set(ctx.id.toString(), count);
+  }
+
+  /** Rows written so far (the connectors scenario's rows per record). */
+  benchRowsWritten(): number {
+    const count = LogPartition.written.get(this.ctx.id.toString())!;
+    return count.rows + (count.last?.rowsWritten ?? 0);
   }
 }
 
-interface BenchEnv {
+interface BenchEnv extends Omit<ConnectorsEnv, "BENCH_COMPACTION"> {
   LOG_PARTITION: DurableObjectNamespace<LogPartition>;
   BENCH_COMPACTION: DurableObjectNamespace<BenchCompaction>;
   BENCH_SQLITE: DurableObjectNamespace<BaselineSqlite>;
@@ -296,7 +315,7 @@ function intParam(url: URL, name: string, fallback: number, min: number, max: nu
  * maintenance passes, within their usual budget, until nothing is left — one RPC, timed by the
  * caller (clocks inside an object only advance across I/O).
  */
-export class BenchCompaction extends DurableObject<BenchEnv> {
+export class BenchCompaction extends BenchConnectors {
   private readonly store = new PartitionStore(this.ctx.storage);
   private readonly tp = { topic: "bench-compaction", partition: 0 };
 
@@ -332,6 +351,8 @@ export default {
       return Response.json({ filled, ...result, ms: Date.now() - t0 });
     }
     try {
+      const connectors = await connectorsRoute(url, env as unknown as ConnectorsEnv, (name) => env.LOG_PARTITION.getByName(name).benchRowsWritten());
+      if (connectors) return connectors;
       if (url.pathname.startsWith("/bench/orders") || url.pathname === "/bench/keys") return await ordersRoute(request, url, env);
       const records = intParam(url, "records", 100_000, 1, 10_000_000);
       const batch = intParam(url, "batch", 1000, 1, 10_000);
@@ -364,4 +385,5 @@ export default {
       return Response.json({ error: message }, { status: error instanceof RangeError ? 400 : 500 });
     }
   },
+  queue: (batch, env) => benchQueue(batch, env as unknown as ConnectorsEnv),
 } satisfies ExportedHandler<BenchEnv>;

@@ -1,0 +1,299 @@
+/**
+ * The bench Worker's connector half (scenario connectors, bench/scenarios/connectors.mjs), beside
+ * hand-written baselines, on miniflare's local Queues and R2 under `wrangler dev`:
+ *
+ * - Queue source. `bench-source-log` is consumed the framework's way (workers/queue-consumer.ts
+ *   without the application lookup: `planQueueBatch`, one `Log.appendUnseen` per partition of the
+ *   topic, ack once it resolved); `bench-source-plain` by the minimal hand-written consumer (one
+ *   RPC per batch to a Durable Object that INSERTs each message into a plain SQLite table in one
+ *   `transactionSync`, then `ackAll`). The same messages go to both queues at once. Each handler's
+ *   invocation is timed with `Date.now()` around its awaited work (clocks move across I/O) and the
+ *   times summed per queue, as log-append sums its RPCs.
+ * - Queue sink. `BenchConnectors` (`sink-<run>`) holds the same records twice: in a partition's real store, delivered
+ *   by the framework's `SinkDelivery` with a `QueueSink` (fetch, cut within Queues' limits,
+ *   `sendBatch`, commit the position per batch), and in a plain table, read 100 at a time and sent
+ *   with `sendBatch` (no position kept). One RPC each, timed by the Worker. `bench-sink` is drained
+ *   by an empty consumer.
+ * - Tiered fetch. `BenchConnectors` (`tiered-<run>`, `local-<run>`) fills a partition (tiered to the R2 bucket, every closed row moved)
+ *   and another kept local with the same records, then reads each whole from offset 0 through
+ *   `RemoteLogManager.fetchEncoded` (a fresh one: no segment cached). One RPC each, timed by the Worker.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { QueueSink } from "../src/connectors/queue-sink";
+import { type QueueMessage, planQueueBatch } from "../src/connectors/queue-source";
+import { SinkDelivery } from "../src/connectors/sink-delivery";
+import { sinkPartition } from "../src/connectors/partition-sinks";
+import { DurableLog } from "../src/log/durable-log";
+import { PartitionStore } from "../src/log/partition-store";
+import { RemoteLogManager } from "../src/log/remote-log-manager";
+import { topicConfig } from "../src/log/topic-config";
+import { TopicCatalog } from "../src/log/topics";
+import type { TopicPartition } from "../src/log/types";
+
+export interface ConnectorsEnv {
+  LOG_PARTITION: DurableObjectNamespace<import("./worker").LogPartition>;
+  /** Objects of worker.ts' BenchCompaction, a BenchConnectors (no new class: no migration). */
+  BENCH_COMPACTION: DurableObjectNamespace<BenchConnectors>;
+  BENCH_SOURCE_LOG: Queue;
+  BENCH_SOURCE_PLAIN: Queue;
+  BENCH_SINK_QUEUE: Queue;
+  BENCH_R2: R2Bucket;
+}
+
+/** The topic the framework's source appends to, and its partitions (BENCH_QUEUE_PARTITIONS in the scenario). */
+export const SOURCE_TOPIC = "bench-queue";
+
+/** What a queue's consumer did so far: messages, invocations, the sum of their times. In the isolate: `wrangler dev` runs one. */
+const consumed = new Map<string, { records: number; batches: number; ms: number; duplicates: number }>();
+let sourcePartitions = 1;
+
+/** A message as the bench sends it: a key and a value object. */
+type Body = { key: string; value: { id: number; p: string } };
+
+const FILLER = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".repeat(4);
+function body(i: number, valueBytes: number): Body {
+  return { key: `k${String(i).padStart(9, "0")}`, value: { id: i, p: FILLER.slice(i % 61, (i % 61) + Math.max(0, valueBytes - 20)) } };
+}
+
+/** The `queue()` handler of the bench Worker. */
+export async function benchQueue(batch: MessageBatch, env: ConnectorsEnv): Promise<void> {
+  if (batch.queue === "bench-sink") {
+    batch.ackAll();
+    return;
+  }
+  const t0 = Date.now();
+  let duplicates = 0;
+  if (batch.queue === "bench-source-log") {
+    const catalog = new TopicCatalog({ [SOURCE_TOPIC]: sourcePartitions });
+    const log = new DurableLog(env.LOG_PARTITION, catalog);
+    const messages = batch.messages as readonly Message<Body>[];
+    const plan = planQueueBatch(
+      batch.queue,
+      messages as readonly QueueMessage[],
+      { topic: SOURCE_TOPIC },
+      {
+        serdes: undefined,
+        partitions: () => sourcePartitions,
+        deadLetterTopic: undefined,
+      },
+    );
+    const byId = new Map(messages.map((m) => [m.id, m]));
+    const results = await Promise.all(plan.appends.map(({ topic, partition, records }) => log.appendUnseen({ topic, partition }, records)));
+    results.forEach((r, i) => {
+      duplicates += r.duplicates ?? 0;
+      for (const id of plan.appends[i]!.messageIds) byId.get(id)!.ack();
+    });
+    for (const { id } of plan.unplaced) byId.get(id)!.retry();
+  } else if (batch.queue === "bench-source-plain") {
+    const rows = (batch.messages as readonly Message<Body>[]).map((m) => ({
+      id: m.id,
+      key: m.body.key,
+      body: JSON.stringify(m.body.value),
+      timestamp: m.timestamp.getTime(),
+    }));
+    await env.BENCH_COMPACTION.getByName("queue-plain").insert(rows);
+    batch.ackAll();
+  } else {
+    batch.retryAll();
+    return;
+  }
+  const stats = consumed.get(batch.queue) ?? { records: 0, batches: 0, ms: 0, duplicates: 0 };
+  stats.records += batch.messages.length;
+  stats.batches++;
+  stats.ms += Date.now() - t0;
+  stats.duplicates += duplicates;
+  consumed.set(batch.queue, stats);
+}
+
+/** Rows the bench's log partitions wrote (worker.ts counts them); set by worker.ts. */
+export type RowsOf = (name: string) => Promise<number>;
+
+/**
+ * `POST /bench/queue-source/send?records=&valueBytes=&partitions=`: the same messages to both
+ * source queues (sendBatch of 100); `GET /bench/queue-source/stats`: what each consumer did, and
+ * the rows written by the source's partitions and the baseline's table.
+ */
+export async function connectorsRoute(url: URL, env: ConnectorsEnv, rowsOf: RowsOf): Promise<Response | undefined> {
+  const int = (name: string, fallback: number) => {
+    const v = Number(url.searchParams.get(name) ?? fallback);
+    if (!Number.isInteger(v) || v < 1 || v > 10_000_000) throw new RangeError(`${name} must be a positive integer`);
+    return v;
+  };
+  switch (url.pathname) {
+    case "/bench/queue-source/send": {
+      const records = int("records", 10_000);
+      const from = Number(url.searchParams.get("from") ?? 0);
+      sourcePartitions = int("partitions", 1);
+      const valueBytes = int("valueBytes", 90);
+      for (let start = 0; start < records; start += 100) {
+        const chunk = Array.from({ length: Math.min(100, records - start) }, (_, i) => ({
+          body: body(from + start + i, valueBytes),
+          contentType: "json" as const,
+        }));
+        await Promise.all([env.BENCH_SOURCE_LOG.sendBatch(chunk), env.BENCH_SOURCE_PLAIN.sendBatch(chunk)]);
+      }
+      return Response.json({ sent: records });
+    }
+    case "/bench/queue-source/stats": {
+      let logRows = 0;
+      for (let p = 0; p < sourcePartitions; p++) logRows += await rowsOf(`${SOURCE_TOPIC}/${p}`);
+      return Response.json({
+        log: consumed.get("bench-source-log") ?? null,
+        plain: consumed.get("bench-source-plain") ?? null,
+        logRowsWritten: logRows,
+        plainRowsWritten: await env.BENCH_COMPACTION.getByName("queue-plain").written(),
+      });
+    }
+    case "/bench/queue-sink": {
+      const records = int("records", 10_000);
+      const run = url.searchParams.get("run") ?? "0";
+      const stub = env.BENCH_COMPACTION.getByName(`sink-${run}`);
+      await stub.sinkFill(records, int("valueBytes", 90));
+      const out: Record<string, { records: number; ms: number }> = {};
+      const order = (url.searchParams.get("order") ?? "log,plain").split(",");
+      for (const target of order) {
+        const t0 = Date.now();
+        const n = target === "log" ? await stub.deliverFramework() : await stub.deliverPlain();
+        out[target] = { records: n, ms: Date.now() - t0 };
+      }
+      return Response.json(out);
+    }
+    case "/bench/tiered-fetch": {
+      const records = int("records", 100_000);
+      const run = url.searchParams.get("run") ?? "0";
+      const tiered = env.BENCH_COMPACTION.getByName(`tiered-${run}`);
+      const local = env.BENCH_COMPACTION.getByName(`local-${run}`);
+      const filled = await Promise.all([tiered.tieredFill(records, true), local.tieredFill(records, false)]);
+      const out: Record<string, unknown> = { filled };
+      const order = (url.searchParams.get("order") ?? "tiered,local").split(",");
+      for (const target of order) {
+        const t0 = Date.now();
+        const n = await (target === "tiered" ? tiered : local).readAll();
+        out[target] = { records: n, ms: Date.now() - t0 };
+      }
+      return Response.json(out);
+    }
+    default:
+      return undefined;
+  }
+}
+
+const SINK_TP: TopicPartition = { topic: "bench-sink", partition: 0 };
+
+const TIERED_TP: TopicPartition = { topic: "bench-tiered", partition: 0 };
+
+/**
+ * The connectors scenario's objects, each used in one role by its name: `queue-plain` the
+ * hand-written consumer's table (one row per message); `sink-<run>` the same records in a
+ * partition's store (delivered by the framework's sink) and in a plain table (sent by hand);
+ * `tiered-<run>` / `local-<run>` a partition tiered to R2 or kept local. worker.ts'
+ * BenchCompaction extends it, so the bench adds no Durable Object class.
+ */
+export class BenchConnectors extends DurableObject<ConnectorsEnv> {
+  private partitionStore: PartitionStore | undefined;
+  private rowsWritten = 0;
+
+  private get logStore(): PartitionStore {
+    this.partitionStore ??= new PartitionStore(this.ctx.storage);
+    return this.partitionStore;
+  }
+
+  insert(messages: { id: string; key: string; body: string; timestamp: number }[]): number {
+    const sql = this.ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS messages (id TEXT NOT NULL, key TEXT, body TEXT NOT NULL, timestamp INTEGER NOT NULL)");
+    this.ctx.storage.transactionSync(() => {
+      for (const m of messages) this.rowsWritten += sql.exec("INSERT INTO messages VALUES (?, ?, ?, ?)", m.id, m.key, m.body, m.timestamp).rowsWritten;
+    });
+    return messages.length;
+  }
+
+  /** Rows the hand-written consumer wrote. */
+  written(): number {
+    return this.rowsWritten;
+  }
+
+  sinkFill(records: number, valueBytes: number): number {
+    this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, key TEXT, value TEXT NOT NULL, timestamp INTEGER NOT NULL)");
+    const store = this.logStore;
+    store.offsets(SINK_TP);
+    store.configure(SINK_TP, topicConfig("user"));
+    const now = Date.now();
+    for (let start = 0; start < records; start += 100) {
+      const batch = Array.from({ length: Math.min(100, records - start) }, (_, i) => {
+        const b = body(start + i, valueBytes);
+        return { key: b.key, value: JSON.stringify(b.value), timestamp: now };
+      });
+      store.append(SINK_TP, batch);
+      this.ctx.storage.transactionSync(() => {
+        for (const [i, r] of batch.entries()) this.ctx.storage.sql.exec("INSERT INTO outbox VALUES (?, ?, ?, ?)", start + i, r.key, r.value, r.timestamp);
+      });
+    }
+    return records;
+  }
+
+  async deliverFramework(): Promise<number> {
+    const delivery = new SinkDelivery(
+      { name: "bench", sink: new QueueSink("BENCH_SINK_QUEUE", this.env.BENCH_SINK_QUEUE), deadLetterTopic: undefined, retry: { initialMs: 100, maxMs: 1000 } },
+      sinkPartition(
+        this.logStore,
+        SINK_TP,
+        async () => {},
+        async () => {},
+      ),
+    );
+    for (;;) {
+      const next = await delivery.run(Date.now(), Date.now() + 600_000);
+      if (next === undefined) break;
+      if (next > Date.now()) throw new Error(`the queue sink failed: ${JSON.stringify(delivery.status())}`);
+    }
+    return delivery.status().position;
+  }
+
+  async deliverPlain(): Promise<number> {
+    let sent = 0;
+    for (;;) {
+      const rows = this.ctx.storage.sql
+        .exec<{ seq: number; key: string; value: string; timestamp: number }>(
+          "SELECT seq, key, value, timestamp FROM outbox WHERE seq >= ? ORDER BY seq LIMIT 100",
+          sent,
+        )
+        .toArray();
+      if (rows.length === 0) return sent;
+      await this.env.BENCH_SINK_QUEUE.sendBatch(rows.map((r) => ({ body: r, contentType: "json" as const })));
+      sent += rows.length;
+    }
+  }
+
+  /** A partition filled with the records, tiered to R2 (all but its newest row) or kept local. */
+  async tieredFill(records: number, tiered: boolean): Promise<{ records: number; segments: number }> {
+    const store = this.logStore;
+    store.offsets(TIERED_TP);
+    store.configure(TIERED_TP, tiered ? topicConfig("user", { "remote.storage.enable": true, "local.retention.bytes": 0 }) : topicConfig("user"));
+    const now = Date.now();
+    for (let start = 0; start < records; start += 100) {
+      const batch = Array.from({ length: Math.min(100, records - start) }, (_, i) => {
+        const b = body(start + i, 90);
+        return { key: b.key, value: JSON.stringify(b.value), timestamp: now };
+      });
+      store.append(TIERED_TP, batch);
+    }
+    if (tiered) {
+      const remote = new RemoteLogManager(store, this.env.BENCH_R2, "bench");
+      while ((await remote.maintain(TIERED_TP, Date.now())).more);
+    }
+    return { records, segments: store.stats(TIERED_TP).remote?.segments ?? 0 };
+  }
+
+  /** Reads the partition whole from offset 0 (a fresh remote log manager: no segment cached). */
+  async readAll(): Promise<number> {
+    const remote = new RemoteLogManager(this.logStore, this.env.BENCH_R2, "bench");
+    let offset = 0;
+    let read = 0;
+    for (;;) {
+      const fetched = await remote.fetchEncoded(TIERED_TP, offset, { maxRecords: 1000, maxBytes: 1 << 20 });
+      read += fetched.nextOffset - offset;
+      if (fetched.nextOffset >= fetched.latest) return read;
+      offset = fetched.nextOffset;
+    }
+  }
+}
