@@ -244,7 +244,8 @@ export class BenchConnectors extends DurableObject<ConnectorsEnv> {
     for (;;) {
       const next = await delivery.run(Date.now(), Date.now() + 600_000);
       if (next === undefined) break;
-      if (next > Date.now()) throw new Error(`the queue sink failed: ${JSON.stringify(delivery.status())}`);
+      // Miniflare's local queue refuses a sendBatch now and then (Unknown Internal Error 15000): the sink backs off and retries.
+      if (next > Date.now()) await scheduler.wait(next - Date.now());
     }
     return delivery.status().position;
   }
@@ -259,7 +260,13 @@ export class BenchConnectors extends DurableObject<ConnectorsEnv> {
         )
         .toArray();
       if (rows.length === 0) return sent;
-      await this.env.BENCH_SINK_QUEUE.sendBatch(rows.map((r) => ({ body: r, contentType: "json" as const })));
+      try {
+        await this.env.BENCH_SINK_QUEUE.sendBatch(rows.map((r) => ({ body: r, contentType: "json" as const })));
+      } catch {
+        // As the framework's sink does with its first back-off: wait 100 ms, send the batch again.
+        await scheduler.wait(100);
+        continue;
+      }
       sent += rows.length;
     }
   }

@@ -15,7 +15,7 @@
  * - `tiered_fetch_records_per_s`: a partition read whole from offset 0 with all but its newest row
  *   in R2, against the same records kept local (`tiered_fetch_local_records_per_s`; `tiered_fetch_ratio`).
  *
- * Medians of BENCH_CONNECTORS_ROUNDS (3) rounds. BENCH_CONNECTORS_RECORDS (10,000 messages per
+ * Medians of BENCH_CONNECTORS_ROUNDS (3) rounds. BENCH_CONNECTORS_RECORDS (3,000 messages per
  * source round and sink round), BENCH_TIERED_RECORDS (100,000), BENCH_QUEUE_PARTITIONS (1: the
  * source topic's partitions; the baseline has one table) tune it.
  */
@@ -32,7 +32,7 @@ async function get(baseUrl, path) {
 }
 
 export async function run({ baseUrl }) {
-  const records = envInt("BENCH_CONNECTORS_RECORDS", 10_000);
+  const records = envInt("BENCH_CONNECTORS_RECORDS", 3_000);
   const tieredRecords = envInt("BENCH_TIERED_RECORDS", 100_000);
   const rounds = envInt("BENCH_CONNECTORS_ROUNDS", 3);
   const partitions = envInt("BENCH_QUEUE_PARTITIONS", 1);
