@@ -25,7 +25,10 @@
  * record, billed storage; the pure reconcile step), cost-load (the example with a standby under
  * 5,000 orders/s for 30 s: rows, requests and dollars per record, then two idle minutes'
  * wake-ups), http (the example through HTTP only beside a hand-written Durable Object: processing,
- * one order to its visible total, a restore bounded by live keys). Prices: bench/lib/prices.mjs.
+ * one order to its visible total, a restore bounded by live keys), connectors (on miniflare's
+ * local Queues and R2, bench/connectors.ts: the Queue source and sink against a hand-written
+ * consumer and producer, rows written per message through the source, a fetch from R2 against a
+ * local one). Prices: bench/lib/prices.mjs.
  * A tool beside it, not run by `npm run bench`: bench/profile.mjs (a CPU profile of the app under
  * the process workload, by component).
  */

@@ -40,7 +40,7 @@ export async function run({ baseUrl }) {
   // Source: rounds of `records` messages to both queues; the counters are cumulative.
   const source = { log: [], plain: [] };
   let before = { log: { records: 0, ms: 0 }, plain: { records: 0, ms: 0 }, logRowsWritten: 0, plainRowsWritten: 0 };
-  let rows = { log: 0, plain: 0, records: 0 };
+  const rows = { log: 0, plain: 0, records: 0 };
   for (let round = 0; round <= rounds; round++) {
     await get(baseUrl, `/bench/queue-source/send?records=${records}&from=${round * records}&partitions=${partitions}`);
     const deadline = Date.now() + CONSUME_TIMEOUT_MS;
