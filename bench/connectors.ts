@@ -19,6 +19,7 @@
  *   `RemoteLogManager.fetchEncoded` (a fresh one: no segment cached). One RPC each, timed by the Worker.
  */
 import { DurableObject } from "cloudflare:workers";
+import type { LogPartition } from "../durable-objects/log-partition";
 import { QueueSink } from "../src/connectors/queue-sink";
 import { type QueueMessage, planQueueBatch } from "../src/connectors/queue-source";
 import { SinkDelivery } from "../src/connectors/sink-delivery";
@@ -31,7 +32,7 @@ import { TopicCatalog } from "../src/log/topics";
 import type { TopicPartition } from "../src/log/types";
 
 export interface ConnectorsEnv {
-  LOG_PARTITION: DurableObjectNamespace<import("./worker").LogPartition>;
+  LOG_PARTITION: DurableObjectNamespace<LogPartition>;
   /** Objects of worker.ts' BenchCompaction, a BenchConnectors (no new class: no migration). */
   BENCH_COMPACTION: DurableObjectNamespace<BenchConnectors>;
   BENCH_SOURCE_LOG: Queue;

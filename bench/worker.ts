@@ -57,7 +57,7 @@ export class LogPartition extends FrameworkLogPartition {
   }
 }
 
-interface BenchEnv extends Omit<ConnectorsEnv, "BENCH_COMPACTION"> {
+interface BenchEnv extends Omit<ConnectorsEnv, "BENCH_COMPACTION" | "LOG_PARTITION"> {
   LOG_PARTITION: DurableObjectNamespace<LogPartition>;
   BENCH_COMPACTION: DurableObjectNamespace<BenchCompaction>;
   BENCH_SQLITE: DurableObjectNamespace<BaselineSqlite>;
