@@ -150,12 +150,12 @@ export async function connectorsRoute(url: URL, env: ConnectorsEnv, rowsOf: Rows
       const run = url.searchParams.get("run") ?? "0";
       const stub = env.BENCH_COMPACTION.getByName(`sink-${run}`);
       await stub.sinkFill(records, int("valueBytes", 90));
-      const out: Record<string, { records: number; ms: number }> = {};
+      const out: Record<string, { records: number; failures: number; ms: number }> = {};
       const order = (url.searchParams.get("order") ?? "log,plain").split(",");
       for (const target of order) {
         const t0 = Date.now();
         const n = target === "log" ? await stub.deliverFramework() : await stub.deliverPlain();
-        out[target] = { records: n, ms: Date.now() - t0 };
+        out[target] = { ...n, ms: Date.now() - t0 };
       }
       return Response.json(out);
     }
@@ -232,7 +232,8 @@ export class BenchConnectors extends DurableObject<ConnectorsEnv> {
     return records;
   }
 
-  async deliverFramework(): Promise<number> {
+  /** Records delivered, and the sendBatch calls refused (each retried). */
+  async deliverFramework(): Promise<{ records: number; failures: number }> {
     const delivery = new SinkDelivery(
       { name: "bench", sink: new QueueSink("BENCH_SINK_QUEUE", this.env.BENCH_SINK_QUEUE), deadLetterTopic: undefined, retry: { initialMs: 100, maxMs: 1000 } },
       sinkPartition(
@@ -248,11 +249,13 @@ export class BenchConnectors extends DurableObject<ConnectorsEnv> {
       // Miniflare's local queue refuses a sendBatch now and then (Unknown Internal Error 15000): the sink backs off and retries.
       if (next > Date.now()) await scheduler.wait(next - Date.now());
     }
-    return delivery.status().position;
+    const { position, failures } = delivery.status();
+    return { records: position, failures };
   }
 
-  async deliverPlain(): Promise<number> {
+  async deliverPlain(): Promise<{ records: number; failures: number }> {
     let sent = 0;
+    let failures = 0;
     for (;;) {
       const rows = this.ctx.storage.sql
         .exec<{ seq: number; key: string; value: string; timestamp: number }>(
@@ -260,11 +263,12 @@ export class BenchConnectors extends DurableObject<ConnectorsEnv> {
           sent,
         )
         .toArray();
-      if (rows.length === 0) return sent;
+      if (rows.length === 0) return { records: sent, failures };
       try {
         await this.env.BENCH_SINK_QUEUE.sendBatch(rows.map((r) => ({ body: r, contentType: "json" as const })));
       } catch {
         // As the framework's sink does with its first back-off: wait 100 ms, send the batch again.
+        failures++;
         await scheduler.wait(100);
         continue;
       }

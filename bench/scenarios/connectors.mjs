@@ -71,7 +71,11 @@ export async function run({ baseUrl }) {
       if (r[k].records !== records) throw new Error(`queue sink ${k} delivered ${r[k].records}, expected ${records}`);
       if (round > 0) sink[k].push(records / (r[k].ms / 1000));
     }
-    if (round > 0) note(`connectors: sink round ${round}: log ${Math.round(sink.log.at(-1))}/s, plain ${Math.round(sink.plain.at(-1))}/s`);
+    if (round > 0) {
+      note(
+        `connectors: sink round ${round}: log ${Math.round(sink.log.at(-1))}/s (${r.log.failures} refused), plain ${Math.round(sink.plain.at(-1))}/s (${r.plain.failures} refused)`,
+      );
+    }
   }
 
   const tiered = { tiered: [], local: [] };
