@@ -58,6 +58,8 @@ export class LogCleaner {
       sql`SELECT MIN(base_offset) AS base FROM record_batches WHERE max_timestamp > ${now - config["min.compaction.lag.ms"]} AND base_offset + span > ${range.logStart}`,
     )?.base;
     const cleanable = Math.min(range.logEnd, young ?? Infinity);
+    // After a start the index is read again (kept in memory for a small section: see offset-map.ts).
+    this.index.load(range.logStart, Math.max(this.checkpoint.read(range.logStart).indexedTo, range.logStart));
     // Each key's latest offset read by the index phase, and the rows it parsed: the sweep of this
     // call starts from them instead of reading the index and parsing those rows again.
     const latest = new Map<string, LatestRecord>();
@@ -108,6 +110,7 @@ export class LogCleaner {
     this.index.put(latest);
     // Read to the cleanable point (offsets between rows are ones compaction removed before).
     if (!cut && cleanable !== Infinity) indexedTo = Math.max(indexedTo, cleanable);
+    this.index.settle(range.logStart, indexedTo);
     this.checkpoint.write(afterIndexing(state, indexedTo, cleanable, range.logStart, now));
     return indexed;
   }
