@@ -44,8 +44,6 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   private readonly log: Log;
   private readonly serial = new Serial();
   private stopping = false;
-  /** A wake-up's round waiting for its turn (see `wake`). */
-  private queuedRound: Promise<void> | undefined;
   /** Crashes planned by `crash(at)` (tests) for a step of the next round run by `runRound`. */
   private readonly crashes: CrashPoints<RestoreStep>;
   /** Rounds in a row that applied nothing while work remained (for the back-off). */
@@ -142,23 +140,11 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     }
   }
 
-  /**
-   * A changelog this worker keeps standbys on grew: the round runs now, and the wake-up is answered
-   * once it ran (or, when it left work or failed, once the alarm is armed for the rest). A worker
-   * that dies before answering is woken again by the partition's echo (src/log/echoes.ts), which
-   * counts a restore worker as having heard only once it answered; so no alarm per wake-up.
-   */
+  /** A changelog this worker keeps standbys on grew. */
   async wake(source?: TopicPartition): Promise<void> {
     if (source) this.registry.changelogGrew(source);
     this.progressLater();
-    // While a crash is planned, only `runRound` runs rounds, so the test chooses where it dies.
-    if (this.stopping || this.crashes.pending) return this.schedule();
-    // Wake-ups that come while a round waits for its turn share it: it reads what they announced.
-    this.queuedRound ??= this.serial.run(async () => {
-      this.queuedRound = undefined;
-      await this.afterRound(await this.tryRound());
-    });
-    await this.queuedRound;
+    await this.schedule();
   }
 
   async pause(): Promise<void> {
@@ -223,23 +209,17 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     this.alarms.fired();
     // While a crash is planned, only `runRound` runs rounds, so the test chooses where it dies.
     if (this.stopping || this.crashes.pending) return;
-    await this.afterRound(await this.serial.run(() => this.tryRound()));
-  }
-
-  /** One round (call inside `serial`): whether work remains, and whether it got anywhere. */
-  private async tryRound(): Promise<{ more: boolean; progressed: boolean }> {
+    let more: boolean;
+    let progressed = false;
     try {
       this.dropForeignRegistrations();
-      const result = await this.restorer.round();
-      return { more: result.more, progressed: result.applied > 0 || result.corrupted.length > 0 };
+      const result = await this.serial.run(() => this.restorer.round());
+      more = result.more;
+      progressed = result.applied > 0 || result.corrupted.length > 0;
     } catch (error) {
       logEvent("restore.round-failed", { error: String(error) }, "warn");
-      return { more: true, progressed: false };
+      more = true;
     }
-  }
-
-  /** After a round: the next one now, or after a back-off while rounds get nowhere. */
-  private async afterRound({ more, progressed }: { more: boolean; progressed: boolean }): Promise<void> {
     this.progressLater();
     this.idleRounds = progressed ? 0 : this.idleRounds + 1;
     const backoff = backoffDelay(RETRY_MS, MAX_RETRY_MS, this.idleRounds - 1);

@@ -74,32 +74,6 @@ describe("standby replicas", () => {
     expect(recycled).toMatchObject({ role: "standby", state: "UPDATING", lag: 0 });
   });
 
-  it("a wake-up of the restore worker brings the standby current before it answers: the round runs in it, not in an alarm after it", async () => {
-    const taskId = "0_3";
-    const keys = keysOn(3, 5, "woken");
-    const instances = await driver.instances();
-    const active = instances.find((i) => i.taskId === taskId && i.role === "active")!;
-    const standby = instances.find((i) => i.taskId === taskId && i.role === "standby")!;
-    // The partitions' wake-ups are lost: the changelog grows without the restore worker hearing of it.
-    await call("/admin/wakes/drop", { body: { seconds: 60 } });
-    try {
-      await driver.pipe(
-        "orders",
-        keys.map((key) => ({ key, value: { amount: 4 } })),
-      );
-      await driver.task(active).drain();
-      const lagging = await describeInstance(taskId, standby.placement);
-      expect(lagging.changelogs[0]!.checkpoint).toBeLessThan(lagging.changelogs[0]!.end);
-      const changelog = { topic: lagging.changelogs[0]!.topic, partition: lagging.changelogs[0]!.partition };
-      await driver.restoreWorker(standby.placement).wake(changelog);
-      const current = await describeInstance(taskId, standby.placement);
-      expect(current.changelogs[0]!.checkpoint).toBe(current.changelogs[0]!.end);
-      expect(await driver.task(standby).query("totals", keys[0]!, true)).toMatchObject({ status: "ok", stale: true });
-    } finally {
-      await call("/admin/wakes/drop", { body: { seconds: 0 } });
-    }
-  });
-
   it("answers a stale read from the standby while the active restores", async () => {
     const taskId = "0_2";
     const key = keysOn(2, 1, "stale")[0]!;
