@@ -7,7 +7,7 @@
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { checkedBatch } from "../../src/log/append-batch";
 import { DuplicateSequenceMismatch, OffsetOutOfRange, OutOfOrderSequence, ProducerFenced, UnknownTopicOrPartition } from "../../src/log/errors";
 import { CleanerCheckpoint } from "../../src/log/partition/cleaner-checkpoint";
@@ -322,6 +322,16 @@ describe("LogCleaner", () => {
       expect(values(p)).toEqual(["a3", "b3", "newest"]);
       expect(p.log.offsets(tp)).toEqual({ earliest: 0, latest: 9 });
       expect(p.checkpoint.read(0)).toMatchObject({ indexedTo: 9, sweepCursor: null, sweepTo: 9, cleanRecords: 3 });
+    }));
+
+  it("sweeps a call's rows in one transaction: the checkpoint is written once per phase, not per row", () =>
+    withParts((p) => {
+      for (let round = 0; round < 6; round++) append(p, [put("a", `a${round}`), put("b", `b${round}`)]);
+      const writes = vi.spyOn(p.checkpoint, "write");
+      expect(p.cleaner.compact(p.log.range(tp), config, NOW, { indexRecords: 1_000, sweepRows: 100 })).toMatchObject({ compacted: 10, more: false });
+      expect(values(p)).toEqual(["a5", "b5"]);
+      // The index phase's and the sweep's (six rows swept, and the sweep found done).
+      expect(writes).toHaveBeenCalledTimes(2);
     }));
 
   it("works within its budget and goes on from the checkpoint, also after a restart", () =>

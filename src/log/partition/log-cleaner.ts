@@ -116,8 +116,8 @@ export class LogCleaner {
   }
 
   /**
-   * Rows below the index keep only their keys' latest records (and tombstones until due), a row
-   * per transaction, up to the budget's rows. The index entries looked up are remembered for the
+   * Rows below the index keep only their keys' latest records (and tombstones until due), up to
+   * the budget's rows in one transaction (the checkpoint written once per call, not per row). The index entries looked up are remembered for the
    * rest of this call (nothing else writes the index meanwhile: the call never yields), as the
    * rows below the index share their keys; those the index phase just wrote are known already.
    * Returns the records removed.
@@ -135,11 +135,12 @@ export class LogCleaner {
     // from the input position the newest changelog record carries (I5). (Kafka keeps its whole
     // active segment out of compaction; keeping only the last record restores less.)
     const lastOffset = range.logEnd - 1;
-    let compacted = 0;
-    for (let rows = 0; rows < budget.sweepRows; rows++) {
-      const swept = this.tx.run(() => {
-        const state = this.checkpoint.read(range.logStart);
-        if (state.sweepCursor === null) return undefined;
+    // The rows of one call in one transaction, the checkpoint written once at its end: a crash
+    // anywhere undoes the call's rows and checkpoint together (the call never yields).
+    return this.tx.run(() => {
+      let state = this.checkpoint.read(range.logStart);
+      let compacted = 0;
+      for (let rows = 0; rows < budget.sweepRows && state.sweepCursor !== null; rows++) {
         const batch = this.db.one<BatchRow>(
           sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
               WHERE base_offset >= ${Math.max(state.sweepCursor, range.logStart)} AND base_offset < ${state.sweepTo} ORDER BY base_offset LIMIT 1`,
@@ -147,8 +148,8 @@ export class LogCleaner {
         if (!batch) {
           // The sweep is done: what it left is the clean section new records are weighed against.
           const cleanRecords = this.db.one<{ n: number | null }>(sql`SELECT SUM(count) AS n FROM record_batches WHERE base_offset < ${state.sweepTo}`)?.n ?? 0;
-          this.checkpoint.write({ ...state, sweepCursor: null, cleanRecords });
-          return undefined;
+          state = { ...state, sweepCursor: null, cleanRecords };
+          break;
         }
         const row = storedRow(batch);
         const entries = parsed.get(row.base) ?? (JSON.parse(batch.records) as Entry[]);
@@ -172,12 +173,11 @@ export class LogCleaner {
                             sizes = ${kept.sizes.buffer as ArrayBuffer}, offsets = ${kept.offsets.buffer as ArrayBuffer}, records = ${kept.records}
                           WHERE base_offset = ${row.base}`);
         }
-        this.checkpoint.write({ ...state, sweepCursor: row.base + row.span, tombstonesDue: sweep.tombstonesDue });
-        return sweep.removed;
-      });
-      if (swept === undefined) break;
-      compacted += swept;
-    }
-    return compacted;
+        state = { ...state, sweepCursor: row.base + row.span, tombstonesDue: sweep.tombstonesDue };
+        compacted += sweep.removed;
+      }
+      this.checkpoint.write(state);
+      return compacted;
+    });
   }
 }
