@@ -3,7 +3,8 @@
  * stays only while it is its key's latest (records without a key always stay), and a tombstone
  * stays `delete.retention.ms` after it was appended, so that readers catching up still see the
  * delete. The partition keeps an index of each key's latest offset up to the point compaction has
- * read (`latest_keys`); this module decides, for one stored row, which entries survive.
+ * read (partition/offset-map.ts: in memory, or `latest_keys` for a big section); this module
+ * decides, for one stored row, which entries survive.
  */
 import type { Entry } from "./record-batch";
 import { entryOffset, isTombstone, type StoredRow } from "./stored-batch";

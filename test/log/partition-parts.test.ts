@@ -7,7 +7,7 @@
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { checkedBatch } from "../../src/log/append-batch";
 import { DuplicateSequenceMismatch, OffsetOutOfRange, OutOfOrderSequence, ProducerFenced, UnknownTopicOrPartition } from "../../src/log/errors";
 import { CleanerCheckpoint } from "../../src/log/partition/cleaner-checkpoint";
@@ -17,11 +17,12 @@ import { LocalLog } from "../../src/log/partition/local-log";
 import { LogCleaner } from "../../src/log/partition/log-cleaner";
 import { LogRetention } from "../../src/log/partition/log-retention";
 import { partitionMigrations } from "../../src/log/partition/migrations";
-import { OffsetMap } from "../../src/log/partition/offset-map";
+import { MEMORY_INDEX_RECORDS, OffsetMap } from "../../src/log/partition/offset-map";
 import { PRODUCER_EXPIRY_MS, ProducerStateManager } from "../../src/log/partition/producer-state-manager";
 import { TopicConfigStore } from "../../src/log/partition/topic-config-store";
 import { PartitionTransactions } from "../../src/log/partition/transactions";
-import { decodeFetch, toEntry } from "../../src/log/record-batch";
+import type { LatestRecord } from "../../src/log/compaction";
+import { decodeFetch, type Entry, toEntry } from "../../src/log/record-batch";
 import { checkBatch } from "../../src/log/records";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import { topicConfig } from "../../src/log/topic-config";
@@ -298,6 +299,15 @@ describe("LogCleaner", () => {
         .toArray()
         .map((r) => [r.key, r.offset]),
     );
+  /** What the index (in memory or in the table) holds for `keys`: key → latest offset. */
+  const indexed = (p: Parts, keys: readonly string[]) => {
+    const known = new Map<string, LatestRecord | null>();
+    p.index.lookUp(
+      keys.map((key) => [key, ""] as unknown as Entry),
+      known,
+    );
+    return Object.fromEntries([...known].flatMap(([key, latest]) => (latest ? [[key, latest.offset]] : [])));
+  };
 
   it("indexes each key's latest offset, then thins the rows below the index to them", () =>
     withParts((p, storage) => {
@@ -305,10 +315,23 @@ describe("LogCleaner", () => {
       append(p, [put("c", "newest")]);
       const result = p.cleaner.compact(p.log.range(tp), config, NOW, { indexRecords: 1_000, sweepRows: 100 });
       expect(result).toEqual({ indexed: 9, compacted: 6, more: false });
-      expect(latestKeys(storage)).toEqual({ a: 6, b: 7, c: 8 });
+      // A small section's index is kept in memory: no row written for it.
+      expect(p.index.inMemory).toBe(true);
+      expect(indexed(p, ["a", "b", "c"])).toEqual({ a: 6, b: 7, c: 8 });
+      expect(latestKeys(storage)).toEqual({});
       expect(values(p)).toEqual(["a3", "b3", "newest"]);
       expect(p.log.offsets(tp)).toEqual({ earliest: 0, latest: 9 });
       expect(p.checkpoint.read(0)).toMatchObject({ indexedTo: 9, sweepCursor: null, sweepTo: 9, cleanRecords: 3 });
+    }));
+
+  it("sweeps a call's rows in one transaction: the checkpoint is written once per phase, not per row", () =>
+    withParts((p) => {
+      for (let round = 0; round < 6; round++) append(p, [put("a", `a${round}`), put("b", `b${round}`)]);
+      const writes = vi.spyOn(p.checkpoint, "write");
+      expect(p.cleaner.compact(p.log.range(tp), config, NOW, { indexRecords: 1_000, sweepRows: 100 })).toMatchObject({ compacted: 10, more: false });
+      expect(values(p)).toEqual(["a5", "b5"]);
+      // The index phase's and the sweep's (six rows swept, and the sweep found done).
+      expect(writes).toHaveBeenCalledTimes(2);
     }));
 
   it("works within its budget and goes on from the checkpoint, also after a restart", () =>
@@ -325,6 +348,57 @@ describe("LogCleaner", () => {
         expect(calls).toBeLessThan(50);
       }
       expect(values(parts(storage))).toEqual(["a9", "b9"]);
+      // Each start read the index again from the section: none of it was written.
+      expect(latestKeys(storage)).toEqual({});
+      const again = parts(storage);
+      again.index.load(0, again.checkpoint.read(0).indexedTo);
+      expect(indexed(again, ["a", "b"])).toEqual({ a: 18, b: 19 });
+    }));
+
+  it("writes the index to latest_keys once the section passes MEMORY_INDEX_RECORDS, and keeps it there after a start", () =>
+    withParts((p, storage) => {
+      const perBatch = 10_000;
+      const batches = Math.ceil(MEMORY_INDEX_RECORDS / perBatch);
+      for (let b = 0; b < batches; b++)
+        append(
+          p,
+          Array.from({ length: perBatch }, (_, i) => put(`k${i}`, `${b}`)),
+        );
+      append(p, [put("last", "x")]);
+      const all = { indexRecords: MEMORY_INDEX_RECORDS * 2, sweepRows: 1 };
+      // The first call indexes all (the section is past the bound), sweeping nothing yet.
+      p.cleaner.compact(p.log.range(tp), config, NOW, { ...all, sweepRows: 0 });
+      expect(p.index.inMemory).toBe(false);
+      expect(count(storage, "latest_keys")).toBe(perBatch + 1);
+      expect(latestKeys(storage).k7).toBe((batches - 1) * perBatch + 7);
+      // After a start, the sweep goes on from the table; the keys' latest records stay.
+      let calls = 0;
+      for (let more = true; more; calls++) {
+        const fresh = parts(storage);
+        more = fresh.cleaner.compact(fresh.log.range(tp), config, NOW, all).more;
+        // Then the section shrinks under the bound, and a start reads it again instead.
+        if (calls === 0) expect(fresh.index.inMemory).toBe(false);
+        expect(calls).toBeLessThan(2 * batches);
+      }
+      expect(storage.sql.exec<{ n: number }>("SELECT SUM(count) AS n FROM record_batches").one().n).toBe(perBatch + 1);
+      expect(new Set(values(parts(storage)))).toEqual(new Set([`${batches - 1}`]));
+      expect(values(parts(storage), batches * perBatch)).toEqual(["x"]);
+    }));
+
+  it("forgets what it kept in memory when a transaction fails, and reads it again", () =>
+    withParts((p) => {
+      for (let round = 0; round < 3; round++) append(p, [put("a", `a${round}`), put("b", `b${round}`)]);
+      p.cleaner.compact(p.log.range(tp), config, NOW, { indexRecords: 1_000, sweepRows: 100 });
+      expect(p.index.inMemory).toBe(true);
+      expect(() =>
+        p.tx.run(() => {
+          p.index.forget("a");
+          throw new Error("crash");
+        }),
+      ).toThrow("crash");
+      expect(p.index.inMemory).toBe(false);
+      p.index.load(0, p.checkpoint.read(0).indexedTo);
+      expect(indexed(p, ["a", "b"])).toEqual({ a: 4, b: 5 });
     }));
 
   it("keeps a tombstone for delete.retention.ms, then drops it and forgets its key", () =>
@@ -339,6 +413,7 @@ describe("LogCleaner", () => {
       expect(due).toBe(NOW + config["delete.retention.ms"] + 1);
       p.cleaner.compact(p.log.range(tp), config, due!, all);
       expect(values(p)).toEqual(["2"]);
-      expect(latestKeys(storage)).toEqual({ b: 3 });
+      expect(indexed(p, ["a", "b"])).toEqual({ b: 3 });
+      expect(latestKeys(storage)).toEqual({});
     }));
 });

@@ -58,6 +58,8 @@ export class LogCleaner {
       sql`SELECT MIN(base_offset) AS base FROM record_batches WHERE max_timestamp > ${now - config["min.compaction.lag.ms"]} AND base_offset + span > ${range.logStart}`,
     )?.base;
     const cleanable = Math.min(range.logEnd, young ?? Infinity);
+    // After a start the index is read again (kept in memory for a small section: see offset-map.ts).
+    this.index.load(range.logStart, Math.max(this.checkpoint.read(range.logStart).indexedTo, range.logStart));
     // Each key's latest offset read by the index phase, and the rows it parsed: the sweep of this
     // call starts from them instead of reading the index and parsing those rows again.
     const latest = new Map<string, LatestRecord>();
@@ -108,13 +110,14 @@ export class LogCleaner {
     this.index.put(latest);
     // Read to the cleanable point (offsets between rows are ones compaction removed before).
     if (!cut && cleanable !== Infinity) indexedTo = Math.max(indexedTo, cleanable);
+    this.index.settle(range.logStart, indexedTo);
     this.checkpoint.write(afterIndexing(state, indexedTo, cleanable, range.logStart, now));
     return indexed;
   }
 
   /**
-   * Rows below the index keep only their keys' latest records (and tombstones until due), a row
-   * per transaction, up to the budget's rows. The index entries looked up are remembered for the
+   * Rows below the index keep only their keys' latest records (and tombstones until due), up to
+   * the budget's rows in one transaction (the checkpoint written once per call, not per row). The index entries looked up are remembered for the
    * rest of this call (nothing else writes the index meanwhile: the call never yields), as the
    * rows below the index share their keys; those the index phase just wrote are known already.
    * Returns the records removed.
@@ -132,11 +135,12 @@ export class LogCleaner {
     // from the input position the newest changelog record carries (I5). (Kafka keeps its whole
     // active segment out of compaction; keeping only the last record restores less.)
     const lastOffset = range.logEnd - 1;
-    let compacted = 0;
-    for (let rows = 0; rows < budget.sweepRows; rows++) {
-      const swept = this.tx.run(() => {
-        const state = this.checkpoint.read(range.logStart);
-        if (state.sweepCursor === null) return undefined;
+    // The rows of one call in one transaction, the checkpoint written once at its end: a crash
+    // anywhere undoes the call's rows and checkpoint together (the call never yields).
+    return this.tx.run(() => {
+      let state = this.checkpoint.read(range.logStart);
+      let compacted = 0;
+      for (let rows = 0; rows < budget.sweepRows && state.sweepCursor !== null; rows++) {
         const batch = this.db.one<BatchRow>(
           sql`SELECT base_offset, count, span, append_time, max_timestamp, sizes, offsets, records FROM record_batches
               WHERE base_offset >= ${Math.max(state.sweepCursor, range.logStart)} AND base_offset < ${state.sweepTo} ORDER BY base_offset LIMIT 1`,
@@ -144,8 +148,8 @@ export class LogCleaner {
         if (!batch) {
           // The sweep is done: what it left is the clean section new records are weighed against.
           const cleanRecords = this.db.one<{ n: number | null }>(sql`SELECT SUM(count) AS n FROM record_batches WHERE base_offset < ${state.sweepTo}`)?.n ?? 0;
-          this.checkpoint.write({ ...state, sweepCursor: null, cleanRecords });
-          return undefined;
+          state = { ...state, sweepCursor: null, cleanRecords };
+          break;
         }
         const row = storedRow(batch);
         const entries = parsed.get(row.base) ?? (JSON.parse(batch.records) as Entry[]);
@@ -169,12 +173,11 @@ export class LogCleaner {
                             sizes = ${kept.sizes.buffer as ArrayBuffer}, offsets = ${kept.offsets.buffer as ArrayBuffer}, records = ${kept.records}
                           WHERE base_offset = ${row.base}`);
         }
-        this.checkpoint.write({ ...state, sweepCursor: row.base + row.span, tombstonesDue: sweep.tombstonesDue });
-        return sweep.removed;
-      });
-      if (swept === undefined) break;
-      compacted += swept;
-    }
-    return compacted;
+        state = { ...state, sweepCursor: row.base + row.span, tombstonesDue: sweep.tombstonesDue };
+        compacted += sweep.removed;
+      }
+      this.checkpoint.write(state);
+      return compacted;
+    });
   }
 }
