@@ -4,7 +4,8 @@
  * the Queue `connectors-events` (through the example's own route and producer binding, delivered
  * by miniflare) are aggregated per user and answered by `GET /stores/activity/keys/:user`; every
  * update of `activity` reaches the webhook signed (`verifyWebhookSignature`) in offset order and
- * the Queue `connectors-activity` with the same ids; the input topic's closed rows move to R2 and a
+ * the Queue `connectors-activity` with the same ids; the example's own receiver (`POST /demo/hook`)
+ * takes a signed request and refuses an altered one; the input topic's closed rows move to R2 and a
  * fetch from offset 0 still reads every event.
  */
 import { env } from "cloudflare:workers";
@@ -76,6 +77,14 @@ describe("the connectors example", () => {
       const records = recordsOf(request);
       expect(request.headers["idempotency-key"]).toBe(`activity/${records[0]!.partition}/${records[0]!.offset}-${records.at(-1)!.offset}`);
     }
+    // The example's own receiver (POST /demo/hook, ACTIVITY_WEBHOOK_URL's default) takes a request
+    // the sink signed, and refuses it altered.
+    const replay = (body: string) =>
+      call("/demo/hook", { token: null, rawBody: body, headers: { "Edge-Streams-Signature": requests[0]!.headers["edge-streams-signature"]! } });
+    const accepted = await replay(requests[0]!.body);
+    expect(accepted.status).toBe(200);
+    expect(await json(accepted)).toEqual({ received: recordsOf(requests[0]!).length });
+    expect((await replay(requests[0]!.body.replace('"sink"', '"sink" '))).status).toBe(401);
     const hooked = ours(requests.flatMap(recordsOf));
     const adaHooked = hooked.filter((r) => r.key === ada);
     // ada's partition of activity holds only her updates: offsets 0, 1, … in order, her counts rising.
