@@ -3,7 +3,7 @@
  * (@cloudflare/vitest-pool-workers); `standby` is the same with NUM_STANDBYS=1; `page-views` runs
  * the second example application and `shop` the third; `operators` a test application with the
  * DSL's operators the examples do not use; `drivers` a test application for TestDriver's reads of
- * every kind of store; `queues` the default example fed by Cloudflare Queues; `policies` a test application with wall-clock
+ * every kind of store; `queues` the default example fed by Cloudflare Queues; `connectors` the fourth example (a Queue in, a webhook and a Queue out, R2); `policies` a test application with wall-clock
  * punctuators and every uncaught-error policy; `unit` pure logic in plain Node (test/unit: every
  * test that needs no workerd, Kafka's ported operator tests among them; no per-file isolation,
  * seconds in all); `node` drives a real `wrangler dev` with real clients (among them the example
@@ -21,12 +21,15 @@ import { TEST_API_TOKEN, TEST_SCOPED_TOKENS } from "./test/support/tokens";
 declare const process: { cwd(): string; pid: number; env: Record<string, string | undefined> };
 
 /**
- * The port of the `queues` project's webhook endpoint (test/node/webhook-server.ts, its
- * globalSetup): chosen here, where the Worker's vars are, and told to the server by the
- * environment. Per process, so that runs side by side do not meet.
+ * The ports of the webhook endpoints (test/node/webhook-server.ts, the globalSetup of the `queues`
+ * and `connectors` projects, one server each: their requests never mix): chosen here, where the
+ * Workers' vars are, and told to the servers by the environment (project name → port). Per
+ * process, so that runs side by side do not meet.
  */
-const WEBHOOK_PORT = 20_000 + (process.pid % 20_000);
-process.env.EDGE_STREAMS_WEBHOOK_PORT = String(WEBHOOK_PORT);
+const WEBHOOK_PORTS = { queues: 20_000 + (process.pid % 20_000), connectors: 20_000 + ((process.pid + 1) % 20_000) };
+process.env.EDGE_STREAMS_WEBHOOK_PORTS = JSON.stringify(WEBHOOK_PORTS);
+/** The test secret the webhook sinks sign with. */
+const WEBHOOK_SECRET = "test-webhook-secret";
 
 function isInjectedCrash(error: unknown): boolean {
   const { message, durableObjectReset } = (error ?? {}) as { message?: unknown; durableObjectReset?: unknown };
@@ -160,6 +163,7 @@ export default defineConfig({
             "test/drivers/**",
             "test/queues/**",
             "test/tiered/**",
+            "test/connectors/**",
             "test/unit/**",
           ],
         },
@@ -206,10 +210,27 @@ export default defineConfig({
         // The default example fed by Cloudflare Queues (miniflare's, local), its topics delivered to a
         // Queue and to a webhook (a real server on 127.0.0.1): its own Worker and wrangler.toml.
         plugins: [
-          workerd({ SINK_WEBHOOK_URL: `http://127.0.0.1:${WEBHOOK_PORT}/hook`, SINK_WEBHOOK_SECRET: "test-webhook-secret" }, "./test/queues/wrangler.toml"),
+          workerd({ SINK_WEBHOOK_URL: `http://127.0.0.1:${WEBHOOK_PORTS.queues}/hook`, SINK_WEBHOOK_SECRET: WEBHOOK_SECRET }, "./test/queues/wrangler.toml"),
         ],
         resolve: library,
         test: { name: "queues", include: ["test/queues/**/*.test.ts"], testTimeout: 30_000, globalSetup: ["./test/node/webhook-server.ts"] },
+      },
+      {
+        // The connectors example (examples/connectors): events from miniflare's Queue, its input
+        // tiered to miniflare's R2 (at once: local.retention.bytes=0), its output delivered to a
+        // Queue and to a webhook (its own server on 127.0.0.1).
+        plugins: [
+          workerd(
+            {
+              TOPICS: "events=4(remote.storage.enable=true retention.ms=-1 local.retention.bytes=0)",
+              ACTIVITY_WEBHOOK_URL: `http://127.0.0.1:${WEBHOOK_PORTS.connectors}/hook`,
+              ACTIVITY_WEBHOOK_SECRET: WEBHOOK_SECRET,
+            },
+            "./examples/connectors/wrangler.toml",
+          ),
+        ],
+        resolve: library,
+        test: { name: "connectors", include: ["test/connectors/**/*.test.ts"], testTimeout: 30_000, globalSetup: ["./test/node/webhook-server.ts"] },
       },
       {
         // Tiered storage (docs/retention-and-compaction.md): the default example with miniflare's R2 bucket, its input tiered.

@@ -51,7 +51,18 @@ const tries = {
     post("orders", [{ key: "o1", value: { customerId: "c1", productId: "tea", quantity: 2 } }]),
     get("/stores/category-totals/keys/drinks"),
   ],
+  "examples/connectors/wrangler.toml": [
+    `curl -s -X POST ${base}/demo/events -H "Authorization: Bearer ${token}" \\\n         -H "Content-Type: application/json" -d '${JSON.stringify({ events: [{ user: "ada", action: "buy", amount: 12 }] })}'`,
+    get("/stores/activity/keys/ada"),
+    get("/sinks"),
+  ],
 };
+// The connectors example's webhook sink delivers to its own receiver (/demo/hook) on this port,
+// unless a --var ACTIVITY_WEBHOOK_URL:… says where else.
+const extraArgs =
+  normalize(config ?? "") === "examples/connectors/wrangler.toml" && !args.some((arg) => arg.includes("ACTIVITY_WEBHOOK_URL"))
+    ? ["--var", `ACTIVITY_WEBHOOK_URL:${base}/demo/hook`]
+    : [];
 const example = tries[normalize(config ?? "wrangler.toml")] ?? [get("/tasks")];
 
 console.log(`
@@ -63,7 +74,7 @@ Edge Streams (${config ?? "wrangler.toml"}) on ${base}/
     ${example.join("\n    ")}
 `);
 
-const child = spawn("npx", ["wrangler", "dev", "--ip", "127.0.0.1", "--port", port, ...(config ? ["-c", config] : []), ...args], {
+const child = spawn("npx", ["wrangler", "dev", "--ip", "127.0.0.1", "--port", port, ...(config ? ["-c", config] : []), ...extraArgs, ...args], {
   stdio: "inherit",
   env: { WRANGLER_SEND_METRICS: "false", ...process.env },
 });

@@ -1,6 +1,6 @@
 /**
- * The `queues` project's webhook endpoint (its globalSetup, in Node: here, where Node's types are): a real HTTP server on
- * 127.0.0.1 that the Worker's webhook sink POSTs to. It keeps every request it got (time,
+ * The webhook endpoint of the `queues` and `connectors` projects (their globalSetup, in Node: here, where Node's types are):
+ * a real HTTP server on 127.0.0.1, one per project on the port vitest.config.ts chose for it, that the Worker's webhook sink POSTs to. It keeps every request it got (time,
  * headers, body) and answers 200, or what `POST /control` tells it for the partitions named there;
  * the tests read `GET /received` and reset with `POST /reset` from inside workerd.
  */
@@ -23,8 +23,9 @@ const read = (request: IncomingMessage) =>
     request.on("error", reject);
   });
 
-export default async function setup(): Promise<() => Promise<void>> {
-  const port = Number(process.env.EDGE_STREAMS_WEBHOOK_PORT);
+export default async function setup(project: { name: string }): Promise<() => Promise<void>> {
+  const port = (JSON.parse(process.env.EDGE_STREAMS_WEBHOOK_PORTS ?? "{}") as Record<string, number>)[project.name];
+  if (port === undefined) throw new Error(`no webhook port for the project ${project.name} (vitest.config.ts: WEBHOOK_PORTS)`);
   let received: Received[] = [];
   /** Partition → status to answer for it (a failing endpoint for that partition's batches). */
   let failing = new Map<number, number>();
