@@ -28,6 +28,21 @@ export function takeSlot(): () => void {
 /** Opens the event stream of a subscription reading `topic`: `run` goes until the subscriber leaves; the slot is held meanwhile. */
 export function openStream(c: Context<ApiEnv>, topic: string, release: () => void, run: (ports: StreamPorts & FollowedLog) => Promise<void>) {
   const log = c.var.host.log;
+  return openEventStream(c, topic, release, (ports) =>
+    run({
+      ...ports,
+      fetch: (partition, offset, bounds) => log.fetch({ topic, partition }, offset, bounds),
+      offsets: (partition) => log.offsets({ topic, partition }),
+    }),
+  );
+}
+
+/**
+ * Opens an event stream whose `run` sends through the stream ports (any subscription: a log's,
+ * or a view read on a cadence such as `GET /tasks/watch`) until the subscriber leaves, holding
+ * the slot meanwhile; `what` names it in the log.
+ */
+export function openEventStream(c: Context<ApiEnv>, what: string, release: () => void, run: (ports: StreamPorts) => Promise<void>) {
   return streamSSE(
     c,
     async (stream) => {
@@ -41,8 +56,6 @@ export function openStream(c: Context<ApiEnv>, topic: string, release: () => voi
       );
       try {
         await run({
-          fetch: (partition, offset, bounds) => log.fetch({ topic, partition }, offset, bounds),
-          offsets: (partition) => log.offsets({ topic, partition }),
           send: async (event) => {
             await stream.writeSSE(event);
             streamCounters.eventsSent++;
@@ -63,7 +76,7 @@ export function openStream(c: Context<ApiEnv>, topic: string, release: () => voi
     },
     async (error) => {
       release();
-      logEvent("watch.ended", { topic, error: String(error) }, "warn");
+      logEvent("watch.ended", { what, error: String(error) }, "warn");
     },
   );
 }
