@@ -400,7 +400,7 @@ describe("a watch of a computed view (GET /tasks/watch)", () => {
 
   it("sends the whole view, then one change event per read that found a difference, with its parts alone; a quiet view costs keep-alives only", async () => {
     // The view at each read: a task goes RESTORING, stays, restores, then nothing changes for long.
-    const reads = [
+    const reads: Record<string, string>[] = [
       { "task:0_0": "RUNNING", summary: "s0" },
       { "task:0_0": "RESTORING 0", summary: "s1" },
       { "task:0_0": "RESTORING 0", summary: "s1" },
