@@ -11,6 +11,12 @@
  * under way shows every second; a quiet cluster costs a read every 5 s). Nothing runs while no one
  * watches: the loop lives in the subscriber's request.
  *
+ * One stream makes a bounded number of reads: a read costs the Worker's request one call per
+ * instance of the page and a few more, and a request may make only so many (Cloudflare's
+ * subrequest limit). Before a read that would pass `VIEW_CALLS` the stream ends, and the client
+ * reconnects (after `VIEW_RETRY_MS`, which the first event tells browsers) to a fresh request and a
+ * whole view.
+ *
  * Platform-free: the Worker gives it the view and the stream (workers/api/routes/tasks.ts).
  */
 import { KEEP_ALIVE_MS, type StreamPorts, Subscriber } from "./follow-log";
@@ -19,6 +25,11 @@ import { KEEP_ALIVE_MS, type StreamPorts, Subscriber } from "./follow-log";
 export const VIEW_TICK_MS = 1_000;
 /** Reads that find nothing new wait longer, doubling up to this. */
 export const VIEW_IDLE_MS = 5_000;
+
+/** Calls one stream makes at most, below a Worker invocation's 1,000 subrequests (docs/scale.md). */
+export const VIEW_CALLS = 900;
+/** How long a browser waits before it reconnects a stream that ended (sent as `retry`). */
+export const VIEW_RETRY_MS = 1_000;
 
 /** A view: its parts by name, in order, each as the text sent for it. */
 export type ViewParts = ReadonlyMap<string, string>;
@@ -50,8 +61,8 @@ export function nextWait(unchanged: number): number {
 }
 
 export interface ViewWatch {
-  /** Reads the view now. */
-  read(): Promise<ViewParts>;
+  /** Reads the view now, with the calls the read made. */
+  read(): Promise<{ readonly parts: ViewParts; readonly calls: number }>;
   /** The first event's data: the whole view. */
   whole(view: ViewParts, at: number): string;
   /** A later event's data: the parts changed and the names gone. */
@@ -62,18 +73,23 @@ export interface ViewWatch {
 
 /**
  * Sends `event: view` with the whole view, then `event: change` each time a read finds a
- * difference, until the subscriber goes away. A read that fails ends the stream (the client
- * reconnects and starts from a whole view again).
+ * difference, until the subscriber goes away or the next read would pass `maxCalls`. A read that
+ * fails ends the stream (the client reconnects and starts from a whole view again).
  */
-export async function runViewWatch(watch: ViewWatch, ports: StreamPorts): Promise<void> {
+export async function runViewWatch(watch: ViewWatch, ports: StreamPorts, maxCalls = VIEW_CALLS): Promise<void> {
   const subscriber = new Subscriber(ports);
-  let sent = await watch.read();
-  await subscriber.send({ event: "view", data: watch.whole(sent, ports.now()) });
+  const first = await watch.read();
+  let calls = first.calls;
+  let sent = first.parts;
+  await subscriber.send({ event: "view", data: watch.whole(sent, ports.now()), retry: VIEW_RETRY_MS });
   let unchanged = 0;
   while (!subscriber.closed()) {
     await ports.idle(nextWait(unchanged));
-    if (subscriber.closed()) return;
-    const view = await watch.read();
+    // The next read would cost what the last one did: past the budget, end; the client comes back.
+    if (subscriber.closed() || calls + first.calls > maxCalls) return;
+    const read = await watch.read();
+    calls += read.calls;
+    const view = read.parts;
     const diff = diffViews(sent, view, watch.same?.bind(watch));
     if (diff.changed.length === 0 && diff.removed.length === 0) {
       unchanged++;

@@ -14,7 +14,7 @@ import { decodeToken, encodeToken } from "../../src/subscriptions/resume-token";
 import { KEEP_ALIVE_MS, MAX_IDLE_MS, runWatch, WATCH_FETCH, type Snapshot, type WatchEvent, type WatchTarget } from "../../src/subscriptions/watch-loop";
 import { runTail, type TailEvent } from "../../src/subscriptions/tail-loop";
 import { WatchSlots } from "../../src/subscriptions/watch-slots";
-import { diffViews, nextWait, runViewWatch, VIEW_IDLE_MS, VIEW_TICK_MS, type ViewWatch } from "../../src/subscriptions/view-watch";
+import { diffViews, nextWait, runViewWatch, VIEW_IDLE_MS, VIEW_RETRY_MS, VIEW_TICK_MS, type ViewWatch } from "../../src/subscriptions/view-watch";
 import { committedOffset } from "../../src/task/committed-read";
 
 const record = (offset: number, key: string, value: string, deleted = false): LogRecord => ({
@@ -414,7 +414,7 @@ describe("a watch of a computed view (GET /tasks/watch)", () => {
     const events: { event?: string; data: string }[] = [];
     let alive = 0;
     const watch: ViewWatch = {
-      read: async () => parts(reads[Math.min(read++, reads.length - 1)]!),
+      read: async () => ({ parts: parts(reads[Math.min(read++, reads.length - 1)]!), calls: 1 }),
       whole: (view, at) => JSON.stringify({ at, whole: [...view] }),
       change: (view, diff) => JSON.stringify({ changed: diff.changed.map((n) => [n, view.get(n)]), removed: diff.removed }),
     };
@@ -432,7 +432,7 @@ describe("a watch of a computed view (GET /tasks/watch)", () => {
       },
       now: () => clock,
     });
-    expect(events[0]).toEqual({ event: "view", data: JSON.stringify({ at: 0, whole: [...parts(reads[0]!)] }) });
+    expect(events[0]).toEqual({ event: "view", data: JSON.stringify({ at: 0, whole: [...parts(reads[0]!)] }), retry: VIEW_RETRY_MS });
     expect(events.slice(1).map((e) => [e.event, JSON.parse(e.data)])).toEqual([
       [
         "change",
@@ -464,5 +464,21 @@ describe("a watch of a computed view (GET /tasks/watch)", () => {
     expect(waits.slice(6, 8)).toEqual([2_000, 4_000]);
     expect(new Set(waits.slice(8))).toEqual(new Set([VIEW_IDLE_MS]));
     expect(alive).toBe(1);
+  });
+
+  it("ends before a read that would pass its budget of calls (the client reconnects to a new request)", async () => {
+    let reads = 0;
+    let open = true;
+    await runViewWatch(
+      {
+        read: async () => ({ parts: new Map([["n", String(reads++)]]), calls: 10 }),
+        whole: () => "{}",
+        change: () => "{}",
+      },
+      { send: async () => {}, closed: () => !open, idle: async () => {}, keepAlive: async () => {}, now: () => 0 },
+      35,
+    );
+    open = false;
+    expect(reads).toBe(3);
   });
 });

@@ -83,11 +83,20 @@ function pageEvent(view: ViewParts, names: Iterable<string>, at: number): string
   return JSON.stringify({ at, parts });
 }
 
+/** The calls a read of the view made: one per instance of the page, one to the coordinator, one per restore worker shard. */
+export function callsOf(snapshot: ClusterSnapshot): number {
+  return snapshot.instances.length + 1 + snapshot.placements.reduce((n, p) => n + p.shards, 0);
+}
+
 /** The watch of `GET /tasks/watch` in `format`, reading the view with `read`. */
 export function viewWatch(format: ViewFormat, read: () => Promise<ClusterSnapshot>): ViewWatch {
+  const parts = (render: (snapshot: ClusterSnapshot) => ViewParts) => async () => {
+    const snapshot = await read();
+    return { parts: render(snapshot), calls: callsOf(snapshot) };
+  };
   if (format === "html") {
     return {
-      read: async () => htmlParts(await read()),
+      read: parts(htmlParts),
       whole: (view, at) => pageEvent(view, ["shutdown", "summary", "pages", "placements", "recent"], at),
       change: (view, diff: ViewDiff, at) => pageEvent(view, diff.changed, at),
       same: samePagePart,
@@ -97,7 +106,7 @@ export function viewWatch(format: ViewFormat, read: () => Promise<ClusterSnapsho
   const taskNames = (names: Iterable<string>) => [...names].filter((n) => n.startsWith("task:"));
   const field = (view: ViewParts, changed: readonly string[], name: string) => (changed.includes(name) ? `,"${name}":${view.get(name)}` : "");
   return {
-    read: async () => jsonParts(await read()),
+    read: parts(jsonParts),
     whole: (view, at) =>
       `{"at":${at},"tasks":${tasks(view, taskNames(view.keys()))},"summary":${view.get("summary")},"shutdown":${view.get("shutdown")},"next":${view.get("next")}}`,
     change: (view, diff, at) => {
