@@ -14,7 +14,7 @@ export function subscriptionFamilies(): Family[] {
     samples,
   });
   return [
-    family("open", "gauge", "Subscriptions (store watches and topic tails) open now.", [{ labels: {}, value: watchSlots.taken }]),
+    family("open", "gauge", "Subscriptions (store watches, topic tails, cluster view watches) open now.", [{ labels: {}, value: watchSlots.taken }]),
     family("limit", "gauge", "Subscriptions an isolate holds at most; past it a new one is refused (503).", [{ labels: {}, value: watchSlots.limit }]),
     family("events_sent_total", "counter", "Events sent to subscribers (keep-alive comments not counted).", [{ labels: {}, value: streamCounters.eventsSent }]),
     family(
