@@ -14,6 +14,7 @@ import { decodeToken, encodeToken } from "../../src/subscriptions/resume-token";
 import { KEEP_ALIVE_MS, MAX_IDLE_MS, runWatch, WATCH_FETCH, type Snapshot, type WatchEvent, type WatchTarget } from "../../src/subscriptions/watch-loop";
 import { runTail, type TailEvent } from "../../src/subscriptions/tail-loop";
 import { WatchSlots } from "../../src/subscriptions/watch-slots";
+import { KeySlots, MAX_WATCHES_PER_KEY } from "../../src/subscriptions/key-slots";
 import { diffViews, nextWait, runViewWatch, VIEW_IDLE_MS, VIEW_RETRY_MS, VIEW_TICK_MS, type ViewWatch } from "../../src/subscriptions/view-watch";
 import { committedOffset } from "../../src/task/committed-read";
 
@@ -480,5 +481,24 @@ describe("a watch of a computed view (GET /tasks/watch)", () => {
     );
     open = false;
     expect(reads).toBe(3);
+  });
+});
+
+describe("subscription slots per key", () => {
+  it("takes up to the limit of one key, others unaffected; gives back once per slot, forgetting a key with its last", () => {
+    const slots = new KeySlots(2);
+    const a1 = slots.take("a")!;
+    const a2 = slots.take("a")!;
+    expect(slots.take("a")).toBeUndefined();
+    const b = slots.take("b")!;
+    expect([slots.taken("a"), slots.taken("b"), slots.keys]).toEqual([2, 1, 2]);
+    a1();
+    a1();
+    expect(slots.taken("a")).toBe(1);
+    expect(slots.take("a")).toBeDefined();
+    a2();
+    b();
+    expect(slots.keys).toBe(1);
+    expect(MAX_WATCHES_PER_KEY).toBe(32);
   });
 });

@@ -23,6 +23,8 @@ export function subscriptionFamilies(): Family[] {
       "Streams that found the log no longer holding where they stood, by kind: snapshot (a stale resume token), resync (a watch behind compaction), gap (a tail skipping offsets gone).",
       Object.entries(streamCounters.recoveries).map(([kind, value]) => ({ labels: { kind }, value })),
     ),
-    family("refused_total", "counter", "Subscriptions refused because every slot was taken.", [{ labels: {}, value: streamCounters.refused }]),
+    family("refused_total", "counter", "Subscriptions refused because every slot was taken, or every slot of the watched key.", [
+      { labels: {}, value: streamCounters.refused },
+    ]),
   ];
 }
