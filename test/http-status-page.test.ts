@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { sessionValid, sessionValue, SESSION_SECONDS } from "../workers/api/status/session";
-import { anyClient, call, TOKEN } from "./support/api";
+import { anyClient, call, json, TOKEN } from "./support/api";
+import { EventReader } from "./support/sse";
 import { COORDINATOR_NAME } from "../src/names";
 
 const driver = new TestDriver(env, application);
@@ -138,14 +139,21 @@ describe("sign-in", () => {
 });
 
 describe("the status page", () => {
-  it("shows placements as columns with every instance, refreshing itself, also for a bearer token", async () => {
+  it("shows placements as columns with every instance, live (a script allowed by its nonce, a refresh without JavaScript), also for a bearer token", async () => {
     await driver.instances();
     const response = await browse("/", { bearer: TOKEN });
     expect(response.status).toBe(200);
     expect(response.headers.get("Cache-Control")).toBe("no-store");
+    const csp = response.headers.get("Content-Security-Policy")!;
+    const nonce = /script-src 'nonce-([A-Za-z0-9_-]+)'/.exec(csp)![1]!;
+    expect(csp).toContain("connect-src 'self'");
     const html = await response.text();
-    expect(html).toContain('<meta http-equiv="refresh" content="2"/>');
-    expect(html).not.toContain("<script");
+    expect(html).toContain('<noscript><meta http-equiv="refresh" content="2"/></noscript>');
+    expect(html.match(/<script/g)).toHaveLength(1);
+    expect(html).toContain(`<script nonce="${nonce}">`);
+    expect(html).toContain('new URL("/tasks/watch", location.href)');
+    // A new nonce each time.
+    expect((await browse("/", { bearer: TOKEN })).headers.get("Content-Security-Policy")).not.toContain(nonce);
     for (const placement of ["a", "b"]) expect(html).toContain(`data-placement="${placement}"`);
     for (let p = 0; p < 4; p++) expect(html).toMatch(new RegExp(`data-instance="0_${p}@[ab]" data-state="RUNNING"`));
     expect(html).toContain("epoch");
@@ -180,9 +188,82 @@ describe("the status page", () => {
   });
 
   it("escapes what it shows", async () => {
-    const html = await (await browse("/", { bearer: TOKEN })).text();
+    // The page's script is a constant of the code (status/live.tsx), not something shown.
+    const html = (await (await browse("/", { bearer: TOKEN })).text()).replace(/<script[^>]*>[\s\S]*?<\/script>/, "");
     expect(html).not.toMatch(
-      /<(?!\/?(html|head|meta|title|style|body|header|h1|h2|h3|span|b|form|button|main|div|section|p|article|ul|li|progress|table|thead|tbody|tr|th|td|label|input|nav|a)\b|!DOCTYPE)/,
+      /<(?!\/?(html|head|meta|title|style|body|header|h1|h2|h3|span|b|form|button|main|div|section|p|article|ul|li|progress|table|thead|tbody|tr|th|td|label|input|nav|a|time|noscript)\b|!DOCTYPE)/,
     );
   });
 });
+
+describe("GET /tasks/watch", () => {
+  async function watchView(path: string, options: Parameters<typeof browse>[1] = { bearer: TOKEN }) {
+    const response = await browse(path, options);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toMatch(/^text\/event-stream/);
+    return new EventReader(response);
+  }
+
+  it("answers 401 without a credential, 403 for a token that may not read, and takes the session cookie", async () => {
+    const anonymous = await browse("/tasks/watch");
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("WWW-Authenticate")).toContain("Bearer");
+    expect((await browse("/tasks/watch", { bearer: "wrong" })).status).toBe(401);
+    expect((await browse("/tasks/watch", { bearer: "test-produce-token" })).status).toBe(403);
+    expect((await browse("/tasks/watch?format=xml", { bearer: TOKEN })).status).toBe(400);
+    const stream = await watchView("/tasks/watch?format=html", { cookie: await signIn() });
+    const first = await stream.next();
+    expect(first.event).toBe("view");
+    expect(Object.keys(JSON.parse(first.data).parts)).toEqual(["shutdown", "summary", "pages", "placements", "recent"]);
+    await stream.close();
+  });
+
+  it("sends the current view first, then a change when a task is corrupted and restores, and when ingest moves lag", async () => {
+    await driver.runUntilQuiet();
+    const listed = await json(await call("/tasks?limit=500"));
+    const stream = await watchView("/tasks/watch?limit=500");
+    const first = await stream.next();
+    expect(first).toMatchObject({ event: "view" });
+    expect(first.id).toBeUndefined();
+    const view = JSON.parse(first.data);
+    expect(view.tasks.map((t: { id: string; placement: string; state: string }) => `${t.id}@${t.placement}:${t.state}`)).toEqual(
+      listed.tasks.map((t: { id: string; placement: string; state: string }) => `${t.id}@${t.placement}:${t.state}`),
+    );
+    expect(view.summary.instances).toBe(listed.summary.instances);
+    expect(view).toMatchObject({ shutdown: null, next: null });
+    expect(view.tasks[0]).not.toHaveProperty("counters");
+
+    // A corruption: the active instance of 0_1 goes RESTORING (restoration paused), a change names it alone.
+    const active = (await driver.instances()).find((i) => i.taskId === "0_1" && i.role === "active")!;
+    const name = `0_1@${active.placement}`;
+    expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
+    try {
+      await driver.task(active).corrupt();
+      const restoring = await nextChange(stream, (c) => c.tasks.some((t) => `${t.id}@${t.placement}` === name && t.state === "RESTORING"));
+      expect(restoring.removed).toEqual([]);
+      const lagBefore = restoring.tasks.find((t) => `${t.id}@${t.placement}` === name)!.lag;
+      // Ingest while it restores (it processes nothing): its lag moves.
+      await driver.pipe("orders", [{ key: "lag-probe", value: { amount: 1 }, partition: 1 }]);
+      await nextChange(stream, (c) => c.tasks.some((t) => `${t.id}@${t.placement}` === name && t.lag > lagBefore));
+    } finally {
+      expect((await call("/admin/restore/resume", { body: {} })).status).toBe(200);
+    }
+    await driver.runUntilQuiet();
+    await nextChange(stream, (c) => c.tasks.some((t) => `${t.id}@${t.placement}` === name && t.state === "RUNNING" && t.lag === 0));
+    await stream.close();
+    await driver.runUntilQuiet();
+  });
+});
+
+type ViewChange = { tasks: { id: string; placement: string; state: string; lag: number; incarnation: number }[]; removed: string[] };
+
+/** Change events until one satisfies `wanted` (each within the reader's bound). */
+async function nextChange(stream: EventReader, wanted: (change: ViewChange) => boolean): Promise<ViewChange> {
+  for (let i = 0; i < 30; i++) {
+    const event = await stream.next();
+    expect(event.event).toBe("change");
+    const change = JSON.parse(event.data) as ViewChange;
+    if (wanted(change)) return change;
+  }
+  throw new Error("no such change in 30 events");
+}

@@ -18,6 +18,8 @@ import { EventReader, type ServerSentEvent } from "./support/sse";
 import { TEST_SCOPED_TOKENS } from "./support/tokens";
 import { until } from "./support/until";
 import { watchSlots } from "../workers/api/routes/watch";
+import { keySlots } from "../workers/api/subscription-stream";
+import { MAX_WATCHES_PER_KEY } from "../src/subscriptions/key-slots";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
@@ -269,6 +271,32 @@ describe("limits", () => {
     const again = await watchKey(key);
     await again.next();
     await again.close();
+  });
+
+  it("holds at most MAX_WATCHES_PER_KEY subscriptions of one key: the next is 503, another key and the prefix still open", async () => {
+    const key = keyOn(1, "watch-key-slots");
+    await until(async () => watchSlots.taken === 0, 10_000, "earlier subscriptions' slots given back", 20);
+    const streams: EventReader[] = [];
+    for (let i = 0; i < MAX_WATCHES_PER_KEY; i++) streams.push(await watchKey(key));
+    await Promise.all(streams.map((s) => s.next()));
+    try {
+      const refused = await call(`/stores/totals/keys/${key}/watch`);
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("Retry-After")).toBe("1");
+      expect((await json(refused)).message).toContain("of this key");
+      // The isolate has room: another key, and a prefix covering this key, are not refused.
+      const other = await watchKey(keyOn(1, "watch-key-slots-other"));
+      const prefix = await watch(`/stores/totals/watch?prefix=${encodeURIComponent(key)}`);
+      await Promise.all([other.next(), prefix.next()]);
+      await Promise.all([other.close(), prefix.close()]);
+      // One leaves: the key takes a subscription again.
+      await streams.pop()!.close();
+      await until(async () => keySlots.keys === 1 && watchSlots.taken === MAX_WATCHES_PER_KEY - 1, 10_000, "a slot of the key given back", 20);
+      streams.push(await watchKey(key));
+    } finally {
+      await Promise.all(streams.map((s) => s.close()));
+    }
+    await until(async () => keySlots.keys === 0 && watchSlots.taken === 0, 10_000, "every key's slots given back", 20);
   });
 });
 

@@ -28,6 +28,8 @@ export interface StreamEvent {
   readonly event?: string;
   readonly data: string;
   readonly id?: string;
+  /** Server-sent events' `retry`: how long a browser's EventSource waits before it reconnects (ms). */
+  readonly retry?: number;
 }
 
 /** How a stream went on when the log no longer held where it stood (counted per isolate: the metrics). */

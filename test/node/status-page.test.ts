@@ -1,8 +1,10 @@
 /**
  * The status page in a real browser (headless Chromium driven by playwright-core: Debian's when
  * installed, else the one the npm package @sparticuz/chromium ships, so `npm install` suffices) against
- * a real `wrangler dev`: sign in through the form, watch a long restore advance across the page's
- * own refreshes (no reloads by the test), take a screenshot, and see the task RUNNING at the end.
+ * a real `wrangler dev`: sign in through the form, then — the page open, never reloaded (a marker on
+ * its window survives, no load event) — corrupt a task and see its card turn RESTORING, ingest and
+ * see its lag grow, watch a long restore advance, take a screenshot, and see the task RUNNING with
+ * lag 0 at the end: every change comes from `GET /tasks/watch`, put in place by the page's script.
  * The screenshot goes to a temporary file; with UPDATE_SCREENSHOT=1 also to docs/status-page.png.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
@@ -50,7 +52,24 @@ async function task0(): Promise<Task> {
   return tasks.find((t) => t.id === "0_0" && t.role === "active")!;
 }
 
-/** The restore bar's value as the page shows it now (undefined while the page reloads). */
+/** The state the page shows for an instance's card. */
+async function cardState(page: Page, instance: string): Promise<string | null> {
+  return page
+    .locator(`article[data-instance="${instance}"]`)
+    .getAttribute("data-state", { timeout: 2_000 })
+    .catch(() => null);
+}
+
+/** The lag the page shows for an instance. */
+async function lagShown(page: Page, instance: string): Promise<number> {
+  const text = await page
+    .locator(`b[data-lag="${instance}"]`)
+    .textContent({ timeout: 2_000 })
+    .catch(() => null);
+  return text === null ? Number.NaN : Number(text.replace(/,/g, ""));
+}
+
+/** The restore bar's value as the page shows it now (undefined while it has none). */
 async function barValue(page: Page, instance: string): Promise<number | undefined> {
   try {
     const value = await page.locator(`progress[data-instance="${instance}"]`).getAttribute("value", { timeout: 500 });
@@ -61,7 +80,7 @@ async function barValue(page: Page, instance: string): Promise<number | undefine
 }
 
 describe("the status page in Chromium", () => {
-  it("signs in, follows a restore across refreshes, and shows the task running again", { timeout: 180_000 }, async () => {
+  it("signs in, then follows a corruption, ingest and a restore in place, and shows the task running again", { timeout: 180_000 }, async () => {
     // Many orders to one task, each of its own customer, so its changelog is long even compacted:
     // ORDERS / BATCH_RECORDS restore batches.
     for (let start = 0; start < ORDERS; start += 1_000) {
@@ -80,14 +99,7 @@ describe("the status page in Chromium", () => {
     const end = before.changelogs[0]!.end;
     const instance = `0_0@${before.placement}`;
 
-    await api("/admin/restore/pause", {});
-    await api("/admin/tasks/0_0/corrupt", {});
-    expect(await task0()).toMatchObject({ state: "RESTORING", incarnation: before.incarnation + 1 });
-
     const page = await context.newPage();
-    let loads = 0;
-    page.on("load", () => loads++);
-
     // Not signed in: the page sends the browser to the form.
     await page.goto(`${dev.url}/`);
     expect(new URL(page.url()).pathname).toBe("/login");
@@ -98,19 +110,36 @@ describe("the status page in Chromium", () => {
     expect(session).toMatchObject({ httpOnly: true, secure: true, sameSite: "Strict" });
     expect(session!.value).not.toContain(dev.token);
 
+    // From here on the page never loads again: a marker on its window survives, and no load event comes.
+    let loads = 0;
+    page.on("load", () => loads++);
+    await page.evaluate(() => {
+      (window as unknown as { liveMarker: number }).liveMarker = 42;
+    });
+    const marker = () => page.evaluate(() => (window as unknown as { liveMarker?: number }).liveMarker);
+    await expect.poll(() => page.locator("[data-live]").textContent(), { timeout: 10_000 }).toMatch(/^live · updated/);
+    expect(await cardState(page, instance)).toBe("RUNNING");
+
+    // A corruption while the page is open: the card turns RESTORING with its bar at 0, in place.
+    await api("/admin/restore/pause", {});
+    await api("/admin/tasks/0_0/corrupt", {});
+    expect(await task0()).toMatchObject({ state: "RESTORING", incarnation: before.incarnation + 1 });
+    await until(async () => (await cardState(page, instance)) === "RESTORING", 15_000, "the page to show 0_0 RESTORING");
     await expect.poll(() => barValue(page, instance), { timeout: 10_000 }).toBe(0);
     expect(await page.locator(`progress[data-instance="${instance}"]`).getAttribute("max")).toBe(String(end));
-    expect(await page.locator(`article[data-instance="${instance}"]`).textContent()).toContain("RESTORING");
 
-    // Let restoration go a few batches at a time; the page shows each step on one of its refreshes.
+    // Ingest while it restores (it processes nothing): its lag on the page moves.
+    const lagBefore = await lagShown(page, instance);
+    await api("/topics/orders/records", { records: Array.from({ length: 25 }, (_, i) => ({ key: `late-${i}`, value: { amount: 1 }, partition: 0 })) });
+    await until(async () => (await lagShown(page, instance)) >= lagBefore + 25, 15_000, "the page to show the lag grown by 25");
+
+    // Let restoration go a few batches at a time; the page shows each step as it comes.
     const seen = [0];
     for (const step of [1, 2]) {
       await api("/admin/restore/resume", { maxBatches: 5 });
       const target = step * 5 * BATCH_RECORDS;
       await until(async () => (await task0()).changelogs[0]!.restored >= target, 30_000, `${target} records restored`);
-      const loadsBefore = loads;
       await until(async () => ((await barValue(page, instance)) ?? -1) >= target, 15_000, `the page to show ${target} restored`);
-      expect(loads).toBeGreaterThan(loadsBefore);
       seen.push((await barValue(page, instance)) ?? -1);
     }
     expect(seen[1]).toBeGreaterThan(seen[0]!);
@@ -130,20 +159,14 @@ describe("the status page in Chromium", () => {
       copyFileSync(shot, join(root, "docs/status-page.png"));
     }
 
-    // Then all of it: the card turns RUNNING on a later refresh, without a restore bar.
+    // Then all of it: the card turns RUNNING, without a restore bar, and works off its lag.
     await api("/admin/restore/resume", {});
-    await until(
-      async () => {
-        try {
-          return (await page.locator(`article[data-instance="${instance}"]`).getAttribute("data-state", { timeout: 500 })) === "RUNNING";
-        } catch {
-          return false;
-        }
-      },
-      60_000,
-      "the page to show 0_0 RUNNING",
-    );
+    await until(async () => (await cardState(page, instance)) === "RUNNING", 60_000, "the page to show 0_0 RUNNING");
     expect(await page.locator(`progress[data-instance="${instance}"]`).count()).toBe(0);
+    await until(async () => (await lagShown(page, instance)) === 0, 30_000, "the page to show 0_0 with lag 0");
+    // All of it without a navigation.
+    expect(loads).toBe(0);
+    expect(await marker()).toBe(42);
     await page.close();
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Subscriptions' pure parts (docs/subscriptions.md): the resume token, the changes a changelog
  * fetch holds and the gaps compaction leaves, the offset a task's committed store reflects, the
- * stream's loop over a fake log (snapshot, changes, resync, back-pressure) and the slot limit.
+ * stream's loop over a fake log (snapshot, changes, resync, back-pressure), the slot limit, and
+ * the watch of a computed view (GET /tasks/watch: diffs, cadence).
  */
 import { describe, expect, it } from "vitest";
 import { OffsetOutOfRange } from "../../src/log/errors";
@@ -13,6 +14,8 @@ import { decodeToken, encodeToken } from "../../src/subscriptions/resume-token";
 import { KEEP_ALIVE_MS, MAX_IDLE_MS, runWatch, WATCH_FETCH, type Snapshot, type WatchEvent, type WatchTarget } from "../../src/subscriptions/watch-loop";
 import { runTail, type TailEvent } from "../../src/subscriptions/tail-loop";
 import { WatchSlots } from "../../src/subscriptions/watch-slots";
+import { KeySlots, MAX_WATCHES_PER_KEY } from "../../src/subscriptions/key-slots";
+import { diffViews, nextWait, runViewWatch, VIEW_IDLE_MS, VIEW_RETRY_MS, VIEW_TICK_MS, type ViewWatch } from "../../src/subscriptions/view-watch";
 import { committedOffset } from "../../src/task/committed-read";
 
 const record = (offset: number, key: string, value: string, deleted = false): LogRecord => ({
@@ -378,5 +381,124 @@ describe("subscription slots", () => {
     expect(slots.take()).toBeDefined();
     b();
     expect(slots.taken).toBe(1);
+  });
+});
+
+describe("a watch of a computed view (GET /tasks/watch)", () => {
+  const parts = (entries: Record<string, string>) => new Map(Object.entries(entries));
+
+  it("diffs two views: parts new or different in the new view's order, and the names gone; `same` decides equality", () => {
+    const before = parts({ a: "1", b: "2", c: "3" });
+    const after = parts({ d: "4", b: "2*", a: "1" });
+    expect(diffViews(before, after)).toEqual({ changed: ["d", "b"], removed: ["c"] });
+    expect(diffViews(after, after)).toEqual({ changed: [], removed: [] });
+    expect(diffViews(before, after, (name, x, y) => name === "b" || x === y)).toEqual({ changed: ["d"], removed: ["c"] });
+  });
+
+  it("reads every VIEW_TICK_MS while the view changes, backing off to VIEW_IDLE_MS while it does not", () => {
+    expect([0, 1, 2, 3, 4, 10].map(nextWait)).toEqual([VIEW_TICK_MS, 2 * VIEW_TICK_MS, 4 * VIEW_TICK_MS, VIEW_IDLE_MS, VIEW_IDLE_MS, VIEW_IDLE_MS]);
+  });
+
+  it("sends the whole view, then one change event per read that found a difference, with its parts alone; a quiet view costs keep-alives only", async () => {
+    // The view at each read: a task goes RESTORING, stays, restores, then nothing changes for long.
+    const reads: Record<string, string>[] = [
+      { "task:0_0": "RUNNING", summary: "s0" },
+      { "task:0_0": "RESTORING 0", summary: "s1" },
+      { "task:0_0": "RESTORING 0", summary: "s1" },
+      { "task:0_0": "RESTORING 5", summary: "s1" },
+      { "task:0_0": "RUNNING", summary: "s0", "task:0_1": "RUNNING" },
+      { "task:0_1": "RUNNING", summary: "s0" },
+    ];
+    let clock = 0;
+    let read = 0;
+    const waits: number[] = [];
+    const events: { event?: string; data: string }[] = [];
+    let alive = 0;
+    const watch: ViewWatch = {
+      read: async () => ({ parts: parts(reads[Math.min(read++, reads.length - 1)]!), calls: 1 }),
+      whole: (view, at) => JSON.stringify({ at, whole: [...view] }),
+      change: (view, diff) => JSON.stringify({ changed: diff.changed.map((n) => [n, view.get(n)]), removed: diff.removed }),
+    };
+    await runViewWatch(watch, {
+      send: async (event) => {
+        events.push(event);
+      },
+      closed: () => clock > 2 * KEEP_ALIVE_MS,
+      idle: async (ms) => {
+        waits.push(ms);
+        clock += ms;
+      },
+      keepAlive: async () => {
+        alive++;
+      },
+      now: () => clock,
+    });
+    expect(events[0]).toEqual({ event: "view", data: JSON.stringify({ at: 0, whole: [...parts(reads[0]!)] }), retry: VIEW_RETRY_MS });
+    expect(events.slice(1).map((e) => [e.event, JSON.parse(e.data)])).toEqual([
+      [
+        "change",
+        {
+          changed: [
+            ["task:0_0", "RESTORING 0"],
+            ["summary", "s1"],
+          ],
+          removed: [],
+        },
+      ],
+      ["change", { changed: [["task:0_0", "RESTORING 5"]], removed: [] }],
+      [
+        "change",
+        {
+          changed: [
+            ["task:0_0", "RUNNING"],
+            ["summary", "s0"],
+            ["task:0_1", "RUNNING"],
+          ],
+          removed: [],
+        },
+      ],
+      ["change", { changed: [], removed: ["task:0_0"] }],
+    ]);
+    expect(events.every((e) => !("id" in e))).toBe(true);
+    // 1 s after each change, 2 s after the one unchanged read, then 5 s apart while nothing changes.
+    expect(waits.slice(0, 6)).toEqual([1_000, 1_000, 2_000, 1_000, 1_000, 1_000]);
+    expect(waits.slice(6, 8)).toEqual([2_000, 4_000]);
+    expect(new Set(waits.slice(8))).toEqual(new Set([VIEW_IDLE_MS]));
+    expect(alive).toBe(1);
+  });
+
+  it("ends before a read that would pass its budget of calls (the client reconnects to a new request)", async () => {
+    let reads = 0;
+    let open = true;
+    await runViewWatch(
+      {
+        read: async () => ({ parts: new Map([["n", String(reads++)]]), calls: 10 }),
+        whole: () => "{}",
+        change: () => "{}",
+      },
+      { send: async () => {}, closed: () => !open, idle: async () => {}, keepAlive: async () => {}, now: () => 0 },
+      35,
+    );
+    open = false;
+    expect(reads).toBe(3);
+  });
+});
+
+describe("subscription slots per key", () => {
+  it("takes up to the limit of one key, others unaffected; gives back once per slot, forgetting a key with its last", () => {
+    const slots = new KeySlots(2);
+    const a1 = slots.take("a")!;
+    const a2 = slots.take("a")!;
+    expect(slots.take("a")).toBeUndefined();
+    const b = slots.take("b")!;
+    expect([slots.taken("a"), slots.taken("b"), slots.keys]).toEqual([2, 1, 2]);
+    a1();
+    a1();
+    expect(slots.taken("a")).toBe(1);
+    expect(slots.take("a")).toBeDefined();
+    a2();
+    b();
+    expect(slots.keys).toBe(1);
+    expect(MAX_WATCHES_PER_KEY).toBe(32);
   });
 });

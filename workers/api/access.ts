@@ -33,6 +33,8 @@ export const ACCESS_RULES: readonly AccessRule[] = [
   api("/logout", [], { public: true }),
   api("/", ["read"], { cookie: true }),
   api("/tasks", ["read"], { cookie: true }),
+  // The status page follows it with its cookie (EventSource cannot send Authorization).
+  api("/tasks/watch", ["read"], { cookie: true }),
   api("/metrics", ["read"], { cookie: true }),
   api("/sinks", ["read"], { cookie: true }),
   api("/health", ["read"], { cookie: true }),

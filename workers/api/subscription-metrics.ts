@@ -14,7 +14,7 @@ export function subscriptionFamilies(): Family[] {
     samples,
   });
   return [
-    family("open", "gauge", "Subscriptions (store watches and topic tails) open now.", [{ labels: {}, value: watchSlots.taken }]),
+    family("open", "gauge", "Subscriptions (store watches, topic tails, cluster view watches) open now.", [{ labels: {}, value: watchSlots.taken }]),
     family("limit", "gauge", "Subscriptions an isolate holds at most; past it a new one is refused (503).", [{ labels: {}, value: watchSlots.limit }]),
     family("events_sent_total", "counter", "Events sent to subscribers (keep-alive comments not counted).", [{ labels: {}, value: streamCounters.eventsSent }]),
     family(
@@ -23,6 +23,8 @@ export function subscriptionFamilies(): Family[] {
       "Streams that found the log no longer holding where they stood, by kind: snapshot (a stale resume token), resync (a watch behind compaction), gap (a tail skipping offsets gone).",
       Object.entries(streamCounters.recoveries).map(([kind, value]) => ({ labels: { kind }, value })),
     ),
-    family("refused_total", "counter", "Subscriptions refused because every slot was taken.", [{ labels: {}, value: streamCounters.refused }]),
+    family("refused_total", "counter", "Subscriptions refused because every slot was taken, or every slot of the watched key.", [
+      { labels: {}, value: streamCounters.refused },
+    ]),
   ];
 }

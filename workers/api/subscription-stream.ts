@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { FollowedLog, StreamPorts } from "../../src/subscriptions/follow-log";
 import { StreamCounters } from "../../src/subscriptions/stream-counters";
+import { KeySlots } from "../../src/subscriptions/key-slots";
 import { WatchSlots } from "../../src/subscriptions/watch-slots";
 import { logEvent } from "../../src/util/logging";
 import type { ApiEnv } from "./context";
@@ -17,17 +18,50 @@ export const watchSlots = new WatchSlots();
 /** What this isolate's subscriptions did (`GET /metrics`). */
 export const streamCounters = new StreamCounters();
 
-/** A slot for a new subscription, or 503 when this isolate holds its most. */
-export function takeSlot(): () => void {
+/** This isolate's subscriptions by watched key (src/subscriptions/key-slots.ts). */
+export const keySlots = new KeySlots();
+
+/**
+ * A slot for a new subscription — and one of `key`'s when it watches one (a store's key, prefix
+ * or key's windows) — or 503 when this isolate, or that key in it, holds its most.
+ */
+export function takeSlot(key?: string): () => void {
   const release = watchSlots.take();
-  if (release) return release;
-  streamCounters.refused++;
-  throw new ApiError(503, "unavailable", `this isolate holds ${watchSlots.limit} subscriptions, its most: try again`, 1);
+  if (!release) {
+    streamCounters.refused++;
+    throw new ApiError(503, "unavailable", `this isolate holds ${watchSlots.limit} subscriptions, its most: try again`, 1);
+  }
+  if (key === undefined) return release;
+  const releaseKey = keySlots.take(key);
+  if (!releaseKey) {
+    release();
+    streamCounters.refused++;
+    throw new ApiError(503, "unavailable", `this isolate holds ${keySlots.limit} subscriptions of this key, its most: try again`, 1);
+  }
+  return () => {
+    releaseKey();
+    release();
+  };
 }
 
 /** Opens the event stream of a subscription reading `topic`: `run` goes until the subscriber leaves; the slot is held meanwhile. */
 export function openStream(c: Context<ApiEnv>, topic: string, release: () => void, run: (ports: StreamPorts & FollowedLog) => Promise<void>) {
   const log = c.var.host.log;
+  return openEventStream(c, topic, release, (ports) =>
+    run({
+      ...ports,
+      fetch: (partition, offset, bounds) => log.fetch({ topic, partition }, offset, bounds),
+      offsets: (partition) => log.offsets({ topic, partition }),
+    }),
+  );
+}
+
+/**
+ * Opens an event stream whose `run` sends through the stream ports (any subscription: a log's,
+ * or a view read on a cadence such as `GET /tasks/watch`) until the subscriber leaves, holding
+ * the slot meanwhile; `what` names it in the log.
+ */
+export function openEventStream(c: Context<ApiEnv>, what: string, release: () => void, run: (ports: StreamPorts) => Promise<void>) {
   return streamSSE(
     c,
     async (stream) => {
@@ -41,8 +75,6 @@ export function openStream(c: Context<ApiEnv>, topic: string, release: () => voi
       );
       try {
         await run({
-          fetch: (partition, offset, bounds) => log.fetch({ topic, partition }, offset, bounds),
-          offsets: (partition) => log.offsets({ topic, partition }),
           send: async (event) => {
             await stream.writeSSE(event);
             streamCounters.eventsSent++;
@@ -63,7 +95,7 @@ export function openStream(c: Context<ApiEnv>, topic: string, release: () => voi
     },
     async (error) => {
       release();
-      logEvent("watch.ended", { topic, error: String(error) }, "warn");
+      logEvent("watch.ended", { what, error: String(error) }, "warn");
     },
   );
 }

@@ -114,13 +114,13 @@ export async function applicationView(host: Host, instances: number, placementsS
 }
 
 /** The summary as `GET /tasks` answers it (docs/http-api.md). */
-export function summaryJson(view: ApplicationView) {
+export function summaryJson(view: ApplicationView, now = Date.now()) {
   const { summary, placements } = view;
   return {
     instances: summary.instances,
     byState: summary.byState,
     lag: summary.lag,
-    maxLagMs: ageMs(summary.oldestWaiting, Date.now()),
+    maxLagMs: ageMs(summary.oldestWaiting, now),
     restoring: summary.restoring,
     byRole: summary.byRole,
     failed: summary.failed,

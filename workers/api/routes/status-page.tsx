@@ -2,8 +2,10 @@
  * `GET /`: the status page for people — the application summary (instances by state, lag, restore
  * progress), placements as columns with their restore workers, and a page of task instances
  * (`?cursor=` pages on) with role, state, epoch, incarnation, lag and restore or standby progress,
- * recent corruptions and migrations. Server-rendered, refreshing itself every 2 s, readable without
- * JavaScript; a refresh costs a bounded number of calls whatever the number of tasks.
+ * recent corruptions and migrations. Server-rendered, then live: its script follows
+ * `GET /tasks/watch?format=html` and replaces the parts that change in place (../status/live.tsx);
+ * without JavaScript it refreshes itself every 2 s. A read of the view costs a bounded number of
+ * calls whatever the number of tasks.
  * `GET /login` / `POST /login` sign a browser in with a token that may read, once (see
  * status/session.ts); `POST /logout` signs it out.
  */
@@ -12,6 +14,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import { html } from "hono/html";
+import { encodeBase64Url } from "hono/utils/encode";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { z } from "zod";
 import { authFailures, clientOf } from "../auth-failures";
@@ -19,21 +22,27 @@ import { credentialsOf, grants, rolesOf } from "../credentials";
 import { fromAnotherOrigin } from "../origin";
 import type { ApiEnv } from "../context";
 import { LoginPage, StatusPage } from "../status/components";
+import { PAGE_SCRIPT } from "../status/live";
 import { endSession, SESSION_COOKIE, sessionKey, startSession } from "../status/session";
 import { clusterSnapshot } from "../status/snapshot";
 import { invalidInput } from "../validation";
 import { pageQuery } from "../views";
+import { WATCH_PAGE } from "./tasks";
 
-/** Pages say what they are and load nothing from anywhere: no scripts, no framing. */
-function pageHeaders(c: Context): void {
-  c.header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+/**
+ * Pages say what they are and load nothing from anywhere, no framing: the one script is the status
+ * page's own, inline, allowed by a nonce of this response; it connects to this origin only.
+ */
+function pageHeaders(c: Context, nonce?: string): void {
+  const script = nonce === undefined ? "" : `; script-src 'nonce-${nonce}'; connect-src 'self'`;
+  c.header("Content-Security-Policy", `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'${script}`);
   c.header("X-Content-Type-Options", "nosniff");
   c.header("Referrer-Policy", "no-referrer");
   c.header("Cache-Control", "no-store");
 }
 
-function render(c: Context, page: JSX.Element, status: 200 | 400 | 401 | 403 | 429 = 200) {
-  pageHeaders(c);
+function render(c: Context, page: JSX.Element, status: 200 | 400 | 401 | 403 | 429 = 200, nonce?: string) {
+  pageHeaders(c, nonce);
   return c.html(html`<!DOCTYPE html>${page}`, status);
 }
 
@@ -41,14 +50,16 @@ const loginForm = z.object({ token: z.string().trim().min(1, "enter the API toke
 
 export const statusPage = new Hono<ApiEnv>();
 
-/** Instances per page of the status page (`?cursor=` pages on): its refresh costs at most this many calls, plus one per restore worker shard and one to the coordinator. */
-export const STATUS_PAGE_INSTANCES = 100;
+/** Instances per page of the status page (`?cursor=` pages on): a read of its view costs at most this many calls, plus one per restore worker shard and one to the coordinator. */
+export const STATUS_PAGE_INSTANCES = WATCH_PAGE;
 
 statusPage.get("/", zValidator("query", pageQuery(STATUS_PAGE_INSTANCES, STATUS_PAGE_INSTANCES), invalidInput), async (c) => {
   const { limit, after } = c.req.valid("query");
   const snapshot = await clusterSnapshot(c.var.host, { after, limit });
   const signedIn = getCookie(c, SESSION_COOKIE, "host") !== undefined;
-  return render(c, <StatusPage snapshot={snapshot} application={c.var.host.application.applicationId} signedIn={signedIn} />);
+  const nonce = encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)).buffer).replace(/=+$/, "");
+  const live = { nonce, text: PAGE_SCRIPT };
+  return render(c, <StatusPage snapshot={snapshot} application={c.var.host.application.applicationId} signedIn={signedIn} live={live} />, 200, nonce);
 });
 
 statusPage.get("/login", (c) => render(c, <LoginPage />));

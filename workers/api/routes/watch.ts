@@ -69,12 +69,15 @@ async function startOf(
 
 /**
  * Opens the subscription: a WebSocket when the request asks for one, else the event stream. The
- * watch runs until the subscriber goes away, holding a slot.
+ * watch runs until the subscriber goes away, holding a slot of the isolate and one of what it
+ * watches (`watched`: at most MAX_WATCHES_PER_KEY subscriptions of one key, prefix or key's windows).
  */
-function open(c: Context<ApiEnv>, target: WatchTarget, start: WatchStart, snapshot: () => Promise<Snapshot>) {
+function open(c: Context<ApiEnv>, target: WatchTarget, start: WatchStart, snapshot: () => Promise<Snapshot>, watched: string) {
   const run = (ports: StreamPorts & FollowedLog) => runWatch(target, { ...ports, snapshot }, start);
-  if (wantsWebSocket(c.req.raw)) return openSocket(c, target.topic, takeSlot(), run);
-  return openStream(c, target.topic, takeSlot(), run);
+  // Counted per watched key too: the store, what is watched (a key, a prefix, a key's windows) and its serialized form.
+  const slot = takeSlot(`${target.topic}\n${watched}`);
+  if (wantsWebSocket(c.req.raw)) return openSocket(c, target.topic, slot, run);
+  return openStream(c, target.topic, slot, run);
 }
 
 export const watch = new Hono<ApiEnv>()
@@ -94,7 +97,7 @@ export const watch = new Hono<ApiEnv>()
       });
     const target: WatchTarget = { topic: found.store.changelogTopic, partitions, watched: (k) => k === key, kind: "key", key, present };
     const start = await startOf(c, found, partitions, selection);
-    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection));
+    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection), `key\n${key}`);
   })
   .get("/stores/:store/watch", zValidator("query", prefixQuery, invalidInput), async (c) => {
     const found = watchedStore(c);
@@ -113,7 +116,7 @@ export const watch = new Hono<ApiEnv>()
       snapshotEnd: (keys) => JSON.stringify({ prefix: text, keys }),
     };
     const start = await startOf(c, found, partitions, selection);
-    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection));
+    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection), `prefix\n${prefix}`);
   })
   // As the key route: a windows path ending in `/watch` is a subscription, any other the read (stores.ts).
   .get("/stores/:store/windows/:key{[\\s\\S]+}", async (c, next) => {
@@ -143,5 +146,5 @@ export const watch = new Hono<ApiEnv>()
     const tooMany = `key ${JSON.stringify(typedKey)} has more than ${MAX_SNAPSHOT_KEYS} windows in store ${found.store.name}: too many to watch`;
     const snapshot = () => takeSnapshot(c.var.host, found, partitions, selection, tooMany);
     const start = await startOf(c, found, partitions, selection, tooMany);
-    return open(c, target, start, snapshot);
+    return open(c, target, start, snapshot, `windows\n${key}`);
   });

@@ -1,67 +1,30 @@
 /**
- * Server-rendered pieces of the status page and the sign-in form (`hono/jsx`, no scripts): the
+ * Server-rendered pieces of the status page and the sign-in form (`hono/jsx`): the
  * application summary, a column per placement, a card per task instance of the page with progress
  * bars for restoration and standby updates, links to the other pages, and recent corruptions,
  * migrations, skipped records and input resets. A FAILED instance wears a red badge and says the
- * record it stopped at. Everything interpolated is escaped by JSX.
+ * record it stopped at. Everything interpolated is escaped by JSX. Each piece the live page
+ * replaces in place carries `data-part` (its name in `GET /tasks/watch?format=html`, live.tsx).
  */
 import type { Child } from "hono/jsx";
 import type { LifecycleEvent } from "../../../src/task/lifecycle";
 import { ageMs } from "../../../src/task/input-lag";
+import { STYLE } from "./style";
 import { remainingToRestore, restoreProgress, type ClusterSnapshot, type InstanceView, type PlacementView } from "./snapshot";
 
+/** Without JavaScript, the page refreshes itself this often (a `<noscript>` refresh). */
 export const REFRESH_SECONDS = 2;
-
-const STYLE = `
-:root { color-scheme: light; --fg:#1d2330; --muted:#667085; --line:#d8dde6; --card:#fff; --bg:#f4f6f9;
-  --active:#1f6feb; --standby:#8250df; --idle:#98a2b3; --ok:#1a7f37; --warn:#bf8700; --bad:#cf222e; }
-* { box-sizing: border-box; }
-body { margin:0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color:var(--fg); background:var(--bg); }
-header.top { display:flex; align-items:center; gap:16px; padding:12px 20px; background:#0d1b2a; color:#fff; }
-header.top h1 { font-size:18px; margin:0; }
-header.top .meta { color:#c9d1d9; font-size:13px; flex:1; }
-header.top form { margin:0; }
-header.top button { font:inherit; background:transparent; color:#fff; border:1px solid #8b949e; border-radius:6px; padding:3px 10px; cursor:pointer; }
-main { padding:16px 20px; }
-.placements { display:grid; gap:16px; align-items:start; }
-.placement > h2 { font-size:15px; margin:0 0 2px; }
-.placement > .note { color:var(--muted); font-size:12px; margin:0 0 8px; }
-.card { background:var(--card); border:1px solid var(--line); border-left:4px solid var(--idle); border-radius:8px; padding:10px 12px; margin-bottom:10px; }
-.card.active { border-left-color:var(--active); } .card.standby { border-left-color:var(--standby); } .card.down, .card.failed { border-left-color:var(--bad); }
-.card h3 { font-size:15px; margin:0 0 4px; display:flex; gap:6px; align-items:center; flex-wrap:wrap; }
-.badge { font-size:11px; font-weight:600; letter-spacing:.02em; border-radius:10px; padding:1px 8px; background:#eef1f5; color:var(--fg); }
-.badge.active { background:#ddeafe; color:#0b4fb3; } .badge.standby { background:#efe6fd; color:#5e2bb8; }
-.badge.RUNNING { background:#dafbe1; color:var(--ok); } .badge.RESTORING { background:#fff3c4; color:#7d5a00; }
-.badge.UPDATING { background:#efe6fd; color:#5e2bb8; } .badge.down, .badge.FAILED { background:#ffe1e1; color:var(--bad); }
-.facts { display:flex; flex-wrap:wrap; gap:4px 14px; color:var(--muted); font-size:12px; margin:2px 0 6px; }
-.facts b { color:var(--fg); font-weight:600; }
-.bar { margin:6px 0; }
-.bar .label { display:flex; justify-content:space-between; font-size:12px; gap:8px; }
-.bar progress { width:100%; height:12px; accent-color:var(--active); }
-.bar.standby progress { accent-color:var(--standby); }
-.events { font-size:12px; color:var(--muted); margin:4px 0 0; padding-left:16px; }
-.events .wipe, .events .failed { color:var(--bad); } .events .migrated-away, .events .skipped, .events .offsets-reset { color:var(--warn); }
-section.recent { margin-top:8px; }
-section.recent h2 { font-size:15px; }
-table { border-collapse:collapse; background:var(--card); border:1px solid var(--line); font-size:13px; }
-th, td { text-align:left; padding:4px 10px; border-bottom:1px solid var(--line); }
-.muted { color:var(--muted); }
-form.login { max-width:360px; margin:12vh auto; background:var(--card); border:1px solid var(--line); border-radius:10px; padding:22px; }
-form.login h1 { font-size:18px; margin:0 0 12px; }
-form.login input { width:100%; font:inherit; padding:7px 9px; border:1px solid var(--line); border-radius:6px; margin:6px 0 12px; }
-form.login button { font:inherit; background:var(--active); color:#fff; border:0; border-radius:6px; padding:7px 14px; cursor:pointer; }
-.error { color:var(--bad); }
-section.summary { display:flex; flex-wrap:wrap; gap:8px 24px; align-items:center; background:var(--card); border:1px solid var(--line); border-radius:8px; padding:10px 14px; margin-bottom:16px; }
-section.summary .stat b { font-size:16px; }
-section.summary .bar { flex:1 1 280px; }
-nav.pages { display:flex; gap:16px; margin:4px 0 14px; font-size:13px; }
-`;
 
 const numberFormat = new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 });
 export const fmt = (n: number): string => numberFormat.format(n);
 
 export function ago(at: number, now: number): string {
   return `${duration(now - at)} ago`;
+}
+
+/** A past moment as words ("5 s ago"); the live page's script keeps the words current (live.tsx). */
+function Ago(props: { at: number; now: number }) {
+  return <time data-at={String(props.at)}>{ago(props.at, props.now)}</time>;
 }
 
 /** A duration in words: seconds, minutes or hours. */
@@ -72,18 +35,26 @@ export function duration(ms: number): string {
   return `${Math.round(seconds / 3600)} h`;
 }
 
-export function Page(props: { title: string; refresh?: boolean; children?: Child }) {
+export function Page(props: { title: string; refresh?: boolean; script?: { nonce: string; text: string }; children?: Child }) {
   return (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
-        {props.refresh ? <meta http-equiv="refresh" content={String(REFRESH_SECONDS)} /> : null}
+        {props.refresh ? (
+          <noscript>
+            <meta http-equiv="refresh" content={String(REFRESH_SECONDS)} />
+          </noscript>
+        ) : null}
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{props.title}</title>
         {/* A constant: inserted as is, since escaping would break its selectors and quotes. */}
         <style dangerouslySetInnerHTML={{ __html: STYLE }} />
       </head>
-      <body>{props.children}</body>
+      <body>
+        {props.children}
+        {/* A constant of this module: inserted as is, allowed by its nonce (routes/status-page.tsx). */}
+        {props.script ? <script nonce={props.script.nonce} dangerouslySetInnerHTML={{ __html: props.script.text }} /> : null}
+      </body>
     </html>
   );
 }
@@ -133,12 +104,12 @@ const RECENT_WHAT: Partial<Record<LifecycleEvent["event"], string>> = {
   "offsets-reset": "input reset by an operator",
 };
 
-function InstanceCard(props: { instance: InstanceView; now: number }) {
+export function InstanceCard(props: { instance: InstanceView; now: number }) {
   const { instance, now } = props;
   const name = `${instance.id}@${instance.placement}`;
   if (!instance.up) {
     return (
-      <article class="card down" data-instance={name}>
+      <article class="card down" data-instance={name} data-part={`card:${name}`}>
         <h3>
           {instance.id} <span class={`badge ${instance.role}`}>{instance.role}</span> <span class="badge down">not answering</span>
         </h3>
@@ -161,7 +132,7 @@ function InstanceCard(props: { instance: InstanceView; now: number }) {
   const failed = instance.state === "FAILED";
   const error = instance.error;
   return (
-    <article class={`card ${instance.role}${failed ? " failed" : ""}`} data-instance={name} data-state={instance.state}>
+    <article class={`card ${instance.role}${failed ? " failed" : ""}`} data-instance={name} data-state={instance.state} data-part={`card:${name}`}>
       <h3>
         {instance.id} <span class={`badge ${instance.role}`}>{instance.role}</span> <span class={`badge ${instance.state}`}>{instance.state}</span>
       </h3>
@@ -213,7 +184,7 @@ function InstanceCard(props: { instance: InstanceView; now: number }) {
         <ul class="events">
           {events.map((e) => (
             <li class={e.event}>
-              {e.event} · epoch {e.epoch} · incarnation {e.incarnation} · {ago(e.at, now)}
+              {e.event} · epoch {e.epoch} · incarnation {e.incarnation} · <Ago at={e.at} now={now} />
             </li>
           ))}
         </ul>
@@ -225,12 +196,12 @@ function InstanceCard(props: { instance: InstanceView; now: number }) {
 const ROLE_ORDER = { active: 0, standby: 1, idle: 2 } as const;
 
 /** The whole application at a glance, from the restore worker shards' summaries (not from the page). */
-function SummarySection(props: { snapshot: ClusterSnapshot }) {
+export function SummarySection(props: { snapshot: ClusterSnapshot }) {
   const { summary } = props.snapshot;
   const states = Object.entries(summary.byState).sort(([a], [b]) => a.localeCompare(b));
   const { restored, total } = summary.restoring;
   return (
-    <section class="summary" data-summary="application">
+    <section class="summary" data-summary="application" data-part="summary">
       <span class="stat">
         <b data-summary-instances>{fmt(summary.instances)}</b> task instances
       </span>
@@ -263,12 +234,12 @@ function SummarySection(props: { snapshot: ClusterSnapshot }) {
   );
 }
 
-/** Links to the first and the next page of instances. */
-function Pages(props: { snapshot: ClusterSnapshot }) {
+/** Links to the first and the next page of instances (an empty part when there is one page). */
+export function Pages(props: { snapshot: ClusterSnapshot }) {
   const { snapshot } = props;
-  if (snapshot.first && snapshot.next === null) return null;
+  if (snapshot.first && snapshot.next === null) return <nav class="pages" data-part="pages" hidden />;
   return (
-    <nav class="pages">
+    <nav class="pages" data-part="pages">
       <span class="muted">
         {snapshot.instances.length} of {fmt(snapshot.summary.instances)} instances on this page
       </span>
@@ -282,8 +253,9 @@ function Pages(props: { snapshot: ClusterSnapshot }) {
   );
 }
 
-function PlacementColumn(props: { placement: PlacementView; instances: InstanceView[]; now: number }) {
-  const { placement } = props;
+/** The line under a placement's name: its instances by role, and its restore workers. */
+export function PlacementNote(props: { placement: PlacementView; onPage: number }) {
+  const { placement, onPage } = props;
   const restore =
     placement.restorePaused === null
       ? "restore worker not answering"
@@ -292,31 +264,62 @@ function PlacementColumn(props: { placement: PlacementView; instances: InstanceV
           ? `restoration paused, ${placement.restoreBudget} batches allowed`
           : "restoration paused"
         : "restoration running";
-  const sorted = [...props.instances].sort((a, b) => ROLE_ORDER[a.role] - ROLE_ORDER[b.role] || a.id.localeCompare(b.id));
   const roles = placement.summary.byRole;
   const shards = placement.shards > 1 ? ` · ${placement.shardsAnswering} of ${placement.shards} restore workers answering` : "";
   return (
-    <section class="placement" data-placement={placement.name}>
-      <h2>Placement {placement.name}</h2>
-      <p class="note">
-        {placement.configured
-          ? `${fmt(roles.active ?? 0)} active · ${fmt(roles.standby ?? 0)} standby · ${fmt(roles.idle ?? 0)} idle · ${sorted.length} on this page · ${restore}${shards}`
-          : `${sorted.length} instances on this page · no longer configured`}
-      </p>
-      {sorted.map((instance) => (
-        <InstanceCard instance={instance} now={props.now} />
-      ))}
-    </section>
+    <p class="note" data-part={`note:${placement.name}`}>
+      {placement.configured
+        ? `${fmt(roles.active ?? 0)} active · ${fmt(roles.standby ?? 0)} standby · ${fmt(roles.idle ?? 0)} idle · ${onPage} on this page · ${restore}${shards}`
+        : `${onPage} instances on this page · no longer configured`}
+    </p>
   );
 }
 
-function RecentTable(props: { snapshot: ClusterSnapshot }) {
+/** The instances of a placement on this page, as the page orders them (active, standby, idle; by task). */
+export function placementInstances(snapshot: ClusterSnapshot, placement: string): InstanceView[] {
+  return snapshot.instances.filter((i) => i.placement === placement).sort((a, b) => ROLE_ORDER[a.role] - ROLE_ORDER[b.role] || a.id.localeCompare(b.id));
+}
+
+/** A column per placement, each with its note and its instances' cards. */
+export function Placements(props: { snapshot: ClusterSnapshot }) {
+  const { snapshot } = props;
+  return (
+    <div class="placements" data-part="placements" style={`grid-template-columns: repeat(${Math.max(1, snapshot.placements.length)}, minmax(260px, 1fr))`}>
+      {snapshot.placements.map((placement) => {
+        const sorted = placementInstances(snapshot, placement.name);
+        return (
+          <section class="placement" data-placement={placement.name}>
+            <h2>Placement {placement.name}</h2>
+            <PlacementNote placement={placement} onPage={sorted.length} />
+            {sorted.map((instance) => (
+              <InstanceCard instance={instance} now={snapshot.at} />
+            ))}
+          </section>
+        );
+      })}
+    </div>
+  );
+}
+
+/** The shutdown banner (an empty part while the application runs). */
+export function Shutdown(props: { snapshot: ClusterSnapshot }) {
+  const { shutdown } = props.snapshot;
+  if (!shutdown) return <div data-part="shutdown" hidden />;
+  return (
+    <p class="error shutdown" data-part="shutdown">
+      Application shut down: task {shutdown.taskId} at {shutdown.placement} failed ({shutdown.reason}). Every task is stopped until{" "}
+      <code>POST /admin/application/resume</code>.
+    </p>
+  );
+}
+
+export function RecentTable(props: { snapshot: ClusterSnapshot }) {
   const rows = props.snapshot.instances
     .flatMap((i) => (i.up ? i.lifecycle.recent.filter((e) => RECENT.has(e.event)).map((e) => ({ ...e, task: i.id, placement: i.placement })) : []))
     .sort((a, b) => b.at - a.at)
     .slice(0, 10);
   return (
-    <section class="recent">
+    <section class="recent" data-part="recent">
       <h2>Recent corruptions, migrations, input lost to retention, skipped records and input resets</h2>
       {rows.length === 0 ? (
         <p class="muted">None since these instances started keeping history.</p>
@@ -336,7 +339,9 @@ function RecentTable(props: { snapshot: ClusterSnapshot }) {
           <tbody>
             {rows.map((r) => (
               <tr>
-                <td>{ago(r.at, props.snapshot.at)}</td>
+                <td>
+                  <Ago at={r.at} now={props.snapshot.at} />
+                </td>
                 <td>{r.task}</td>
                 <td>{r.placement}</td>
                 <td>{RECENT_WHAT[r.event] ?? r.event}</td>
@@ -352,15 +357,22 @@ function RecentTable(props: { snapshot: ClusterSnapshot }) {
   );
 }
 
-export function StatusPage(props: { snapshot: ClusterSnapshot; application: string; signedIn: boolean }) {
+/**
+ * The page. With `live`, its script (live.tsx) takes the page's parts from `GET /tasks/watch` and
+ * replaces them in place; without JavaScript, it refreshes itself every REFRESH_SECONDS.
+ */
+export function StatusPage(props: { snapshot: ClusterSnapshot; application: string; signedIn: boolean; live?: { nonce: string; text: string } }) {
   const { snapshot } = props;
   const time = new Date(snapshot.at).toISOString().slice(11, 19);
   return (
-    <Page title="Edge Streams — status" refresh>
+    <Page title="Edge Streams — status" refresh script={props.live}>
       <header class="top">
         <h1>Edge Streams</h1>
         <span class="meta">
-          application <b>{props.application}</b> · {fmt(snapshot.summary.instances)} task instances · updated {time} UTC · refreshes every {REFRESH_SECONDS} s
+          application <b>{props.application}</b> · {fmt(snapshot.summary.instances)} task instances ·{" "}
+          <span data-live>
+            updated {time} UTC{props.live ? "" : ` · refreshes every ${REFRESH_SECONDS} s`}
+          </span>
         </span>
         {props.signedIn ? (
           <form method="post" action="/logout">
@@ -369,19 +381,10 @@ export function StatusPage(props: { snapshot: ClusterSnapshot; application: stri
         ) : null}
       </header>
       <main>
-        {snapshot.shutdown ? (
-          <p class="error shutdown">
-            Application shut down: task {snapshot.shutdown.taskId} at {snapshot.shutdown.placement} failed ({snapshot.shutdown.reason}). Every task is stopped
-            until <code>POST /admin/application/resume</code>.
-          </p>
-        ) : null}
+        <Shutdown snapshot={snapshot} />
         <SummarySection snapshot={snapshot} />
         <Pages snapshot={snapshot} />
-        <div class="placements" style={`grid-template-columns: repeat(${Math.max(1, snapshot.placements.length)}, minmax(260px, 1fr))`}>
-          {snapshot.placements.map((placement) => (
-            <PlacementColumn placement={placement} instances={snapshot.instances.filter((i) => i.placement === placement.name)} now={snapshot.at} />
-          ))}
-        </div>
+        <Placements snapshot={snapshot} />
         <RecentTable snapshot={snapshot} />
       </main>
     </Page>
