@@ -30,8 +30,8 @@
  *   observable from outside): before the streams open, while they are held, after the fan-out,
  *   and after they close: `push_workerd_rss_*_mb`.
  *
- * BENCH_PUSH_SAMPLES (100), BENCH_PUSH_WARMUP (10), BENCH_PUSH_LOAD_SAMPLES (100),
- * BENCH_PUSH_BASELINE_SAMPLES (100, idle and under load), BENCH_PUSH_SUBSCRIBERS (1000),
+ * BENCH_PUSH_SAMPLES (100), BENCH_PUSH_WARMUP (10), BENCH_PUSH_LOAD_SAMPLES (50),
+ * BENCH_PUSH_BASELINE_SAMPLES (50, idle and under load), BENCH_PUSH_SUBSCRIBERS (1000),
  * BENCH_PUSH_FANOUT_ORDERS (500), BENCH_E2E_CUSTOMERS (10), and e2e-load's BENCH_E2E_LOAD_RATE
  * and BENCH_E2E_LOAD_BATCH tune it.
  */
@@ -124,6 +124,7 @@ async function pushLatencies(app, keys, watched, { samples, warmup, check = () =
     const ingested = performance.now();
     const arrived = await arrival;
     if (i >= warmup) latencies.push(arrived - ingested);
+    if ((i + 1) % 25 === 0) note(`push: ${i + 1} of ${warmup + samples} orders, the last in ${(arrived - ingested).toFixed(1)} ms`);
   }
   return latencies;
 }
@@ -212,8 +213,8 @@ const mb = (bytes) => (bytes === undefined ? -1 : Math.round(bytes / 2 ** 20));
 export async function run({ baseUrl, app: startApp }) {
   const samples = envInt("BENCH_PUSH_SAMPLES", 100);
   const warmup = envInt("BENCH_PUSH_WARMUP", 10);
-  const loadSamples = envInt("BENCH_PUSH_LOAD_SAMPLES", 100);
-  const baselineSamples = envInt("BENCH_PUSH_BASELINE_SAMPLES", 100);
+  const loadSamples = envInt("BENCH_PUSH_LOAD_SAMPLES", 50);
+  const baselineSamples = envInt("BENCH_PUSH_BASELINE_SAMPLES", 50);
   const subscribers = envInt("BENCH_PUSH_SUBSCRIBERS", 1000);
   const fanoutOrders = envInt("BENCH_PUSH_FANOUT_ORDERS", 500);
   const customers = envInt("BENCH_E2E_CUSTOMERS", 10);
@@ -241,12 +242,15 @@ export async function run({ baseUrl, app: startApp }) {
     note(`push: loader at ${rate} orders/s (batches of ${batch}) over ${loaderCustomers.length} customers`);
     const before = await total(app, loaderCustomers[1]);
     const loader = startLoader(app, loaderCustomers, { rate, batch });
+    const loaderStarted = performance.now();
+    const load0 = () => `${((performance.now() - loaderStarted) / 1000).toFixed(1)} s in,`;
     const check = () => {
       if (loader.failure) throw loader.failure;
     };
     let sampleError;
     try {
       loaded = await pushLatencies(app, pushKeys, watched, { samples: loadSamples, warmup, check });
+      note(`push: under load ${load0()} now the poll`);
       baselineLoaded = (await sampleLatencies(app, pollKeys, { samples: baselineSamples, warmup, check })).latencies;
     } catch (error) {
       sampleError = error;
