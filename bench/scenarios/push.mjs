@@ -14,7 +14,8 @@
  *   `push_baseline_e2e_p99_under_load_ms`, and the ratios `push_p50_vs_e2e_p50` and
  *   `push_p99_under_load_vs_e2e_p99_under_load` (push over poll: under 1, push is faster). The
  *   watch's stream polls the changelog (50 ms after a change, backing off to once a second while
- *   idle), so an idle subscriber's latency holds part of that interval.
+ *   idle), so an idle subscriber's latency holds part of that interval. Under load an event may
+ *   reach the client before the ingest's answer does: that sample is negative.
  * - **Subscribers held.** BENCH_PUSH_SUBSCRIBERS (1,000) server-sent event streams on one key,
  *   opened from this process with plain `node:http` (one connection each) and parsed with the
  *   client's `SseParser`. Under wrangler dev one isolate serves them all, and an isolate holds at
