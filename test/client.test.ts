@@ -1,10 +1,12 @@
 /**
  * edge-streams/client against the real Worker in workerd (its `fetch` is the Worker's own): one
- * customer's total watched through `watch` while orders keep coming and the task is migrated,
- * corrupted, crashed (at once, and at a lifecycle crash point), and every Durable Object restarted.
- * The client reconnects by itself and resumes from its last event: `count` goes 1, 2, …, N once
- * each. Also a prefix through a crash, a topic tail through a restart of every object, and the
- * answers it does not retry (401, 404).
+ * customer ordering 1,000 times, in requests of 100, while its task is migrated, corrupted,
+ * crashed (at once, and at a lifecycle crash point) and every Durable Object restarted; the
+ * customer's total is watched three ways at once — its key (`watch`), a prefix of it
+ * (`watchPrefix`) and the output topic's partition (`tail`). Each client reconnects by itself and
+ * resumes from its last event: `count` goes 1, 2, …, 1,000 once each, in all three. Also a prefix's
+ * snapshot through a crash, a topic tail through a restart of every object, and the answers it
+ * does not retry (401, 404).
  */
 import { abortAllDurableObjects } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
@@ -23,21 +25,34 @@ const driver = new TestDriver(env, application);
 const PARTITION = 2;
 const TASK = `0_${PARTITION}`;
 const FAULTS = 6;
-const PER_ROUND = 5;
+/** The storm's orders (issue #34's 1,000), spread over its rounds, posted BATCH per request. */
+const ORDERS = 1_000;
+const BATCH = 100;
 
 type Total = { count: number; sum: number };
 
-/** Cuts the response the client reads now (a dropped connection), if any. */
-let cutConnection: (() => void) | undefined;
+/** Cutters of the responses the clients read (dropped connections): `cutConnections` calls them. */
+const cutters = new Set<() => void>();
 
-/** The Worker's own fetch, each answer's body cuttable (`cutConnection`). */
+function cutConnections(): void {
+  for (const cut of cutters) {
+    try {
+      cut();
+    } catch {
+      // the response had ended already
+    }
+  }
+  cutters.clear();
+}
+
+/** The Worker's own fetch, each answer's body cuttable (`cutConnections`). */
 async function workerFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
   const response = await exports.default.fetch(new Request(input, init));
   if (!response.body) return response;
   const body = response.body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       start: (controller) => {
-        cutConnection = () => controller.error(new Error("connection cut"));
+        cutters.add(() => controller.error(new Error("connection cut")));
       },
     }),
   );
@@ -54,8 +69,10 @@ const options = (extra: ConnectionOptions = {}): ConnectionOptions => ({
 });
 
 async function orders(key: string, count: number): Promise<void> {
-  const records = Array.from({ length: count }, () => ({ key, value: { amount: 1 } }));
-  expect((await call("/topics/orders/records", { body: { records } })).status).toBe(200);
+  for (let sent = 0; sent < count; sent += BATCH) {
+    const records = Array.from({ length: Math.min(BATCH, count - sent) }, () => ({ key, value: { amount: 1 } }));
+    expect((await call("/topics/orders/records", { body: { records } })).status).toBe(200);
+  }
 }
 
 /** The counts a watch saw: from its snapshot (when the key exists) and each change. */
@@ -69,34 +86,61 @@ function counts(events: readonly WatchEvent<Total>[]): number[] {
 }
 
 describe("edge-streams/client on the real Worker", () => {
-  it("watches a key through migrations, corruptions, crashes and a restart: count 1..N once each, reconnecting by itself", { timeout: 240_000 }, async () => {
+  it("watches a key, a prefix and the output topic through migrations, corruptions, crashes and restarts: count 1..1,000 once each, reconnecting by itself", {
+    timeout: 240_000,
+  }, async () => {
     const key = keyOn(PARTITION, "client-storm");
     await driver.instances();
     await driver.runUntilQuiet();
     const events: WatchEvent<Total>[] = [];
+    const prefixEvents: WatchEvent<Total>[] = [];
+    const tailEvents: TailEvent<string>[] = [];
     const sub = watch<Total>("totals", key, (e) => events.push(e), options());
-    await until(async () => events.length > 0, 20_000, "the first snapshot");
+    const prefixSub = watchPrefix<Total>("totals", "client-storm", (e) => prefixEvents.push(e), options());
+    const tailSub = tail<string>("totals", { partition: PARTITION, from: "latest" }, (e) => tailEvents.push(e), options());
+    const tailed = () =>
+      tailEvents.flatMap((e) => (e.type === "record" && e.record.key === key ? [(JSON.parse(e.record.value as string) as Total).count] : []));
+    await until(async () => events.length > 0 && prefixEvents.length > 0 && tailEvents.length > 0, 20_000, "the first snapshots and the tail's start");
     expect(events[0]).toMatchObject({ type: "snapshot", reason: "initial", entries: [{ key, value: null }] });
+    expect(prefixEvents[0]).toMatchObject({ type: "snapshot", reason: "initial", entries: [] });
+    expect(tailEvents[0]).toMatchObject({ type: "start", topic: "totals", partition: PARTITION });
 
+    let sent = 0;
     for (let round = 0; round < FAULTS; round++) {
-      await orders(key, PER_ROUND - 2);
+      const want = Math.round((ORDERS * (round + 1)) / FAULTS);
+      const half = Math.floor((want - sent) / 2);
+      await orders(key, half);
       // The five faults of a storm, then every object restarted again; a restart also drops the
-      // client's connection (the stream itself outlives it), and the client comes back.
+      // clients' connections (the streams themselves outlive it), and the clients come back.
       const fault = STORM_FAULTS[round] ?? "restart";
       await injectFault(driver, TASK, fault);
-      if (fault === "restart") cutConnection?.();
-      await orders(key, 2);
+      if (fault === "restart") cutConnections();
+      await orders(key, want - sent - half);
+      sent = want;
       await recovered(driver, TASK);
-      const want = (round + 1) * PER_ROUND;
-      await until(async () => (counts(events).at(-1) ?? 0) >= want, 60_000, `count ${want} at the subscriber`);
+      await until(
+        async () => (counts(events).at(-1) ?? 0) >= want && (counts(prefixEvents).at(-1) ?? 0) >= want && (tailed().at(-1) ?? 0) >= want,
+        60_000,
+        `count ${want} at the three subscribers`,
+      );
     }
-    const total = FAULTS * PER_ROUND;
-    expect(counts(events)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    const all = Array.from({ length: ORDERS }, (_, i) => i + 1);
+    expect(counts(events)).toEqual(all);
+    expect(counts(prefixEvents)).toEqual(all);
+    expect(tailed()).toEqual(all);
     // Resumed, not restarted: no snapshot after the first (a resync would be a fresh start).
     expect(events.filter((e) => e.type === "snapshot").length).toBe(1);
-    // The client came back by itself after its streams were cut.
-    expect(events.filter((e) => e.type === "error" && e.retryInMs !== undefined).length).toBeGreaterThanOrEqual(1);
-    expect(events.some((e) => e.type === "error" && e.retryInMs === undefined)).toBe(false);
+    expect(prefixEvents.filter((e) => e.type === "snapshot").length).toBe(1);
+    expect(tailEvents.some((e) => e.type === "gap")).toBe(false);
+    const offsets = tailEvents.flatMap((e) => (e.type === "record" ? [e.record.offset] : []));
+    expect(offsets).toEqual(Array.from({ length: offsets.length }, (_, i) => offsets[0]! + i));
+    // The clients came back by themselves after their streams were cut.
+    for (const seen of [events, prefixEvents, tailEvents]) {
+      expect(seen.filter((e) => e.type === "error" && e.retryInMs !== undefined).length).toBeGreaterThanOrEqual(1);
+      expect(seen.some((e) => e.type === "error" && e.retryInMs === undefined)).toBe(false);
+    }
+    prefixSub.close();
+    tailSub.close();
 
     // The next change comes next; a new subscription from the last id sees only what follows.
     const lastId = sub.lastEventId;
@@ -109,7 +153,7 @@ describe("edge-streams/client on the real Worker", () => {
     await until(async () => later.some((e) => e.type === "change"), 30_000, "the change after the last id");
     resumed.close();
     expect(later.filter((e) => e.type !== "error")).toEqual([
-      { type: "change", key, value: { count: total + 1, sum: total + 1 }, id: expect.stringMatching(/^w1\./) },
+      { type: "change", key, value: { count: ORDERS + 1, sum: ORDERS + 1 }, id: expect.stringMatching(/^w1\./) },
     ]);
   });
 

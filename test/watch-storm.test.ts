@@ -12,7 +12,9 @@ const driver = new TestDriver(env, application);
 const PARTITION = 1;
 const TASK = `0_${PARTITION}`;
 const ROUNDS = 12;
-const PER_ROUND = 5;
+/** The storm's orders (issue #34's 1,000), spread over its rounds, posted BATCH per request. */
+const ORDERS = 1_000;
+const BATCH = 100;
 
 /** The subscriber: its stream, the counts it saw, and its last id. */
 class Subscriber {
@@ -71,36 +73,42 @@ class Subscriber {
 }
 
 async function orders(key: string, count: number): Promise<void> {
-  const records = Array.from({ length: count }, () => ({ key, value: { amount: 1 } }));
-  expect((await call("/topics/orders/records", { body: { records } })).status).toBe(200);
+  for (let sent = 0; sent < count; sent += BATCH) {
+    const records = Array.from({ length: Math.min(BATCH, count - sent) }, () => ({ key, value: { amount: 1 } }));
+    expect((await call("/topics/orders/records", { body: { records } })).status).toBe(200);
+  }
 }
 
 describe("a subscriber through a storm", () => {
-  it("sees count 1, 2, …, N once each across migrations, corruptions, crashes and a restart of the runtime", { timeout: 240_000 }, async () => {
+  it("sees count 1, 2, …, 1,000 once each across migrations, corruptions, crashes and a restart of the runtime", { timeout: 240_000 }, async () => {
     const key = keyOn(PARTITION, "storm");
     await driver.instances();
     await driver.runUntilQuiet();
     const subscriber = new Subscriber(key);
     await subscriber.start();
 
+    let sent = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      await orders(key, PER_ROUND - 2);
+      const want = Math.round((ORDERS * (round + 1)) / ROUNDS);
+      const half = Math.floor((want - sent) / 2);
+      await orders(key, half);
       // The five faults of a storm (connected meanwhile: a stream whose reads fail ends, and the
       // subscriber comes back), then the subscriber leaves and reconnects with its last id.
       const fault = STORM_FAULTS[round % 6];
       if (fault) await injectFault(driver, TASK, fault);
       else await subscriber.leave();
-      await orders(key, 2);
+      await orders(key, want - sent - half);
+      sent = want;
       await recovered(driver, TASK);
-      await subscriber.readUpTo((round + 1) * PER_ROUND);
+      await subscriber.readUpTo(want);
     }
-    expect(subscriber.counts).toEqual(Array.from({ length: ROUNDS * PER_ROUND }, (_, i) => i + 1));
+    expect(subscriber.counts).toEqual(Array.from({ length: ORDERS }, (_, i) => i + 1));
     // One more change after all that comes next: nothing was repeated at the end.
     await orders(key, 1);
     await driver.runUntilQuiet();
-    await subscriber.readUpTo(ROUNDS * PER_ROUND + 1);
-    expect(subscriber.counts.at(-1)).toBe(ROUNDS * PER_ROUND + 1);
-    expect(subscriber.counts.length).toBe(ROUNDS * PER_ROUND + 1);
+    await subscriber.readUpTo(ORDERS + 1);
+    expect(subscriber.counts.at(-1)).toBe(ORDERS + 1);
+    expect(subscriber.counts.length).toBe(ORDERS + 1);
     expect(subscriber.reconnects).toBeGreaterThanOrEqual(2);
     await subscriber.leave();
   });

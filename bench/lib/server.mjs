@@ -37,7 +37,8 @@ export function freePort() {
 
 /**
  * @param {{ root: string, config: string, script?: string, vars?: Record<string, string>, extraArgs?: string[], ready: (baseUrl: string) => Promise<boolean> }} options
- * @returns {Promise<{ baseUrl: string, output: () => string, stop: () => Promise<void>, persistDir: string }>}
+ * @returns {Promise<{ baseUrl: string, output: () => string, stop: () => Promise<void>, persistDir: string, pid: number }>}
+ * (`pid`: wrangler's, the leader of the process group that holds its workerd)
  */
 async function startWrangler({ root, config, script, vars = {}, extraArgs = [], ready }) {
   const persistDir = await mkdtemp(join(tmpdir(), "edge-streams-bench-"));
@@ -117,7 +118,7 @@ async function startWrangler({ root, config, script, vars = {}, extraArgs = [], 
     await stop();
     throw new Error(`${error.message}\n--- wrangler output ---\n${log}`);
   }
-  return { baseUrl, output: () => log, stop, persistDir };
+  return { baseUrl, output: () => log, stop, persistDir, pid: child.pid };
 }
 
 /** The bench Worker: the project's LogPartition and the baseline Durable Objects. */

@@ -148,9 +148,35 @@ async function activeTasks(app) {
   return active;
 }
 
-async function total(app, key) {
+export async function total(app, key) {
   const r = await call(app.baseUrl, "GET", `/stores/totals/keys/${encodeURIComponent(key)}`, { token: app.token, expect: [200, 404] });
   return r.status === 404 ? { count: 0, sum: 0 } : r.body.value;
+}
+
+/**
+ * Untimed, after `loader.stop()`: waits until every task has processed what the loader sent
+ * (RUNNING, lag 0), then checks that `checkKey`, one of its customers, has the total it had
+ * (`before`) plus what the loader added. Leaves an idle app to whatever comes next.
+ */
+export async function drainLoad(app, load, checkKey, before) {
+  const drainStarted = performance.now();
+  let last;
+  await waitFor(
+    "every task to process the loader's orders (RUNNING, lag 0)",
+    async () => {
+      last = await activeTasks(app);
+      return last.length === PARTITIONS && last.every((t) => t.state === "RUNNING" && t.lag === 0) ? true : undefined;
+    },
+    { timeoutMs: DRAIN_TIMEOUT_MS, intervalMs: 100, last: () => JSON.stringify(last?.map((t) => ({ id: t.id, state: t.state, lag: t.lag }))) },
+  );
+  const got = await total(app, checkKey);
+  const added = load.added.get(checkKey) ?? { count: 0, sum: 0 };
+  if (got.count !== before.count + added.count || got.sum !== before.sum + added.sum) {
+    throw new Error(
+      `customer ${checkKey} of the loader has ${JSON.stringify(got)}, expected ${JSON.stringify({ count: before.count + added.count, sum: before.sum + added.sum })}`,
+    );
+  }
+  note(`the app had processed the loader's orders ${((performance.now() - drainStarted) / 1000).toFixed(1)} s after its last answer`);
 }
 
 export async function run({ baseUrl, app: startApp }) {
@@ -197,24 +223,7 @@ export async function run({ baseUrl, app: startApp }) {
   );
 
   // Untimed: let every task take in what the loader sent, then check one of its customers.
-  const drainStarted = performance.now();
-  let last;
-  await waitFor(
-    "every task to process the loader's orders (RUNNING, lag 0)",
-    async () => {
-      last = await activeTasks(app);
-      return last.length === PARTITIONS && last.every((t) => t.state === "RUNNING" && t.lag === 0) ? true : undefined;
-    },
-    { timeoutMs: DRAIN_TIMEOUT_MS, intervalMs: 100, last: () => JSON.stringify(last?.map((t) => ({ id: t.id, state: t.state, lag: t.lag }))) },
-  );
-  const got = await total(app, checkKey);
-  const added = load.added.get(checkKey) ?? { count: 0, sum: 0 };
-  if (got.count !== before.count + added.count || got.sum !== before.sum + added.sum) {
-    throw new Error(
-      `e2e-load: customer ${checkKey} has ${JSON.stringify(got)}, expected ${JSON.stringify({ count: before.count + added.count, sum: before.sum + added.sum })}`,
-    );
-  }
-  note(`e2e-load: the app had processed the loader's orders ${((performance.now() - drainStarted) / 1000).toFixed(1)} s after its last answer`);
+  await drainLoad(app, load, checkKey, before);
 
   return {
     e2e_p99_under_load_ms: Number(p99.toFixed(1)),
