@@ -28,6 +28,9 @@ import { openStream, takeSlot } from "../subscription-stream";
 import { invalidInput } from "../validation";
 import { MAX_SNAPSHOT_KEYS, takeSnapshot, type WatchedStore } from "../watch-snapshot";
 import { openSocket, wantsWebSocket } from "../watch-socket";
+import { hubFor, openHubSocket } from "../hub-socket";
+import type { HubView } from "../../../src/subscriptions/hub-sockets";
+import { encodeToken } from "../../../src/subscriptions/resume-token";
 
 export { watchSlots } from "../subscription-stream";
 
@@ -71,8 +74,11 @@ async function startOf(
  * Opens the subscription: a WebSocket when the request asks for one, else the event stream. The
  * watch runs until the subscriber goes away, holding a slot.
  */
-function open(c: Context<ApiEnv>, target: WatchTarget, start: WatchStart, snapshot: () => Promise<Snapshot>) {
+function open(c: Context<ApiEnv>, target: WatchTarget, start: WatchStart, snapshot: () => Promise<Snapshot>, hubbed?: { store: string; view: HubView; key: string }) {
   const run = (ports: StreamPorts & FollowedLog) => runWatch(target, { ...ports, snapshot }, start);
+  // A key's socket (or its windows') is held by its partition's hibernating hub when there is one (../hub-socket.ts).
+  const hub = wantsWebSocket(c.req.raw) && hubbed ? hubFor(c, target) : undefined;
+  if (hub) return openHubSocket(c, hub, target, start, hubbed!, (position) => encodeToken({ topic: target.topic, positions: new Map([[target.partitions[0]!, position]]) }));
   if (wantsWebSocket(c.req.raw)) return openSocket(c, target.topic, takeSlot(), run);
   return openStream(c, target.topic, takeSlot(), run);
 }
@@ -94,7 +100,7 @@ export const watch = new Hono<ApiEnv>()
       });
     const target: WatchTarget = { topic: found.store.changelogTopic, partitions, watched: (k) => k === key, kind: "key", key, present };
     const start = await startOf(c, found, partitions, selection);
-    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection));
+    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection), { store: found.store.name, view: "key", key });
   })
   .get("/stores/:store/watch", zValidator("query", prefixQuery, invalidInput), async (c) => {
     const found = watchedStore(c);
@@ -143,5 +149,5 @@ export const watch = new Hono<ApiEnv>()
     const tooMany = `key ${JSON.stringify(typedKey)} has more than ${MAX_SNAPSHOT_KEYS} windows in store ${found.store.name}: too many to watch`;
     const snapshot = () => takeSnapshot(c.var.host, found, partitions, selection, tooMany);
     const start = await startOf(c, found, partitions, selection, tooMany);
-    return open(c, target, start, snapshot);
+    return open(c, target, start, snapshot, { store: found.store.name, view: "windows", key });
   });
