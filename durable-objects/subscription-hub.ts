@@ -59,12 +59,15 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     super(ctx, env as never);
   }
 
-  /** The upgrade the Worker forwards (POST, its body a HubStart): 101 with the socket, or 503 over a limit. */
+  /** The upgrade the Worker forwards (its `X-Edge-Streams-Hub-Start` header a HubStart): 101 with the socket, or 503 over a limit. */
   override async fetch(request: Request): Promise<Response> {
-    const start = parseHubStart(await request.json().catch(() => undefined));
+    const start = parseHubStart(parseJson(decodeURIComponent(request.headers.get("X-Edge-Streams-Hub-Start") ?? "")));
     if (!start || request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return new Response("expected a subscription's upgrade", { status: 400 });
     const tag = keyTag(start.key);
-    const refused = refusal({ hub: this.open().length, key: this.open(tag).length }, { perHub: this.host.config.HUB_MAX_SOCKETS, perKey: this.host.config.HUB_MAX_SOCKETS_PER_KEY });
+    const refused = refusal(
+      { hub: this.open().length, key: this.open(tag).length },
+      { perHub: this.host.config.HUB_MAX_SOCKETS, perKey: this.host.config.HUB_MAX_SOCKETS_PER_KEY },
+    );
     if (refused) return Response.json({ code: "unavailable", message: refused }, { status: 503, headers: { "Retry-After": "1" } });
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server, [tag]);
@@ -138,7 +141,9 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
   /** One batch: read, push, write positions back. True when a socket is still behind. */
   private async round(all: Held[]): Promise<boolean> {
     const now = Date.now();
-    const held = all.filter((h) => !(stalled(h.state, now) && close(h.ws, SLOW_SUBSCRIBER, "too slow: no acknowledgement for 30 s; reconnect with your last id")));
+    const held = all.filter(
+      (h) => !(stalled(h.state, now) && close(h.ws, SLOW_SUBSCRIBER, "too slow: no acknowledgement for 30 s; reconnect with your last id")),
+    );
     const from = readFrom(held.map((h) => h.state));
     const first = held[0]?.state;
     if (from === undefined || first === undefined) return false;
@@ -200,4 +205,12 @@ function resync(ws: WebSocket): void {
     // Closed meanwhile.
   }
   close(ws, RESYNC_CLOSE, "resync: reconnect without lastEventId for a fresh snapshot");
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -84,7 +84,10 @@ export interface HubLimits {
 }
 
 /** Why a new socket is refused (undefined: taken), given the sockets open in the hub and on its key. */
-export function refusal(open: { hub: number; key: number }, limits: HubLimits = { perHub: MAX_SOCKETS_PER_HUB, perKey: MAX_SOCKETS_PER_KEY }): string | undefined {
+export function refusal(
+  open: { hub: number; key: number },
+  limits: HubLimits = { perHub: MAX_SOCKETS_PER_HUB, perKey: MAX_SOCKETS_PER_KEY },
+): string | undefined {
   if (open.hub >= limits.perHub) return `this subscription hub holds ${limits.perHub} sockets, its most: try again later`;
   if (open.key >= limits.perKey) return `${limits.perKey} sockets watch this key already, the most: try again later`;
   return undefined;
@@ -133,7 +136,14 @@ export interface SocketPlan {
  * data, JSON) with the token of the position after it, until its window is full. A missing offset
  * from its position on (compaction, retention, a log that started over) is a resync.
  */
-export function planSocket(s: HubSocket, records: readonly LogRecord[], latest: number, now: number, data: (key: string, value: string | null) => unknown, window = SOCKET_WINDOW): SocketPlan {
+export function planSocket(
+  s: HubSocket,
+  records: readonly LogRecord[],
+  latest: number,
+  now: number,
+  data: (key: string, value: string | null) => unknown,
+  window = SOCKET_WINDOW,
+): SocketPlan {
   const messages: string[] = [];
   if (!hasRoom(s, window)) return { messages, resync: false };
   if (s.position > latest) return { messages, resync: true };

@@ -35,7 +35,12 @@ function snapshotMessages(target: WatchTarget, start: WatchStart, id: string): s
   ];
 }
 
-/** Forwards the upgrade to `hub`; its refusal (a limit) is the answer's status. */
+/** The header the start travels in (an upgrade's body does not reach the object). */
+export const HUB_START_HEADER = "X-Edge-Streams-Hub-Start";
+/** A start longer than this (a windows snapshot of many rows) stays on the Worker's own socket. */
+export const MAX_HUB_START = 64 * 1024;
+
+/** Forwards the upgrade to `hub`; its refusal (a limit) is the answer's status. Undefined: the start is too long to hand over (the Worker holds the socket). */
 export async function openHubSocket(
   c: Context<ApiEnv>,
   hub: { fetch(request: Request): Promise<Response> },
@@ -43,16 +48,34 @@ export async function openHubSocket(
   start: WatchStart,
   hubStart: { store: string; view: HubView; key: string },
   token: (position: number) => string,
-): Promise<Response> {
+): Promise<Response | undefined> {
   if (c.req.method !== "GET") throw new ApiError(400, "invalid_input", "a WebSocket is opened with GET");
   const partition = target.partitions[0]!;
   const position = ("snapshot" in start ? start.snapshot.positions : start.resume).get(partition) ?? 0;
   const body: HubStart = { topic: target.topic, partition, ...hubStart, position, messages: snapshotMessages(target, start, token(position)) };
-  const answer = await hub.fetch(new Request("https://hub/subscribe", { method: "POST", headers: { Upgrade: "websocket" }, body: JSON.stringify(body) }));
+  const header = encodeURIComponent(JSON.stringify(body));
+  if (header.length > MAX_HUB_START) return undefined;
+  const answer = await hub.fetch(new Request("https://hub/subscribe", { headers: { Upgrade: "websocket", [HUB_START_HEADER]: header } }));
   if (answer.status !== 101 || !answer.webSocket) {
-    const refused = (await answer.json().catch(() => ({}))) as { message?: string };
-    throw new ApiError(answer.status === 503 ? 503 : 500, answer.status === 503 ? "unavailable" : "internal", refused.message ?? "the subscription hub refused the socket", 1);
+    const text = await answer.text();
+    const refused = (() => {
+      try {
+        return JSON.parse(text) as { message?: string };
+      } catch {
+        return { message: `${answer.status}: ${text}` };
+      }
+    })();
+    throw new ApiError(
+      answer.status === 503 ? 503 : 500,
+      answer.status === 503 ? "unavailable" : "internal",
+      refused.message ?? `the subscription hub refused the socket (${answer.status})`,
+      1,
+    );
   }
   const offered = offeredSubprotocols(c.req.raw);
-  return new Response(null, { status: 101, webSocket: answer.webSocket, headers: offered.includes(SUBPROTOCOL) ? { "Sec-WebSocket-Protocol": SUBPROTOCOL } : {} });
+  return new Response(null, {
+    status: 101,
+    webSocket: answer.webSocket,
+    headers: offered.includes(SUBPROTOCOL) ? { "Sec-WebSocket-Protocol": SUBPROTOCOL } : {},
+  });
 }

@@ -74,11 +74,19 @@ async function startOf(
  * Opens the subscription: a WebSocket when the request asks for one, else the event stream. The
  * watch runs until the subscriber goes away, holding a slot.
  */
-function open(c: Context<ApiEnv>, target: WatchTarget, start: WatchStart, snapshot: () => Promise<Snapshot>, hubbed?: { store: string; view: HubView; key: string }) {
+async function open(
+  c: Context<ApiEnv>,
+  target: WatchTarget,
+  start: WatchStart,
+  snapshot: () => Promise<Snapshot>,
+  hubbed?: { store: string; view: HubView; key: string },
+) {
   const run = (ports: StreamPorts & FollowedLog) => runWatch(target, { ...ports, snapshot }, start);
   // A key's socket (or its windows') is held by its partition's hibernating hub when there is one (../hub-socket.ts).
   const hub = wantsWebSocket(c.req.raw) && hubbed ? hubFor(c, target) : undefined;
-  if (hub) return openHubSocket(c, hub, target, start, hubbed!, (position) => encodeToken({ topic: target.topic, positions: new Map([[target.partitions[0]!, position]]) }));
+  const token = (position: number) => encodeToken({ topic: target.topic, positions: new Map([[target.partitions[0]!, position]]) });
+  const held = hub && hubbed ? await openHubSocket(c, hub, target, start, hubbed, token) : undefined;
+  if (held) return held;
   if (wantsWebSocket(c.req.raw)) return openSocket(c, target.topic, takeSlot(), run);
   return openStream(c, target.topic, takeSlot(), run);
 }
