@@ -1,6 +1,6 @@
 /**
- * The bindings a Worker running Edge Streams must give it: the five Durable Object namespaces,
- * under these names, the vars of src/config.ts (all optional), and optionally a rate limiter. The Worker's own `Env` is what
+ * The bindings a Worker running Edge Streams must give it: the Durable Object namespaces,
+ * under these names (five required, the subscription hub's optional), the vars of src/config.ts (all optional), and optionally a rate limiter. The Worker's own `Env` is what
  * `wrangler types` generates from its wrangler.toml; it must be assignable to this.
  */
 import type { ConfigVars } from "../src/config";

@@ -173,7 +173,6 @@ describe("authentication of a socket", () => {
 describe("limits", () => {
   it("counts sockets in the isolate's subscription slots: 503 when none is left, the slot back when the socket closes", async () => {
     // A prefix's socket (a key's is held by its hub, not the isolate: below).
-    const key = keyOn(0, "ws-slots");
     await until(async () => watchSlots.taken === 0, 10_000, "earlier subscriptions' slots given back", 20);
     const socket = await watchSocket("/stores/totals/watch?prefix=ws-slots");
     await socket.next();
