@@ -159,8 +159,11 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
       return held.some((h) => !outside(h.state.position, range));
     }
     let more = false;
-    for (const h of held) {
-      const plan = planSocket(h.state, result.records, result.latest, now, this.renderer(h.state));
+    // Read again after the fetch: an acknowledgement taken meanwhile is in the attachment, not in what was read before.
+    for (const { ws } of held) {
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      const h = { ws, state: ws.deserializeAttachment() as HubSocket };
+      const plan = planSocket(h.state, { from, records: result.records, latest: result.latest }, now, this.renderer(h.state));
       for (const message of plan.messages) h.ws.send(message);
       if (plan.resync) resync(h.ws);
       else h.ws.serializeAttachment(h.state);

@@ -124,6 +124,13 @@ export function watches(s: HubSocket): (key: string) => boolean {
   return (k) => k.startsWith(prefix);
 }
 
+/** One read of the partition: its records from offset `from` on, and the partition's end then. */
+export interface HubBatch {
+  readonly from: number;
+  readonly records: readonly LogRecord[];
+  readonly latest: number;
+}
+
 /** What one socket gets from a batch: its messages, in order, and whether it must resync (then closed). */
 export interface SocketPlan {
   readonly messages: string[];
@@ -131,21 +138,21 @@ export interface SocketPlan {
 }
 
 /**
- * What a batch read from `from` (a partition ending at `latest`) gives `s`, advancing its position
+ * What a batch read from `from` (a partition ending at `latest`) gives `s` (nothing when `s` stands below `from`), advancing its position
  * and counts: each record from its position on that it watches, rendered by `data` (its event's
  * data, JSON) with the token of the position after it, until its window is full. A missing offset
  * from its position on (compaction, retention, a log that started over) is a resync.
  */
 export function planSocket(
   s: HubSocket,
-  records: readonly LogRecord[],
-  latest: number,
+  { from, records, latest }: HubBatch,
   now: number,
   data: (key: string, value: string | null) => unknown,
   window = SOCKET_WINDOW,
 ): SocketPlan {
   const messages: string[] = [];
-  if (!hasRoom(s, window)) return { messages, resync: false };
+  // Below the batch (its window opened while the batch was read): the next read starts from it.
+  if (!hasRoom(s, window) || s.position < from) return { messages, resync: false };
   if (s.position > latest) return { messages, resync: true };
   const selected = watches(s);
   for (const record of records) {

@@ -42,7 +42,7 @@ const parsed = (messages: string[]) => messages.map((m) => JSON.parse(m) as { ev
 describe("planSocket", () => {
   it("sends each record of the watched key from the socket's position, with the token of the position after it, and advances past the rest", () => {
     const s = newSocket(start({ position: 2 }));
-    const plan = planSocket(s, [rec(1, '"a"'), rec(2, '"a"'), rec(3, '"b"'), rec(4, '"a"', "", true)], 5, 0, data);
+    const plan = planSocket(s, { from: 0, records: [rec(1, '"a"'), rec(2, '"a"'), rec(3, '"b"'), rec(4, '"a"', "", true)], latest: 5 }, 0, data);
     expect(plan.resync).toBe(false);
     const sent = parsed(plan.messages);
     expect(sent.map((m) => [m.event, m.data.value])).toEqual([
@@ -57,14 +57,14 @@ describe("planSocket", () => {
   it("a windows socket takes every row of its key's windows, nothing of another key", () => {
     const s = newSocket(start({ view: "windows" }));
     const prefix = windowRowsPrefix('"a"');
-    const plan = planSocket(s, [rec(0, `${prefix}x`), rec(1, `${windowRowsPrefix('"ab"')}x`), rec(2, `${prefix}y`)], 3, 0, data);
+    const plan = planSocket(s, { from: 0, records: [rec(0, `${prefix}x`), rec(1, `${windowRowsPrefix('"ab"')}x`), rec(2, `${prefix}y`)], latest: 3 }, 0, data);
     expect(parsed(plan.messages).map((m) => m.data.key)).toEqual([`${prefix}x`, `${prefix}y`]);
   });
 
   it("stops at a full window (the position stays on the record not sent), marks since when, and goes on once acknowledged", () => {
     const s = newSocket(start({ messages: ["snapshot"] }));
     const records = [rec(0, '"a"'), rec(1, '"b"'), rec(2, '"a"'), rec(3, '"a"')];
-    const plan = planSocket(s, records, 4, 100, data, 2);
+    const plan = planSocket(s, { from: 0, records: records, latest: 4 }, 100, data, 2);
     expect(plan.messages.length).toBe(1);
     expect(s).toMatchObject({ position: 2, sent: 2, fullSince: 100 });
     expect(readFrom([s], 2)).toBeUndefined();
@@ -75,17 +75,22 @@ describe("planSocket", () => {
     expect(acknowledge(s, 2, 2)).toBe(true);
     expect(s.fullSince).toBeNull();
     expect(readFrom([s], 2)).toBe(2);
-    const rest = planSocket(s, records.slice(2), 4, 200, data, 2);
+    const rest = planSocket(s, { from: 0, records: records.slice(2), latest: 4 }, 200, data, 2);
     expect(rest.messages.length).toBe(2);
     expect(s).toMatchObject({ position: 4, sent: 4, fullSince: 200 });
   });
 
   it("resyncs on an offset missing from its position on (compaction), or a position beyond the log's end; not on one below it", () => {
-    expect(planSocket(newSocket(start({ position: 1 })), [rec(0, '"a"'), rec(2, '"a"')], 3, 0, data).resync).toBe(true);
-    expect(planSocket(newSocket(start({ position: 2 })), [rec(0, '"a"'), rec(2, '"a"')], 3, 0, data).resync).toBe(false);
-    expect(planSocket(newSocket(start({ position: 9 })), [], 3, 0, data).resync).toBe(true);
-    expect(planSocket(newSocket(start({ position: 1 })), [], 3, 0, data).resync).toBe(true);
-    expect(planSocket(newSocket(start({ position: 3 })), [], 3, 0, data).resync).toBe(false);
+    expect(planSocket(newSocket(start({ position: 1 })), { from: 0, records: [rec(0, '"a"'), rec(2, '"a"')], latest: 3 }, 0, data).resync).toBe(true);
+    expect(planSocket(newSocket(start({ position: 2 })), { from: 0, records: [rec(0, '"a"'), rec(2, '"a"')], latest: 3 }, 0, data).resync).toBe(false);
+    expect(planSocket(newSocket(start({ position: 9 })), { from: 0, records: [], latest: 3 }, 0, data).resync).toBe(true);
+    expect(planSocket(newSocket(start({ position: 1 })), { from: 0, records: [], latest: 3 }, 0, data).resync).toBe(true);
+    expect(planSocket(newSocket(start({ position: 3 })), { from: 0, records: [], latest: 3 }, 0, data).resync).toBe(false);
+    // Below the batch (acknowledged while it was read): nothing now, read next time.
+    const low = newSocket(start({ position: 1 }));
+    expect(planSocket(low, { from: 2, records: [rec(2, '"a"')], latest: 3 }, 0, data)).toEqual({ messages: [], resync: false });
+    expect(low.position).toBe(1);
+    expect(behind(low, 3)).toBe(true);
     expect(outside(1, { earliest: 2, latest: 5 })).toBe(true);
     expect(outside(5, { earliest: 2, latest: 5 })).toBe(false);
   });
