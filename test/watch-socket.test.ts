@@ -20,6 +20,7 @@ import { until } from "./support/until";
 import { injectFault } from "./support/storm";
 import { recovered } from "./support/recovered";
 import { subscriptionHubName } from "../src/names";
+import { encodeToken } from "../src/subscriptions/resume-token";
 
 /** Sockets per key a hub takes in this project (vitest.config.ts, HUB_MAX_SOCKETS_PER_KEY). */
 const HUB_PER_KEY = 3;
@@ -230,6 +231,15 @@ describe("a key's socket, held by its changelog partition's hibernating hub", ()
     expect((await hub(3).stats()).reads).toBeGreaterThan(before.reads);
     socket.close();
     await until(async () => (await hub(3).stats()).subscribed === false, 10_000, "the hub unsubscribed", 20);
+  });
+
+  it("sends resync and closes with 4009 a socket whose position the changelog does not hold (reconnect without lastEventId)", async () => {
+    const key = keyOn(0, "hub-stale");
+    const token = encodeToken({ topic: "edge-streams-totals-changelog", positions: new Map([[0, 1_000_000]]) });
+    const socket = await watchSocket(`${keyPath(key)}?lastEventId=${encodeURIComponent(token)}`);
+    expect((await socket.next()).event).toBe("resync");
+    await until(async () => socket.closed !== undefined, 10_000, "the socket closed", 20);
+    expect(socket.closed?.code).toBe(4009);
   });
 
   it(`refuses a socket past ${HUB_PER_KEY} on one key (503, Retry-After), not on another key, and takes one again once one closed`, async () => {
