@@ -146,7 +146,8 @@ export default defineConfig({
     sequence: { sequencer: SlowFirst },
     projects: [
       {
-        plugins: [workerd({ TOPICS: `${NO_COMPACTION.TOPICS},${logContractTopics}` })],
+        // Few sockets per key on a subscription hub, so test/watch-socket.test.ts reaches the limit.
+        plugins: [workerd({ TOPICS: `${NO_COMPACTION.TOPICS},${logContractTopics}`, HUB_MAX_SOCKETS_PER_KEY: "3" })],
         resolve: library,
         test: {
           name: "workers",

@@ -88,6 +88,12 @@ export interface PartitionCalls {
   unsubscribe(name: string): void | Promise<void>;
 }
 
+/** What log partitions call of a subscription hub (docs/subscriptions.md). */
+export interface SubscriptionHubCalls {
+  /** Its changelog partition grew: push what is new to the sockets. */
+  wake(source?: TopicPartition): Promise<void>;
+}
+
 /** What a consumer group calls of the group directory. */
 export interface GroupDirectoryCalls {
   addGroup(group: string): void | Promise<void>;
@@ -100,6 +106,8 @@ export interface ObjectDirectory {
   coordinator(): CoordinatorCalls;
   /** A restore worker by its object name (`restoreWorkerName(placement, shard)`). */
   restoreWorker(name: string): RestoreWorkerCalls;
+  /** A subscriber that hears of appends by answering (`hearsByAnswering`): a restore worker or a subscription hub. */
+  listener(name: string): { wake(source?: TopicPartition): Promise<void> };
   partition(tp: TopicPartition): PartitionCalls;
   groupDirectory(): GroupDirectoryCalls;
 }

@@ -22,7 +22,7 @@ import type {
   TopicPartition,
   UnseenAppendResult,
 } from "../src/log/types";
-import { isRestoreWorkerName } from "../src/names";
+import { hearsByAnswering } from "../src/names";
 import { WakeUps } from "../src/log/wake-ups";
 import { echoTargets, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
 import { pushAfterAppend } from "../src/log/pushed-fetches";
@@ -225,9 +225,9 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   /** Whom an echo must wake now (src/log/echoes.ts); undefined once every subscriber has heard. */
   private echoDue(tp: TopicPartition) {
     const names = this.subscribers.list();
-    const tasks = names.some((name) => !isRestoreWorkerName(name));
+    const tasks = names.some((name) => !hearsByAnswering(name));
     const taskReaders: TaskReaders = tasks ? this.store.readers(tp) : "none";
-    const unheard = this.wakeUps.unheard(names.filter(isRestoreWorkerName), this.store.offsets(tp).latest);
+    const unheard = this.wakeUps.unheard(names.filter(hearsByAnswering), this.store.offsets(tp).latest);
     return echoTargets({ taskReaders, unheard, echoes: this.echoes });
   }
 
@@ -247,7 +247,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const sooner = (at: number | undefined) => (next = earliestOf(next, at));
     const echo = this.echoDue(tp);
     if (echo) {
-      const names = this.subscribers.list().filter((name) => (isRestoreWorkerName(name) ? echo.others.includes(name) : echo.tasks));
+      const names = this.subscribers.list().filter((name) => (hearsByAnswering(name) ? echo.others.includes(name) : echo.tasks));
       this.wakeSubscribers(tp, this.store.offsets(tp).latest, names, undefined, true);
       this.echoes = (this.echoes ?? 0) + 1;
       sooner(nextEchoAt(now, this.echoes));
@@ -365,14 +365,14 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (now < this.dropWakesUntil) return;
     const names = subscribers.filter((name) => this.wakeUps.needed(name, now));
     if (names.length === 0) return;
-    const pushedTo = (name: string) => !isRestoreWorkerName(name) && this.wakeUps.wantsPush(name);
+    const pushedTo = (name: string) => !hearsByAnswering(name) && this.wakeUps.wantsPush(name);
     const pushed =
       appended && names.some(pushedTo) ? pushAfterAppend(tp, appended, (at, offset, bounds) => this.store.fetchEncoded(at, offset, bounds)) : undefined;
     const wake = async (name: string) => {
       for (let attempt = 0; ; attempt++) {
         try {
-          if (isRestoreWorkerName(name)) {
-            await this.objects.restoreWorker(name).wake(tp);
+          if (hearsByAnswering(name)) {
+            await this.objects.listener(name).wake(tp);
             this.wakeUps.heard(name, end);
             return this.settleSoon();
           }

@@ -1,6 +1,6 @@
 /**
- * The bindings a Worker running Edge Streams must give it: the five Durable Object namespaces,
- * under these names, the vars of src/config.ts (all optional), and optionally a rate limiter. The Worker's own `Env` is what
+ * The bindings a Worker running Edge Streams must give it: the Durable Object namespaces,
+ * under these names (five required, the subscription hub's optional), the vars of src/config.ts (all optional), and optionally a rate limiter. The Worker's own `Env` is what
  * `wrangler types` generates from its wrangler.toml; it must be assignable to this.
  */
 import type { ConfigVars } from "../src/config";
@@ -8,6 +8,7 @@ import type { ConsumerGroup } from "../durable-objects/consumer-group";
 import type { Coordinator } from "../durable-objects/coordinator";
 import type { LogPartition } from "../durable-objects/log-partition";
 import type { RestoreWorker } from "../durable-objects/restore-worker";
+import type { SubscriptionHub } from "../durable-objects/subscription-hub";
 import type { TaskObject } from "../durable-objects/task-object";
 
 export type EdgeStreamsEnv = ConfigVars & {
@@ -16,6 +17,11 @@ export type EdgeStreamsEnv = ConfigVars & {
   readonly TASK_OBJECT: DurableObjectNamespace<TaskObject>;
   readonly COORDINATOR: DurableObjectNamespace<Coordinator>;
   readonly RESTORE_WORKER: DurableObjectNamespace<RestoreWorker>;
+  /**
+   * Optional: the objects that hold WebSocket subscriptions while hibernating (docs/subscriptions.md);
+   * without it (or with a log that wakes no readers) the Worker holds each socket and polls.
+   */
+  readonly SUBSCRIPTION_HUB?: DurableObjectNamespace<SubscriptionHub>;
   /**
    * Optional: Cloudflare's rate-limiting binding (`[[ratelimits]]`), counting failed
    * authentication per client; without it each isolate counts alone (workers/api/auth-failures.ts).

@@ -4,7 +4,7 @@
  * names (src/names.ts). Every object, route and test driver reaches the platform through this one
  * place. Built once per application and environment object, and shared by everything in the isolate.
  */
-import type { CoordinatorCalls, ObjectDirectory, ObjectHost, RestoreWorkerCalls, TaskObjectCalls } from "../durable-objects/calls";
+import type { CoordinatorCalls, ObjectDirectory, ObjectHost, RestoreWorkerCalls, SubscriptionHubCalls, TaskObjectCalls } from "../durable-objects/calls";
 import type { Application } from "../src/application";
 import { ConfigError, readConfig, type Config } from "../src/config";
 import { tiers } from "../src/log/topic-config";
@@ -16,9 +16,11 @@ import {
   groupObjectName,
   instanceName,
   parseInstanceName,
+  isSubscriptionHubName,
   parseRestoreWorkerName,
   topicPartition,
   restoreWorkerName,
+  subscriptionHubName,
 } from "../src/names";
 import type { Jurisdiction, Placement } from "../src/placements";
 import { logEvent } from "../src/util/logging";
@@ -79,6 +81,11 @@ export class Host implements ObjectHost {
     return parsed ? this.restoreWorker(parsed.placement, parsed.shard) : this.env.RESTORE_WORKER.getByName(name);
   }
 
+  /** The subscription hub of a changelog partition, when the Worker has the binding (docs/subscriptions.md). */
+  subscriptionHub(tp: TopicPartition) {
+    return this.env.SUBSCRIPTION_HUB?.getByName(subscriptionHubName(tp));
+  }
+
   /** A task object by its name (`<task>@<placement>`). */
   taskObjectNamed(name: string) {
     const parsed = parseInstanceName(name);
@@ -132,6 +139,10 @@ export class Host implements ObjectHost {
     taskObject: (name) => this.taskObjectNamed(name) as unknown as TaskObjectCalls,
     coordinator: () => this.coordinator() as unknown as CoordinatorCalls,
     restoreWorker: (name) => this.restoreWorkerNamed(name) as unknown as RestoreWorkerCalls,
+    listener: (name) =>
+      isSubscriptionHubName(name)
+        ? ((this.env.SUBSCRIPTION_HUB?.getByName(name) as unknown as SubscriptionHubCalls | undefined) ?? { wake: async () => {} })
+        : (this.restoreWorkerNamed(name) as unknown as RestoreWorkerCalls),
     partition: (tp) => this.partition(tp),
     groupDirectory: () => this.groupDirectory(),
   };

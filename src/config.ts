@@ -75,6 +75,9 @@ const schema = z.object({
   /** The least severe log lines written: `debug`, `info`, `warn` or `error`. */
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   MAX_BODY_BYTES: count(1024 * 1024, 1),
+  /** WebSocket subscriptions one subscription hub holds at most, and per key (docs/subscriptions.md). */
+  HUB_MAX_SOCKETS: count(10_000, 1),
+  HUB_MAX_SOCKETS_PER_KEY: count(1_000, 1),
   LOG_BACKEND: z.enum(["durable", "upstash"]).default("durable"),
   UPSTASH_KAFKA_REST_URL: z.string().url().optional(),
   UPSTASH_KAFKA_REST_USERNAME: z.string().optional(),

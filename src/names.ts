@@ -2,7 +2,7 @@
  * Durable identities, built and parsed in this one place: a task instance's object is
  * `<task>@<placement>`, a placement's restore workers `restore@<placement>` (shard 0) and
  * `restore@<placement>#<shard>` (shards 1 and up; src/restore/sharding.ts), a log partition
- * `<topic>/<partition>` (the name a partition goes by everywhere), the application's coordinator `coordinator`, a Kafka REST consumer group
+ * `<topic>/<partition>` (its subscription hub `hub:<topic>/<partition>`) (the name a partition goes by everywhere), the application's coordinator `coordinator`, a Kafka REST consumer group
  * `group:<id>` (and its directory `directory`). If two copies of a name drifted, state would split
  * between two objects.
  */
@@ -38,6 +38,26 @@ export function parseInstanceName(name: string): { taskId: string; placement: st
 /** Whether an object name is a restore worker's (log partitions wake both task objects and restore workers). */
 export function isRestoreWorkerName(name: string): boolean {
   return name.startsWith(RESTORE_PREFIX);
+}
+
+const HUB_PREFIX = "hub:";
+
+/** The subscription hub of a changelog partition (docs/subscriptions.md): `hub:<topic>/<partition>`. */
+export function subscriptionHubName(tp: { readonly topic: string; readonly partition: number }): string {
+  return `${HUB_PREFIX}${topicPartition(tp)}`;
+}
+
+/** Whether an object name is a subscription hub's. */
+export function isSubscriptionHubName(name: string): boolean {
+  return name.startsWith(HUB_PREFIX);
+}
+
+/**
+ * Whether a partition's subscriber hears of appends by answering a wake-up (restore workers and
+ * subscription hubs, whose answers src/log/echoes.ts tracks), rather than as a task reader does.
+ */
+export function hearsByAnswering(name: string): boolean {
+  return isRestoreWorkerName(name) || isSubscriptionHubName(name);
 }
 
 /**

@@ -17,6 +17,13 @@ import { application } from "./support/orders-app";
 import { type SocketEvent, socketOf } from "./support/socket";
 import { TEST_SCOPED_TOKENS } from "./support/tokens";
 import { until } from "./support/until";
+import { injectFault } from "./support/storm";
+import { recovered } from "./support/recovered";
+import { subscriptionHubName } from "../src/names";
+import { encodeToken } from "../src/subscriptions/resume-token";
+
+/** Sockets per key a hub takes in this project (vitest.config.ts, HUB_MAX_SOCKETS_PER_KEY). */
+const HUB_PER_KEY = 3;
 
 const driver = new TestDriver(env, application);
 const UPGRADE = { Upgrade: "websocket" };
@@ -166,9 +173,9 @@ describe("authentication of a socket", () => {
 
 describe("limits", () => {
   it("counts sockets in the isolate's subscription slots: 503 when none is left, the slot back when the socket closes", async () => {
-    const key = keyOn(0, "ws-slots");
+    // A prefix's socket (a key's is held by its hub, not the isolate: below).
     await until(async () => watchSlots.taken === 0, 10_000, "earlier subscriptions' slots given back", 20);
-    const socket = await watchSocket(keyPath(key));
+    const socket = await watchSocket("/stores/totals/watch?prefix=ws-slots");
     await socket.next();
     expect(watchSlots.taken).toBe(1);
     socket.close();
@@ -176,12 +183,84 @@ describe("limits", () => {
 
     const held = Array.from({ length: watchSlots.limit }, () => watchSlots.take()!);
     try {
-      const refused = await call(keyPath(key), { headers: UPGRADE });
+      const refused = await call("/stores/totals/watch?prefix=ws-slots", { headers: UPGRADE });
       expect(refused.status).toBe(503);
       expect(refused.headers.get("Retry-After")).toBe("1");
     } finally {
       for (const release of held) release();
     }
+  });
+});
+
+describe("a key's socket, held by its changelog partition's hibernating hub", () => {
+  const hub = (partition: number) => env.SUBSCRIPTION_HUB!.getByName(subscriptionHubName({ topic: "edge-streams-totals-changelog", partition }));
+
+  it("sees every change once, in order, on the one socket, across a migration and a crash of the task", async () => {
+    const key = keyOn(2, "hub-storm");
+    const socket = await watchSocket(keyPath(key));
+    expect((await socket.next()).data).toEqual({ key, value: null });
+    await order(key, 2);
+    for (const fault of ["migrate", "crash"] as const) {
+      await injectFault(driver, "0_2", fault);
+      await order(key, 2);
+      await recovered(driver, "0_2");
+    }
+    await order(key, 1);
+    expect(counts(await socket.take(7))).toEqual([1, 2, 3, 4, 5, 6, 7].map((n) => ["message", n]));
+    expect(socket.closed).toBeUndefined();
+    expect((await hub(2).stats()).sockets).toBe(1);
+    socket.close();
+  });
+
+  it("reads nothing while idle (no poll: appends elsewhere and time pass), and unsubscribes once its last socket closed", async () => {
+    const key = keyOn(3, "hub-idle");
+    const socket = await watchSocket(keyPath(key));
+    await socket.next();
+    await order(key, 1);
+    await socket.next();
+    const before = await hub(3).stats();
+    expect(before).toMatchObject({ sockets: 1, subscribed: true });
+    // Work on the other partitions: a socket held by the Worker would read its changelog each second meanwhile.
+    const started = Date.now();
+    for (let i = 0; i < 60 && Date.now() - started < 1_500; i++) await order(keyOn(i % 3, "hub-idle-other"), 1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+    expect((await hub(3).stats()).reads).toBe(before.reads);
+    // An append to its partition is read once and pushed.
+    await order(key, 1);
+    expect((await socket.next()).data).toEqual({ key, value: { count: 2, sum: 2 } });
+    expect((await hub(3).stats()).reads).toBeGreaterThan(before.reads);
+    socket.close();
+    await until(async () => (await hub(3).stats()).subscribed === false, 10_000, "the hub unsubscribed", 20);
+  });
+
+  it("sends resync and closes with 4009 a socket whose position the changelog does not hold (reconnect without lastEventId)", async () => {
+    const key = keyOn(0, "hub-stale");
+    const token = encodeToken({ topic: "edge-streams-totals-changelog", positions: new Map([[0, 1_000_000]]) });
+    const socket = await watchSocket(`${keyPath(key)}?lastEventId=${encodeURIComponent(token)}`);
+    expect((await socket.next()).event).toBe("resync");
+    await until(async () => socket.closed !== undefined, 10_000, "the socket closed", 20);
+    expect(socket.closed?.code).toBe(4009);
+  });
+
+  it(`refuses a socket past ${HUB_PER_KEY} on one key (503, Retry-After), not on another key, and takes one again once one closed`, async () => {
+    const key = keyOn(1, "hub-limit");
+    const held = [];
+    for (let i = 0; i < HUB_PER_KEY; i++) {
+      held.push(await watchSocket(keyPath(key)));
+      await held.at(-1)!.next();
+    }
+    const refused = await call(keyPath(key), { headers: UPGRADE });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("Retry-After")).toBe("1");
+    expect(await refused.json()).toMatchObject({ error: "unavailable", message: expect.stringContaining("watch this key already") });
+    const other = await watchSocket(keyPath(keyOn(1, "hub-limit-other")));
+    expect((await other.next()).event).toBe("message");
+    other.close();
+    held[0]!.close();
+    await until(async () => (await hub(1).stats()).sockets === HUB_PER_KEY - 1, 10_000, "the closed socket forgotten", 20);
+    const again = await watchSocket(keyPath(key));
+    expect((await again.next()).event).toBe("message");
+    for (const socket of [again, ...held]) socket.close();
   });
 });
 

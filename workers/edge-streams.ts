@@ -12,6 +12,7 @@
  * export class RestoreWorker extends streams.RestoreWorker {}
  * export class LogPartition extends streams.LogPartition {}
  * export class ConsumerGroup extends streams.ConsumerGroup {}
+ * export class SubscriptionHub extends streams.SubscriptionHub {}
  * export default streams;
  * ```
  */
@@ -20,6 +21,7 @@ import { ConsumerGroup } from "../durable-objects/consumer-group";
 import { Coordinator } from "../durable-objects/coordinator";
 import { LogPartition } from "../durable-objects/log-partition";
 import { RestoreWorker } from "../durable-objects/restore-worker";
+import { SubscriptionHub } from "../durable-objects/subscription-hub";
 import { TaskObject } from "../durable-objects/task-object";
 import type { EdgeStreamsEnv } from "../platform/bindings";
 import { Host } from "../platform/host";
@@ -70,6 +72,8 @@ export interface EdgeStreams {
   readonly RestoreWorker: EdgeStreamsObjectClass<RestoreWorker>;
   readonly LogPartition: EdgeStreamsObjectClass<LogPartition>;
   readonly ConsumerGroup: EdgeStreamsObjectClass<ConsumerGroup>;
+  /** Holds WebSocket subscriptions while hibernating (bound as `SUBSCRIPTION_HUB`; optional). */
+  readonly SubscriptionHub: EdgeStreamsObjectClass<SubscriptionHub>;
 }
 
 /**
@@ -101,6 +105,11 @@ export function defineEdgeStreams<E extends EdgeStreamsEnv = EdgeStreamsEnv>(sou
       }
     },
     RestoreWorker: class extends RestoreWorker {
+      constructor(ctx: DurableObjectState, env: EdgeStreamsEnv) {
+        super(ctx, env, host(env));
+      }
+    },
+    SubscriptionHub: class extends SubscriptionHub {
       constructor(ctx: DurableObjectState, env: EdgeStreamsEnv) {
         super(ctx, env, host(env));
       }

@@ -16,5 +16,6 @@ export type { Host } from "../platform/host";
 export type { TaskObject } from "../durable-objects/task-object";
 export type { Coordinator } from "../durable-objects/coordinator";
 export type { RestoreWorker } from "../durable-objects/restore-worker";
+export type { SubscriptionHub } from "../durable-objects/subscription-hub";
 export type { LogPartition } from "../durable-objects/log-partition";
 export type { ConsumerGroup } from "../durable-objects/consumer-group";

@@ -6,5 +6,6 @@ export class Coordinator extends streams.Coordinator {}
 export class RestoreWorker extends streams.RestoreWorker {}
 export class LogPartition extends streams.LogPartition {}
 export class ConsumerGroup extends streams.ConsumerGroup {}
+export class SubscriptionHub extends streams.SubscriptionHub {}
 
 export default streams;

@@ -1,5 +1,6 @@
 /**
- * Who wants to hear about appends to this partition (task instances that read it), so that an
+ * Who wants to hear about appends to this partition (task instances that read it, restore workers
+ * keeping standbys on it, subscription hubs holding sockets on it), so that an
  * idle task sleeps without polling and is woken when input arrives.
  */
 import { Sql, sql, type StorageLike } from "../../storage/sql";

@@ -28,6 +28,9 @@ import { openStream, takeSlot } from "../subscription-stream";
 import { invalidInput } from "../validation";
 import { MAX_SNAPSHOT_KEYS, takeSnapshot, type WatchedStore } from "../watch-snapshot";
 import { openSocket, wantsWebSocket } from "../watch-socket";
+import { hubFor, openHubSocket } from "../hub-socket";
+import type { HubView } from "../../../src/subscriptions/hub-sockets";
+import { encodeToken } from "../../../src/subscriptions/resume-token";
 
 export { watchSlots } from "../subscription-stream";
 
@@ -72,8 +75,20 @@ async function startOf(
  * watch runs until the subscriber goes away, holding a slot of the isolate and one of what it
  * watches (`watched`: at most MAX_WATCHES_PER_KEY subscriptions of one key, prefix or key's windows).
  */
-function open(c: Context<ApiEnv>, target: WatchTarget, start: WatchStart, snapshot: () => Promise<Snapshot>, watched: string) {
+async function open(
+  c: Context<ApiEnv>,
+  target: WatchTarget,
+  start: WatchStart,
+  snapshot: () => Promise<Snapshot>,
+  watched: string,
+  hubbed?: { store: string; view: HubView; key: string },
+) {
   const run = (ports: StreamPorts & FollowedLog) => runWatch(target, { ...ports, snapshot }, start);
+  // A key's socket (or its windows') is held by its partition's hibernating hub when there is one (../hub-socket.ts).
+  const hub = wantsWebSocket(c.req.raw) && hubbed ? hubFor(c, target) : undefined;
+  const token = (position: number) => encodeToken({ topic: target.topic, positions: new Map([[target.partitions[0]!, position]]) });
+  const held = hub && hubbed ? await openHubSocket(c, hub, target, start, hubbed, token) : undefined;
+  if (held) return held;
   // Counted per watched key too: the store, what is watched (a key, a prefix, a key's windows) and its serialized form.
   const slot = takeSlot(`${target.topic}\n${watched}`);
   if (wantsWebSocket(c.req.raw)) return openSocket(c, target.topic, slot, run);
@@ -97,7 +112,7 @@ export const watch = new Hono<ApiEnv>()
       });
     const target: WatchTarget = { topic: found.store.changelogTopic, partitions, watched: (k) => k === key, kind: "key", key, present };
     const start = await startOf(c, found, partitions, selection);
-    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection), `key\n${key}`);
+    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection), `key\n${key}`, { store: found.store.name, view: "key", key });
   })
   .get("/stores/:store/watch", zValidator("query", prefixQuery, invalidInput), async (c) => {
     const found = watchedStore(c);
@@ -146,5 +161,5 @@ export const watch = new Hono<ApiEnv>()
     const tooMany = `key ${JSON.stringify(typedKey)} has more than ${MAX_SNAPSHOT_KEYS} windows in store ${found.store.name}: too many to watch`;
     const snapshot = () => takeSnapshot(c.var.host, found, partitions, selection, tooMany);
     const start = await startOf(c, found, partitions, selection, tooMany);
-    return open(c, target, start, snapshot, `windows\n${key}`);
+    return open(c, target, start, snapshot, `windows\n${key}`, { store: found.store.name, view: "windows", key });
   });

@@ -1,0 +1,219 @@
+/**
+ * `SubscriptionHub`: the WebSocket subscriptions of one changelog partition (named
+ * `hub:<topic>/<partition>`, src/names.ts), held with the WebSocket Hibernation API so that an idle
+ * subscriber costs no request and no duration (docs/subscriptions.md). The Worker authenticates,
+ * takes the snapshot and forwards the upgrade with the snapshot's messages and position; the hub
+ * accepts the socket (its state in the socket's attachment, src/subscriptions/hub-sockets.ts),
+ * subscribes to its partition while any socket is open, and on each wake-up reads the new records
+ * once, from the lowest position among its sockets, and pushes each to the sockets that watch it.
+ * It follows the changelog, not the task: a task's migration or crash never touches its sockets.
+ * It writes no rows of its own.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { OffsetOutOfRange } from "../src/log/errors";
+import type { TopicPartition } from "../src/log/types";
+import { subscriptionHubName } from "../src/names";
+import { keyForAnswer } from "../src/streams/key-text";
+import { FOLLOW_FETCH } from "../src/subscriptions/follow-log";
+import {
+  acknowledge,
+  behind,
+  type HubSocket,
+  keyTag,
+  newSocket,
+  outside,
+  parseHubStart,
+  planSocket,
+  RESYNC_CLOSE,
+  RESYNC_MESSAGE,
+  readFrom,
+  refusal,
+  stalled,
+} from "../src/subscriptions/hub-sockets";
+import { SLOW_SUBSCRIBER } from "../src/subscriptions/socket-credit";
+import { windowOfRow, windowRowsPrefix } from "../src/subscriptions/window-keys";
+import { logEvent } from "../src/util/logging";
+import { Serial } from "../src/util/serial";
+import type { ObjectHost, SubscriptionHubCalls } from "./calls";
+
+/** Batches read per wake-up at most before the hub yields (a wake-up or an acknowledgement goes on). */
+const MAX_ROUNDS = 20;
+
+interface Held {
+  readonly ws: WebSocket;
+  readonly state: HubSocket;
+}
+
+export class SubscriptionHub extends DurableObject implements SubscriptionHubCalls {
+  private readonly serial = new Serial();
+  /** The partition this hub subscribed to while awake (a subscription is idempotent: unknown after eviction). */
+  private subscribed: string | undefined;
+  /** Changelog reads made by this instance (tests: none while idle). */
+  private reads = 0;
+
+  constructor(
+    ctx: DurableObjectState,
+    env: unknown,
+    private readonly host: ObjectHost,
+  ) {
+    super(ctx, env as never);
+  }
+
+  /** The upgrade the Worker forwards (its `X-Edge-Streams-Hub-Start` header a HubStart): 101 with the socket, or 503 over a limit. */
+  override async fetch(request: Request): Promise<Response> {
+    const start = parseHubStart(parseJson(decodeURIComponent(request.headers.get("X-Edge-Streams-Hub-Start") ?? "")));
+    if (!start || request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return new Response("expected a subscription's upgrade", { status: 400 });
+    const tag = keyTag(start.key);
+    const refused = refusal(
+      { hub: this.open().length, key: this.open(tag).length },
+      { perHub: this.host.config.HUB_MAX_SOCKETS, perKey: this.host.config.HUB_MAX_SOCKETS_PER_KEY },
+    );
+    if (refused) return Response.json({ code: "unavailable", message: refused }, { status: 503, headers: { "Retry-After": "1" } });
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+    this.ctx.acceptWebSocket(server, [tag]);
+    for (const message of start.messages) server.send(message);
+    server.serializeAttachment(newSocket(start));
+    // Subscribed before the first read: an append after that read wakes the hub.
+    await this.serial.run(() => this.follow(start));
+    this.ctx.waitUntil(this.pump());
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** Its changelog partition grew (a log partition's wake-up). */
+  async wake(source?: TopicPartition): Promise<void> {
+    await this.pump(source);
+  }
+
+  /** Changelog reads this instance made (tests). */
+  async stats(): Promise<{ sockets: number; reads: number; subscribed: boolean }> {
+    return { sockets: this.open().length, reads: this.reads, subscribed: this.subscribed !== undefined };
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const state = ws.deserializeAttachment() as HubSocket;
+    let ack: unknown;
+    try {
+      ack = typeof message === "string" ? (JSON.parse(message) as { ack?: unknown }).ack : undefined;
+    } catch {
+      ack = undefined;
+    }
+    if (!acknowledge(state, ack)) {
+      close(ws, 1008, 'expected {"ack": n}, n the number of messages received so far');
+      return;
+    }
+    ws.serializeAttachment(state);
+    // The window opened: this socket may be behind the others.
+    await this.pump();
+  }
+
+  override async webSocketClose(ws: WebSocket): Promise<void> {
+    close(ws, 1000, "closed by the subscriber");
+    await this.pump(ws.deserializeAttachment() as HubSocket);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    close(ws, 1011, "socket error");
+    await this.pump(ws.deserializeAttachment() as HubSocket);
+  }
+
+  private open(tag?: string): WebSocket[] {
+    return this.ctx.getWebSockets(tag).filter((ws) => ws.readyState === WebSocket.OPEN);
+  }
+
+  private async follow(tp: TopicPartition): Promise<void> {
+    const name = subscriptionHubName(tp);
+    if (this.subscribed === name) return;
+    await this.host.objects.partition(tp).subscribe(name);
+    this.subscribed = name;
+  }
+
+  /** Pushes what is new to every socket with room; with no socket open, unsubscribes (no more wake-ups). */
+  private pump(tp?: TopicPartition): Promise<void> {
+    return this.serial.run(async () => {
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const held = this.open().map((ws) => ({ ws, state: ws.deserializeAttachment() as HubSocket }));
+        if (held.length === 0) return this.unfollow(tp);
+        if (!(await this.round(held))) return;
+      }
+    });
+  }
+
+  /** One batch: read, push, write positions back. True when a socket is still behind. */
+  private async round(all: Held[]): Promise<boolean> {
+    const now = Date.now();
+    const held = all.filter(
+      (h) => !(stalled(h.state, now) && close(h.ws, SLOW_SUBSCRIBER, "too slow: no acknowledgement for 30 s; reconnect with your last id")),
+    );
+    const from = readFrom(held.map((h) => h.state));
+    const first = held[0]?.state;
+    if (from === undefined || first === undefined) return false;
+    const tp = { topic: first.topic, partition: first.partition };
+    this.reads++;
+    let result: Awaited<ReturnType<typeof this.host.log.fetch>>;
+    try {
+      result = await this.host.log.fetch(tp, from, FOLLOW_FETCH);
+    } catch (error) {
+      if (!(error instanceof OffsetOutOfRange)) throw error;
+      const range = await this.host.log.offsets(tp);
+      for (const h of held) if (outside(h.state.position, range)) resync(h.ws);
+      return held.some((h) => !outside(h.state.position, range));
+    }
+    let more = false;
+    // Read again after the fetch: an acknowledgement taken meanwhile is in the attachment, not in what was read before.
+    for (const { ws } of held) {
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      const h = { ws, state: ws.deserializeAttachment() as HubSocket };
+      const plan = planSocket(h.state, { from, records: result.records, latest: result.latest }, now, this.renderer(h.state));
+      for (const message of plan.messages) h.ws.send(message);
+      if (plan.resync) resync(h.ws);
+      else h.ws.serializeAttachment(h.state);
+      more ||= !plan.resync && behind(h.state, result.latest);
+    }
+    return more;
+  }
+
+  /** The event data of a change of the socket's key (as the Worker's watch renders it, workers/api/routes/watch.ts). */
+  private renderer(s: HubSocket): (key: string, value: string | null) => unknown {
+    const store = this.host.application.store(s.store)?.store;
+    if (!store) throw new Error(`unknown store ${s.store}`);
+    const key = keyForAnswer(store.keySerde, s.key);
+    const value = (v: string | null) => (v === null ? null : store.valueSerde.deserialize(v));
+    if (s.view === "key") return (_k, v) => ({ key, value: value(v) });
+    const length = windowRowsPrefix(s.key).length;
+    const kind = store.kind === "session" ? "session" : "window";
+    return (row, v) => ({ key, window: windowOfRow(row, length, kind), value: value(v) });
+  }
+
+  /** No socket is open: no more wake-ups (after an eviction the hub knows its partition from the wake-up or the socket that closed). */
+  private async unfollow(tp: TopicPartition | undefined): Promise<void> {
+    this.subscribed = undefined;
+    if (tp) await this.host.objects.partition({ topic: tp.topic, partition: tp.partition }).unsubscribe(subscriptionHubName(tp));
+  }
+}
+
+/** Closes a socket (already closing: nothing to do); true, for filters. */
+function close(ws: WebSocket, code: number, reason: string): true {
+  try {
+    ws.close(code, reason);
+  } catch (error) {
+    logEvent("hub.close-failed", { error: String(error) }, "debug");
+  }
+  return true;
+}
+
+function resync(ws: WebSocket): void {
+  try {
+    ws.send(RESYNC_MESSAGE);
+  } catch {
+    // Closed meanwhile.
+  }
+  close(ws, RESYNC_CLOSE, "resync: reconnect without lastEventId for a fresh snapshot");
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * The sockets of a subscription hub (docs/subscriptions.md): one hibernating Durable Object per
+ * changelog partition (durable-objects/subscription-hub.ts) holds the WebSocket subscriptions of
+ * keys (and of a key's windows) in that partition. Each socket's state lives in its attachment
+ * (this `HubSocket`), not in rows: what it watches, the next changelog offset it reads, and its
+ * acknowledgement window (the same credit as socket-credit.ts). On a wake-up the hub reads one
+ * batch from the lowest position among the sockets with room and `planPush` says, per socket,
+ * what to send and where it stands then. Platform-free.
+ */
+import type { LogRecord, OffsetRange } from "../log/types";
+import { changeOf } from "./change-feed";
+import { encodeToken } from "./resume-token";
+import { SOCKET_STALL_MS, SOCKET_WINDOW } from "./socket-credit";
+import { windowRowsPrefix } from "./window-keys";
+
+/** Sockets one hub holds at most (the runtime takes far more; this bounds one object's fan-out work). */
+export const MAX_SOCKETS_PER_HUB = 10_000;
+/** Sockets watching one key (its value or its windows) at most, per hub. */
+export const MAX_SOCKETS_PER_KEY = 1_000;
+/** The close code of a socket the hub can no longer follow (compaction or retention overtook it): reconnect without `lastEventId` for a fresh snapshot. */
+export const RESYNC_CLOSE = 4009;
+
+/** What a socket watches: one key's value (`key`), or every window of one key (`windows`). */
+export type HubView = "key" | "windows";
+
+/** What a hub knows of one socket: its attachment (serializeAttachment), rewritten as it advances. */
+export interface HubSocket {
+  readonly topic: string;
+  readonly partition: number;
+  readonly store: string;
+  readonly view: HubView;
+  /** The serialized key watched. */
+  readonly key: string;
+  /** The next changelog offset this socket reads. */
+  position: number;
+  /** Messages sent and acknowledged (`{"ack": n}`), as socket-credit.ts counts them. */
+  sent: number;
+  acked: number;
+  /** Since when the window is full (null: it has room). */
+  fullSince: number | null;
+}
+
+/** What a Worker hands a hub with the upgrade: the socket's start and the snapshot's messages (none on a resume). */
+export interface HubStart {
+  readonly topic: string;
+  readonly partition: number;
+  readonly store: string;
+  readonly view: HubView;
+  readonly key: string;
+  /** The offset after the snapshot (its changelog position) or the resume token's. */
+  readonly position: number;
+  /** Messages to send first, in order (the snapshot), already rendered. */
+  readonly messages: readonly string[];
+}
+
+/** The start a request's body holds; undefined when it is not one. */
+export function parseHubStart(body: unknown): HubStart | undefined {
+  const b = body as Partial<HubStart> | null;
+  if (typeof b !== "object" || b === null) return undefined;
+  const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+  if (typeof b.topic !== "string" || typeof b.store !== "string" || typeof b.key !== "string") return undefined;
+  if (!count(b.partition) || !count(b.position) || (b.view !== "key" && b.view !== "windows")) return undefined;
+  if (!Array.isArray(b.messages) || !b.messages.every((m) => typeof m === "string")) return undefined;
+  return b as HubStart;
+}
+
+/** The socket a start opens (the snapshot's messages counted as sent). */
+export function newSocket(start: HubStart): HubSocket {
+  const { topic, partition, store, view, key, position, messages } = start;
+  return { topic, partition, store, view, key, position, sent: messages.length, acked: 0, fullSince: null };
+}
+
+/** The tag a socket is accepted with (per-key counts): the key, or a hash of a long one (tags are at most 256 characters). */
+export function keyTag(key: string): string {
+  if (key.length <= 200) return `k:${key}`;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  return `h:${key.length}:${h.toString(16)}`;
+}
+
+export interface HubLimits {
+  readonly perHub: number;
+  readonly perKey: number;
+}
+
+/** Why a new socket is refused (undefined: taken), given the sockets open in the hub and on its key. */
+export function refusal(
+  open: { hub: number; key: number },
+  limits: HubLimits = { perHub: MAX_SOCKETS_PER_HUB, perKey: MAX_SOCKETS_PER_KEY },
+): string | undefined {
+  if (open.hub >= limits.perHub) return `this subscription hub holds ${limits.perHub} sockets, its most: try again later`;
+  if (open.key >= limits.perKey) return `${limits.perKey} sockets watch this key already, the most: try again later`;
+  return undefined;
+}
+
+export function hasRoom(s: HubSocket, window = SOCKET_WINDOW): boolean {
+  return s.sent - s.acked < window;
+}
+
+/** Takes an acknowledgement (as SocketCredit.ack): false for one that is not a count or exceeds what was sent. */
+export function acknowledge(s: HubSocket, count: unknown, window = SOCKET_WINDOW): boolean {
+  if (typeof count !== "number" || !Number.isSafeInteger(count) || count < 0 || count > s.sent) return false;
+  if (count > s.acked) s.acked = count;
+  if (hasRoom(s, window)) s.fullSince = null;
+  return true;
+}
+
+/** Whether the socket's window has been full longer than `stallMs` (closed `4008` then). */
+export function stalled(s: HubSocket, now: number, stallMs = SOCKET_STALL_MS): boolean {
+  return s.fullSince !== null && now - s.fullSince >= stallMs;
+}
+
+/** Where the hub reads from: the lowest position among sockets with room; undefined when none has room. */
+export function readFrom(sockets: readonly HubSocket[], window = SOCKET_WINDOW): number | undefined {
+  let from: number | undefined;
+  for (const s of sockets) if (hasRoom(s, window) && (from === undefined || s.position < from)) from = s.position;
+  return from;
+}
+
+/** Whether a record's (serialized) key is one the socket watches. */
+export function watches(s: HubSocket): (key: string) => boolean {
+  if (s.view === "key") return (k) => k === s.key;
+  const prefix = windowRowsPrefix(s.key);
+  return (k) => k.startsWith(prefix);
+}
+
+/** One read of the partition: its records from offset `from` on, and the partition's end then. */
+export interface HubBatch {
+  readonly from: number;
+  readonly records: readonly LogRecord[];
+  readonly latest: number;
+}
+
+/** What one socket gets from a batch: its messages, in order, and whether it must resync (then closed). */
+export interface SocketPlan {
+  readonly messages: string[];
+  readonly resync: boolean;
+}
+
+/**
+ * What a batch read from `from` (a partition ending at `latest`) gives `s` (nothing when `s` stands below `from`), advancing its position
+ * and counts: each record from its position on that it watches, rendered by `data` (its event's
+ * data, JSON) with the token of the position after it, until its window is full. A missing offset
+ * from its position on (compaction, retention, a log that started over) is a resync.
+ */
+export function planSocket(
+  s: HubSocket,
+  { from, records, latest }: HubBatch,
+  now: number,
+  data: (key: string, value: string | null) => unknown,
+  window = SOCKET_WINDOW,
+): SocketPlan {
+  const messages: string[] = [];
+  // Below the batch (its window opened while the batch was read): the next read starts from it.
+  if (!hasRoom(s, window) || s.position < from) return { messages, resync: false };
+  if (s.position > latest) return { messages, resync: true };
+  const selected = watches(s);
+  for (const record of records) {
+    if (record.offset < s.position) continue;
+    if (record.offset !== s.position) return { messages, resync: true };
+    const change = changeOf(record, selected);
+    if (change) {
+      if (!hasRoom(s, window)) {
+        s.fullSince ??= now;
+        return { messages, resync: false };
+      }
+      const id = encodeToken({ topic: s.topic, positions: new Map([[s.partition, record.offset + 1]]) });
+      messages.push(JSON.stringify({ event: "message", data: data(change.key, change.value), id }));
+      s.sent++;
+    }
+    s.position = record.offset + 1;
+  }
+  // Read to the end of what the batch holds, and nothing past: offsets gone at the log's end.
+  if (records.length === 0 && s.position < latest) return { messages, resync: true };
+  if (!hasRoom(s, window)) s.fullSince ??= now;
+  return { messages, resync: false };
+}
+
+/** Whether a socket still has records to read (and room to take them). */
+export function behind(s: HubSocket, latest: number, window = SOCKET_WINDOW): boolean {
+  return hasRoom(s, window) && s.position < latest;
+}
+
+/** Whether a position is outside what the partition keeps (below its earliest, beyond its end). */
+export function outside(position: number, { earliest, latest }: OffsetRange): boolean {
+  return position < earliest || position > latest;
+}
+
+/** The message a socket that must resync gets before it is closed with `RESYNC_CLOSE`. */
+export const RESYNC_MESSAGE = JSON.stringify({
+  event: "resync",
+  data: { reason: "the changelog no longer holds every change since this stream's position: reconnect without lastEventId for a fresh snapshot" },
+});

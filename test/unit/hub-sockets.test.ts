@@ -1,0 +1,130 @@
+/** The pure part of a subscription hub (src/subscriptions/hub-sockets.ts): selection, positions, credit, limits. */
+import { describe, expect, it } from "vitest";
+import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
+import type { LogRecord } from "../../src/log/types";
+import {
+  acknowledge,
+  behind,
+  type HubSocket,
+  type HubStart,
+  keyTag,
+  newSocket,
+  outside,
+  parseHubStart,
+  planSocket,
+  readFrom,
+  refusal,
+  stalled,
+} from "../../src/subscriptions/hub-sockets";
+import { decodeToken } from "../../src/subscriptions/resume-token";
+import { windowRowsPrefix } from "../../src/subscriptions/window-keys";
+
+const start = (over: Partial<HubStart> = {}): HubStart => ({
+  topic: "c",
+  partition: 1,
+  store: "totals",
+  view: "key",
+  key: '"a"',
+  position: 0,
+  messages: [],
+  ...over,
+});
+const rec = (offset: number, key: string, value = `v${offset}`, deleted = false): LogRecord => ({
+  offset,
+  key,
+  value,
+  headers: deleted ? [{ key: TOMBSTONE_HEADER, value: "" }] : [],
+  timestamp: 0,
+});
+const data = (key: string, value: string | null) => ({ key, value });
+const parsed = (messages: string[]) => messages.map((m) => JSON.parse(m) as { event: string; data: { key: string; value: string | null }; id: string });
+
+describe("planSocket", () => {
+  it("sends each record of the watched key from the socket's position, with the token of the position after it, and advances past the rest", () => {
+    const s = newSocket(start({ position: 2 }));
+    const plan = planSocket(s, { from: 0, records: [rec(1, '"a"'), rec(2, '"a"'), rec(3, '"b"'), rec(4, '"a"', "", true)], latest: 5 }, 0, data);
+    expect(plan.resync).toBe(false);
+    const sent = parsed(plan.messages);
+    expect(sent.map((m) => [m.event, m.data.value])).toEqual([
+      ["message", "v2"],
+      ["message", null],
+    ]);
+    expect(sent.map((m) => [...decodeToken(m.id)!.positions])).toEqual([[[1, 3]], [[1, 5]]]);
+    expect(s).toMatchObject({ position: 5, sent: 2 });
+    expect(behind(s, 5)).toBe(false);
+  });
+
+  it("a windows socket takes every row of its key's windows, nothing of another key", () => {
+    const s = newSocket(start({ view: "windows" }));
+    const prefix = windowRowsPrefix('"a"');
+    const plan = planSocket(s, { from: 0, records: [rec(0, `${prefix}x`), rec(1, `${windowRowsPrefix('"ab"')}x`), rec(2, `${prefix}y`)], latest: 3 }, 0, data);
+    expect(parsed(plan.messages).map((m) => m.data.key)).toEqual([`${prefix}x`, `${prefix}y`]);
+  });
+
+  it("stops at a full window (the position stays on the record not sent), marks since when, and goes on once acknowledged", () => {
+    const s = newSocket(start({ messages: ["snapshot"] }));
+    const records = [rec(0, '"a"'), rec(1, '"b"'), rec(2, '"a"'), rec(3, '"a"')];
+    const plan = planSocket(s, { from: 0, records: records, latest: 4 }, 100, data, 2);
+    expect(plan.messages.length).toBe(1);
+    expect(s).toMatchObject({ position: 2, sent: 2, fullSince: 100 });
+    expect(readFrom([s], 2)).toBeUndefined();
+    expect(stalled(s, 100 + 29_999)).toBe(false);
+    expect(stalled(s, 100 + 30_000)).toBe(true);
+    expect(acknowledge(s, 3, 2)).toBe(false);
+    expect(acknowledge(s, "x", 2)).toBe(false);
+    expect(acknowledge(s, 2, 2)).toBe(true);
+    expect(s.fullSince).toBeNull();
+    expect(readFrom([s], 2)).toBe(2);
+    const rest = planSocket(s, { from: 0, records: records.slice(2), latest: 4 }, 200, data, 2);
+    expect(rest.messages.length).toBe(2);
+    expect(s).toMatchObject({ position: 4, sent: 4, fullSince: 200 });
+  });
+
+  it("resyncs on an offset missing from its position on (compaction), or a position beyond the log's end; not on one below it", () => {
+    expect(planSocket(newSocket(start({ position: 1 })), { from: 0, records: [rec(0, '"a"'), rec(2, '"a"')], latest: 3 }, 0, data).resync).toBe(true);
+    expect(planSocket(newSocket(start({ position: 2 })), { from: 0, records: [rec(0, '"a"'), rec(2, '"a"')], latest: 3 }, 0, data).resync).toBe(false);
+    expect(planSocket(newSocket(start({ position: 9 })), { from: 0, records: [], latest: 3 }, 0, data).resync).toBe(true);
+    expect(planSocket(newSocket(start({ position: 1 })), { from: 0, records: [], latest: 3 }, 0, data).resync).toBe(true);
+    expect(planSocket(newSocket(start({ position: 3 })), { from: 0, records: [], latest: 3 }, 0, data).resync).toBe(false);
+    // Below the batch (acknowledged while it was read): nothing now, read next time.
+    const low = newSocket(start({ position: 1 }));
+    expect(planSocket(low, { from: 2, records: [rec(2, '"a"')], latest: 3 }, 0, data)).toEqual({ messages: [], resync: false });
+    expect(low.position).toBe(1);
+    expect(behind(low, 3)).toBe(true);
+    expect(outside(1, { earliest: 2, latest: 5 })).toBe(true);
+    expect(outside(5, { earliest: 2, latest: 5 })).toBe(false);
+  });
+});
+
+describe("the hub's bookkeeping", () => {
+  it("reads from the lowest position among sockets with room", () => {
+    const a: HubSocket = { ...newSocket(start({ position: 7 })) };
+    const b: HubSocket = { ...newSocket(start({ position: 3 })), sent: 100 };
+    expect(readFrom([a, b])).toBe(7);
+    b.acked = 1;
+    expect(readFrom([a, b])).toBe(3);
+    expect(readFrom([])).toBeUndefined();
+  });
+
+  it("refuses past the limits per hub, then per key", () => {
+    const limits = { perHub: 3, perKey: 2 };
+    expect(refusal({ hub: 2, key: 1 }, limits)).toBeUndefined();
+    expect(refusal({ hub: 2, key: 2 }, limits)).toMatch(/watch this key/);
+    expect(refusal({ hub: 3, key: 0 }, limits)).toMatch(/holds 3 sockets/);
+  });
+
+  it("tags a key within the runtime's 256 characters", () => {
+    expect(keyTag('"a"')).toBe('k:"a"');
+    const long = "x".repeat(10_000);
+    expect(keyTag(long).length).toBeLessThan(256);
+    expect(keyTag(long)).not.toBe(keyTag(`${long}y`));
+  });
+
+  it("takes only a well-formed start", () => {
+    expect(parseHubStart(start())).toEqual(start());
+    expect(parseHubStart({ ...start(), position: -1 })).toBeUndefined();
+    expect(parseHubStart({ ...start(), view: "prefix" })).toBeUndefined();
+    expect(parseHubStart({ ...start(), messages: [1] })).toBeUndefined();
+    expect(parseHubStart(null)).toBeUndefined();
+  });
+});

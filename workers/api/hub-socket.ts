@@ -1,0 +1,81 @@
+/**
+ * A key's (or a key's windows') subscription over a WebSocket held by its changelog partition's
+ * `SubscriptionHub` (durable-objects/subscription-hub.ts, docs/subscriptions.md): the Worker has
+ * authenticated the request and taken the snapshot (or checked the resume token); it hands the hub
+ * the snapshot's messages and the changelog position they are the fold of, and passes on the
+ * socket the hub answers with. Used when the Worker has the hub's binding and its log wakes readers.
+ */
+import type { Context } from "hono";
+import type { HubStart, HubView } from "../../src/subscriptions/hub-sockets";
+import type { WatchStart, WatchTarget } from "../../src/subscriptions/watch-loop";
+import type { ApiEnv } from "./context";
+import { ApiError } from "./http-error";
+import { socketMessage } from "./watch-socket";
+import { offeredSubprotocols, SUBPROTOCOL } from "./watch-auth";
+
+/** The hub of the target's partition, when this subscription goes to one (a WebSocket of one partition, a log that wakes readers). */
+export function hubFor(c: Context<ApiEnv>, target: WatchTarget) {
+  const { host } = c.var;
+  if (target.partitions.length !== 1 || !host.log.capabilities.wakesReaders) return undefined;
+  return host.subscriptionHub({ topic: target.topic, partition: target.partitions[0]! });
+}
+
+/** The snapshot's messages, as the Worker's own socket would send them first (watch-loop.ts). */
+function snapshotMessages(target: WatchTarget, start: WatchStart, id: string): string[] {
+  if (!("snapshot" in start)) return [];
+  const { entries } = start.snapshot;
+  if (target.kind === "key") {
+    const key = target.key ?? "";
+    const value = entries.find((e) => e.key === key)?.value ?? null;
+    return [socketMessage({ data: target.present(key, value), id })];
+  }
+  return [
+    ...entries.map((e) => socketMessage({ data: target.present(e.key, e.value) })),
+    socketMessage({ event: "snapshot-end", data: target.snapshotEnd?.(entries.length) ?? "{}", id }),
+  ];
+}
+
+/** The header the start travels in (an upgrade's body does not reach the object). */
+export const HUB_START_HEADER = "X-Edge-Streams-Hub-Start";
+/** A start longer than this (a windows snapshot of many rows) stays on the Worker's own socket. */
+export const MAX_HUB_START = 64 * 1024;
+
+/** Forwards the upgrade to `hub`; its refusal (a limit) is the answer's status. Undefined: the start is too long to hand over (the Worker holds the socket). */
+export async function openHubSocket(
+  c: Context<ApiEnv>,
+  hub: { fetch(request: Request): Promise<Response> },
+  target: WatchTarget,
+  start: WatchStart,
+  hubStart: { store: string; view: HubView; key: string },
+  token: (position: number) => string,
+): Promise<Response | undefined> {
+  if (c.req.method !== "GET") throw new ApiError(400, "invalid_input", "a WebSocket is opened with GET");
+  const partition = target.partitions[0]!;
+  const position = ("snapshot" in start ? start.snapshot.positions : start.resume).get(partition) ?? 0;
+  const body: HubStart = { topic: target.topic, partition, ...hubStart, position, messages: snapshotMessages(target, start, token(position)) };
+  const header = encodeURIComponent(JSON.stringify(body));
+  if (header.length > MAX_HUB_START) return undefined;
+  const answer = await hub.fetch(new Request("https://hub/subscribe", { headers: { Upgrade: "websocket", [HUB_START_HEADER]: header } }));
+  if (answer.status !== 101 || !answer.webSocket) {
+    const text = await answer.text();
+    const refused = (() => {
+      try {
+        return JSON.parse(text) as { message?: string };
+      } catch {
+        return { message: `${answer.status}: ${text}` };
+      }
+    })();
+    throw new ApiError(
+      answer.status === 503 ? 503 : 500,
+      answer.status === 503 ? "unavailable" : "internal",
+      refused.message ?? `the subscription hub refused the socket (${answer.status})`,
+      1,
+    );
+  }
+  const offered = offeredSubprotocols(c.req.raw);
+  return new Response(null, {
+    status: 101,
+    webSocket: answer.webSocket,
+    headers: offered.includes(SUBPROTOCOL) ? { "Sec-WebSocket-Protocol": SUBPROTOCOL } : {},
+  });
+}
