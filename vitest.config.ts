@@ -9,8 +9,10 @@
  * seconds in all); `node` drives a real `wrangler dev` with real clients (among them the example
  * at 256 partitions with standbys, test/node/scale.test.ts), one per file.
  *
- * Speed on 2 cores: each workerd project file starts its own workerd (fresh storage per file), so
- * pure tests belong in `unit`; three files run at once, the `node` files among the others.
+ * Speed on 2 cores: each workerd project file starts its own workerd and imports the library anew
+ * (fresh storage per file; 10-15 s a file on a loaded machine, most of it the import), so pure tests
+ * belong in `unit`; files whose tests each take objects of their own may share a workerd
+ * (`isolate: false`, the `log` project); three files run at once, the `node` files among the others.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -75,6 +77,9 @@ const NO_COMPACTION = {
  * bound only matters when something is wrong.
  */
 const WORKERD_TEST_TIMEOUT = 20_000;
+
+/** The `workers` project's vars on top of the example's (the `log` project's too). */
+const WORKERS_BINDINGS = { TOPICS: `${NO_COMPACTION.TOPICS},${logContractTopics}` };
 
 /** A Worker in workerd (by default the root wrangler.toml's, the orders-totals example), with test bindings on top of its config's. */
 function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler.toml", main?: string) {
@@ -143,7 +148,7 @@ export default defineConfig({
     sequence: { sequencer: SlowFirst },
     projects: [
       {
-        plugins: [workerd({ TOPICS: `${NO_COMPACTION.TOPICS},${logContractTopics}` })],
+        plugins: [workerd(WORKERS_BINDINGS)],
         resolve: library,
         test: {
           name: "workers",
@@ -161,8 +166,19 @@ export default defineConfig({
             "test/queues/**",
             "test/tiered/**",
             "test/unit/**",
+            "test/log/**",
           ],
         },
+      },
+      {
+        // The log partition's parts (test/log): the `workers` project's Worker and vars, its files
+        // one after another in a workerd they share (isolate: false: one start-up and one import of
+        // the library for up to three files, not one per file). They may share storage: each test
+        // takes a partition object of its own, named after the file (`compaction-scratch-3`,
+        // `rb7/0`, …), and a file that aborts every object does so between its own tests.
+        plugins: [workerd(WORKERS_BINDINGS)],
+        resolve: library,
+        test: { name: "log", include: ["test/log/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT, isolate: false },
       },
       {
         // Retention and compaction with the topics' defaults: a changelog compacts when due.
