@@ -78,7 +78,26 @@ const NO_COMPACTION = {
  */
 const WORKERD_TEST_TIMEOUT = 20_000;
 
-/** The `workers` project's vars on top of the example's (the `log` project's too). */
+/**
+ * Workerd files of the `workers` project whose every test takes objects of its own, by a name no
+ * other file uses (`refused-crash@x`, `settings-migration-kept`, …), and topics of its own (their
+ * applications' catalogs): they share a workerd, the `objects` project, as test/log does.
+ */
+const OWN_OBJECTS = [
+  "test/commit-rows.test.ts",
+  "test/coordinator-settings-migration.test.ts",
+  "test/outbox-window.test.ts",
+  "test/record-cache-commits.test.ts",
+  "test/refused-sends.test.ts",
+  "test/restore-positions.test.ts",
+  "test/restore-timestamps.test.ts",
+  "test/row-caps.test.ts",
+  "test/storage-migrations.test.ts",
+  "test/store-pages.test.ts",
+  "test/task-book-migration.test.ts",
+];
+
+/** The `workers` project's vars on top of the example's (the `log` and `objects` projects' too). */
 const WORKERS_BINDINGS = { TOPICS: `${NO_COMPACTION.TOPICS},${logContractTopics}` };
 
 /** A Worker in workerd (by default the root wrangler.toml's, the orders-totals example), with test bindings on top of its config's. */
@@ -167,6 +186,7 @@ export default defineConfig({
             "test/tiered/**",
             "test/unit/**",
             "test/log/**",
+            ...OWN_OBJECTS,
           ],
         },
       },
@@ -179,6 +199,12 @@ export default defineConfig({
         plugins: [workerd(WORKERS_BINDINGS)],
         resolve: library,
         test: { name: "log", include: ["test/log/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT, isolate: false },
+      },
+      {
+        // Task instances, partitions and coordinators on objects of their own (OWN_OBJECTS), sharing a workerd as `log` does.
+        plugins: [workerd(WORKERS_BINDINGS)],
+        resolve: library,
+        test: { name: "objects", include: OWN_OBJECTS, testTimeout: WORKERD_TEST_TIMEOUT, isolate: false },
       },
       {
         // Retention and compaction with the topics' defaults: a changelog compacts when due.
