@@ -147,7 +147,17 @@ class SlowFirst extends BaseSequencer {
       const index = SLOW_FIRST.findIndex((name) => file.moduleId.endsWith(name));
       return index < 0 ? SLOW_FIRST.length : index;
     };
-    return [...(await super.sort(files))].sort((a, b) => rank(a) - rank(b));
+    const sorted = [...(await super.sort(files))].sort((a, b) => rank(a) - rank(b));
+    // A project whose files share a workerd (isolate: false) has them one after another, where its
+    // first stands: vitest hands a finished file's runner on only to the next file in its queue.
+    const shared = (file: TestSpecification) => file.project.config.isolate === false;
+    const placed = new Set<string>();
+    return sorted.flatMap((file) => {
+      if (!shared(file)) return [file];
+      if (placed.has(file.project.name)) return [];
+      placed.add(file.project.name);
+      return sorted.filter((other) => shared(other) && other.project.name === file.project.name);
+    });
   }
 }
 
