@@ -9,8 +9,10 @@
  * seconds in all); `node` drives a real `wrangler dev` with real clients (among them the example
  * at 256 partitions with standbys, test/node/scale.test.ts), one per file.
  *
- * Speed on 2 cores: each workerd project file starts its own workerd (fresh storage per file), so
- * pure tests belong in `unit`; three files run at once, the `node` files among the others.
+ * Speed on 2 cores: each workerd project file starts its own workerd and imports the library anew
+ * (fresh storage per file; 10-15 s a file on a loaded machine, most of it the import), so pure tests
+ * belong in `unit`; files whose tests each take objects of their own may share a workerd
+ * (`isolate: false`, the `log` project); three files run at once, the `node` files among the others.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -79,6 +81,32 @@ const NO_COMPACTION = {
  */
 const WORKERD_TEST_TIMEOUT = 20_000;
 
+/**
+ * Workerd files of the `workers` project whose every test takes objects of its own, by a name no
+ * other file uses (`refused-crash@x`, `settings-migration-kept`, …), and topics of its own (their
+ * applications' catalogs): they share a workerd, the `objects` project, as test/log does.
+ */
+const OWN_OBJECTS = [
+  "test/commit-rows.test.ts",
+  "test/coordinator-settings-migration.test.ts",
+  "test/outbox-window.test.ts",
+  "test/record-cache-commits.test.ts",
+  "test/refused-sends.test.ts",
+  "test/restore-positions.test.ts",
+  "test/restore-timestamps.test.ts",
+  "test/row-caps.test.ts",
+  "test/storage-migrations.test.ts",
+  "test/store-pages.test.ts",
+  "test/task-book-migration.test.ts",
+];
+
+/** The `workers` project's vars on top of the example's (the `log` and `objects` projects' too). */
+const WORKERS_BINDINGS = {
+  TOPICS: `${NO_COMPACTION.TOPICS},${logContractTopics}`,
+  // Few sockets per key on a subscription hub, so test/watch-socket.test.ts reaches the limit.
+  HUB_MAX_SOCKETS_PER_KEY: "3",
+};
+
 /** A Worker in workerd (by default the root wrangler.toml's, the orders-totals example), with test bindings on top of its config's. */
 function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler.toml", main?: string) {
   return cloudflareTest({
@@ -126,7 +154,17 @@ class SlowFirst extends BaseSequencer {
       const index = SLOW_FIRST.findIndex((name) => file.moduleId.endsWith(name));
       return index < 0 ? SLOW_FIRST.length : index;
     };
-    return [...(await super.sort(files))].sort((a, b) => rank(a) - rank(b));
+    const sorted = [...(await super.sort(files))].sort((a, b) => rank(a) - rank(b));
+    // A project whose files share a workerd (isolate: false) has them one after another, where its
+    // first stands: vitest hands a finished file's runner on only to the next file in its queue.
+    const shared = (file: TestSpecification) => file.project.config.isolate === false;
+    const placed = new Set<string>();
+    return sorted.flatMap((file) => {
+      if (!shared(file)) return [file];
+      if (placed.has(file.project.name)) return [];
+      placed.add(file.project.name);
+      return sorted.filter((other) => shared(other) && other.project.name === file.project.name);
+    });
   }
 }
 
@@ -146,8 +184,7 @@ export default defineConfig({
     sequence: { sequencer: SlowFirst },
     projects: [
       {
-        // Few sockets per key on a subscription hub, so test/watch-socket.test.ts reaches the limit.
-        plugins: [workerd({ TOPICS: `${NO_COMPACTION.TOPICS},${logContractTopics}`, HUB_MAX_SOCKETS_PER_KEY: "3" })],
+        plugins: [workerd(WORKERS_BINDINGS)],
         resolve: library,
         test: {
           name: "workers",
@@ -166,8 +203,26 @@ export default defineConfig({
             "test/tiered/**",
             "test/connectors/**",
             "test/unit/**",
+            "test/log/**",
+            ...OWN_OBJECTS,
           ],
         },
+      },
+      {
+        // The log partition's parts (test/log): the `workers` project's Worker and vars, its files
+        // one after another in a workerd they share (isolate: false: one start-up and one import of
+        // the library for up to three files, not one per file). They may share storage: each test
+        // takes a partition object of its own, named after the file (`compaction-scratch-3`,
+        // `rb7/0`, …), and a file that aborts every object does so between its own tests.
+        plugins: [workerd(WORKERS_BINDINGS)],
+        resolve: library,
+        test: { name: "log", include: ["test/log/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT, isolate: false },
+      },
+      {
+        // Task instances, partitions and coordinators on objects of their own (OWN_OBJECTS), sharing a workerd as `log` does.
+        plugins: [workerd(WORKERS_BINDINGS)],
+        resolve: library,
+        test: { name: "objects", include: OWN_OBJECTS, testTimeout: WORKERD_TEST_TIMEOUT, isolate: false },
       },
       {
         // Retention and compaction with the topics' defaults: a changelog compacts when due.

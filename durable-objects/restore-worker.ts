@@ -23,7 +23,7 @@ import { backoffDelay } from "../src/util/backoff";
 import { Serial } from "../src/util/serial";
 import { withTimeout } from "../src/util/timeout";
 import { EarliestTimer } from "../src/util/timer";
-import { PROGRESS_FLUSH_MS } from "../src/restore/standby-progress";
+import { ProgressFlusher } from "../src/restore/progress-flusher";
 import type { ObjectHost, RestoreWorkerCalls } from "./calls";
 
 /** After a round that applied nothing though work remains (an instance or the log not answering), the next waits this long at first. */
@@ -50,8 +50,9 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   private idleRounds = 0;
   /** The log sends no wake-ups (a remote one): standbys' changelogs are polled. */
   private readonly polls: boolean;
-  /** Writes the progress the registry holds in memory (src/restore/standby-progress.ts). */
-  private readonly progressFlush = new EarliestTimer(() => this.flushProgress());
+  /** Writes the progress and reports held in memory, when and how src/restore/progress-flusher.ts says. */
+  private readonly progress: ProgressFlusher;
+  private readonly progressTimer = new EarliestTimer(() => this.progress.flush());
 
   constructor(
     ctx: DurableObjectState,
@@ -68,6 +69,22 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     this.registry = new RestoreRegistry(ctx.storage);
     this.reports = new InstanceReports(ctx.storage);
     this.log = host.log;
+    const registry = this.registry;
+    this.progress = new ProgressFlusher({
+      parts: [
+        {
+          get pending() {
+            return registry.progressPending;
+          },
+          take: () => registry.takeProgress(),
+        },
+        this.reports,
+      ],
+      transaction: (fn) => registry.transaction(fn),
+      armBy: (at) => this.progressTimer.armBy(at),
+      now: Date.now,
+      failed: (error) => logEvent("restore.progress-flush-failed", { error: String(error) }, "warn"),
+    });
     this.restorer = new Restorer({
       registry: this.registry,
       log: this.log,
@@ -93,7 +110,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     if (this.ctx.storage.kv.get(NAME_KEY) !== name) this.ctx.storage.kv.put(NAME_KEY, name);
     const previous = this.registry.ofInstance(registration.instance);
     const outcome = this.registry.register(registration);
-    this.progressLater();
+    this.progress.later();
     if (outcome === "refused") return false;
     if (outcome === "registered") await this.notify(suspensionsOnRegister(previous, registration));
     if (registration.role === "standby") {
@@ -143,7 +160,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   /** A changelog this worker keeps standbys on grew. */
   async wake(source?: TopicPartition): Promise<void> {
     if (source) this.registry.changelogGrew(source);
-    this.progressLater();
+    this.progress.later();
     await this.schedule();
   }
 
@@ -164,7 +181,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   /** An instance of this shard says what it is now (throttled at the instance; a later report wins). */
   async report(report: InstanceReport): Promise<void> {
     this.reports.put(report);
-    this.progressLater();
+    this.progress.later();
   }
 
   /**
@@ -181,22 +198,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     try {
       return await this.serial.run(() => this.restorer.round());
     } finally {
-      this.progressLater();
-    }
-  }
-
-  /** Progress and reports held in memory are written within PROGRESS_FLUSH_MS (a timer: nothing stays armed once they are). */
-  private progressLater(): void {
-    if (this.registry.progressPending || this.reports.pending) this.progressFlush.armBy(Date.now() + PROGRESS_FLUSH_MS);
-  }
-
-  private flushProgress(): void {
-    try {
-      this.registry.transaction(() => this.reports.flush());
-      this.registry.flushProgress();
-    } catch (error) {
-      logEvent("restore.progress-flush-failed", { error: String(error) }, "warn");
-      this.progressLater();
+      this.progress.later();
     }
   }
 
@@ -220,7 +222,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       logEvent("restore.round-failed", { error: String(error) }, "warn");
       more = true;
     }
-    this.progressLater();
+    this.progress.later();
     this.idleRounds = progressed ? 0 : this.idleRounds + 1;
     const backoff = backoffDelay(RETRY_MS, MAX_RETRY_MS, this.idleRounds - 1);
     if (more) await this.schedule(progressed ? 0 : backoff);
@@ -248,7 +250,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     return withTimeout(
       // After the round in progress: what it heard is written down before the worker stops.
       this.serial.run(() => {
-        this.flushProgress();
+        this.progress.flush();
         return true;
       }),
       timeoutMs,

@@ -8,6 +8,7 @@ import { MAX_RESTORE_SHARDS, type RestoreShardsSetting } from "./restore/shardin
 import { parsePlacements, type Placement } from "./placements";
 import type { TopicSpec } from "./log/topics";
 import { setLogLevel } from "./util/logging";
+import { ConfigError } from "./config-error";
 
 const onOff = z.enum(["on", "off"]);
 const count = (fallback: number, min: number) => z.coerce.number().int().min(min).default(fallback);
@@ -131,9 +132,7 @@ export type Config = Readonly<Omit<z.infer<typeof schema>, "PLACEMENTS">> & {
   readonly localDevelopment: boolean;
 };
 
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
+export { ConfigError };
 
 const cache = new WeakMap<object, Config>();
 

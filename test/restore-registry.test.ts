@@ -26,6 +26,9 @@ async function withRegistry<T>(fn: (registry: RestoreRegistry) => Promise<T> | T
   return runInDurableObject(env.RESTORE_WORKER.getByName(`registry-scratch-${++scratch}`), (_object, state) => fn(new RestoreRegistry(state.storage)));
 }
 
+/** What the restore worker's flusher (src/restore/progress-flusher.ts) does with the registry's progress: one transaction. */
+const flushProgress = (registry: RestoreRegistry) => registry.transaction(() => registry.takeProgress().write());
+
 function registration(instance: string, role: "active" | "standby", tp: TopicPartition, incarnation = 0, epoch = 1): Registration {
   return { instance, taskId: instance.split("@")[0]!, incarnation, epoch, role, changelogs: [{ ...tp, store: "s", checkpoint: null }] };
 }
@@ -103,7 +106,7 @@ describe("progress held in memory (issue #33)", () => {
       expect(registry.all()[0]).toMatchObject({ position: 200, restored: 200, caughtUp: true, grown: 20 });
       expect(registry.progressPending).toBe(true);
       expect(stored(state.storage)).toEqual([{ position: null, caught_up: 0, restored: 0, grown: 0 }]);
-      registry.flushProgress();
+      flushProgress(registry);
       expect(registry.progressPending).toBe(false);
       expect(stored(state.storage)).toEqual([{ position: 200, caught_up: 1, restored: 200, grown: 20 }]);
 
@@ -125,7 +128,7 @@ describe("progress held in memory (issue #33)", () => {
       // Promoted: a new registration (new epoch, active) before the flush.
       expect(registry.register(registration("0_0@a", "active", tp, 0, 2))).toBe("registered");
       registry.update(old!, { position: 80, caughtUp: true, restoredRecords: 40 });
-      registry.flushProgress();
+      flushProgress(registry);
       expect(registry.all()[0]).toMatchObject({ position: null, restored: 0, role: "active", epoch: 2 });
       expect(stored(state.storage)).toEqual([{ position: null, caught_up: 0, restored: 0, grown: 0 }]);
     }));

@@ -11,7 +11,6 @@ import { describe, expect, it } from "vitest";
 import { DurableLog } from "../src/log/durable-log";
 import type { Log, TopicPartition } from "../src/log/types";
 import { APPLICATION_SHUT_DOWN } from "../src/task/protocol";
-import { OFFSET_COMMIT_INTERVAL_MS } from "../src/task/outbox-sender";
 import { StreamTask, type TaskOptions } from "../src/task/stream-task";
 import type { Application } from "../src/application";
 import { policiesApp, type PolicyEvent } from "./support/policies-app";

@@ -6,7 +6,7 @@
  * (`buildSink`): a sink missing its binding or secret delivers nothing and says why, its records
  * kept until it is fixed.
  */
-import { ConfigError } from "../config";
+import { ConfigError } from "../config-error";
 import { QUEUE_MAX_MESSAGE_BYTES, QueueSink, type QueueProducer } from "./queue-sink";
 import { MisconfiguredSink, type Sink } from "./sink";
 import { type HttpPost, WebhookSink } from "./webhook-sink";

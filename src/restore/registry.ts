@@ -10,6 +10,7 @@ import type { TopicPartition } from "../log/types";
 import type { TaskRole } from "../task/state";
 import type { StorageLike } from "../storage/sql";
 import { StandbyProgress } from "./standby-progress";
+import type { Taken } from "./progress-flusher";
 
 export interface Registration {
   /** The task object's name, `<task>@<placement>`. */
@@ -193,7 +194,7 @@ export class RestoreRegistry {
 
   /**
    * Records the instance's reply to a batch (only for the registration it was read for), in memory
-   * (see `flushProgress`). Caught up only if the changelog did not grow since `work` was read.
+   * (see `takeProgress`). Caught up only if the changelog did not grow since `work` was read.
    */
   update(work: ChangelogWork, change: { position: number | null; caughtUp: boolean; restoredRecords: number; failures?: number }): void {
     const now = this.ofInstance(work.instance).find(
@@ -221,30 +222,28 @@ export class RestoreRegistry {
     for (const w of this.all()) if (w.topic === tp.topic && w.partition === tp.partition) this.progress.set(w, { ...w, caughtUp: false, grown: w.grown + 1 });
   }
 
-  /** Progress is held in memory that is not written yet (see `flushProgress`). */
+  /** Progress is held in memory that is not written yet (see `takeProgress`). */
   get progressPending(): boolean {
     return this.progress.pending;
   }
 
   /**
-   * Writes the progress held in memory to the registrations' rows (those still registered as it
-   * was heard), in one transaction: what a restarted worker resumes from (standby-progress.ts).
+   * The progress held in memory, to be written to the registrations' rows (those still registered
+   * as it was heard) in the flusher's transaction (progress-flusher.ts): what a restarted worker
+   * resumes from (standby-progress.ts). Put back when the transaction fails.
    */
-  flushProgress(): void {
+  takeProgress(): Taken {
     const taken = this.progress.takeDirty();
-    if (taken.length === 0) return;
-    try {
-      this.transaction(() => {
+    return {
+      write: () => {
         for (const p of taken)
           this.db.run(sql`UPDATE changelogs SET position = ${p.position}, caught_up = ${p.caughtUp ? 1 : 0}, restored = ${p.restored},
                             failures = ${p.failures}, grown = ${p.grown}
                           WHERE instance = ${p.instance} AND topic = ${p.topic} AND partition = ${p.partition}
                             AND incarnation = ${p.incarnation} AND epoch = ${p.epoch}`);
-      });
-    } catch (error) {
-      this.progress.restore(taken);
-      throw error;
-    }
+      },
+      putBack: () => this.progress.restore(taken),
+    };
   }
 
   control(): { paused: boolean; budget: number | null } {

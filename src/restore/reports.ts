@@ -3,13 +3,14 @@
  * instance that reports to it (src/summary/summary.ts), one row per instance, a later report
  * (by its `seq`) replacing an earlier one. Its table is created by the restore registry's
  * migrations (one schema per object). Kept in memory, reads cost no SQL; a report is written to
- * its row by the next `flush` (the restore worker's, at most PROGRESS_FLUSH_MS later), not one row
+ * its row by the next flush (the restore worker's, at most PROGRESS_FLUSH_MS later), not one row
  * per report (issue #33): a worker that dies first shows an instance's report before, until its
  * next one.
  */
 import { Sql, sql, type StorageLike } from "../storage/sql";
 import type { ShownState, TaskRole } from "../task/state";
 import { summarize, type InstanceReport, type Summary } from "../summary/summary";
+import type { Taken } from "./progress-flusher";
 
 type Row = {
   instance: string;
@@ -38,7 +39,7 @@ export class InstanceReports {
     this.db = new Sql(storage.sql);
   }
 
-  /** Keeps `report` unless a later one of the same instance is held (written by the next `flush`). True when kept. */
+  /** Keeps `report` unless a later one of the same instance is held (written by the next flush). True when kept. */
   put(report: InstanceReport): boolean {
     const held = this.load().get(report.instance);
     if (held && held.seq >= report.seq) return false;
@@ -52,19 +53,30 @@ export class InstanceReports {
     return this.dirty.size > 0;
   }
 
-  /** Writes the reports kept since the last flush, one row per instance. */
-  flush(): void {
-    for (const instance of [...this.dirty]) {
-      const r = this.load().get(instance);
-      this.dirty.delete(instance);
-      if (!r) continue;
-      this.db.run(sql`INSERT INTO reports (instance, task_id, placement, role, state, epoch, incarnation, failed, failure, lag, oldest_waiting, restored, total, seq)
-                      VALUES (${r.instance}, ${r.taskId}, ${r.placement}, ${r.role}, ${r.state}, ${r.epoch}, ${r.incarnation}, ${r.failed ? 1 : 0},
-                              ${r.failure}, ${r.lag}, ${r.oldestWaiting}, ${r.restored}, ${r.total}, ${r.seq})
-                      ON CONFLICT (instance) DO UPDATE SET role = excluded.role, state = excluded.state, epoch = excluded.epoch,
-                        incarnation = excluded.incarnation, failed = excluded.failed, failure = excluded.failure, lag = excluded.lag,
-                        oldest_waiting = excluded.oldest_waiting, restored = excluded.restored, total = excluded.total, seq = excluded.seq`);
-    }
+  /**
+   * The reports kept since the last flush, to be written (one row per instance) in the flusher's
+   * transaction (progress-flusher.ts); put back when it fails, unless a later report came meanwhile.
+   */
+  take(): Taken {
+    const instances = [...this.dirty];
+    this.dirty.clear();
+    return {
+      write: () => {
+        for (const instance of instances) {
+          const r = this.load().get(instance);
+          if (!r) continue;
+          this.db.run(sql`INSERT INTO reports (instance, task_id, placement, role, state, epoch, incarnation, failed, failure, lag, oldest_waiting, restored, total, seq)
+                          VALUES (${r.instance}, ${r.taskId}, ${r.placement}, ${r.role}, ${r.state}, ${r.epoch}, ${r.incarnation}, ${r.failed ? 1 : 0},
+                                  ${r.failure}, ${r.lag}, ${r.oldestWaiting}, ${r.restored}, ${r.total}, ${r.seq})
+                          ON CONFLICT (instance) DO UPDATE SET role = excluded.role, state = excluded.state, epoch = excluded.epoch,
+                            incarnation = excluded.incarnation, failed = excluded.failed, failure = excluded.failure, lag = excluded.lag,
+                            oldest_waiting = excluded.oldest_waiting, restored = excluded.restored, total = excluded.total, seq = excluded.seq`);
+        }
+      },
+      putBack: () => {
+        for (const instance of instances) this.dirty.add(instance);
+      },
+    };
   }
 
   all(): InstanceReport[] {

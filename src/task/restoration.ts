@@ -43,7 +43,7 @@ export class Restoration {
    */
   async tryComplete(): Promise<boolean> {
     const meta = this.deps.storage.meta();
-    if (!meta || meta.state !== "RESTORING") return meta?.state === "RUNNING";
+    if (meta?.state !== "RESTORING") return meta?.state === "RUNNING";
     const changelogs = this.deps.application.changelogPartitions(meta.taskId);
     const inputs = this.deps.application.inputPartitions(meta.taskId);
     // The group's offsets first, then the changelogs' ends: an offset is committed only after the
@@ -52,7 +52,7 @@ export class Restoration {
     const ends = await Promise.all(changelogs.map(async (tp) => (await this.deps.log.offsets(tp)).latest));
     return this.deps.storage.transaction(() => {
       const now = this.deps.storage.meta();
-      if (!now || now.state !== "RESTORING" || now.incarnation !== meta.incarnation) return false;
+      if (now?.state !== "RESTORING" || now.incarnation !== meta.incarnation) return false;
       const caughtUp = changelogs.every((tp, i) => (this.deps.storage.checkpoint(tp) ?? 0) >= ends[i]!);
       if (!caughtUp) return false;
       const positions = this.deps.storage.positions();

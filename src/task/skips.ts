@@ -7,7 +7,7 @@
  * a rolled-back commit or a wipe cannot let the record be processed. Pure.
  */
 import type { RecordOrigin } from "../streams/errors";
-import { type InputPositions } from "./record-collector";
+import type { InputPositions } from "./record-collector";
 import { topicPartition } from "../names";
 
 /** What a skip request found: done (or already done), or refused because the task is not stopped at that record. */

@@ -43,7 +43,7 @@ import { TestDriver } from "../../platform/testing/test-driver";
 import { application } from "../support/orders-app";
 import { call } from "../support/api";
 import { kafka } from "../kafka-rest/support";
-import { formatOp, generateSchedule, keysFor, lastValues, PARTITIONS, runningTotals, type Op, type PlannedOrder, type Totals } from "./schedule";
+import { formatOp, keysFor, lastValues, PARTITIONS, runningTotals, type Op, type PlannedOrder, type Totals } from "./schedule";
 import { activeInstance } from "../support/active";
 import { storedEntries } from "../support/store-rows";
 

@@ -2,6 +2,9 @@
  * The dependency rules of docs/design.md are enforced by Biome (`npm run lint`, biome.json's
  * `overrides`): the project's own biome.json, run over a small tree of files that break each rule
  * and files that keep to it, reports exactly the breaking imports, each with its file and rule.
+ * What Biome cannot say — no import circle between rooms (the core's folders and top files, and
+ * the floors above) — `scripts/check-layering.mjs` does, also in `npm run lint`: run here over a
+ * tree with such a circle, the same tree without it, and the project itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -16,7 +19,11 @@ interface NodeFs {
 interface NodeChildProcess {
   spawnSync(command: string, args: string[], options: { cwd: string; encoding: "utf8" }): { status: number | null; stdout: string; stderr: string };
 }
+interface NodeProcess {
+  execPath: string;
+}
 declare const process: { cwd(): string };
+const nodeProcess = (): Promise<NodeProcess> => load<{ default: NodeProcess }>("node:process").then((module) => module.default);
 const load = <T>(name: string): Promise<T> => import(/* @vite-ignore */ name) as Promise<T>;
 
 const CORE = "src/ is the platform-free core: it never imports platform/, durable-objects/, workers/ or a Cloudflare module";
@@ -92,5 +99,84 @@ describe("the dependency rules (biome.json)", () => {
   it("reports nothing outside the tree's breaking imports", () => {
     const expected = Object.values(TREE).reduce((sum, { breaks }) => sum + breaks.length, 0);
     expect(reported).toHaveLength(expected);
+  });
+});
+
+/**
+ * The circle that ran through `src/connectors/sink-config.ts` importing `ConfigError` from
+ * `src/config.ts` (which imports `src/restore/`, which imports `src/task/`, which imports
+ * `src/application.ts`, which imports the sinks' configuration): no file imports itself, yet the
+ * rooms do. Each file imports what it names.
+ */
+const CIRCLE: Record<string, string[]> = {
+  "src/application.ts": ["./connectors/sink-config"],
+  "src/connectors/sink-config.ts": ["../config"],
+  "src/config.ts": ["./restore/sharding", "./config-error"],
+  "src/restore/sharding.ts": [],
+  "src/restore/registry.ts": ["../task/state"],
+  "src/task/state.ts": [],
+  "src/task/describe.ts": ["../application"],
+  "src/config-error.ts": [],
+  "durable-objects/task-object.ts": ["../src/task/state", "./calls"],
+  "durable-objects/calls.ts": ["../src/application"],
+  "workers/index.ts": ["../src/application", "../durable-objects/task-object"],
+};
+
+describe("no import circle between rooms (scripts/check-layering.mjs)", () => {
+  let fs: NodeFs;
+  let spawnSync: NodeChildProcess["spawnSync"];
+  let node = "";
+  const roots: string[] = [];
+
+  beforeAll(async () => {
+    fs = await load<NodeFs>("node:fs");
+    ({ spawnSync } = await load<NodeChildProcess>("node:child_process"));
+    node = (await nodeProcess()).execPath;
+  });
+  afterAll(() => {
+    for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  const check = (tree: Record<string, string[]>) => {
+    const root = fs.mkdtempSync("/tmp/edge-streams-rooms-");
+    roots.push(root);
+    for (const [file, imports] of Object.entries(tree)) {
+      fs.mkdirSync(`${root}/${file.slice(0, file.lastIndexOf("/"))}`, { recursive: true });
+      fs.writeFileSync(`${root}/${file}`, `${imports.map((from, i) => `import type { T${i} } from "${from}";`).join("\n")}\nexport const x = 1;\n`);
+    }
+    return spawnSync(node, [`${process.cwd()}/scripts/check-layering.mjs`, root], { cwd: root, encoding: "utf8" });
+  };
+
+  it("fails on a circle between rooms, naming each room and an import of each arrow", () => {
+    const run = check(CIRCLE);
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("import circle between rooms: src/application, src/config, src/connectors/, src/restore/, src/task/");
+    expect(run.stderr).toContain('src/connectors/ → src/config: src/connectors/sink-config.ts imports "../config"');
+    expect(run.stderr).toContain('src/task/ → src/application: src/task/describe.ts imports "../application"');
+    // The floors above take part in no circle: they import downward only.
+    expect(run.stderr).not.toContain("durable-objects/ →");
+  });
+
+  it("passes once the error comes from a room below (the mend: src/config-error.ts)", () => {
+    const run = check({ ...CIRCLE, "src/connectors/sink-config.ts": ["../config-error"] });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+  });
+
+  it("a circle through the floors above counts too", () => {
+    const run = check({
+      ...CIRCLE,
+      "src/connectors/sink-config.ts": ["../config-error"],
+      "src/task/state.ts": ["../../platform/host"],
+      "platform/host.ts": ["../src/task/describe"],
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("import circle between rooms: platform/, src/task/");
+  });
+
+  it("the project has none", () => {
+    const run = spawnSync(node, [`${process.cwd()}/scripts/check-layering.mjs`], { cwd: process.cwd(), encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
   });
 });

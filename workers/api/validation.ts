@@ -12,6 +12,6 @@ type Result = { success: true } | { success: false; error: { readonly issues: re
 export function invalidInput(result: Result, c: Context): Response | undefined {
   if (result.success) return undefined;
   const issue = result.error.issues[0];
-  const path = issue && issue.path.length ? `${formatPath(issue.path)}: ` : "";
+  const path = issue?.path.length ? `${formatPath(issue.path)}: ` : "";
   return c.json({ error: "invalid_input", message: `${path}${issue?.message ?? "invalid input"}` }, 400);
 }

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { JoinWindows, StreamsBuilder, TopologyTestDriver, type Header } from "../../../src/streams";
-import { build, INTEGER, joinedStreams, kvt, MockApiProcessorSupplier, STRING, TestInputTopic, TOSTRING_JOINER } from "./support";
+import { build, INTEGER, joinedStreams, kvt, type MockApiProcessorSupplier, STRING, type TestInputTopic, TOSTRING_JOINER } from "./support";
 
 const topic1 = "topic1";
 const topic2 = "topic2";

@@ -33,7 +33,7 @@ interface Issue {
 }
 
 function describeIssue(issue: Issue | undefined): string {
-  const path = issue && issue.path.length ? `${issue.path.map(String).join(".")}: ` : "";
+  const path = issue?.path.length ? `${issue.path.map(String).join(".")}: ` : "";
   return `${path}${issue?.message ?? "invalid input"}`;
 }
 

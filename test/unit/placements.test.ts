@@ -2,16 +2,21 @@
  * Real placements: `PLACEMENTS` entries `name`, `name:hint` or `name:hint:jurisdiction`; the
  * objects of a placement — its task instances and its restore workers — are created with its
  * location hint, in its jurisdiction's namespace. Log partitions and the coordinator belong to no
- * placement. A real run with hints and a jurisdiction is test/node/scale.test.ts.
+ * placement. A real run with hints and a jurisdiction is test/node/scale.test.ts. Plain Node: the
+ * namespaces here record how stubs are asked for.
  */
 import { describe, expect, it } from "vitest";
-import { Host } from "../platform/host";
-import type { EdgeStreamsEnv } from "../platform/bindings";
-import { readConfig } from "../src/config";
-import { parsePlacements } from "../src/placements";
-import { placeStandbys } from "../src/coordinator/standbys";
-import { assignActives } from "../src/coordinator/assignor";
-import { application } from "./support/orders-app";
+import { ordersTotalsTopology } from "../../examples/orders-totals/topology";
+import { Host } from "../../platform/host";
+import type { EdgeStreamsEnv } from "../../platform/bindings";
+import { readConfig } from "../../src/config";
+import { parsePlacements } from "../../src/placements";
+import { placeStandbys } from "../../src/coordinator/standbys";
+import { assignActives } from "../../src/coordinator/assignor";
+import { Application } from "../../src/application";
+
+/** The default example's application (4 partitions, as test/support/orders-app.ts builds it in workerd). */
+const application = new Application(ordersTotalsTopology({ deadLetterQueueTopic: "orders-dead-letters" }, 4));
 
 type Call = { binding: string; jurisdiction?: string; name: string; options?: unknown };
 

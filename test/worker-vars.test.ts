@@ -1,4 +1,14 @@
 /**
+ * A Worker's vars, read with the requests it serves (one workerd start-up for both: neither
+ * touches storage).
+ *
+ * PARTITIONS:
+ * The default example's partition count comes from the `PARTITIONS` var (default 4): the
+ * application is built from the environment (`defineEdgeStreams((env) => topology)`), once per
+ * configuration; a Worker defined by a plain topology keeps working as before. The 256-partition
+ * runtime is tested by test/node/scale.test.ts.
+ *
+ * API_TOKEN:
  * A Worker without `API_TOKEN` (and without `ENVIRONMENT=development`: what `wrangler dev` runs
  * with when `.dev.vars` is missing) refuses to serve with `500 misconfigured`, and says how to fix
  * it where it runs: under `wrangler dev` (a request to localhost or an IP address) create
@@ -7,8 +17,11 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { ConfigError, defineEdgeStreams } from "../workers/index";
 import { isLocalRequest } from "../workers/api/missing-token";
+import { DEFAULT_PARTITIONS, ordersTotalsTopology, partitionsOf } from "../examples/orders-totals/topology";
 import { streams } from "./support/orders-app";
+import { TOKEN } from "./support/api";
 
 const context = { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
 /** The test project's vars without any token, as a Worker without `.dev.vars` (or a secret) has them. */
@@ -70,5 +83,50 @@ describe("a Worker without API_TOKEN", () => {
     for (const url of ["https://a.workers.dev/", "https://localhost.example.com/", "https://127.0.0.1.example.com/", "not a url"]) {
       expect(isLocalRequest(url), url).toBe(false);
     }
+  });
+});
+
+describe("PARTITIONS", () => {
+  it("sizes orders and totals, and so the tasks, from the environment", () => {
+    expect(streams.applicationFor(env).taskIds()).toEqual(["0_0", "0_1", "0_2", "0_3"]);
+    const big = streams.applicationFor({ ...env, PARTITIONS: "1024" });
+    expect(big.taskIds()).toHaveLength(1_024);
+    expect(big.catalog.partitions("orders")).toBe(1_024);
+    expect(big.catalog.partitions("totals")).toBe(1_024);
+    expect(big.catalog.partitions("edge-streams-totals-changelog")).toBe(1_024);
+    // The same vars again: the same application, also from another environment object.
+    expect(streams.applicationFor({ ...env, PARTITIONS: "1024" })).toBe(big);
+    expect(partitionsOf({})).toBe(DEFAULT_PARTITIONS);
+    expect(partitionsOf({ PARTITIONS: " 128 " })).toBe(128);
+  });
+
+  it("refuses what is not a whole number from 1 to 10,000, naming the var", () => {
+    for (const bad of ["0", "-4", "1.5", "four", "10001", "1e3"]) {
+      expect(() => partitionsOf({ PARTITIONS: bad }), bad).toThrow(ConfigError);
+      expect(() => partitionsOf({ PARTITIONS: bad }), bad).toThrow(/PARTITIONS: .* is not a whole number from 1 to 10000/);
+    }
+  });
+
+  it("a Worker with an invalid PARTITIONS answers 500 misconfigured, saying why", async () => {
+    const request = new Request("http://edge.test/tasks", { headers: { Authorization: `Bearer ${TOKEN}` } });
+    const response = await streams.fetch(request, { ...env, PARTITIONS: "zero" } as typeof env, context);
+    expect(response.status).toBe(500);
+    expect(await response.json()).toMatchObject({ error: "misconfigured", message: expect.stringMatching(/PARTITIONS/) });
+  });
+
+  it("a Worker defined by a plain topology has its application at once, as before", () => {
+    const fixed = defineEdgeStreams(ordersTotalsTopology("fail", 3));
+    expect(fixed.application.taskIds()).toHaveLength(3);
+    expect(fixed.applicationFor(env)).toBe(fixed.application);
+    expect(() => streams.application).toThrow(/applicationFor\(env\)/);
+  });
+
+  it("survives being copied with a spread, as wrangler dev's middleware copies the default export", () => {
+    const copy = { ...streams };
+    expect(Object.keys(copy)).not.toContain("application");
+    expect(copy.fetch).toBe(streams.fetch);
+    expect(copy.TaskObject).toBe(streams.TaskObject);
+    // A Worker defined by a plain topology still has it.
+    expect(defineEdgeStreams(ordersTotalsTopology("fail", 3)).application.taskIds()).toHaveLength(3);
   });
 });
