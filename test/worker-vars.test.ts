@@ -44,15 +44,17 @@ const ingest = {
 };
 const kafka = { method: "POST", headers: { Authorization: `Basic ${btoa("edge:x")}`, "Content-Type": "application/json" }, body: "{}" };
 const login = { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: "token=x" };
+/** The requests a Worker without API_TOKEN refuses, each with the reason. */
+const REFUSED = [
+  ["/topics/orders/records", ingest],
+  ["/kafka/produce", kafka],
+  ["/login", login],
+] as const;
 
 describe("a Worker without API_TOKEN", () => {
   for (const base of ["http://127.0.0.1:8787", "http://localhost:8787", "http://[::1]:8787", "http://192.168.1.20:8787"]) {
     it(`under wrangler dev (${base}) says to create .dev.vars`, async () => {
-      for (const [path, init] of [
-        ["/topics/orders/records", ingest],
-        ["/kafka/produce", kafka],
-        ["/login", login],
-      ] as const) {
+      for (const [path, init] of REFUSED) {
         const answer = await send(base, path, init);
         expect(answer.status, path).toBe(500);
         expect(answer.message, path).toMatch(LOCAL);
@@ -63,11 +65,7 @@ describe("a Worker without API_TOKEN", () => {
 
   for (const base of ["https://edge-streams.example.workers.dev", "https://streams.example.com"]) {
     it(`deployed (${base}) says to set the secret`, async () => {
-      for (const [path, init] of [
-        ["/topics/orders/records", ingest],
-        ["/kafka/produce", kafka],
-        ["/login", login],
-      ] as const) {
+      for (const [path, init] of REFUSED) {
         const answer = await send(base, path, init);
         expect(answer.status, path).toBe(500);
         expect(answer.message, path).toMatch(DEPLOYED);
