@@ -14,6 +14,7 @@ import { OffsetOutOfRange } from "../src/log/errors";
 import type { TopicPartition } from "../src/log/types";
 import { subscriptionHubName } from "../src/names";
 import { keyForAnswer } from "../src/streams/key-text";
+import { changeData } from "../src/subscriptions/change-data";
 import { FOLLOW_FETCH } from "../src/subscriptions/follow-log";
 import {
   acknowledge,
@@ -31,7 +32,6 @@ import {
   stalled,
 } from "../src/subscriptions/hub-sockets";
 import { SLOW_SUBSCRIBER } from "../src/subscriptions/socket-credit";
-import { windowOfRow, windowRowsPrefix } from "../src/subscriptions/window-keys";
 import { logEvent } from "../src/util/logging";
 import { Serial } from "../src/util/serial";
 import type { ObjectHost, SubscriptionHubCalls } from "./calls";
@@ -172,16 +172,11 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     return more;
   }
 
-  /** The event data of a change of the socket's key (as the Worker's watch renders it, workers/api/routes/watch.ts). */
+  /** The event data of a change of the socket's key, as the Worker's watch renders it (src/subscriptions/change-data.ts). */
   private renderer(s: HubSocket): (key: string, value: string | null) => unknown {
     const store = this.host.application.store(s.store)?.store;
     if (!store) throw new Error(`unknown store ${s.store}`);
-    const key = keyForAnswer(store.keySerde, s.key);
-    const value = (v: string | null) => (v === null ? null : store.valueSerde.deserialize(v));
-    if (s.view === "key") return (_k, v) => ({ key, value: value(v) });
-    const length = windowRowsPrefix(s.key).length;
-    const kind = store.kind === "session" ? "session" : "window";
-    return (row, v) => ({ key, window: windowOfRow(row, length, kind), value: value(v) });
+    return changeData(store, s.view, s.key, keyForAnswer(store.keySerde, s.key));
   }
 
   /** No socket is open: no more wake-ups (after an eviction the hub knows its partition from the wake-up or the socket that closed). */

@@ -51,23 +51,31 @@ export interface WatchPorts extends StreamPorts, FollowedLog {
 /** Where a stream starts: from a snapshot taken before it opened, or from a client's token. */
 export type WatchStart = { readonly snapshot: Snapshot } | { readonly resume: Positions };
 
+/**
+ * A snapshot's events (`marked`: not the stream's first, so as `snapshot` events): a key's one
+ * event (an absent key too), or a prefix's one per key present, then `snapshot-end`. Only the last
+ * carries the token `id`: a subscriber cut off midway starts the snapshot again.
+ */
+export function snapshotEvents(target: WatchTarget, snapshot: Snapshot, id: string, marked = false): WatchEvent[] {
+  const event = marked ? ("snapshot" as const) : undefined;
+  if (target.kind === "key") {
+    const key = target.key ?? "";
+    const value = snapshot.entries.find((e) => e.key === key)?.value ?? null;
+    return [{ event, data: target.present(key, value), id }];
+  }
+  return [
+    ...snapshot.entries.map((e) => ({ event, data: target.present(e.key, e.value) })),
+    { event: "snapshot-end" as const, data: target.snapshotEnd?.(snapshot.entries.length) ?? "{}", id },
+  ];
+}
+
 export async function runWatch(target: WatchTarget, ports: WatchPorts, start: WatchStart): Promise<void> {
   const subscriber = new Subscriber(ports);
   const token = (positions: Positions) => encodeToken({ topic: target.topic, positions });
 
   /** Sends a snapshot (`marked`: not the stream's first, so as `snapshot` events); returns its positions. */
   const sendSnapshot = async (snapshot: Snapshot, marked: boolean): Promise<Positions> => {
-    const event = marked ? ("snapshot" as const) : undefined;
-    const id = token(snapshot.positions);
-    if (target.kind === "key") {
-      const key = target.key ?? "";
-      const value = snapshot.entries.find((e) => e.key === key)?.value ?? null;
-      await subscriber.send({ event, data: target.present(key, value), id });
-    } else {
-      // Only the end carries the token: a subscriber cut off midway starts the snapshot again.
-      for (const e of snapshot.entries) await subscriber.send({ event, data: target.present(e.key, e.value) });
-      await subscriber.send({ event: "snapshot-end", data: target.snapshotEnd?.(snapshot.entries.length) ?? "{}", id });
-    }
+    for (const e of snapshotEvents(target, snapshot, token(snapshot.positions), marked)) await subscriber.send(e);
     return snapshot.positions;
   };
 

@@ -7,7 +7,7 @@
  */
 import type { Context } from "hono";
 import type { HubStart, HubView } from "../../src/subscriptions/hub-sockets";
-import type { WatchStart, WatchTarget } from "../../src/subscriptions/watch-loop";
+import { snapshotEvents, type WatchStart, type WatchTarget } from "../../src/subscriptions/watch-loop";
 import type { ApiEnv } from "./context";
 import { ApiError } from "./http-error";
 import { socketMessage } from "./watch-socket";
@@ -22,17 +22,7 @@ export function hubFor(c: Context<ApiEnv>, target: WatchTarget) {
 
 /** The snapshot's messages, as the Worker's own socket would send them first (watch-loop.ts). */
 function snapshotMessages(target: WatchTarget, start: WatchStart, id: string): string[] {
-  if (!("snapshot" in start)) return [];
-  const { entries } = start.snapshot;
-  if (target.kind === "key") {
-    const key = target.key ?? "";
-    const value = entries.find((e) => e.key === key)?.value ?? null;
-    return [socketMessage({ data: target.present(key, value), id })];
-  }
-  return [
-    ...entries.map((e) => socketMessage({ data: target.present(e.key, e.value) })),
-    socketMessage({ event: "snapshot-end", data: target.snapshotEnd?.(entries.length) ?? "{}", id }),
-  ];
+  return "snapshot" in start ? snapshotEvents(target, start.snapshot, id).map(socketMessage) : [];
 }
 
 /** The header the start travels in (an upgrade's body does not reach the object). */

@@ -16,7 +16,8 @@ import { z } from "zod";
 import { partitionForKey } from "../../../src/log/partitioner";
 import { keyForAnswer, serializedPrefixFromText } from "../../../src/streams/key-text";
 import { decodeToken, type Positions } from "../../../src/subscriptions/resume-token";
-import { windowOfRow, windowRowsPrefix } from "../../../src/subscriptions/window-keys";
+import { changeData } from "../../../src/subscriptions/change-data";
+import { windowRowsPrefix } from "../../../src/subscriptions/window-keys";
 import type { FollowedLog, StreamPorts } from "../../../src/subscriptions/follow-log";
 import { runWatch, type Snapshot, type WatchStart, type WatchTarget } from "../../../src/subscriptions/watch-loop";
 import type { SnapshotSelection } from "../../../src/task/protocol";
@@ -105,11 +106,8 @@ export const watch = new Hono<ApiEnv>()
     const { key: typedKey, serialized: key } = storeKey(found.store, c.req.param("key").slice(0, -WATCH_SUFFIX.length));
     const partitions = [partitionForKey(key, found.subtopology.partitions)];
     const selection = { key };
-    const present = (k: string, value: string | null) =>
-      JSON.stringify({
-        key: k === key ? typedKey : keyForAnswer(found.store.keySerde, k),
-        value: value === null ? null : found.store.valueSerde.deserialize(value),
-      });
+    const data = changeData(found.store, "key", key, typedKey);
+    const present = (k: string, value: string | null) => JSON.stringify(data(k, value));
     const target: WatchTarget = { topic: found.store.changelogTopic, partitions, watched: (k) => k === key, kind: "key", key, present };
     const start = await startOf(c, found, partitions, selection);
     return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection), `key\n${key}`, { store: found.store.name, view: "key", key });
@@ -139,17 +137,12 @@ export const watch = new Hono<ApiEnv>()
     const query = windowsQuery.safeParse(c.req.query());
     if (!query.success) return invalidInput(query, c);
     const found = windowedStore(c);
-    const kind = found.store.kind as "window" | "session";
     const { key: typedKey, serialized: key } = storeKey(found.store, c.req.param("key").slice(0, -WATCH_SUFFIX.length));
     const prefix = windowRowsPrefix(key);
     const partitions = [partitionForKey(key, found.subtopology.partitions)];
     const selection = { prefix, limit: MAX_SNAPSHOT_KEYS + 1 };
-    const present = (row: string, value: string | null) =>
-      JSON.stringify({
-        key: typedKey,
-        window: windowOfRow(row, prefix.length, kind),
-        value: value === null ? null : found.store.valueSerde.deserialize(value),
-      });
+    const data = changeData(found.store, "windows", key, typedKey);
+    const present = (row: string, value: string | null) => JSON.stringify(data(row, value));
     const target: WatchTarget = {
       topic: found.store.changelogTopic,
       partitions,
