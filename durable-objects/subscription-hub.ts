@@ -20,7 +20,7 @@ import {
   acknowledge,
   behind,
   type HubSocket,
-  keyTag,
+  startTag,
   newSocket,
   outside,
   parseHubStart,
@@ -63,7 +63,7 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
   override async fetch(request: Request): Promise<Response> {
     const start = parseHubStart(parseJson(decodeURIComponent(request.headers.get("X-Edge-Streams-Hub-Start") ?? "")));
     if (!start || request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return new Response("expected a subscription's upgrade", { status: 400 });
-    const tag = keyTag(start.key);
+    const tag = startTag(start);
     const refused = refusal(
       { hub: this.open().length, key: this.open(tag).length },
       { perHub: this.host.config.HUB_MAX_SOCKETS, perKey: this.host.config.HUB_MAX_SOCKETS_PER_KEY },

@@ -20,8 +20,12 @@ export const MAX_SOCKETS_PER_KEY = 1_000;
 /** The close code of a socket the hub can no longer follow (compaction or retention overtook it): reconnect without `lastEventId` for a fresh snapshot. */
 export const RESYNC_CLOSE = 4009;
 
-/** What a socket watches: one key's value (`key`), or every window of one key (`windows`). */
-export type HubView = "key" | "windows";
+/**
+ * What a socket watches: one key's value (`key`), every window of one key (`windows`), or every
+ * key with a prefix (`prefix`: its `key` is the serialized prefix; the Worker's socket to each
+ * partition's hub, feeding a prefix subscription or a server-sent event stream, src/subscriptions/hub-watch.ts).
+ */
+export type HubView = "key" | "windows" | "prefix";
 
 /** What a hub knows of one socket: its attachment (serializeAttachment), rewritten as it advances. */
 export interface HubSocket {
@@ -29,7 +33,7 @@ export interface HubSocket {
   readonly partition: number;
   readonly store: string;
   readonly view: HubView;
-  /** The serialized key watched. */
+  /** The serialized key watched (a prefix's: the serialized prefix). */
   readonly key: string;
   /** The next changelog offset this socket reads. */
   position: number;
@@ -59,7 +63,7 @@ export function parseHubStart(body: unknown): HubStart | undefined {
   if (typeof b !== "object" || b === null) return undefined;
   const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
   if (typeof b.topic !== "string" || typeof b.store !== "string" || typeof b.key !== "string") return undefined;
-  if (!count(b.partition) || !count(b.position) || (b.view !== "key" && b.view !== "windows")) return undefined;
+  if (!count(b.partition) || !count(b.position) || !["key", "windows", "prefix"].includes(b.view as string)) return undefined;
   if (!Array.isArray(b.messages) || !b.messages.every((m) => typeof m === "string")) return undefined;
   return b as HubStart;
 }
@@ -70,12 +74,20 @@ export function newSocket(start: HubStart): HubSocket {
   return { topic, partition, store, view, key, position, sent: messages.length, acked: 0, fullSince: null };
 }
 
-/** The tag a socket is accepted with (per-key counts): the key, or a hash of a long one (tags are at most 256 characters). */
-export function keyTag(key: string): string {
-  if (key.length <= 200) return `k:${key}`;
+/**
+ * The tag a socket is accepted with (per-key counts): the key, or a hash of a long one (tags are at
+ * most 256 characters). A key's value and its windows count alike; a prefix counts apart (`p`).
+ */
+export function keyTag(key: string, kind: "k" | "p" = "k"): string {
+  if (key.length <= 200) return `${kind}:${key}`;
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193) >>> 0;
-  return `h:${key.length}:${h.toString(16)}`;
+  return `${kind === "k" ? "h" : "q"}:${key.length}:${h.toString(16)}`;
+}
+
+/** The tag of the socket a start opens. */
+export function startTag(start: Pick<HubStart, "view" | "key">): string {
+  return keyTag(start.key, start.view === "prefix" ? "p" : "k");
 }
 
 export interface HubLimits {
@@ -120,7 +132,7 @@ export function readFrom(sockets: readonly HubSocket[], window = SOCKET_WINDOW):
 /** Whether a record's (serialized) key is one the socket watches. */
 export function watches(s: HubSocket): (key: string) => boolean {
   if (s.view === "key") return (k) => k === s.key;
-  const prefix = windowRowsPrefix(s.key);
+  const prefix = s.view === "prefix" ? s.key : windowRowsPrefix(s.key);
   return (k) => k.startsWith(prefix);
 }
 

@@ -69,6 +69,9 @@ export function snapshotEvents(target: WatchTarget, snapshot: Snapshot, id: stri
   ];
 }
 
+/** The data of a `resync` event. */
+export const RESYNC_DATA = JSON.stringify({ reason: "the changelog no longer holds every change since this stream's position" });
+
 export async function runWatch(target: WatchTarget, ports: WatchPorts, start: WatchStart): Promise<void> {
   const subscriber = new Subscriber(ports);
   const token = (positions: Positions) => encodeToken({ topic: target.topic, positions });
@@ -93,10 +96,7 @@ export async function runWatch(target: WatchTarget, ports: WatchPorts, start: Wa
         // snapshot. Mid-stream the subscriber learns its view is void; a stale token on connecting needs no such word.
         if (subscriber.sentAny) {
           ports.recovered?.("resync");
-          await subscriber.send({
-            event: "resync",
-            data: JSON.stringify({ reason: "the changelog no longer holds every change since this stream's position" }),
-          });
+          await subscriber.send({ event: "resync", data: RESYNC_DATA });
         } else ports.recovered?.("snapshot");
         const fresh = await sendSnapshot(await ports.snapshot(), true);
         positions.clear();

@@ -7,6 +7,7 @@
  */
 import type { Context } from "hono";
 import type { HubStart, HubView } from "../../src/subscriptions/hub-sockets";
+import type { HubLink, LinkEvent } from "../../src/subscriptions/hub-watch";
 import { snapshotEvents, type WatchStart, type WatchTarget } from "../../src/subscriptions/watch-loop";
 import type { ApiEnv } from "./context";
 import { ApiError } from "./http-error";
@@ -16,8 +17,49 @@ import { offeredSubprotocols, SUBPROTOCOL } from "./watch-auth";
 /** The hub of the target's partition, when this subscription goes to one (a WebSocket of one partition, a log that wakes readers). */
 export function hubFor(c: Context<ApiEnv>, target: WatchTarget) {
   const { host } = c.var;
-  if (target.partitions.length !== 1 || !host.log.capabilities.wakesReaders) return undefined;
+  if (target.partitions.length !== 1 || !hubsServe(c)) return undefined;
   return host.subscriptionHub({ topic: target.topic, partition: target.partitions[0]! });
+}
+
+/** Whether subscriptions go through hubs: the Worker binds them and its log wakes readers (else the Worker polls). */
+export function hubsServe(c: Context<ApiEnv>): boolean {
+  const { host } = c.var;
+  return host.log.capabilities.wakesReaders && host.env.SUBSCRIPTION_HUB !== undefined;
+}
+
+/**
+ * The Worker's own socket to a partition's hub (src/subscriptions/hub-watch.ts), from `start`'s
+ * position with no snapshot: `deliver` gets each message and the close. Undefined when the hub
+ * refuses it (a limit) or the start is too long to hand over.
+ */
+export async function connectHub(c: Context<ApiEnv>, start: Omit<HubStart, "messages">, deliver: (event: LinkEvent) => void): Promise<HubLink | undefined> {
+  const hub = c.var.host.subscriptionHub({ topic: start.topic, partition: start.partition });
+  const header = encodeURIComponent(JSON.stringify({ ...start, messages: [] } satisfies HubStart));
+  if (!hub || header.length > MAX_HUB_START) return undefined;
+  const answer = await hub.fetch(new Request("https://hub/subscribe", { headers: { Upgrade: "websocket", [HUB_START_HEADER]: header } }));
+  if (answer.status === 503) return undefined;
+  const ws = answer.webSocket;
+  if (answer.status !== 101 || !ws) throw new Error(`the subscription hub answered ${answer.status}: ${await answer.text()}`);
+  ws.accept();
+  ws.addEventListener("message", (m) => deliver({ message: typeof m.data === "string" ? m.data : "" }));
+  ws.addEventListener("close", (e) => deliver({ closed: e.code }));
+  ws.addEventListener("error", () => deliver({ closed: 1006 }));
+  return {
+    ack: (count) => {
+      try {
+        ws.send(JSON.stringify({ ack: count }));
+      } catch {
+        // Closing: its close is on its way to the inbox.
+      }
+    },
+    close: () => {
+      try {
+        ws.close(1000, "the stream ended");
+      } catch {
+        // Already closed.
+      }
+    },
+  };
 }
 
 /** The snapshot's messages, as the Worker's own socket would send them first (watch-loop.ts). */

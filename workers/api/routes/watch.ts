@@ -14,7 +14,7 @@ import { zValidator } from "@hono/zod-validator";
 import { Hono, type Context } from "hono";
 import { z } from "zod";
 import { partitionForKey } from "../../../src/log/partitioner";
-import { keyForAnswer, serializedPrefixFromText } from "../../../src/streams/key-text";
+import { serializedPrefixFromText } from "../../../src/streams/key-text";
 import { decodeToken, type Positions } from "../../../src/subscriptions/resume-token";
 import { changeData } from "../../../src/subscriptions/change-data";
 import { windowRowsPrefix } from "../../../src/subscriptions/window-keys";
@@ -29,7 +29,8 @@ import { openStream, takeSlot } from "../subscription-stream";
 import { invalidInput } from "../validation";
 import { MAX_SNAPSHOT_KEYS, takeSnapshot, type WatchedStore } from "../watch-snapshot";
 import { openSocket, wantsWebSocket } from "../watch-socket";
-import { hubFor, openHubSocket } from "../hub-socket";
+import { connectHub, hubFor, hubsServe, openHubSocket } from "../hub-socket";
+import { type LinkEvent, REFUSED, runHubWatch } from "../../../src/subscriptions/hub-watch";
 import type { HubView } from "../../../src/subscriptions/hub-sockets";
 import { encodeToken } from "../../../src/subscriptions/resume-token";
 
@@ -72,9 +73,12 @@ async function startOf(
 }
 
 /**
- * Opens the subscription: a WebSocket when the request asks for one, else the event stream. The
- * watch runs until the subscriber goes away, holding a slot of the isolate and one of what it
- * watches (`watched`: at most MAX_WATCHES_PER_KEY subscriptions of one key, prefix or key's windows).
+ * Opens the subscription: a WebSocket when the request asks for one, else the event stream. A key's
+ * (or a key's windows') socket is handed to its partition's hub (../hub-socket.ts); any other
+ * subscription is held by this request, which follows the changelog through the hubs of the
+ * watched partitions (src/subscriptions/hub-watch.ts) when there are hubs, else by reading it
+ * itself. Either way it holds a slot of the isolate and one of what it watches (`watched`: at most
+ * MAX_WATCHES_PER_KEY subscriptions of one key, prefix or key's windows) while it is open.
  */
 async function open(
   c: Context<ApiEnv>,
@@ -82,17 +86,27 @@ async function open(
   start: WatchStart,
   snapshot: () => Promise<Snapshot>,
   watched: string,
-  hubbed?: { store: string; view: HubView; key: string },
+  hubbed: { store: string; view: HubView; key: string },
 ) {
-  const run = (ports: StreamPorts & FollowedLog) => runWatch(target, { ...ports, snapshot }, start);
-  // A key's socket (or its windows') is held by its partition's hibernating hub when there is one (../hub-socket.ts).
-  const hub = wantsWebSocket(c.req.raw) && hubbed ? hubFor(c, target) : undefined;
+  const socket = wantsWebSocket(c.req.raw);
+  const hub = socket && hubbed.view !== "prefix" ? hubFor(c, target) : undefined;
   const token = (position: number) => encodeToken({ topic: target.topic, positions: new Map([[target.partitions[0]!, position]]) });
-  const held = hub && hubbed ? await openHubSocket(c, hub, target, start, hubbed, token) : undefined;
+  const held = hub ? await openHubSocket(c, hub, target, start, hubbed, token) : undefined;
   if (held) return held;
+  const throughHubs = hubsServe(c);
+  const run = async (ports: StreamPorts & FollowedLog) => {
+    const watchPorts = { ...ports, snapshot };
+    if (throughHubs) {
+      const connect = (partition: number, position: number, deliver: (event: LinkEvent) => void) =>
+        connectHub(c, { topic: target.topic, partition, ...hubbed, position }, deliver);
+      // A hub that refuses (its limits) leaves the stream to this request's own reads.
+      if ((await runHubWatch(target, { ...watchPorts, connect }, start)) !== REFUSED) return;
+    }
+    await runWatch(target, watchPorts, start);
+  };
   // Counted per watched key too: the store, what is watched (a key, a prefix, a key's windows) and its serialized form.
   const slot = takeSlot(`${target.topic}\n${watched}`);
-  if (wantsWebSocket(c.req.raw)) return openSocket(c, target.topic, slot, run);
+  if (socket) return openSocket(c, target.topic, slot, run);
   return openStream(c, target.topic, slot, run);
 }
 
@@ -118,8 +132,8 @@ export const watch = new Hono<ApiEnv>()
     const prefix = serializedPrefixFromText(found.store.keySerde, text);
     const partitions = Array.from({ length: found.subtopology.partitions }, (_, p) => p);
     const selection = { prefix, limit: MAX_SNAPSHOT_KEYS + 1 };
-    const present = (k: string, value: string | null) =>
-      JSON.stringify({ key: keyForAnswer(found.store.keySerde, k), value: value === null ? null : found.store.valueSerde.deserialize(value) });
+    const data = changeData(found.store, "prefix", prefix, undefined);
+    const present = (k: string, value: string | null) => JSON.stringify(data(k, value));
     const target: WatchTarget = {
       topic: found.store.changelogTopic,
       partitions,
@@ -129,7 +143,11 @@ export const watch = new Hono<ApiEnv>()
       snapshotEnd: (keys) => JSON.stringify({ prefix: text, keys }),
     };
     const start = await startOf(c, found, partitions, selection);
-    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection), `prefix\n${prefix}`);
+    return open(c, target, start, () => takeSnapshot(c.var.host, found, partitions, selection), `prefix\n${prefix}`, {
+      store: found.store.name,
+      view: "prefix",
+      key: prefix,
+    });
   })
   // As the key route: a windows path ending in `/watch` is a subscription, any other the read (stores.ts).
   .get("/stores/:store/windows/:key{[\\s\\S]+}", async (c, next) => {
