@@ -6,6 +6,7 @@
  * a crash of the task's object.
  */
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TestDriver } from "../platform/testing/test-driver";
 import { encodeToken } from "../src/subscriptions/resume-token";
@@ -20,6 +21,9 @@ import { until } from "./support/until";
 import { watchSlots } from "../workers/api/routes/watch";
 import { keySlots } from "../workers/api/subscription-stream";
 import { MAX_WATCHES_PER_KEY } from "../src/subscriptions/key-slots";
+import { subscriptionHubName } from "../src/names";
+import { decodeToken } from "../src/subscriptions/resume-token";
+import { socketOf } from "./support/socket";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
@@ -321,5 +325,97 @@ describe("access", () => {
       expect(response.status, path).toBe(404);
       expect(await json(response), path).toMatchObject({ error: "not_found", message: 'unknown store "nope"' });
     }
+  });
+});
+
+describe("server-sent events held through the hubs (the Worker awaits; the hubs hibernate)", () => {
+  const hub = (partition: number) => env.SUBSCRIPTION_HUB!.getByName(subscriptionHubName({ topic: CHANGELOG, partition }));
+  const sockets = async (partition: number) => (await hub(partition).stats()).sockets;
+  /** Sockets per key a hub takes in this project (vitest.config.ts, HUB_MAX_SOCKETS_PER_KEY). */
+  const HUB_PER_KEY = 3;
+  const latest = async (partition: number) =>
+    (await json<{ partitions: { partition: number; latest: number }[] }>(await call(`/topics/${CHANGELOG}`))).partitions.find((p) => p.partition === partition)!
+      .latest;
+
+  it("a key's stream is a socket of its partition's hub: no read while idle, each change with the token of the changelog's end, the socket gone when the subscriber leaves", async () => {
+    const key = keyOn(3, "sse-hub");
+    const before = await sockets(3);
+    const stream = await watchKey(key);
+    expect(total(await stream.next())).toEqual({ key, value: null });
+    await until(async () => (await sockets(3)) === before + 1, 10_000, "the stream's socket at the hub", 20);
+    await order(key, 1);
+    await expectCounts(stream, key, 1, 1);
+    const reads = (await hub(3).stats()).reads;
+    // Work on the other partitions: the Worker's own poll would read partition 3 each second meanwhile.
+    const started = Date.now();
+    for (let i = 0; i < 60 && Date.now() - started < 1_500; i++) await order(keyOn(i % 3, "sse-hub-other"), 1);
+    expect((await hub(3).stats()).reads).toBe(reads);
+    await order(key, 1);
+    const change = await stream.next();
+    expect(total(change)).toEqual({ key, value: { count: 2, sum: 2 } });
+    expect(decodeToken(change.id!)).toEqual({ topic: CHANGELOG, positions: new Map([[3, await latest(3)]]) });
+    await stream.close();
+    await until(async () => (await sockets(3)) === before, 10_000, "the hub forgot the stream's socket", 20);
+  });
+
+  it("a prefix's stream is a socket of every partition's hub", async () => {
+    const befores = await Promise.all([0, 1, 2, 3].map(sockets));
+    const stream = await watch("/stores/totals/watch?prefix=sse-hub-pfx");
+    expect((await stream.next()).event).toBe("snapshot-end");
+    await until(
+      async () => (await Promise.all([0, 1, 2, 3].map(sockets))).every((n, p) => n === befores[p]! + 1),
+      10_000,
+      "a socket at each partition's hub",
+      20,
+    );
+    const keys = [keyOn(0, "sse-hub-pfx"), keyOn(2, "sse-hub-pfx")];
+    await order(keys[0]!, 1);
+    await order(keys[1]!, 1);
+    expect((await stream.take(2)).map((e) => total(e))).toEqual(keys.map((key) => ({ key, value: { count: 1, sum: 1 } })));
+    await stream.close();
+  });
+
+  it("follows a hub reset from the stream's position: every change once, on the same stream", async () => {
+    const key = keyOn(2, "sse-hub-reset");
+    const stream = await watchKey(key);
+    await stream.next();
+    await order(key, 2);
+    await expectCounts(stream, key, 1, 2);
+    await runInDurableObject(hub(2), (_object, state) => state.abort("injected crash: hub")).catch(() => undefined);
+    await order(key, 2);
+    await expectCounts(stream, key, 3, 2);
+    await until(async () => (await sockets(2)) >= 1, 10_000, "the stream's socket opened again at the hub", 20);
+    await order(key, 1);
+    await expectCounts(stream, key, 5, 1);
+    await stream.close();
+  });
+
+  it(`past ${HUB_PER_KEY} sockets on one key, a stream reads the changelog itself; a token of either resumes on the other with no gap and no repeat`, async () => {
+    const key = keyOn(1, "sse-hub-full");
+    const fed = await watchKey(key);
+    await fed.next();
+    await order(key, 1);
+    await expectCounts(fed, key, 1, 1);
+    const held = [];
+    for (let i = 0; i < HUB_PER_KEY - 1; i++) {
+      held.push(await socketOf(await call(`/stores/totals/keys/${key}/watch`, { headers: { Upgrade: "websocket" } })));
+      await held.at(-1)!.next();
+    }
+    await fed.close();
+    held.push(await socketOf(await call(`/stores/totals/keys/${key}/watch`, { headers: { Upgrade: "websocket" } })));
+    await held.at(-1)!.next();
+    expect(await sockets(1)).toBeGreaterThanOrEqual(HUB_PER_KEY);
+    // The hub refuses this key: the stream resumed from a hub-fed token polls the changelog instead.
+    await order(key, 2);
+    const polled = await watchKey(key, fed.lastId!);
+    await expectCounts(polled, key, 2, 2);
+    const lastId = polled.lastId!;
+    await polled.close();
+    for (const socket of held) socket.close();
+    await until(async () => (await sockets(1)) < HUB_PER_KEY, 10_000, "the hub's sockets of the key closed", 20);
+    await order(key, 1);
+    const again = await watchKey(key, lastId);
+    await expectCounts(again, key, 4, 1);
+    await again.close();
   });
 });
