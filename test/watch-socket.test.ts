@@ -6,6 +6,7 @@
  * window of messages; the isolate's subscription slots count sockets too.
  */
 import { env, exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TestDriver } from "../platform/testing/test-driver";
 import { SOCKET_WINDOW } from "../src/subscriptions/socket-credit";
@@ -121,6 +122,33 @@ describe("a prefix over a WebSocket", () => {
     const snapshotKeys = [...first, ...rest.slice(0, -2)].map((e) => e.data.key);
     expect(snapshotKeys).toEqual([...keys].sort());
     socket.close();
+  });
+});
+
+describe("a prefix's socket, fed by every partition's hub", () => {
+  const hub = (partition: number) => env.SUBSCRIPTION_HUB!.getByName(subscriptionHubName({ topic: "edge-streams-totals-changelog", partition }));
+  const all = () => Promise.all([0, 1, 2, 3].map(async (p) => (await hub(p).stats()).sockets));
+
+  it("holds a socket at each partition's hub while open, and follows a hub's reset on the same socket: each change once", async () => {
+    const befores = await all();
+    const socket = await watchSocket("/stores/totals/watch?prefix=wsp-hub-");
+    expect((await socket.next()).event).toBe("snapshot-end");
+    await until(async () => (await all()).every((n, p) => n === befores[p]! + 1), 10_000, "a socket at each hub", 20);
+    const keys = [keyOn(0, "wsp-hub-"), keyOn(3, "wsp-hub-")];
+    await order(keys[0]!, 1);
+    expect((await socket.next()).data).toEqual({ key: keys[0], value: { count: 1, sum: 1 } });
+    await runInDurableObject(hub(3), (_object, state) => state.abort("injected crash: hub")).catch(() => undefined);
+    await order(keys[1]!, 2);
+    await order(keys[0]!, 1);
+    const changes = (await socket.take(3)).map((e) => [e.data.key, e.data.value.count]);
+    expect(changes.filter(([key]) => key === keys[1])).toEqual([
+      [keys[1], 1],
+      [keys[1], 2],
+    ]);
+    expect(changes.filter(([key]) => key === keys[0])).toEqual([[keys[0], 2]]);
+    await expect(socket.next(300)).rejects.toThrow(/no message/);
+    socket.close();
+    await until(async () => (await all()).every((n, p) => n <= befores[p]!), 10_000, "the hubs forgot the sockets", 20);
   });
 });
 

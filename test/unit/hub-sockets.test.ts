@@ -15,6 +15,7 @@ import {
   readFrom,
   refusal,
   stalled,
+  startTag,
 } from "../../src/subscriptions/hub-sockets";
 import { decodeToken } from "../../src/subscriptions/resume-token";
 import { windowRowsPrefix } from "../../src/subscriptions/window-keys";
@@ -120,10 +121,21 @@ describe("the hub's bookkeeping", () => {
     expect(keyTag(long)).not.toBe(keyTag(`${long}y`));
   });
 
+  it("a prefix socket (the Worker's, feeding a stream) takes every key with its prefix, and counts apart from a key of the same text", () => {
+    const s = newSocket(start({ view: "prefix", key: '"a' }));
+    const plan = planSocket(s, { from: 0, records: [rec(0, '"ab"'), rec(1, '"b"'), rec(2, '"a"')], latest: 3 }, 0, data);
+    expect(parsed(plan.messages).map((m) => m.data.key)).toEqual(['"ab"', '"a"']);
+    expect(s.position).toBe(3);
+    expect(startTag({ view: "prefix", key: "a" })).not.toBe(startTag({ view: "key", key: "a" }));
+    expect(startTag({ view: "windows", key: "a" })).toBe(startTag({ view: "key", key: "a" }));
+    expect(startTag({ view: "prefix", key: "x".repeat(1_000) }).length).toBeLessThanOrEqual(256);
+  });
+
   it("takes only a well-formed start", () => {
     expect(parseHubStart(start())).toEqual(start());
     expect(parseHubStart({ ...start(), position: -1 })).toBeUndefined();
-    expect(parseHubStart({ ...start(), view: "prefix" })).toBeUndefined();
+    expect(parseHubStart({ ...start(), view: "prefix" })).toEqual(start({ view: "prefix" }));
+    expect(parseHubStart({ ...start(), view: "range" })).toBeUndefined();
     expect(parseHubStart({ ...start(), messages: [1] })).toBeUndefined();
     expect(parseHubStart(null)).toBeUndefined();
   });
