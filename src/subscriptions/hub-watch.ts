@@ -98,7 +98,8 @@ interface Arrival {
 
 /**
  * Runs the subscription until the subscriber goes away; `REFUSED` (nothing sent) when a hub
- * refused a socket at the start. A hub socket that cannot be opened again ends it with an error.
+ * refused a socket at the start, or could not be reached. A hub socket that cannot be opened
+ * again ends it with an error (the subscriber resumes with its last id).
  */
 export async function runHubWatch(target: WatchTarget, ports: HubPorts, start: WatchStart): Promise<typeof REFUSED | undefined> {
   const subscriber = new Subscriber(ports);
@@ -121,11 +122,11 @@ export async function runHubWatch(target: WatchTarget, ports: HubPorts, start: W
     l.link = await ports.connect(l.partition, positions.get(l.partition) ?? 0, (event) => inbox.push({ generation: at, partition: l.partition, event }));
     return l.link !== undefined;
   };
-  /** Opens every partition's socket; false when a hub refused one (then none is left open). */
+  /** Opens every partition's socket; false when a hub refused one or could not be reached (then none is left open). */
   const openAll = async () => {
     closeAll();
     links = target.partitions.map((partition) => ({ partition, link: undefined, received: 0, acked: 0, failures: 0 }));
-    const opened = await Promise.all(links.map(open));
+    const opened = await Promise.all(links.map((l) => open(l).catch(() => false)));
     if (opened.every(Boolean)) return true;
     closeAll();
     return false;
