@@ -72,7 +72,7 @@ export interface EdgeStreams {
   readonly RestoreWorker: EdgeStreamsObjectClass<RestoreWorker>;
   readonly LogPartition: EdgeStreamsObjectClass<LogPartition>;
   readonly ConsumerGroup: EdgeStreamsObjectClass<ConsumerGroup>;
-  /** Holds WebSocket subscriptions while hibernating (bound as `SUBSCRIPTION_HUB`; optional). */
+  /** Holds subscriptions while hibernating: WebSockets, and the API Worker's own behind server-sent events and prefixes (bound as `SUBSCRIPTION_HUB`; optional). */
   readonly SubscriptionHub: EdgeStreamsObjectClass<SubscriptionHub>;
 }
 
