@@ -83,6 +83,8 @@ export class Inbox<T> {
 
 interface Link {
   readonly partition: number;
+  /** Which socket of the stream this is (each open makes a new one): events of an older socket are ignored. */
+  serial: number;
   link: HubLink | undefined;
   received: number;
   acked: number;
@@ -91,7 +93,7 @@ interface Link {
 }
 
 interface Arrival {
-  readonly generation: number;
+  readonly serial: number;
   readonly partition: number;
   readonly event: LinkEvent;
 }
@@ -106,26 +108,26 @@ export async function runHubWatch(target: WatchTarget, ports: HubPorts, start: W
   const token = (positions: Positions) => encodeToken({ topic: target.topic, positions });
   const positions = new Map("snapshot" in start ? start.snapshot.positions : start.resume);
   const inbox = new Inbox<Arrival>();
-  let generation = 0;
+  let serials = 0;
   let links: Link[] = [];
   // One wait for the keep-alive (or the subscriber leaving) at a time: not a timer per message.
   let tick: Promise<void> | undefined;
 
   const closeAll = () => {
-    generation++;
     for (const l of links) l.link?.close();
     links = [];
   };
   const open = async (l: Link) => {
-    const at = generation;
+    const serial = ++serials;
+    l.serial = serial;
     l.received = l.acked = 0;
-    l.link = await ports.connect(l.partition, positions.get(l.partition) ?? 0, (event) => inbox.push({ generation: at, partition: l.partition, event }));
+    l.link = await ports.connect(l.partition, positions.get(l.partition) ?? 0, (event) => inbox.push({ serial, partition: l.partition, event }));
     return l.link !== undefined;
   };
   /** Opens every partition's socket; false when a hub refused one or could not be reached (then none is left open). */
   const openAll = async () => {
     closeAll();
-    links = target.partitions.map((partition) => ({ partition, link: undefined, received: 0, acked: 0, failures: 0 }));
+    links = target.partitions.map((partition) => ({ partition, serial: 0, link: undefined, received: 0, acked: 0, failures: 0 }));
     const opened = await Promise.all(links.map((l) => open(l).catch(() => false)));
     if (opened.every(Boolean)) return true;
     closeAll();
@@ -153,8 +155,9 @@ export async function runHubWatch(target: WatchTarget, ports: HubPorts, start: W
         await Promise.race([inbox.wait(), tick]);
         continue;
       }
-      const l = links.find((x) => x.partition === arrival.partition);
-      if (arrival.generation !== generation || l === undefined) continue;
+      // Only the partition's current socket counts: one closed (a close and an error both said so) or replaced is done with.
+      const l = links.find((x) => x.partition === arrival.partition && x.serial === arrival.serial);
+      if (l === undefined) continue;
       if ("closed" in arrival.event) {
         await reopen(l, open);
         continue;
@@ -193,6 +196,7 @@ export async function runHubWatch(target: WatchTarget, ports: HubPorts, start: W
 
 /** Opens a partition's socket again after its close, waiting longer after each failure; throws past `MAX_RECONNECTS`. */
 async function reopen(l: Link, open: (l: Link) => Promise<boolean>): Promise<void> {
+  l.link?.close();
   l.link = undefined;
   for (;;) {
     if (l.failures >= MAX_RECONNECTS) throw new Error(`the subscription hub of partition ${l.partition} closed its socket ${MAX_RECONNECTS} times in a row`);

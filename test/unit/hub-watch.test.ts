@@ -71,11 +71,12 @@ class Hubs {
     this.earliest.set(partition, to);
   }
 
-  /** The hub of every partition was reset: its sockets broke. */
-  reset(): void {
+  /** The hub of every partition was reset: its sockets broke (`twice`: an error and a close both say so). */
+  reset(twice = false): void {
     for (const s of this.open()) {
       s.open = false;
       s.deliver({ closed: 1006 });
+      if (twice) s.deliver({ closed: 1006 });
     }
   }
 
@@ -193,14 +194,14 @@ describe("a stream fed by hubs", () => {
       (e) => e.length >= 4,
       async (events) => {
         for (let i = 0; i < 200 && events.length < 2; i++) await tick();
-        hubs.reset();
+        hubs.reset(true);
         hubs.append(0, "a3", "3");
         hubs.append(1, "a8", "8");
       },
     );
     expect(events.map((e) => JSON.parse(e.data).key)).toEqual(["a1", "a2", "a3", "a8"]);
     expect(positionsOf(events.at(-1)!.id)).toEqual({ 0: 4, 1: 2 });
-    // Two sockets at the start, two more after the reset.
+    // Two sockets at the start, two more after the reset (one each, though each said twice it closed).
     expect(hubs.sockets.length).toBe(4);
   });
 

@@ -41,9 +41,17 @@ export async function connectHub(c: Context<ApiEnv>, start: Omit<HubStart, "mess
   const ws = answer.webSocket;
   if (answer.status !== 101 || !ws) throw new Error(`the subscription hub answered ${answer.status}: ${await answer.text()}`);
   ws.accept();
-  ws.addEventListener("message", (m) => deliver({ message: typeof m.data === "string" ? m.data : "" }));
-  ws.addEventListener("close", (e) => deliver({ closed: e.code }));
-  ws.addEventListener("error", () => deliver({ closed: 1006 }));
+  let closed = false;
+  const end = (code: number) => {
+    if (closed) return;
+    closed = true;
+    deliver({ closed: code });
+  };
+  ws.addEventListener("message", (m) => {
+    if (!closed) deliver({ message: typeof m.data === "string" ? m.data : "" });
+  });
+  ws.addEventListener("close", (e) => end(e.code));
+  ws.addEventListener("error", () => end(1006));
   return {
     ack: (count) => {
       try {
