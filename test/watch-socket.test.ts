@@ -130,7 +130,8 @@ describe("a prefix's socket, fed by every partition's hub", () => {
   const all = () => Promise.all([0, 1, 2, 3].map(async (p) => (await hub(p).stats()).sockets));
 
   it("holds a socket at each partition's hub while open, and follows a hub's reset on the same socket: each change once", async () => {
-    const befores = await all();
+    await until(async () => (await all()).every((n) => n === 0), 10_000, "earlier sockets forgotten", 20);
+    const befores = [0, 0, 0, 0];
     const socket = await watchSocket("/stores/totals/watch?prefix=wsp-hub-");
     expect((await socket.next()).event).toBe("snapshot-end");
     await until(async () => (await all()).every((n, p) => n === befores[p]! + 1), 10_000, "a socket at each hub", 20);

@@ -339,7 +339,9 @@ describe("server-sent events held through the hubs (the Worker awaits; the hubs 
 
   it("a key's stream is a socket of its partition's hub: no read while idle, each change with the token of the changelog's end, the socket gone when the subscriber leaves", async () => {
     const key = keyOn(3, "sse-hub");
-    const before = await sockets(3);
+    // Every earlier stream's socket forgotten: the count is this stream's alone.
+    await until(async () => (await sockets(3)) === 0, 10_000, "earlier streams' sockets forgotten", 20);
+    const before = 0;
     const stream = await watchKey(key);
     expect(total(await stream.next())).toEqual({ key, value: null });
     await until(async () => (await sockets(3)) === before + 1, 10_000, "the stream's socket at the hub", 20);
@@ -359,7 +361,8 @@ describe("server-sent events held through the hubs (the Worker awaits; the hubs 
   });
 
   it("a prefix's stream is a socket of every partition's hub", async () => {
-    const befores = await Promise.all([0, 1, 2, 3].map(sockets));
+    await until(async () => (await Promise.all([0, 1, 2, 3].map(sockets))).every((n) => n === 0), 10_000, "earlier streams' sockets forgotten", 20);
+    const befores = [0, 0, 0, 0];
     const stream = await watch("/stores/totals/watch?prefix=sse-hub-pfx");
     expect((await stream.next()).event).toBe("snapshot-end");
     await until(
@@ -402,7 +405,20 @@ describe("server-sent events held through the hubs (the Worker awaits; the hubs 
       await held.at(-1)!.next();
     }
     await fed.close();
-    held.push(await socketOf(await call(`/stores/totals/keys/${key}/watch`, { headers: { Upgrade: "websocket" } })));
+    // The key's last socket at the hub, once the hub forgot the stream's (503 until then).
+    let third: Response | undefined;
+    await until(
+      async () => {
+        third = await call(`/stores/totals/keys/${key}/watch`, { headers: { Upgrade: "websocket" } });
+        if (third.status !== 503) return true;
+        await third.body?.cancel();
+        return false;
+      },
+      10_000,
+      "the hub forgot the stream's socket",
+      20,
+    );
+    held.push(await socketOf(third!));
     await held.at(-1)!.next();
     expect(await sockets(1)).toBeGreaterThanOrEqual(HUB_PER_KEY);
     // The hub refuses this key: the stream resumed from a hub-fed token polls the changelog instead.
