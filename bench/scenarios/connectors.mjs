@@ -10,8 +10,11 @@
  *   partitions wrote per message (counted from each cursor's `rowsWritten`, as the cost keys
  *   count), beside the baseline's (`queue_source_baseline_rows_written_per_record`).
  * - `queue_sink_records_per_s`: the framework's Queue sink (`SinkDelivery` + `QueueSink` on a
- *   partition's store) against reading the same records from a table and `sendBatch`-ing them by
- *   hand (`queue_sink_baseline_records_per_s`; `queue_sink_ratio`, goal ≥ 0.7), in rotating order.
+ *   partition's store) against reading the same records from a table, `sendBatch`-ing the same
+ *   messages by hand and keeping the position in a row per batch (`queue_sink_baseline_records_per_s`;
+ *   `queue_sink_ratio`, goal ≥ 0.7), in rotating order, each side starting on a drained queue.
+ *   `queue_sink_refused_batches` / `queue_sink_baseline_refused_batches`: `sendBatch` calls
+ *   miniflare refused in the measured rounds (each sent again after the same back-off).
  * - `tiered_fetch_records_per_s`: a partition read whole from offset 0 with all but its newest row
  *   in R2, against the same records kept local (`tiered_fetch_local_records_per_s`; `tiered_fetch_ratio`).
  *
@@ -64,6 +67,7 @@ export async function run({ baseUrl }) {
   }
 
   const sink = { log: [], plain: [] };
+  const sinkRefused = { log: 0, plain: 0 };
   for (let round = 0; round <= rounds; round++) {
     const order = round % 2 === 0 ? "log,plain" : "plain,log";
     const r = await get(baseUrl, `/bench/queue-sink?records=${records}&run=${round}&order=${order}`);
@@ -71,9 +75,11 @@ export async function run({ baseUrl }) {
       if (r[k].records !== records) throw new Error(`queue sink ${k} delivered ${r[k].records}, expected ${records}`);
       if (round > 0) sink[k].push(records / (r[k].ms / 1000));
     }
+    for (const k of ["log", "plain"]) sinkRefused[k] += round > 0 ? r[k].failures : 0;
     if (round > 0) {
+      const refusals = (k) => `${r[k].failures} refused${r[k].errors.length ? `: ${[...new Set(r[k].errors)].join("; ")}` : ""}`;
       note(
-        `connectors: sink round ${round}: log ${Math.round(sink.log.at(-1))}/s (${r.log.failures} refused), plain ${Math.round(sink.plain.at(-1))}/s (${r.plain.failures} refused)`,
+        `connectors: sink round ${round}: log ${Math.round(sink.log.at(-1))}/s (${refusals("log")}; drained in ${r.log.drainMs} ms), plain ${Math.round(sink.plain.at(-1))}/s (${refusals("plain")}; drained in ${r.plain.drainMs} ms)`,
       );
     }
   }
@@ -99,6 +105,8 @@ export async function run({ baseUrl }) {
     queue_source_baseline_rows_written_per_record: Number((rows.plain / rows.records).toFixed(4)),
     queue_sink_records_per_s: m(sink.log),
     queue_sink_baseline_records_per_s: m(sink.plain),
+    queue_sink_refused_batches: sinkRefused.log,
+    queue_sink_baseline_refused_batches: sinkRefused.plain,
     tiered_fetch_records_per_s: m(tiered.tiered),
     tiered_fetch_local_records_per_s: m(tiered.local),
     connectors_records_per_round: records,
