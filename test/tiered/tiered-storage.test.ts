@@ -279,14 +279,27 @@ describe("tiered storage", () => {
     expect((await log.fetch(tp, 0, { maxRecords: 10, maxBytes: 1 << 20 })).records.map((r) => r.value)).toEqual(["v0"]);
   });
 
-  it("a task reads its tiered input from offset 0: records in R2 are processed like local ones", async () => {
+  it("a task reads its tiered input from offset 0, and /kafka fetches it: records in R2 are read like local ones", async () => {
     const tp = { topic: "orders", partition: 3 };
     const [key] = keysOn(tp.partition, 1, "tiered-input");
     // Through /kafka (an external producer): no task comes into being yet.
-    for (let i = 1; i <= 20; i++) await ok(kafka("/produce", { body: { topic: tp.topic, partition: tp.partition, key, value: `{"amount":${i}}` } }));
+    const offsets: number[] = [];
+    for (let i = 1; i <= 20; i++) {
+      const [meta] = await ok<{ offset: number }[]>(kafka("/produce", { body: { topic: tp.topic, partition: tp.partition, key, value: `{"amount":${i}}` } }));
+      offsets.push(meta!.offset);
+    }
     const partition = env.LOG_PARTITION.getByName(topicPartition(tp));
     const maintained = (await partition.maintain(tp)) as { ok: true; value: { tiering?: { tiered: number } } };
     expect(maintained.value.tiering?.tiered).toBe(1);
+    // /kafka reads them from R2 like local ones: a fetch from the first offset goes on across the boundary.
+    const fetched: { offset: number; value: string }[] = [];
+    for (let offset = offsets[0]!; fetched.length < 20; ) {
+      const page = await ok<{ offset: number; value: string }[]>(kafka("/fetch", { body: { topic: tp.topic, partition: tp.partition, offset } }));
+      expect(page.length).toBeGreaterThan(0);
+      fetched.push(...page);
+      offset = page.at(-1)!.offset + 1;
+    }
+    expect(fetched.map((m) => [m.offset, m.value])).toEqual(offsets.map((offset, i) => [offset, `{"amount":${i + 1}}`]));
     const topic = await json(await call(`/topics/${tp.topic}`));
     expect(JSON.stringify(topic)).toContain('"remote"');
     // The application's own append makes the task, which reads from offset 0: 19 records from R2.
