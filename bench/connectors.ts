@@ -11,9 +11,11 @@
  *   times summed per queue, as log-append sums its RPCs.
  * - Queue sink. `BenchConnectors` (`sink-<run>`) holds the same records twice: in a partition's real store, delivered
  *   by the framework's `SinkDelivery` with a `QueueSink` (fetch, cut within Queues' limits,
- *   `sendBatch`, commit the position per batch), and in a plain table, read 100 at a time and sent
- *   with `sendBatch` (no position kept). One RPC each, timed by the Worker. `bench-sink` is drained
- *   by an empty consumer.
+ *   `sendBatch`, commit the position per batch), and in a plain table, read 100 at a time, sent
+ *   with `sendBatch` as the same messages (the record and its id), the position kept in a row per
+ *   batch. Both back off alike after a refused `sendBatch`. One RPC each, timed by the Worker, each
+ *   started once the queue's consumer (which only acknowledges) took everything sent before
+ *   (`sinkDrained`: miniflare's broker refuses sends while it holds 10,000 undelivered messages).
  * - Tiered fetch. `BenchConnectors` (`tiered-<run>`, `local-<run>`) fills a partition (tiered to the R2 bucket, every closed row moved)
  *   and another kept local with the same records, then reads each whole from offset 0 through
  *   `RemoteLogManager.fetchEncoded` (a fresh one: no segment cached). One RPC each, timed by the Worker.
@@ -30,6 +32,7 @@ import { RemoteLogManager } from "../src/log/remote-log-manager";
 import { topicConfig } from "../src/log/topic-config";
 import { TopicCatalog } from "../src/log/topics";
 import type { TopicPartition } from "../src/log/types";
+import { backoffDelay } from "../src/util/backoff";
 
 export interface ConnectorsEnv {
   LOG_PARTITION: DurableObjectNamespace<LogPartition>;
@@ -47,6 +50,27 @@ export const SOURCE_TOPIC = "bench-queue";
 /** What a queue's consumer did so far: messages, invocations, the sum of their times. In the isolate: `wrangler dev` runs one. */
 const consumed = new Map<string, { records: number; batches: number; ms: number; duplicates: number }>();
 let sourcePartitions = 1;
+/** Messages the sink queue's consumer took, and messages the sink runs sent to it (both in the isolate). */
+let sinkConsumed = 0;
+let sinkSent = 0;
+/** How long a sink run waits for the queue to be drained before it starts. */
+const SINK_DRAIN_TIMEOUT_MS = 60_000;
+
+/**
+ * Waits until the sink queue's consumer took every message sent so far. Miniflare's queue broker
+ * sets a timer per message until it is handed to the consumer, and workerd allows an object 10,000
+ * active timers: a `sendBatch` into a broker holding that many is refused ("Unknown Internal Error
+ * (15000)", a QuotaExceededError in the broker; workers-sdk#15670). Each side starts on an empty
+ * queue, so neither pays for the backlog the other left.
+ */
+async function sinkDrained(): Promise<number> {
+  const t0 = Date.now();
+  while (sinkConsumed < sinkSent) {
+    if (Date.now() - t0 > SINK_DRAIN_TIMEOUT_MS) throw new Error(`sink queue not drained: ${sinkConsumed} of ${sinkSent}`);
+    await scheduler.wait(20);
+  }
+  return Date.now() - t0;
+}
 
 /** A message as the bench sends it: a key and a value object. */
 type Body = { key: string; value: { id: number; p: string } };
@@ -59,6 +83,7 @@ function body(i: number, valueBytes: number): Body {
 /** The `queue()` handler of the bench Worker. */
 export async function benchQueue(batch: MessageBatch, env: ConnectorsEnv): Promise<void> {
   if (batch.queue === "bench-sink") {
+    sinkConsumed += batch.messages.length;
     batch.ackAll();
     return;
   }
@@ -150,12 +175,14 @@ export async function connectorsRoute(url: URL, env: ConnectorsEnv, rowsOf: Rows
       const run = url.searchParams.get("run") ?? "0";
       const stub = env.BENCH_COMPACTION.getByName(`sink-${run}`);
       await stub.sinkFill(records, int("valueBytes", 90));
-      const out: Record<string, { records: number; failures: number; ms: number }> = {};
+      const out: Record<string, { records: number; failures: number; errors: string[]; ms: number; drainMs: number }> = {};
       const order = (url.searchParams.get("order") ?? "log,plain").split(",");
       for (const target of order) {
+        const drainMs = await sinkDrained();
         const t0 = Date.now();
         const n = target === "log" ? await stub.deliverFramework() : await stub.deliverPlain();
-        out[target] = { ...n, ms: Date.now() - t0 };
+        out[target] = { ...n, ms: Date.now() - t0, drainMs };
+        sinkSent += n.records;
       }
       return Response.json(out);
     }
@@ -180,6 +207,8 @@ export async function connectorsRoute(url: URL, env: ConnectorsEnv, rowsOf: Rows
 }
 
 const SINK_TP: TopicPartition = { topic: "bench-sink", partition: 0 };
+/** Both producers' back-off after a refused sendBatch. */
+const SINK_RETRY = { initialMs: 100, maxMs: 1000 };
 
 const TIERED_TP: TopicPartition = { topic: "bench-tiered", partition: 0 };
 
@@ -215,6 +244,7 @@ export class BenchConnectors extends DurableObject<ConnectorsEnv> {
 
   sinkFill(records: number, valueBytes: number): number {
     this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, key TEXT, value TEXT NOT NULL, timestamp INTEGER NOT NULL)");
+    this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS outbox_position (only INTEGER PRIMARY KEY, next INTEGER NOT NULL)");
     const store = this.logStore;
     store.offsets(SINK_TP);
     store.configure(SINK_TP, topicConfig("user"));
@@ -232,10 +262,19 @@ export class BenchConnectors extends DurableObject<ConnectorsEnv> {
     return records;
   }
 
-  /** Records delivered, and the sendBatch calls refused (each retried). */
-  async deliverFramework(): Promise<{ records: number; failures: number }> {
+  /** Records delivered, and the sendBatch calls refused (each retried, with their errors). */
+  async deliverFramework(): Promise<{ records: number; failures: number; errors: string[] }> {
+    const errors: string[] = [];
+    const queue = this.env.BENCH_SINK_QUEUE;
+    const producer = {
+      sendBatch: (messages: Iterable<MessageSendRequest>) =>
+        queue.sendBatch(messages).catch((error: unknown) => {
+          errors.push(String(error));
+          throw error;
+        }),
+    };
     const delivery = new SinkDelivery(
-      { name: "bench", sink: new QueueSink("BENCH_SINK_QUEUE", this.env.BENCH_SINK_QUEUE), deadLetterTopic: undefined, retry: { initialMs: 100, maxMs: 1000 } },
+      { name: "bench", sink: new QueueSink("BENCH_SINK_QUEUE", producer), deadLetterTopic: undefined, retry: SINK_RETRY },
       sinkPartition(
         this.logStore,
         SINK_TP,
@@ -246,33 +285,53 @@ export class BenchConnectors extends DurableObject<ConnectorsEnv> {
     for (;;) {
       const next = await delivery.run(Date.now(), Date.now() + 600_000);
       if (next === undefined) break;
-      // Miniflare's local queue refuses a sendBatch now and then (Unknown Internal Error 15000): the sink backs off and retries.
+      // A refused sendBatch (see sinkDrained): the sink backs off and sends the same batch again.
       if (next > Date.now()) await scheduler.wait(next - Date.now());
     }
     const { position, failures } = delivery.status();
-    return { records: position, failures };
+    return { records: position, failures, errors };
   }
 
-  async deliverPlain(): Promise<{ records: number; failures: number }> {
-    let sent = 0;
-    let failures = 0;
+  /**
+   * The hand-written producer doing the same work: read the next 100 records from a plain table,
+   * send each as the same message the sink sends (the record with its id), then keep the position
+   * (one row per batch: a producer that resumes after a crash needs it); a refused `sendBatch` is
+   * sent again after the same back-off as the sink's.
+   */
+  async deliverPlain(): Promise<{ records: number; failures: number; errors: string[] }> {
+    const sql = this.ctx.storage.sql;
+    const errors: string[] = [];
+    let failuresInRow = 0;
     for (;;) {
-      const rows = this.ctx.storage.sql
+      const next = sql.exec<{ next: number }>("SELECT next FROM outbox_position WHERE only = 1").toArray()[0]?.next ?? 0;
+      const rows = sql
         .exec<{ seq: number; key: string; value: string; timestamp: number }>(
           "SELECT seq, key, value, timestamp FROM outbox WHERE seq >= ? ORDER BY seq LIMIT 100",
-          sent,
+          next,
         )
         .toArray();
-      if (rows.length === 0) return { records: sent, failures };
+      if (rows.length === 0) return { records: next, failures: errors.length, errors };
+      const messages = rows.map((r) => ({
+        body: {
+          id: `${SINK_TP.topic}/${SINK_TP.partition}/${r.seq}`,
+          ...SINK_TP,
+          offset: r.seq,
+          timestamp: r.timestamp,
+          key: r.key,
+          value: r.value,
+          headers: [],
+        },
+        contentType: "json" as const,
+      }));
       try {
-        await this.env.BENCH_SINK_QUEUE.sendBatch(rows.map((r) => ({ body: r, contentType: "json" as const })));
-      } catch {
-        // As the framework's sink does with its first back-off: wait 100 ms, send the batch again.
-        failures++;
-        await scheduler.wait(100);
+        await this.env.BENCH_SINK_QUEUE.sendBatch(messages);
+      } catch (error) {
+        errors.push(String(error));
+        await scheduler.wait(backoffDelay(SINK_RETRY.initialMs, SINK_RETRY.maxMs, failuresInRow++));
         continue;
       }
-      sent += rows.length;
+      failuresInRow = 0;
+      sql.exec("INSERT INTO outbox_position (only, next) VALUES (1, ?) ON CONFLICT (only) DO UPDATE SET next = excluded.next", next + rows.length);
     }
   }
 

@@ -100,7 +100,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       sinkPartition(this.store, { topic, partition }, deadLetter, () => this.sinkCrashes.reachAfterWrites("sink:after-delivery")),
     );
     const remote = options.remoteStorage;
-    this.remote = remote && new RemoteLogManager(this.store, remote.bucket, remote.prefix, this.tieringCrashes);
+    this.remote = remote && new RemoteLogManager(this.store, remote.bucket, remote.prefix, this.tieringCrashes, ctx.storage.kv);
   }
 
   private call<T>(fn: () => T): Outcome<T> {
@@ -257,7 +257,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     try {
       sooner(this.store.maintain(tp, now, this.store.alarmBudget(now), false).nextAt);
       if (this.remote) {
-        if ((await this.remote.maintain(tp, now)).more) sooner(now);
+        sooner((await this.remote.maintain(tp, now)).nextAt);
         sooner(this.store.maintenanceDueAt(Date.now()));
       }
     } catch (error) {

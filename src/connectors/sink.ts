@@ -24,9 +24,39 @@ export function sinkRecord(tp: TopicPartition, record: LogRecord): SinkRecord {
   return { id: recordId(tp, record.offset), ...toMessage(tp, record) };
 }
 
-/** The bytes of a record as JSON (UTF-8): what it adds to a message or a request body. */
+/** Strings JSON writes as they are: printable ASCII without `"` or `\`. */
+const VERBATIM = /^[\x20\x21\x23-\x5b\x5d-\x7f]*$/;
+
+/** The UTF-8 bytes of a string as JSON (quoted, escaped). */
+function jsonStringBytes(text: string): number {
+  return VERBATIM.test(text) ? text.length + 2 : utf8Length(JSON.stringify(text));
+}
+
+/** The punctuation and names of a record's JSON: `{"id":,"topic":,"partition":,"offset":,"timestamp":,"key":,"value":,"headers":[]}`. */
+const RECORD_FRAME = 81;
+/** … and of a header's: `{"key":,"value":}`. */
+const HEADER_FRAME = 17;
+
+/**
+ * The bytes of a record as JSON (UTF-8) — exactly `utf8Length(JSON.stringify(record))`, without
+ * writing the JSON: what it adds to a message or a request body, counted against the sink's limits
+ * while the one serialization is the delivery's own (`sendBatch`, the request body).
+ */
 export function sinkRecordBytes(record: SinkRecord): number {
-  return utf8Length(JSON.stringify(record));
+  let bytes =
+    RECORD_FRAME +
+    jsonStringBytes(record.id) +
+    jsonStringBytes(record.topic) +
+    String(record.partition).length +
+    String(record.offset).length +
+    String(record.timestamp).length +
+    (record.key === null ? 4 : jsonStringBytes(record.key)) +
+    jsonStringBytes(record.value);
+  for (let i = 0; i < record.headers.length; i++) {
+    const header = record.headers[i]!;
+    bytes += HEADER_FRAME + (i > 0 ? 1 : 0) + jsonStringBytes(header.key) + jsonStringBytes(header.value);
+  }
+  return bytes;
 }
 
 /** What one delivery came to. */

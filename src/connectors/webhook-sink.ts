@@ -12,6 +12,7 @@
  * refused alone is dead-lettered); anything else — another status, a network error, no answer
  * within the timeout — is retried with back-off, the same batch again.
  */
+import { utf8Length } from "../log/records";
 import { topicPartition } from "../names";
 import { messageOf } from "../streams/errors";
 import { withTimeout } from "../util/timeout";
@@ -55,8 +56,10 @@ export class WebhookSink implements Sink {
   ) {
     // Without its query string or fragment (they may hold a token).
     this.target = options.url.split(/[?#]/, 1)[0]!;
-    const maxBytes = options.maxBytes ?? WEBHOOK_DEFAULT_MAX_BYTES;
-    this.limits = { maxRecords: options.maxRecords ?? WEBHOOK_DEFAULT_MAX_RECORDS, maxBatchBytes: maxBytes, maxRecordBytes: maxBytes };
+    // The body is `{"sink":<name>,"records":[…]}`: the records (each counted with a comma, one
+    // more than there are) within what the envelope leaves of maxBytes.
+    const room = (options.maxBytes ?? WEBHOOK_DEFAULT_MAX_BYTES) - (utf8Length(JSON.stringify({ sink: options.sink, records: [] })) - 1);
+    this.limits = { maxRecords: options.maxRecords ?? WEBHOOK_DEFAULT_MAX_RECORDS, maxBatchBytes: room, maxRecordBytes: room };
     this.timeoutMs = options.timeoutMs ?? WEBHOOK_DEFAULT_TIMEOUT_MS;
   }
 

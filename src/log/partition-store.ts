@@ -51,6 +51,7 @@ import { TopicConfigStore } from "./partition/topic-config-store";
 import { PartitionTransactions } from "./partition/transactions";
 import { RemoteSegments, type RemoteSegment } from "./partition/remote-segments";
 import { TieredLog, type SegmentToTier } from "./partition/tiered-log";
+import { segmentBaseOf } from "./partition/segment-format";
 
 export { PRODUCER_EXPIRY_MS } from "./partition/producer-state-manager";
 export { QUIET_COMPACTION_MS, RETENTION_CHECK_MS } from "./partition/log-cleaner-manager";
@@ -293,6 +294,16 @@ export class PartitionStore {
   /** The object `key` is gone from R2. */
   remoteDeleted(key: string): void {
     this.tx.run(() => this.tiered.segments.deleted(key));
+  }
+
+  /** For the orphan sweep: whether the partition uses R2 (its topic tiers, or segments are there), and whether an object of its prefix is a segment's or noted. */
+  usesRemoteStorage(): boolean {
+    const config = this.configs.current();
+    return (!!config && tiers(config)) || this.tiered.segments.any();
+  }
+
+  remoteObjectKnown(key: string): boolean {
+    return this.tiered.segments.knows(key, segmentBaseOf(key));
   }
 
   offsets(tp: TopicPartition): OffsetRange {

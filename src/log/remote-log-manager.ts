@@ -6,15 +6,17 @@
  * its transactions, so a crash at any of them converges:
  *
  * - tiering: note the object's key in `remote_deletions`, put the object, then record it (its row
- *   in, the note and the local rows out, one transaction). A crash after the put leaves an object
- *   no row names, and its note; the next tiering starts from the same base offset, so it writes the
- *   same key, overwrites it and drops the note. Should the rows have changed meanwhile (the log
- *   start moved past them), the next tiering writes another key and the note has the orphan
- *   deleted. Nothing is lost (the rows stay until the transaction), nothing is doubled (one row per
- *   segment, keyed by its base offset), and no object outlives its last reference.
+ *   in, the note and the local rows out, one transaction). Each upload has a key of its own (the
+ *   base offset and a fresh id). A crash after the put leaves an object no row names, and its note;
+ *   the next tiering puts the segment again under a new key and records it, and the note has the
+ *   first object deleted. Nothing is lost (the rows stay until the transaction), nothing is
+ *   doubled (one row per segment, keyed by its base offset).
  * - deletion: retention removes the segment's row and notes its object to delete (one
  *   transaction), then the object is deleted and the note dropped. A crash between leaves the note:
  *   the next maintenance (due at once while any is left) deletes it again.
+ * - the orphan sweep (remote-sweep.ts): a put that lands after its note was processed (it was in
+ *   flight when its object crashed) leaves an object nothing names; once a day the partition's
+ *   prefix is listed and such objects older than an hour are deleted.
  */
 import type { CrashPoints } from "../util/crash-points";
 import type { EncodedFetch } from "./record-batch";
@@ -24,17 +26,21 @@ import { takeFromRows } from "./partition/fetch-rows";
 import { positiveInteger } from "./partition/local-log";
 import type { RemoteSegment } from "./partition/remote-segments";
 import { decodeSegment, encodeSegment, segmentKey, type SegmentBatch } from "./partition/segment-format";
+import { DEFAULT_SWEEP, OrphanSweep, type SweepBucket, type SweepCheckpoint, type SweepPolicy } from "./remote-sweep";
 import type { FetchBounds, TopicPartition } from "./types";
 
 /** What tiered storage needs of an R2 bucket (an `R2Bucket` binding satisfies it). */
-export interface SegmentBucket {
+export interface SegmentBucket extends SweepBucket {
   put(key: string, value: string): Promise<unknown>;
   get(key: string): Promise<{ text(): Promise<string> } | null>;
-  delete(key: string): Promise<unknown>;
 }
 
-/** Where a crash can be planned (tests): after a segment's put, before its transaction; after retention removed a row, before its object's delete. */
-export type TieringCrashPoint = "tiering:after-put" | "retention:before-object-delete";
+/**
+ * Where a crash can be planned (tests): after a segment's put, before its transaction; after
+ * retention removed a row, before its object's delete; after the sweep found orphans, before it
+ * deletes them.
+ */
+export type TieringCrashPoint = "tiering:after-put" | "retention:before-object-delete" | "sweep:before-object-delete";
 
 /** Segments written per maintenance call at most; when that many went, more may be due at once. */
 export const SEGMENTS_PER_CALL = 4;
@@ -46,24 +52,37 @@ export interface TieringResult {
   readonly tiered: number;
   /** Local rows they held (each deleted: a row written). */
   readonly rowsMoved: number;
-  /** Objects deleted from R2. */
+  /** Objects deleted from R2 (of segments retention removed, of uploads never recorded). */
   readonly objectsDeleted: number;
+  /** Orphans the sweep deleted. */
+  readonly orphansDeleted: number;
   /** More is due at once. */
   readonly more: boolean;
+  /** When maintenance is next due for R2's sake: now when `more`, else the next sweep (undefined: the partition does not use R2). */
+  readonly nextAt: number | undefined;
 }
 
 export class RemoteLogManager {
   /** The last segment read, parsed (one at most: a reader catching up reads it through many fetches). */
   private cached: { key: string; batches: SegmentBatch[] } | undefined;
   private running: Promise<TieringResult> | undefined;
+  private readonly sweep: OrphanSweep;
 
-  /** `prefix` begins every object key (the application's id: one bucket may serve several applications). */
+  /**
+   * `prefix` begins every object key (the application's id: one bucket may serve several
+   * applications); `checkpoint` keeps when the orphan sweep is next due (the object's KV; without
+   * it, in memory).
+   */
   constructor(
     private readonly store: PartitionStore,
     private readonly bucket: SegmentBucket,
     private readonly prefix: string,
     private readonly crashes?: CrashPoints<TieringCrashPoint>,
-  ) {}
+    checkpoint?: SweepCheckpoint,
+    sweep: SweepPolicy = DEFAULT_SWEEP,
+  ) {
+    this.sweep = new OrphanSweep(store, bucket, prefix, sweep, checkpoint, crashes);
+  }
 
   /** Moves what local retention lets go to R2 and deletes the objects left to delete; one call at a time. */
   maintain(tp: TopicPartition, now: number): Promise<TieringResult> {
@@ -86,7 +105,7 @@ export class RemoteLogManager {
     for (; attempts < SEGMENTS_PER_CALL; attempts++) {
       const segment = this.store.segmentToTier(tp, now);
       if (!segment) break;
-      const key = segmentKey(this.prefix, tp.topic, tp.partition, segment.header.base);
+      const key = segmentKey(this.prefix, tp.topic, tp.partition, segment.header.base, crypto.randomUUID());
       // Noted for deletion first: should the segment's transaction never come, the object is not left behind.
       this.store.segmentUploading(key);
       await this.bucket.put(key, encodeSegment(segment.header, segment.batches));
@@ -105,7 +124,9 @@ export class RemoteLogManager {
       if (this.cached?.key === key) this.cached = undefined;
       objectsDeleted++;
     }
-    return { tiered, rowsMoved, objectsDeleted, more: attempts === SEGMENTS_PER_CALL || deletions.length === DELETIONS_PER_CALL };
+    const swept = await this.sweep.step(tp, now);
+    const more = attempts === SEGMENTS_PER_CALL || deletions.length === DELETIONS_PER_CALL || swept.more;
+    return { tiered, rowsMoved, objectsDeleted, orphansDeleted: swept.deleted, more, nextAt: more ? now : swept.nextAt };
   }
 
   /**

@@ -3,7 +3,8 @@
  * `queues` test application delivered to a Queue (`SINK_QUEUE`, which the Worker consumes into
  * `sink-received`, so every message sent is seen) and to a webhook (test/node/webhook-server.ts on
  * 127.0.0.1). Records are delivered in order with their ids; a crash between a delivery and its
- * commit delivers the batch again with the same ids and loses nothing; a failing endpoint is
+ * commit delivers the batch again with the same ids (the same idempotency key for a webhook) and
+ * loses nothing; a failing endpoint is
  * retried with back-off while the other partitions and the appends go on, its lag and failures in
  * `/sinks` and `/metrics`; requests are signed verifiably; a record too large for a message is
  * dead-lettered and the partition goes on.
@@ -101,6 +102,9 @@ describe("a topic delivered to a Queue", () => {
       [0, 5, 5],
       [1, 3, 3],
     ]);
+    const metrics = await (await call("/metrics")).text();
+    expect(metrics).toMatch(new RegExp(`edge_streams_sink_delivered_records_total\\{sink="queued",topic="${topic}",partition="0"\\} 5`));
+    expect(metrics).toMatch(new RegExp(`edge_streams_sink_lag_records\\{sink="queued",topic="${topic}",partition="1"\\} 0`));
   });
 
   it("sends a batch again, with the same ids, after a crash between its delivery and its commit; nothing is lost", async () => {
@@ -217,5 +221,28 @@ describe("a topic delivered to a webhook", () => {
     const delivered = (await requests(1)).filter((r) => r.status === 200).flatMap(recordsOf);
     expect(delivered.map((r) => r.value)).toEqual(["p1-a", "p1-b"].map(stored));
     expect((await sinkView("hook")).failing).toEqual([]);
+  });
+
+  it("POSTs a batch again, with the same idempotency key and records, after a crash between its delivery and its commit; nothing is lost", async () => {
+    const topic = SINK_TOPICS.hooked;
+    await until(async () => (await sinkView("hook")).partitions.find((p) => p.partition === 0)!.lag === 0, 20_000, "partition 0 caught up");
+    const start = (await sinkView("hook")).partitions.find((p) => p.partition === 0)!.position;
+    const before = (await requests(0)).length;
+    // The partition's next delivery dies after the endpoint answered 200, before the position is committed.
+    await env.LOG_PARTITION.getByName(`${topic}/0`).crashSink("sink:after-delivery");
+    await write(
+      topic,
+      ["c0", "c1"].map((value) => ({ key: "h", value, partition: 0 })),
+    );
+    await until(async () => (await requests(0)).length >= before + 2, 20_000, "the batch POSTed again after the crash");
+    await until(async () => (await sinkView("hook")).partitions.find((p) => p.partition === 0)!.lag === 0, 10_000, "the position committed");
+    const after = (await requests(0)).slice(before);
+    const key = `${topic}/0/${start}-${start + 1}`;
+    expect(after.map((r) => [r.status, r.headers["idempotency-key"]])).toEqual([
+      [200, key],
+      [200, key],
+    ]);
+    expect(after.map((r) => recordsOf(r).map((m) => m.id))).toEqual([0, 1].map(() => [`${topic}/0/${start}`, `${topic}/0/${start + 1}`]));
+    expect(after.map((r) => recordsOf(r).map((m) => m.value))).toEqual([0, 1].map(() => ["c0", "c1"].map(stored)));
   });
 });

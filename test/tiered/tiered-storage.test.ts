@@ -2,7 +2,8 @@
  * Tiered storage on miniflare's R2 (the `tiered` project): closed rows move to R2 as segments and
  * leave the partition's SQLite; fetches across the local/remote boundary return exactly the
  * records appended; a crash after a segment's put, and after retention removed a segment's row,
- * converge; retention deletes remote segments; a task reads a tiered input from offset 0.
+ * converge; the orphan sweep deletes what a late put left and nothing else; retention deletes
+ * remote segments; a task reads a tiered input from offset 0.
  */
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
@@ -10,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { PartitionStore } from "../../src/log/partition-store";
 import { decodeFetch } from "../../src/log/record-batch";
 import { RemoteLogManager, type TieringCrashPoint } from "../../src/log/remote-log-manager";
+import { DEFAULT_SWEEP, SWEEP_DUE_KEY } from "../../src/log/remote-sweep";
 import { topicConfig, type TopicConfig } from "../../src/log/topic-config";
 import type { LogRecord, TopicPartition } from "../../src/log/types";
 import { CrashPoints } from "../../src/util/crash-points";
@@ -44,8 +46,12 @@ function parts(storage: DurableObjectStorage, prefix: string, clock = { now: 1_0
   const crashes = new CrashPoints<TieringCrashPoint>((reason) => {
     throw new Crash(reason);
   });
-  return { store, remote: new RemoteLogManager(store, bucket, `test/${prefix}`, crashes), crashes, clock };
+  return { store, remote: new RemoteLogManager(store, bucket, `test/${prefix}`, crashes, storage.kv), crashes, clock };
 }
+
+/** The objects of a partition's segments in R2 are named by their base offset (20 digits) and their upload. */
+const segmentOf = (tp: TopicPartition, base: number) =>
+  new RegExp(`^test/${tp.topic}/${tp.topic}/0/${String(base).padStart(20, "0")}-[0-9a-f-]{36}\\.segment$`);
 
 const tieredConfig = (overrides: Partial<TopicConfig> = {}) => topicConfig("user", { "remote.storage.enable": true, "local.retention.bytes": 0, ...overrides });
 const count = (storage: DurableObjectStorage, table: string) => storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`).one().n;
@@ -92,7 +98,9 @@ describe("tiered storage", () => {
       expect(result.rowsMoved).toBe(29);
       expect(count(storage, "record_batches")).toBe(1);
       expect(count(storage, "remote_segments")).toBe(1);
-      expect(await keysIn(`test/${tp.topic}/`)).toEqual([`test/${tp.topic}/${tp.topic}/0/${"0".padStart(20, "0")}.segment`]);
+      const keys = await keysIn(`test/${tp.topic}/`);
+      expect(keys).toHaveLength(1);
+      expect(keys[0]).toMatch(segmentOf(tp, 0));
       expect(await readAll(p, tp)).toEqual(before);
       expect(await readAll(p, tp, 0, 1000)).toEqual(before);
       expect(await readAll(p, tp, 123, 5)).toEqual(before.slice(123));
@@ -104,24 +112,30 @@ describe("tiered storage", () => {
       expect(await readAll(restart(), tp)).toEqual(before);
     }));
 
-  it("converges after a crash between a segment's put and its transaction: the retry overwrites the same object", () =>
+  it("converges after a crash between a segment's put and its transaction: the retry uploads it under its own key, the first object is deleted", () =>
     withPartition(async ({ tp, storage, restart }) => {
       const p = restart();
       fill(p, tp, 10);
       const before = readLocal(p, tp);
       p.crashes.plan("tiering:after-put");
       await expect(p.remote.maintain(tp, p.clock.now)).rejects.toThrow(Crash);
-      expect(await keysIn(`test/${tp.topic}/`)).toHaveLength(1);
+      const [first] = await keysIn(`test/${tp.topic}/`);
+      expect(first).toMatch(segmentOf(tp, 0));
       expect(count(storage, "remote_segments")).toBe(0);
+      expect(count(storage, "remote_deletions")).toBe(1);
       expect(count(storage, "record_batches")).toBe(10);
-      // More arrives before the retry: the segment grows, its key stays.
+      // More arrives before the retry: the segment grows.
       const again = restart();
       fill(again, tp, 5, 10);
       const all = readLocal(again, tp);
       expect(all.slice(0, 100)).toEqual(before);
-      expect((await again.remote.maintain(tp, again.clock.now)).tiered).toBe(1);
-      expect(await keysIn(`test/${tp.topic}/`)).toHaveLength(1);
+      expect(await again.remote.maintain(tp, again.clock.now)).toMatchObject({ tiered: 1, objectsDeleted: 1 });
+      const keys = await keysIn(`test/${tp.topic}/`);
+      expect(keys).toHaveLength(1);
+      expect(keys[0]).toMatch(segmentOf(tp, 0));
+      expect(keys[0]).not.toBe(first);
       expect(count(storage, "remote_segments")).toBe(1);
+      expect(count(storage, "remote_deletions")).toBe(0);
       expect(await readAll(again, tp)).toEqual(all);
     }));
 
@@ -131,18 +145,71 @@ describe("tiered storage", () => {
       fill(p, tp, 10);
       p.crashes.plan("tiering:after-put");
       await expect(p.remote.maintain(tp, p.clock.now)).rejects.toThrow(Crash);
-      const segment = (base: number) => `test/${tp.topic}/${tp.topic}/0/${String(base).padStart(20, "0")}.segment`;
-      expect(await keysIn(`test/${tp.topic}/`)).toEqual([segment(0)]);
+      const keys = await keysIn(`test/${tp.topic}/`);
+      expect(keys).toHaveLength(1);
+      expect(keys[0]).toMatch(segmentOf(tp, 0));
       // Before the retry, the log start moves past the rows that object holds: the retry starts elsewhere.
       const again = restart();
       again.store.deleteRecordsBefore(tp, 50);
       expect(again.store.maintenanceDueAt(again.clock.now)).toBe(again.clock.now);
       const result = await again.remote.maintain(tp, again.clock.now);
       expect(result).toMatchObject({ tiered: 1, objectsDeleted: 1 });
-      expect(await keysIn(`test/${tp.topic}/`)).toEqual([segment(50)]);
+      const after = await keysIn(`test/${tp.topic}/`);
+      expect(after).toHaveLength(1);
+      expect(after[0]).toMatch(segmentOf(tp, 50));
       expect(count(storage, "remote_segments")).toBe(1);
       expect(count(storage, "remote_deletions")).toBe(0);
       expect((await readAll(again, tp, 50)).map((r) => r.value)).toEqual(Array.from({ length: 50 }, (_, i) => `v${50 + i}`));
+    }));
+
+  it("sweeps the object a put that landed late left in R2, after the grace period, never a segment, and converges after a crash before its delete", () =>
+    withPartition(async ({ tp, storage, restart }) => {
+      const prefix = `test/${tp.topic}/${tp.topic}/0/`;
+      const at = (now: number) => {
+        const q = restart();
+        q.clock.now = now;
+        return q;
+      };
+      const p = at(Date.now());
+      fill(p, tp, 10);
+      const before = readLocal(p, tp);
+      p.crashes.plan("tiering:after-put");
+      await expect(p.remote.maintain(tp, p.clock.now)).rejects.toThrow(Crash);
+      const [late] = await keysIn(prefix);
+      const body = await (await bucket.get(late!))!.text();
+      // The next maintenance uploads the segment again under its own key and, by the note, deletes the first object.
+      const again = at(Date.now());
+      expect(await again.remote.maintain(tp, again.clock.now)).toMatchObject({ tiered: 1, objectsDeleted: 1, orphansDeleted: 0 });
+      const [segment] = await keysIn(prefix);
+      expect(segment).not.toBe(late);
+      // The sweep ran (the partition had never been swept) and is next due a day later: one KV row.
+      expect(storage.kv.get(SWEEP_DUE_KEY)).toBe(again.clock.now + DEFAULT_SWEEP.intervalMs);
+      // The first put was still in flight when its object crashed: it lands now, after its note was processed. Nothing names it.
+      await bucket.put(late!, body);
+      const otherPartition = `test/${tp.topic}/${tp.topic}/1/${"0".padStart(20, "0")}-x.segment`;
+      await bucket.put(otherPartition, "another partition's");
+      await bucket.put(`${prefix}README`, "no segment's");
+      expect(await keysIn(prefix)).toEqual([late, segment, `${prefix}README`].sort());
+      // A sweep within the grace period keeps it (it may still be landing).
+      storage.kv.put(SWEEP_DUE_KEY, 0);
+      const soon = at(Date.now());
+      expect(await soon.remote.maintain(tp, soon.clock.now)).toMatchObject({ orphansDeleted: 0, nextAt: soon.clock.now + DEFAULT_SWEEP.intervalMs });
+      expect(await keysIn(prefix)).toContain(late);
+      // A day later the sweep is due again, the object past the grace period. A crash before the delete changes nothing.
+      const dayLater = soon.clock.now + DEFAULT_SWEEP.intervalMs;
+      const crashing = at(dayLater);
+      crashing.crashes.plan("sweep:before-object-delete");
+      await expect(crashing.remote.maintain(tp, dayLater)).rejects.toThrow(Crash);
+      expect(await keysIn(prefix)).toContain(late);
+      expect(storage.kv.get(SWEEP_DUE_KEY)).toBe(dayLater);
+      const last = at(dayLater);
+      expect(await last.remote.maintain(tp, dayLater)).toMatchObject({ tiered: 0, objectsDeleted: 0, orphansDeleted: 1, more: false });
+      expect(await keysIn(prefix)).toEqual([segment, `${prefix}README`].sort());
+      expect(await keysIn(otherPartition)).toEqual([otherPartition]);
+      expect(storage.kv.get(SWEEP_DUE_KEY)).toBe(dayLater + DEFAULT_SWEEP.intervalMs);
+      expect(count(storage, "remote_segments")).toBe(1);
+      expect(await readAll(last, tp)).toEqual(before);
+      await bucket.delete([otherPartition, `${prefix}README`]);
     }));
 
   it("retention deletes remote segments, and a crash between the row's delete and the object's converges", () =>
@@ -212,14 +279,27 @@ describe("tiered storage", () => {
     expect((await log.fetch(tp, 0, { maxRecords: 10, maxBytes: 1 << 20 })).records.map((r) => r.value)).toEqual(["v0"]);
   });
 
-  it("a task reads its tiered input from offset 0: records in R2 are processed like local ones", async () => {
+  it("a task reads its tiered input from offset 0, and /kafka fetches it: records in R2 are read like local ones", async () => {
     const tp = { topic: "orders", partition: 3 };
     const [key] = keysOn(tp.partition, 1, "tiered-input");
     // Through /kafka (an external producer): no task comes into being yet.
-    for (let i = 1; i <= 20; i++) await ok(kafka("/produce", { body: { topic: tp.topic, partition: tp.partition, key, value: `{"amount":${i}}` } }));
+    const offsets: number[] = [];
+    for (let i = 1; i <= 20; i++) {
+      const [meta] = await ok<{ offset: number }[]>(kafka("/produce", { body: { topic: tp.topic, partition: tp.partition, key, value: `{"amount":${i}}` } }));
+      offsets.push(meta!.offset);
+    }
     const partition = env.LOG_PARTITION.getByName(topicPartition(tp));
     const maintained = (await partition.maintain(tp)) as { ok: true; value: { tiering?: { tiered: number } } };
     expect(maintained.value.tiering?.tiered).toBe(1);
+    // /kafka reads them from R2 like local ones: a fetch from the first offset goes on across the boundary.
+    const fetched: { offset: number; value: string }[] = [];
+    for (let offset = offsets[0]!; fetched.length < 20; ) {
+      const page = await ok<{ offset: number; value: string }[]>(kafka("/fetch", { body: { topic: tp.topic, partition: tp.partition, offset } }));
+      expect(page.length).toBeGreaterThan(0);
+      fetched.push(...page);
+      offset = page.at(-1)!.offset + 1;
+    }
+    expect(fetched.map((m) => [m.offset, m.value])).toEqual(offsets.map((offset, i) => [offset, `{"amount":${i + 1}}`]));
     const topic = await json(await call(`/topics/${tp.topic}`));
     expect(JSON.stringify(topic)).toContain('"remote"');
     // The application's own append makes the task, which reads from offset 0: 19 records from R2.

@@ -1,6 +1,7 @@
-/** Tiered storage's pure parts: the segment format, what moves to R2, what retention removes there, and the configuration's rules. */
+/** Tiered storage's pure parts: the segment format and keys, what moves to R2, what retention removes there, the orphan sweep's rule, and the configuration's rules. */
 import { describe, expect, it } from "vitest";
-import { decodeSegment, encodeSegment, SegmentFormatError, segmentKey, type SegmentBatch } from "../../src/log/partition/segment-format";
+import { decodeSegment, encodeSegment, SegmentFormatError, segmentBaseOf, segmentKey, type SegmentBatch } from "../../src/log/partition/segment-format";
+import { DEFAULT_SWEEP, isOrphan } from "../../src/log/remote-sweep";
 import { remoteRetentionStart, rowsToTier, SEGMENT_MAX_ROWS } from "../../src/log/partition/tiering";
 import { RETENTION_CHECK_MS, tieringDueAt } from "../../src/log/partition/log-cleaner-manager";
 import { localRetention, parseTopicConfig, topicConfig, TopicConfigError } from "../../src/log/topic-config";
@@ -29,7 +30,35 @@ describe("segment format", () => {
     expect(decoded.batches.map((b) => ({ ...b, sizes: [...new Uint32Array(b.sizes)] }))).toEqual(batches.map((b) => ({ ...b, sizes: [3, 4] })));
     expect(() => decodeSegment(text.slice(0, -5))).toThrow(SegmentFormatError);
     expect(() => decodeSegment('{"format":"other"}\n')).toThrow(SegmentFormatError);
-    expect(segmentKey("app", "orders", 2, 1234)).toBe("app/orders/2/00000000000000001234.segment");
+  });
+
+  it("names each upload's object apart, and reads the base offset back from a key of either form", () => {
+    expect(segmentKey("app", "orders", 2, 1234, "u1")).toBe("app/orders/2/00000000000000001234-u1.segment");
+    expect(segmentKey("app", "orders", 2, 1234, "a")).not.toBe(segmentKey("app", "orders", 2, 1234, "b"));
+    expect(segmentBaseOf(segmentKey("app", "orders", 2, 1234, "0b5c6a3e-1f2d-4c1a-9e8f-2a3b4c5d6e7f"))).toBe(1234);
+    // Keys written before uploads were named.
+    expect(segmentBaseOf("app/orders/2/00000000000000001234.segment")).toBe(1234);
+    for (const other of [
+      "app/orders/2/notes.txt",
+      "app/orders/2/1234.segment",
+      "app/orders/2/00000000000000001234-x.segment.tmp",
+      "app/orders/2/00000000000000001234-a/b.segment",
+    ]) {
+      expect(segmentBaseOf(other), other).toBeUndefined();
+    }
+  });
+});
+
+describe("the orphan sweep's rule", () => {
+  const at = (ms: number) => ({ uploaded: new Date(ms) });
+  it("deletes only what no row names and no note accounts for, once older than the grace period", () => {
+    expect(isOrphan(at(1_000), false, 1_000 + DEFAULT_SWEEP.graceMs + 1, DEFAULT_SWEEP.graceMs)).toBe(true);
+    expect(isOrphan(at(1_000), false, 1_000 + DEFAULT_SWEEP.graceMs, DEFAULT_SWEEP.graceMs)).toBe(false);
+    expect(isOrphan(at(1_000), true, 1_000 + 100 * DEFAULT_SWEEP.graceMs, DEFAULT_SWEEP.graceMs)).toBe(false);
+    // A put that lands late is younger than the sweep's clock thinks possible: kept.
+    expect(isOrphan(at(5_000), false, 1_000, 0)).toBe(false);
+    expect(DEFAULT_SWEEP.graceMs).toBeGreaterThanOrEqual(60 * 60 * 1000);
+    expect(DEFAULT_SWEEP.intervalMs).toBeGreaterThan(DEFAULT_SWEEP.graceMs);
   });
 });
 

@@ -97,6 +97,24 @@ export class RemoteSegments {
     return this.db.all<{ object_key: string }>(sql`SELECT object_key FROM remote_deletions LIMIT ${limit}`).map((r) => r.object_key);
   }
 
+  /**
+   * Whether the object `key` is one this partition accounts for: a segment's (its row, found by the
+   * base offset its key names), or noted (an upload under way, an object to delete). A key whose
+   * base cannot be read counts as known: the sweep deletes only what it can tell is no segment's.
+   */
+  knows(key: string, base: number | undefined): boolean {
+    if (base === undefined) return true;
+    return (
+      this.db.one(sql`SELECT 1 AS known FROM remote_segments WHERE base_offset = ${base} AND object_key = ${key}`) !== undefined ||
+      this.db.one(sql`SELECT 1 AS known FROM remote_deletions WHERE object_key = ${key}`) !== undefined
+    );
+  }
+
+  /** Whether the partition has a segment in remote storage. */
+  any(): boolean {
+    return this.db.one(sql`SELECT 1 AS known FROM remote_segments LIMIT 1`) !== undefined;
+  }
+
   /** Whether any object waits to be deleted. */
   deletionsPending(): boolean {
     this.pending ??= this.db.one<{ n: number }>(sql`SELECT COUNT(*) AS n FROM remote_deletions`)?.n ?? 0;

@@ -39,13 +39,29 @@ export interface SegmentHeader {
   readonly batches: number;
 }
 
+/** Where a partition's segments are: `<application>/<topic>/<partition>/`. */
+export function partitionPrefix(prefix: string, topic: string, partition: number): string {
+  return `${prefix}/${topic}/${partition}/`;
+}
+
 /**
  * The object key of a partition's segment: `<application>/<topic>/<partition>/<base offset, 20
- * digits>.segment` (Kafka names segment files by base offset). A segment tiered again from the
- * same base after a crash overwrites the same object.
+ * digits>-<upload>.segment`, `upload` naming the attempt (Kafka names a remote segment by its
+ * base offset and a fresh id per copy, RemoteLogSegmentId). Every upload writes its own object: a
+ * put that lands late (after a crash, after its note was processed) never overwrites a segment a
+ * row names; it leaves an object no row names, which the orphan sweep deletes. Keys written before
+ * uploads were named (`<base>.segment`) are read and swept alike.
  */
-export function segmentKey(prefix: string, topic: string, partition: number, base: number): string {
-  return `${prefix}/${topic}/${partition}/${String(base).padStart(20, "0")}.segment`;
+export function segmentKey(prefix: string, topic: string, partition: number, base: number, upload: string): string {
+  return `${partitionPrefix(prefix, topic, partition)}${String(base).padStart(20, "0")}-${upload}.segment`;
+}
+
+const SEGMENT_NAME = /\/(\d{20})(?:-[0-9A-Za-z-]{1,64})?\.segment$/;
+
+/** The base offset a segment's key names; undefined for a key that is not a segment's. */
+export function segmentBaseOf(key: string): number | undefined {
+  const digits = SEGMENT_NAME.exec(key)?.[1];
+  return digits === undefined ? undefined : Number(digits);
 }
 
 export function encodeSegment(header: Omit<SegmentHeader, "batches">, batches: readonly SegmentBatch[]): string {
