@@ -34,7 +34,13 @@ describe("the coordinator's alarm pacing", () => {
 describe("InjectedOutage (src/coordinator/unavailable.ts)", () => {
   const setting = (initial = 0) => {
     let stored = initial;
-    return { failingUntil: () => stored, setFailingUntil: (at: number) => void (stored = at), stored: () => stored };
+    return {
+      failingUntil: () => stored,
+      setFailingUntil: (at: number) => {
+        stored = at;
+      },
+      stored: () => stored,
+    };
   };
 
   it("refuses every call until its end, and has the alarm wait for the end; 0 ends it", () => {
