@@ -17,6 +17,7 @@ import { BASIC, endOffsets, failure, kafka, ok } from "./kafka-rest/support";
 import { anyClient, call, json, TOKEN } from "./support/api";
 import { keysOn } from "./support/keys";
 import { application } from "./support/orders-app";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const ORIGIN = "http://edge.test";
@@ -286,7 +287,7 @@ describe("internal error text is never in a response", () => {
   it("a migration whose target dies taking its assignment: 503 without the instance's error", async () => {
     await driver.pipe("orders", [{ key: keysOn(3, 1, "hidden-move")[0]!, value: { amount: 1 } }]);
     await driver.runUntilQuiet();
-    const active = (await driver.instances()).find((i) => i.taskId === "0_3" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_3");
     const to = active.placement === "a" ? "b" : "a";
     await driver.task({ taskId: "0_3", placement: to }).crash("assign:after-meta");
     const response = await call("/admin/tasks/0_3/migrate", { body: { to } });

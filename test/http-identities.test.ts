@@ -19,6 +19,7 @@ import { BASIC, endOffsets, failure, kafka, LOG_BASIC, ok } from "./kafka-rest/s
 import { call, json, TOKEN } from "./support/api";
 import { keysOn } from "./support/keys";
 import { application, DEAD_LETTER_TOPIC } from "./support/orders-app";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
@@ -85,7 +86,7 @@ describe("finding 1: the runtime's producer header, from outside", () => {
     expect(await driver.get("totals", a!)).toEqual({ count: 2, sum: 5 });
 
     // A routine migration restores from the changelog: nothing foreign in it.
-    const active = (await driver.instances()).find((i) => i.taskId === "0_0" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_0");
     const moved = await call("/admin/tasks/0_0/migrate", { body: { to: active.placement === "a" ? "b" : "a" } });
     expect(moved.status, await moved.clone().text()).toBe(200);
     await driver.runUntilQuiet();

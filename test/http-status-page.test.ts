@@ -11,6 +11,7 @@ import { sessionValid, sessionValue, SESSION_SECONDS } from "../workers/api/stat
 import { anyClient, call, json, TOKEN } from "./support/api";
 import { EventReader } from "./support/sse";
 import { COORDINATOR_NAME } from "../src/names";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const COOKIE = "__Host-edge_session";
@@ -168,7 +169,7 @@ describe("the status page", () => {
       keys.map((key) => ({ key, value: { amount: 1 } })),
     );
     await driver.runUntilQuiet();
-    const active = (await driver.instances()).find((i) => i.taskId === "0_2" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_2");
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
     try {
       const wiped = await driver.task(active).corrupt();
@@ -234,7 +235,7 @@ describe("GET /tasks/watch", () => {
     expect(view.tasks[0]).not.toHaveProperty("counters");
 
     // A corruption: the active instance of 0_1 goes RESTORING (restoration paused), a change names it alone.
-    const active = (await driver.instances()).find((i) => i.taskId === "0_1" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_1");
     const name = `0_1@${active.placement}`;
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
     try {
