@@ -12,11 +12,12 @@ import { anyClient, call, json, TOKEN } from "./support/api";
 import { EventReader } from "./support/sse";
 import { COORDINATOR_NAME } from "../src/names";
 import { activeInstance } from "./support/active";
+import { TEST_TOKENS } from "./support/tokens";
 
 const driver = new TestDriver(env, application);
 const COOKIE = "__Host-edge_session";
 /** The tokens a session may be opened with here (vitest.config.ts): those that may read. */
-const READ_TOKENS = [TOKEN, "test-admin-token", "test-read-token"];
+const READ_TOKENS = [TOKEN, TEST_TOKENS.admin, TEST_TOKENS.read];
 const sessionKey = () => env.COORDINATOR.getByName(COORDINATOR_NAME).sessionKey();
 
 /** A browser-like request: no redirect following, optional cookie and form. */
@@ -210,7 +211,7 @@ describe("GET /tasks/watch", () => {
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("WWW-Authenticate")).toContain("Bearer");
     expect((await browse("/tasks/watch", { bearer: "wrong" })).status).toBe(401);
-    expect((await browse("/tasks/watch", { bearer: "test-produce-token" })).status).toBe(403);
+    expect((await browse("/tasks/watch", { bearer: TEST_TOKENS.produce })).status).toBe(403);
     expect((await browse("/tasks/watch?format=xml", { bearer: TOKEN })).status).toBe(400);
     const stream = await watchView("/tasks/watch?format=html", { cookie: await signIn() });
     const first = await stream.next();
