@@ -34,7 +34,7 @@ import { Shutdowns } from "../src/coordinator/shutdowns";
 import { Sweep, type SweepResult } from "../src/coordinator/sweep";
 import { type MigrationResult, TaskMoves } from "../src/coordinator/task-moves";
 import { TaskRequests, type TaskResumeResult } from "../src/coordinator/task-requests";
-import { CoordinatorUnavailable } from "../src/coordinator/unavailable";
+import { InjectedOutage } from "../src/coordinator/unavailable";
 import type { TopicPartition } from "../src/log/types";
 import { instanceName } from "../src/names";
 import type { RecordOrigin } from "../src/streams/errors";
@@ -61,8 +61,8 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
   private readonly requests: TaskRequests;
   /** Calls received since the object started (tests check that ingest in steady state makes none). */
   private received = 0;
-  /** Until when an injected outage lasts (epoch ms; kept in the settings too). */
-  private failingUntil: number;
+  /** An injected outage (src/coordinator/unavailable.ts; kept in the settings). */
+  private readonly outage: InjectedOutage;
 
   constructor(
     ctx: DurableObjectState,
@@ -72,7 +72,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
     super(ctx, env as never);
     const store = new CoordinatorStore(ctx.storage);
     this.store = store;
-    this.failingUntil = store.settings.failingUntil();
+    this.outage = new InjectedOutage(store.settings);
     this.crashes = new CrashPoints(
       (reason) => this.ctx.abort(reason),
       () => this.ctx.storage.sync(),
@@ -109,8 +109,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
    */
   private enter(): void {
     this.received++;
-    const left = this.failingUntil - Date.now();
-    if (left > 0) throw new CoordinatorUnavailable(`the coordinator does not answer (injected failure, ${Math.ceil(left / 1000)} s left)`);
+    this.outage.refuse(Date.now());
   }
 
   /**
@@ -175,9 +174,7 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
    * alarm does no work (rebalancing stops). Kept in storage, so a restart does not end it; 0 ends it.
    */
   async failFor(ms: number): Promise<{ until: number }> {
-    const until = Date.now() + Math.max(0, ms);
-    this.failingUntil = ms > 0 ? until : 0;
-    this.store.settings.setFailingUntil(this.failingUntil);
+    const until = this.outage.start(ms, Date.now());
     // Afterwards, whatever waits is pushed.
     await this.armAlarm(Math.max(0, ms));
     return { until };
@@ -301,8 +298,9 @@ export class Coordinator extends DurableObject implements CoordinatorCalls {
    */
   override async alarm(): Promise<void> {
     this.alarms.fired();
-    if (this.failingUntil > Date.now()) {
-      await this.alarms.set(this.failingUntil);
+    const outageEnd = this.outage.endAfter(Date.now());
+    if (outageEnd !== undefined) {
+      await this.alarms.set(outageEnd);
       return;
     }
     let progress: Progress = { done: false, more: false };

@@ -23,7 +23,7 @@ import type {
   UnseenAppendResult,
 } from "../src/log/types";
 import { hearsByAnswering } from "../src/names";
-import { WakeUps } from "../src/log/wake-ups";
+import { WakeUps, wakeRetryDelay } from "../src/log/wake-ups";
 import { echoTargets, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
 import { pushAfterAppend } from "../src/log/pushed-fetches";
 import { PartitionSinks, sinkPartition, type PartitionSink, type SinkCrashPoint } from "../src/connectors/partition-sinks";
@@ -32,17 +32,8 @@ import { CrashPoints } from "../src/util/crash-points";
 import { earliestOf } from "../src/util/earliest";
 import type { ObjectDirectory, PartitionCalls } from "./calls";
 import { RemoteLogManager, type SegmentBucket, type TieringCrashPoint, type TieringResult } from "../src/log/remote-log-manager";
-
-/** After a failed maintenance step, the next try waits this long. */
-const MAINTENANCE_RETRY_MS = 30_000;
-/** A failed wake-up is tried again this many times, after these delays. */
-const WAKE_RETRY_MS = [100, 1_000];
-/** Key in the object's KV storage: the coordinator has heard of this partition's input. */
-const COORDINATOR_TOLD_KEY = "coordinator-told";
-/** Key in the object's KV storage: an append of the application's own must still tell the coordinator (the alarm retries). */
-const COORDINATOR_OWED_KEY = "coordinator-owed";
-/** A failed call to the coordinator is made again by the alarm this much later. */
-const COORDINATOR_RETRY_MS = 5_000;
+import { CoordinatorNotice } from "../src/log/partition/coordinator-notice";
+import { MAINTENANCE_RETRY_MS } from "../src/log/partition/log-cleaner-manager";
 
 /** What a partition knows of the application it serves: which topics its tasks read (none for a bare log). */
 export interface PartitionOptions {
@@ -79,6 +70,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   private settleTimer: ReturnType<typeof setTimeout> | undefined;
   /** A call to the coordinator is on its way. */
   private tellingCoordinator = false;
+  /** Whether the coordinator must still hear of this partition's input (src/log/partition/coordinator-notice.ts). */
+  private readonly notice: CoordinatorNotice;
   /** The sinks of this partition's topic, delivered from the alarm. */
   private readonly sinks: PartitionSinks;
   private readonly sinkCrashes = new CrashPoints<SinkCrashPoint>(
@@ -95,6 +88,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     super(ctx, env as never);
     this.store = new PartitionStore(ctx.storage);
     this.subscribers = new Subscribers(ctx.storage);
+    this.notice = new CoordinatorNotice(ctx.storage.kv);
     const deadLetter = options.appendDeadLetter ?? (async () => Promise.reject(new Error("this partition has no dead-letter path")));
     this.sinks = new PartitionSinks(options.sinksOf ?? (() => []), (topic, partition) =>
       sinkPartition(this.store, { topic, partition }, deadLetter, () => this.sinkCrashes.reachAfterWrites("sink:after-delivery")),
@@ -199,10 +193,10 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       // Only the application's own appends make its tasks (see AppendOrigin): an external
       // producer may be another deployment using this log, whose tasks read these partitions.
       if (origin !== "external" && this.coordinatorMustHear(tp)) {
-        this.ctx.storage.kv.put(COORDINATOR_OWED_KEY, true);
+        this.notice.owe();
         // The retry is armed before the call goes out: dying while it is on its way must not
         // leave the debt with no alarm (a topic without retention arms none of its own).
-        await this.alarms.armBy(Date.now() + COORDINATOR_RETRY_MS);
+        await this.alarms.armBy(this.notice.retryAt(Date.now()));
         this.ctx.waitUntil(this.tellCoordinator(tp));
       }
     }
@@ -252,8 +246,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       this.echoes = (this.echoes ?? 0) + 1;
       sooner(nextEchoAt(now, this.echoes));
     }
-    if (this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp)))
-      sooner(now + COORDINATOR_RETRY_MS);
+    if (this.notice.owed && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp))) sooner(this.notice.retryAt(now));
     try {
       sooner(this.store.maintain(tp, now, this.store.alarmBudget(now), false).nextAt);
       if (this.remote) {
@@ -275,9 +268,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * once it answered; a failure is retried by the alarm.
    */
   private coordinatorMustHear(tp: TopicPartition): boolean {
-    return (
-      (this.options.isTaskInput?.(tp.topic) ?? false) && this.subscribers.list().length === 0 && this.ctx.storage.kv.get(COORDINATOR_TOLD_KEY) === undefined
-    );
+    return this.notice.mustHear(this.options.isTaskInput?.(tp.topic) ?? false, this.subscribers.list().length > 0);
   }
 
   /** True once the coordinator has heard (or a call is on its way); false when it could not be reached (the alarm tries again). */
@@ -286,12 +277,11 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     this.tellingCoordinator = true;
     try {
       await this.objects.coordinator().inputArrived(tp);
-      this.ctx.storage.kv.put(COORDINATOR_TOLD_KEY, Date.now());
-      this.ctx.storage.kv.delete(COORDINATOR_OWED_KEY);
+      this.notice.told(Date.now());
       return true;
     } catch (error) {
       logEvent("log.coordinator-unreachable", { topic: tp.topic, partition: tp.partition, error: String(error) }, "warn");
-      await this.alarms.armBy(Date.now() + COORDINATOR_RETRY_MS);
+      await this.alarms.armBy(this.notice.retryAt(Date.now()));
       return false;
     } finally {
       this.tellingCoordinator = false;
@@ -317,7 +307,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   private async settle(): Promise<void> {
     const tp = this.store.boundPartition();
     // A debt to the coordinator keeps its retry on the alarm.
-    if (!tp || this.echoDue(tp) || this.ctx.storage.kv.get(COORDINATOR_OWED_KEY) !== undefined) return;
+    if (!tp || this.echoDue(tp) || this.notice.owed) return;
     const now = Date.now();
     const due = earliestOf(this.store.maintenanceDueAt(now), this.sinks.delivers(tp.topic) ? this.sinks.dueAt(tp.topic, tp.partition, now) : undefined);
     await this.alarms.rearm(due === undefined ? undefined : Math.max(now, due));
@@ -379,7 +369,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
           this.wakeUps.answered(name, await this.objects.taskObject(name).wake(pushedTo(name) ? pushed : undefined, echo));
           return;
         } catch (error) {
-          const delay = WAKE_RETRY_MS[attempt];
+          const delay = wakeRetryDelay(attempt);
           if (delay === undefined) throw error;
           await new Promise((resolve) => setTimeout(resolve, delay));
         }

@@ -19,17 +19,13 @@ import { parseRestoreWorkerName, restoreWorkerName } from "../src/names";
 import { instancesOfOtherShards, restoreShardOf } from "../src/restore/sharding";
 import { CrashPoints } from "../src/util/crash-points";
 import { logEvent } from "../src/util/logging";
-import { backoffDelay } from "../src/util/backoff";
 import { Serial } from "../src/util/serial";
 import { withTimeout } from "../src/util/timeout";
 import { EarliestTimer } from "../src/util/timer";
 import { ProgressFlusher } from "../src/restore/progress-flusher";
+import { RoundPacing } from "../src/restore/round-pacing";
 import type { ObjectHost, RestoreWorkerCalls } from "./calls";
 
-/** After a round that applied nothing though work remains (an instance or the log not answering), the next waits this long at first. */
-const RETRY_MS = 250;
-/** ... doubling per such round, up to this. Alarms are never left to fail: Cloudflare drops one after 6 failed retries. */
-const MAX_RETRY_MS = 30_000;
 /** Key in the object's KV storage: the name instances reach this worker by (`restore@<placement>[#<shard>]`). */
 const NAME_KEY = "name";
 
@@ -46,10 +42,8 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   private stopping = false;
   /** Crashes planned by `crash(at)` (tests) for a step of the next round run by `runRound`. */
   private readonly crashes: CrashPoints<RestoreStep>;
-  /** Rounds in a row that applied nothing while work remained (for the back-off). */
-  private idleRounds = 0;
-  /** The log sends no wake-ups (a remote one): standbys' changelogs are polled. */
-  private readonly polls: boolean;
+  /** When the alarm brings the next round (src/restore/round-pacing.ts). */
+  private readonly pacing: RoundPacing;
   /** Writes the progress and reports held in memory, when and how src/restore/progress-flusher.ts says. */
   private readonly progress: ProgressFlusher;
   private readonly progressTimer = new EarliestTimer(() => this.progress.flush());
@@ -65,7 +59,8 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       () => this.ctx.storage.sync(),
     );
     const { application, config } = host;
-    this.polls = !host.log.capabilities.wakesReaders;
+    // A log that sends no wake-ups (a remote one): standbys' changelogs are polled.
+    this.pacing = new RoundPacing(!host.log.capabilities.wakesReaders);
     this.registry = new RestoreRegistry(ctx.storage);
     this.reports = new InstanceReports(ctx.storage);
     this.log = host.log;
@@ -203,9 +198,8 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   }
 
   /**
-   * One round; more follow while there is work. A round that fails, or applies nothing though work
-   * remains, is retried with a growing back-off rather than at once (no hot loop on a dead
-   * instance) and rather than by failing (Cloudflare drops an alarm after 6 failed retries).
+   * One round; more follow while there is work, when src/restore/round-pacing.ts says (a round that
+   * fails, or applies nothing though work remains, with a growing back-off; never by failing).
    */
   override async alarm(): Promise<void> {
     this.alarms.fired();
@@ -223,11 +217,8 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       more = true;
     }
     this.progress.later();
-    this.idleRounds = progressed ? 0 : this.idleRounds + 1;
-    const backoff = backoffDelay(RETRY_MS, MAX_RETRY_MS, this.idleRounds - 1);
-    if (more) await this.schedule(progressed ? 0 : backoff);
-    // A remote log wakes no one: standbys caught up poll their changelogs, backing off while idle.
-    else if (this.polls && this.registry.everyChangelogMayHaveGrown()) await this.schedule(backoff);
+    const next = this.pacing.next({ more, progressed }, () => this.registry.everyChangelogMayHaveGrown());
+    if (next !== undefined) await this.schedule(next);
   }
 
   /**

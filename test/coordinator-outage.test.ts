@@ -16,6 +16,7 @@ import { askActive, forgetAssignments } from "../workers/api/cluster";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";
 import { until } from "./support/until";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const coordinator = env.COORDINATOR.getByName(COORDINATOR_NAME);
@@ -46,7 +47,7 @@ describe("a coordinator outage", () => {
     await ingest(keys.map((key) => ({ key, value: { amount: 1 } })));
     await driver.runUntilQuiet();
     for (const key of keys) expect(await total(key)).toEqual({ count: 1, sum: 1 });
-    const active = (await driver.instances()).find((i) => i.taskId === "0_1" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_1");
 
     const failing = await failCoordinator(600);
     expect(failing.status).toBe(200);

@@ -8,6 +8,7 @@ import { expect, it } from "vitest";
 import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call, json } from "./support/api";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 
@@ -17,7 +18,7 @@ it("counts a dropped record in /metrics (by reason) and in GET /tasks", async ()
     { key: "alice", value: { amount: 2 }, partition: 0 },
   ]);
   await driver.runUntilQuiet();
-  const active = (await driver.instances()).find((i) => i.taskId === "0_0" && i.role === "active")!;
+  const active = await activeInstance(driver.instances(), "0_0");
 
   const text = await (await call("/metrics")).text();
   const sample = (reason: string) => {

@@ -5,6 +5,7 @@ import { partitionForKey } from "../src/log/partitioner";
 import type { CommitStep } from "../src/task/protocol";
 import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 
@@ -16,7 +17,7 @@ function fold(amounts: number[]): { count: number; sum: number }[] {
 
 async function instanceOf(key: string) {
   const taskId = `0_${partitionForKey(key, 4)}`;
-  const instance = (await driver.instances()).find((i) => i.taskId === taskId && i.role === "active")!;
+  const instance = await activeInstance(driver.instances(), taskId);
   return driver.task(instance);
 }
 

@@ -11,6 +11,7 @@ import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keyOn } from "./support/keys";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
@@ -25,13 +26,13 @@ describe("fencing (I3)", () => {
     const active = before.find((i) => i.taskId === "0_0" && i.role === "active")!;
     const to = active.placement === "a" ? "b" : "a";
     expect((await call("/admin/tasks/0_0/migrate", { body: { to } })).status).toBe(200);
-    const moved = (await driver.instances()).find((i) => i.taskId === "0_0" && i.role === "active")!;
+    const moved = await activeInstance(driver.instances(), "0_0");
     expect(moved.placement).toBe(to);
     expect(moved.epoch).toBeGreaterThan(highest);
   });
 
   it("refuses an assignment older than the one an instance holds", async () => {
-    const active = (await driver.instances()).find((i) => i.taskId === "0_1" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_1");
     const refusal = await driver
       .task(active)
       .assign({ ...active, epoch: active.epoch - 1 })
@@ -47,7 +48,7 @@ describe("fencing (I3)", () => {
     const key = keyOn(2, "fence");
     await driver.pipe("orders", [{ key, value: { amount: 1 } }]);
     await driver.runUntilQuiet();
-    const old = (await driver.instances()).find((i) => i.taskId === "0_2" && i.role === "active")!;
+    const old = await activeInstance(driver.instances(), "0_2");
     const oldDescription = (await driver.task(old).describe()) as TaskDescription;
     const to = old.placement === "a" ? "b" : "a";
     await call("/admin/tasks/0_2/migrate", { body: { to } });

@@ -15,12 +15,13 @@ import { application } from "./support/orders-app";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";
 import { until } from "./support/until";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 
 /** The task's active instance, quiet: every task caught up, and no alarm of it left from before (only a wake-up could start it). */
 async function quietActive(taskId: string): Promise<InstanceAssignment> {
-  const active = (await driver.instances()).find((i) => i.taskId === taskId && i.role === "active")!;
+  const active = await activeInstance(driver.instances(), taskId);
   await driver.runUntilQuiet();
   await runDurableObjectAlarm(driver.task(active));
   expect(await runInDurableObject(driver.task(active), (_o, state) => state.storage.getAlarm())).toBeNull();

@@ -17,6 +17,8 @@ import { BASIC, endOffsets, failure, kafka, ok } from "./kafka-rest/support";
 import { anyClient, call, json, TOKEN } from "./support/api";
 import { keysOn } from "./support/keys";
 import { application } from "./support/orders-app";
+import { activeInstance } from "./support/active";
+import { TEST_TOKENS } from "./support/tokens";
 
 const driver = new TestDriver(env, application);
 const ORIGIN = "http://edge.test";
@@ -236,14 +238,14 @@ describe("sessions are revocable", () => {
     const coordinator = env.COORDINATOR.getByName(COORDINATOR_NAME);
     const key = await coordinator.sessionKey();
     expect(await coordinator.sessionKey()).toBe(key);
-    const reader = await signIn("test-read-token");
-    const admin = await signIn("test-admin-token");
+    const reader = await signIn(TEST_TOKENS.read);
+    const admin = await signIn(TEST_TOKENS.admin);
     for (const cookie of [reader, admin]) expect((await browse("/tasks", { headers: withCookie(cookie) })).status).toBe(200);
     // A session reads, nothing more, whatever token opened it.
     expect((await browse("/stores/totals/keys", { headers: withCookie(admin) })).status).toBe(401);
 
-    expect((await call("/admin/sessions/revoke", { method: "POST", token: "test-read-token" })).status).toBe(403);
-    const revoked = await call("/admin/sessions/revoke", { method: "POST", token: "test-admin-token" });
+    expect((await call("/admin/sessions/revoke", { method: "POST", token: TEST_TOKENS.read })).status).toBe(403);
+    const revoked = await call("/admin/sessions/revoke", { method: "POST", token: TEST_TOKENS.admin });
     expect(revoked.status).toBe(200);
     expect(await coordinator.sessionKey()).not.toBe(key);
     for (const cookie of [reader, admin]) {
@@ -252,13 +254,13 @@ describe("sessions are revocable", () => {
       expect(page.status).toBe(303);
       expect(page.headers.get("Location")).toBe("/login");
     }
-    const again = await signIn("test-read-token");
+    const again = await signIn(TEST_TOKENS.read);
     expect((await browse("/", { headers: withCookie(again) })).status).toBe(200);
   });
 
   it("takes only tokens that may read", async () => {
     const response = await browse("/login", {
-      body: new URLSearchParams({ token: "test-produce-token" }).toString(),
+      body: new URLSearchParams({ token: TEST_TOKENS.produce }).toString(),
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
     });
     expect(response.status).toBe(403);
@@ -286,7 +288,7 @@ describe("internal error text is never in a response", () => {
   it("a migration whose target dies taking its assignment: 503 without the instance's error", async () => {
     await driver.pipe("orders", [{ key: keysOn(3, 1, "hidden-move")[0]!, value: { amount: 1 } }]);
     await driver.runUntilQuiet();
-    const active = (await driver.instances()).find((i) => i.taskId === "0_3" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_3");
     const to = active.placement === "a" ? "b" : "a";
     await driver.task({ taskId: "0_3", placement: to }).crash("assign:after-meta");
     const response = await call("/admin/tasks/0_3/migrate", { body: { to } });

@@ -19,13 +19,15 @@ import { BASIC, endOffsets, failure, kafka, LOG_BASIC, ok } from "./kafka-rest/s
 import { call, json, TOKEN } from "./support/api";
 import { keysOn } from "./support/keys";
 import { application, DEAD_LETTER_TOPIC } from "./support/orders-app";
+import { activeInstance } from "./support/active";
+import { TEST_TOKENS } from "./support/tokens";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
 const GROUP = "edge-streams";
 const basic = (token: string) => `Basic ${btoa(`edge:${token}`)}`;
 /** Credentials a client may hold (vitest.config.ts): none of them is the runtime's. */
-const CLIENTS = { api: BASIC, produce: basic("test-produce-token"), read: basic("test-read-token"), admin: basic("test-admin-token") };
+const CLIENTS = { api: BASIC, produce: basic(TEST_TOKENS.produce), read: basic(TEST_TOKENS.read), admin: basic(TEST_TOKENS.admin) };
 
 /** Every end offset a refused write must leave as it was. */
 async function ends() {
@@ -70,7 +72,7 @@ describe("finding 1: the runtime's producer header, from outside", () => {
       await refused("/produce/orders", { value: '{"amount":1}', key: a, headers: fencing });
       await refused(`/produce/${CHANGELOG}`, [{ value: "not json", key: a, partition: 0, headers: attacker }]);
     }
-    for (const token of [TOKEN, "test-produce-token"]) {
+    for (const token of [TOKEN, TEST_TOKENS.produce]) {
       const response = await call("/topics/orders/records", { body: { records: [{ key: a, value: { amount: 1 }, headers: fencing }] }, token });
       expect(response.status).toBe(403);
       expect(await json(response)).toMatchObject({ error: "forbidden", message: expect.stringContaining("edge-producer") });
@@ -85,7 +87,7 @@ describe("finding 1: the runtime's producer header, from outside", () => {
     expect(await driver.get("totals", a!)).toEqual({ count: 2, sum: 5 });
 
     // A routine migration restores from the changelog: nothing foreign in it.
-    const active = (await driver.instances()).find((i) => i.taskId === "0_0" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_0");
     const moved = await call("/admin/tasks/0_0/migrate", { body: { to: active.placement === "a" ? "b" : "a" } });
     expect(moved.status, await moved.clone().text()).toBe(200);
     await driver.runUntilQuiet();
@@ -116,7 +118,7 @@ describe("the topics the application writes", () => {
     const before = await ends();
     const dead = await endOffsets(DEAD_LETTER_TOPIC, 1);
     for (const topic of ["totals", DEAD_LETTER_TOPIC]) {
-      for (const token of [TOKEN, "test-produce-token"]) {
+      for (const token of [TOKEN, TEST_TOKENS.produce]) {
         const response = await call(`/topics/${topic}/records`, { body: { records: [{ key: "k", value: { count: 1, sum: 1 }, partition: 0 }] }, token });
         expect(response.status, topic).toBe(403);
         expect(await json(response)).toMatchObject({ error: "forbidden", message: expect.stringContaining("openTopics") });
@@ -186,14 +188,10 @@ describe("a client's own idempotent producer", () => {
       { topic: "ingest-test", value: "keyless" },
       { topic: "ingest-test", key: "idem-b", value: "b" },
     ];
-    const first = await ok<{ partition: number; offset: number; duplicate: boolean }[]>(
-      kafka("/produce", { body, headers, auth: basic("test-produce-token") }),
-    );
+    const first = await ok<{ partition: number; offset: number; duplicate: boolean }[]>(kafka("/produce", { body, headers, auth: basic(TEST_TOKENS.produce) }));
     expect(first.every((m) => !m.duplicate)).toBe(true);
     const before = await endOffsets("ingest-test", 4);
-    const retry = await ok<{ partition: number; offset: number; duplicate: boolean }[]>(
-      kafka("/produce", { body, headers, auth: basic("test-produce-token") }),
-    );
+    const retry = await ok<{ partition: number; offset: number; duplicate: boolean }[]>(kafka("/produce", { body, headers, auth: basic(TEST_TOKENS.produce) }));
     expect(retry.map((m) => [m.partition, m.offset, m.duplicate])).toEqual(first.map((m) => [m.partition, m.offset, true]));
     expect(await endOffsets("ingest-test", 4)).toEqual(before);
     const other = await failure(kafka("/produce", { body: [{ ...body[0]!, value: "changed" }], headers }), 409);

@@ -13,6 +13,7 @@ import { application } from "./support/orders-app";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";
 import { endOffsets, failure, kafka, ok } from "./kafka-rest/support";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
@@ -92,7 +93,7 @@ describe("the application's internal topics", () => {
     await driver.runUntilQuiet();
     await call(`/topics/${CHANGELOG}/records`, { body: { records: [{ key: keys[0]!, value: { count: 50, sum: 50 }, partition: 3 }] } });
     await kafka("/produce", { body: { topic: CHANGELOG, key: keys[1], value: JSON.stringify({ count: 60, sum: 60 }), partition: 3 } });
-    const active = (await driver.instances()).find((i) => i.taskId === "0_3" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_3");
     const before = (await driver.task(active).describe()) as TaskDescription;
     expect(before.changelogs[0]!.checkpoint).toBe(before.changelogs[0]!.end);
     await driver.task(active).corrupt();

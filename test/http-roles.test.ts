@@ -13,15 +13,12 @@ import { ApiError } from "../workers/api/http-error";
 import { readConfig } from "../src/config";
 import { endOffsets, kafka } from "./kafka-rest/support";
 import { call, TOKEN } from "./support/api";
+import { TEST_TOKENS } from "./support/tokens";
 
 type Who = "api" | "admin" | "produce" | "produceNext" | "read" | "log";
 const TOKENS: Record<Who, string> = {
   api: TOKEN,
-  admin: "test-admin-token",
-  produce: "test-produce-token",
-  produceNext: "test-produce-token-next",
-  read: "test-read-token",
-  log: "test-log-token",
+  ...TEST_TOKENS,
 };
 
 interface Case {

@@ -11,6 +11,7 @@ import { application } from "./support/orders-app";
 import { decodeCursor, encodeCursor } from "../workers/api/cursor";
 import { mergeByKey } from "../workers/api/routes/scans";
 import { call, json } from "./support/api";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 
@@ -140,7 +141,7 @@ describe("GET /stores/:store/keys", () => {
     const keys = ["scan-f-1", "scan-f-2", "scan-f-3"];
     await produce(keys);
     const partition = partitionForKey("scan-f-1", 4);
-    const active = (await driver.instances()).find((i) => i.taskId === `0_${partition}` && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), `0_${partition}`);
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
     try {
       await driver.task(active).corrupt();

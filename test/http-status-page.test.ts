@@ -11,11 +11,13 @@ import { sessionValid, sessionValue, SESSION_SECONDS } from "../workers/api/stat
 import { anyClient, call, json, TOKEN } from "./support/api";
 import { EventReader } from "./support/sse";
 import { COORDINATOR_NAME } from "../src/names";
+import { activeInstance } from "./support/active";
+import { TEST_TOKENS } from "./support/tokens";
 
 const driver = new TestDriver(env, application);
 const COOKIE = "__Host-edge_session";
 /** The tokens a session may be opened with here (vitest.config.ts): those that may read. */
-const READ_TOKENS = [TOKEN, "test-admin-token", "test-read-token"];
+const READ_TOKENS = [TOKEN, TEST_TOKENS.admin, TEST_TOKENS.read];
 const sessionKey = () => env.COORDINATOR.getByName(COORDINATOR_NAME).sessionKey();
 
 /** A browser-like request: no redirect following, optional cookie and form. */
@@ -117,8 +119,8 @@ describe("sign-in", () => {
   it("refuses a tampered, expired or foreign cookie", async () => {
     const cookie = await signIn();
     const flipped = cookie.slice(0, -1) + (cookie.endsWith("A") ? "B" : "A");
-    const [, expires, mac] = cookie.split(".");
-    const extended = `v2.${Number(expires) + 3600}.${mac}`;
+    const [version, expires, mac] = cookie.split(".");
+    const extended = `${version}.${Number(expires) + 3600}.${mac}`;
     const key = await sessionKey();
     const expired = await sessionValue(key, TOKEN, Date.now() - (SESSION_SECONDS + 60) * 1000);
     const foreign = await sessionValue("some-other-deployment-key", TOKEN);
@@ -168,7 +170,7 @@ describe("the status page", () => {
       keys.map((key) => ({ key, value: { amount: 1 } })),
     );
     await driver.runUntilQuiet();
-    const active = (await driver.instances()).find((i) => i.taskId === "0_2" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_2");
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
     try {
       const wiped = await driver.task(active).corrupt();
@@ -209,7 +211,7 @@ describe("GET /tasks/watch", () => {
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("WWW-Authenticate")).toContain("Bearer");
     expect((await browse("/tasks/watch", { bearer: "wrong" })).status).toBe(401);
-    expect((await browse("/tasks/watch", { bearer: "test-produce-token" })).status).toBe(403);
+    expect((await browse("/tasks/watch", { bearer: TEST_TOKENS.produce })).status).toBe(403);
     expect((await browse("/tasks/watch?format=xml", { bearer: TOKEN })).status).toBe(400);
     const stream = await watchView("/tasks/watch?format=html", { cookie: await signIn() });
     const first = await stream.next();
@@ -234,7 +236,7 @@ describe("GET /tasks/watch", () => {
     expect(view.tasks[0]).not.toHaveProperty("counters");
 
     // A corruption: the active instance of 0_1 goes RESTORING (restoration paused), a change names it alone.
-    const active = (await driver.instances()).find((i) => i.taskId === "0_1" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_1");
     const name = `0_1@${active.placement}`;
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
     try {

@@ -21,6 +21,7 @@ import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call } from "./support/api";
 import { keysOn } from "./support/keys";
+import { activeInstance } from "./support/active";
 
 const BATCH = 25;
 let scratch = 0;
@@ -465,7 +466,7 @@ describe("restore listeners through the restore worker and a task object", () =>
       ]),
     );
     await driver.runUntilQuiet();
-    const instance = (await driver.instances()).find((i) => i.taskId === "0_1" && i.role === "active")!;
+    const instance = await activeInstance(driver.instances(), "0_1");
     const end = ((await driver.task(instance).describe()) as TaskDescription).changelogs[0]!.end;
     await listening(async (calls) => {
       await call("/admin/restore/pause", { method: "POST" });
@@ -487,7 +488,7 @@ describe("restore listeners through the restore worker and a task object", () =>
     const taskId = "0_1";
     await listening(async (calls) => {
       await call("/admin/restore/pause", { method: "POST" });
-      const home = (await driver.instances()).find((i) => i.taskId === taskId && i.role === "active")!;
+      const home = await activeInstance(driver.instances(), taskId);
       await driver.task(home).corrupt();
       await call("/admin/restore/resume", { body: { maxBatches: 1 } });
       await driver.restoreRound();

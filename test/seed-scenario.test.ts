@@ -11,6 +11,7 @@ import { TestDriver } from "../platform/testing/test-driver";
 import { application } from "./support/orders-app";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
@@ -20,7 +21,7 @@ async function instance(taskId: string, placement: string): Promise<TaskDescript
 }
 
 async function activePlacement(taskId: string): Promise<string> {
-  return (await driver.instances()).find((i) => i.taskId === taskId && i.role === "active")!.placement;
+  return (await activeInstance(driver.instances(), taskId)).placement;
 }
 
 async function migrate(taskId: string, to: string) {

@@ -12,6 +12,7 @@ import { TestDriver } from "../platform/testing/test-driver";
 import { call, json } from "./support/api";
 import { keysOn } from "./support/keys";
 import { until } from "./support/until";
+import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
 
@@ -78,7 +79,7 @@ describe("GET /tasks, paged", () => {
       keys.map((key) => ({ key, value: { amount: 1 } })),
     );
     await driver.runUntilQuiet();
-    const active = (await driver.instances()).find((i) => i.taskId === "0_1" && i.role === "active")!;
+    const active = await activeInstance(driver.instances(), "0_1");
     expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
     try {
       await driver.task(active).corrupt();

@@ -7,6 +7,8 @@
  * package for receivers written in TypeScript).
  */
 
+import { secretMatches } from "../util/secret-matches";
+
 export const SIGNATURE_HEADER = "Edge-Streams-Signature";
 
 const encoder = new TextEncoder();
@@ -26,16 +28,12 @@ export async function signWebhook(secret: string, body: string, nowMs: number): 
 
 /**
  * Whether `header` signs `body` with `secret`, at a time within `toleranceMs` of `nowMs` (default
- * five minutes). Compares in constant time.
+ * five minutes). Compares in constant time (src/util/secret-matches.ts).
  */
 export async function verifyWebhookSignature(secret: string, header: string | null, body: string, nowMs = Date.now(), toleranceMs = 300_000): Promise<boolean> {
   const parts = new Map((header ?? "").split(",").map((part) => part.trim().split("=", 2) as [string, string | undefined]));
   const t = Number(parts.get("t"));
   const given = parts.get("v1");
   if (!Number.isSafeInteger(t) || given === undefined || Math.abs(nowMs - t * 1000) > toleranceMs) return false;
-  const expected = await hmacSha256Hex(secret, `${t}.${body}`);
-  if (given.length !== expected.length) return false;
-  let difference = 0;
-  for (let i = 0; i < expected.length; i++) difference |= expected.charCodeAt(i) ^ given.charCodeAt(i);
-  return difference === 0;
+  return secretMatches(given, await hmacSha256Hex(secret, `${t}.${body}`));
 }

@@ -12,6 +12,14 @@
  */
 export const WAKE_MARGIN_MS = 20;
 
+/** A failed wake-up is tried again this many times, after these delays (ms); then given up (it only delays work: the echo alarm wakes again). */
+export const WAKE_RETRY_MS: readonly number[] = [100, 1_000];
+
+/** The delay before try `attempt + 1` of a failed wake-up (`attempt` from 0); undefined: give up. */
+export function wakeRetryDelay(attempt: number): number | undefined {
+  return WAKE_RETRY_MS[attempt];
+}
+
 export class WakeUps {
   /** Per subscriber, when it said it looks at its input anyway. */
   private readonly lookingAt = new Map<string, number>();

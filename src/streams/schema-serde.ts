@@ -6,7 +6,7 @@
  * of an object, say), so the schema should accept its own output: no transforms.
  */
 import { DeserializationError, messageOf } from "./errors";
-import type { Serde } from "./serdes";
+import type { Serde } from "./serde";
 import type { SchemaOutput, StandardIssue, StandardSchemaV1 } from "./standard-schema";
 import { formatPath } from "../util/path";
 

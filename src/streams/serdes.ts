@@ -4,20 +4,12 @@
  * need one: docs/dsl.md).
  */
 import { DeserializationError, messageOf } from "./errors";
+import type { Serde } from "./serde";
 import { schemaSerde } from "./schema-serde";
 import type { SchemaOutput, StandardSchemaV1 } from "./standard-schema";
 import { windowedSerde, type Windowed } from "./windowed";
 
-/** A serializer and deserializer pair for one type. `deserialize` throws `DeserializationError`. */
-export interface Serde<T> {
-  serialize(value: T): string;
-  deserialize(text: string): T;
-  /**
-   * The value a key written as text stands for — a key in a URL path, in an HTTP ingest body, a
-   * scan's bounds — before it is serialized; without it, the text itself (a string key).
-   */
-  fromText?(text: string): T;
-}
+export type { Serde };
 
 /** The JSON serde without a schema: one object, so streams with the default serde have the same one. */
 const jsonSerde: Serde<unknown> = {

@@ -3,7 +3,7 @@
  * `Windowed<K>`), and the serde that writes such keys to topics.
  */
 import { DeserializationError } from "./errors";
-import type { Serde } from "./serdes";
+import type { Serde } from "./serde";
 
 /**
  * A window of time in milliseconds. For time (tumbling, hopping) windows `end` is exclusive; for

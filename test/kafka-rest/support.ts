@@ -2,10 +2,11 @@
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { anyClient, TOKEN } from "../support/api";
+import { TEST_TOKENS } from "../support/tokens";
 
 export const BASIC = `Basic ${btoa(`edge:${TOKEN}`)}`;
 /** The runtime's credential (LOG_TOKEN): what another deployment whose log is this one's `/kafka` sends. */
-export const LOG_BASIC = `Basic ${btoa("edge:test-log-token")}`;
+export const LOG_BASIC = `Basic ${btoa(`edge:${TEST_TOKENS.log}`)}`;
 
 export interface KafkaCall {
   readonly method?: string;

@@ -10,11 +10,12 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { UpstashLog } from "../../src/kafka-rest/upstash-log";
 import { describeLogContract } from "../log/contract";
 import { anyClient } from "../support/api";
+import { TEST_TOKENS } from "../support/tokens";
 
 /** An origin no request leaves the isolate for: the stub hands it to the Worker. */
 const ORIGIN = "http://upstash-backend.test";
 /** The runtime's credential (vitest.config.ts's LOG_TOKEN): producer identities and epochs travel only with it. */
-const LOG_TOKEN = "test-log-token";
+const LOG_TOKEN = TEST_TOKENS.log;
 
 const requestUrl = (input: RequestInfo | URL) => (typeof input === "string" ? input : input instanceof URL ? input.href : input.url);
 

@@ -18,6 +18,7 @@ import { call, json } from "../support/api";
 import { application } from "./app";
 import { DOOR_TOPICS, MINUTE_MS } from "./door-topology";
 import { operatorsTopology } from "./topology";
+import { activeInstance } from "../support/active";
 
 const driver = new TestDriver(env, application);
 type DoorTopic = keyof typeof DOOR_TOPICS;
@@ -175,7 +176,7 @@ describe("GET /stores/:store/windows/:key?stale=true", () => {
       expect((await call(`/admin/tasks/${taskId}/corrupt`, { method: "POST" })).status).toBe(200);
       // Nothing restored yet: no instance can answer, stale or not.
       expect((await call(`${path}?stale=true`)).status).toBe(503);
-      const active = (await driver.instances()).find((i) => i.taskId === taskId && i.role === "active")!;
+      const active = await activeInstance(driver.instances(), taskId);
       const changelog = `operators-score-sums-changelog`;
       const restoredOf = async () => ((await driver.task(active).describe()) as TaskDescription).changelogs.find((c) => c.topic === changelog)!;
       for (let batch = 0; (await restoredOf()).checkpoint === null; batch++) {

@@ -13,6 +13,7 @@ import { application } from "./app";
 import { partitionForKey } from "../../src/log/partitioner";
 import type { TaskDescription } from "../../src/task/describe";
 import { TestDriver } from "../../platform/testing/test-driver";
+import { activeInstance } from "../support/active";
 import { call, json } from "../support/api";
 import { restartDurableObject } from "../support/restart";
 import { until } from "../support/until";
@@ -41,10 +42,6 @@ async function view(): Promise<{ tasks: Task[]; summary: Summary }> {
 
 async function active(taskId: string): Promise<Task> {
   return (await view()).tasks.find((t) => t.id === taskId && t.role === "active")!;
-}
-
-async function activeInstance(taskId: string) {
-  return (await driver.instances()).find((i) => i.taskId === taskId && i.role === "active")!;
 }
 
 async function flushed(key: string): Promise<number | undefined> {
@@ -135,9 +132,9 @@ it("a task stopped by a bad record is FAILED everywhere with that record, /healt
   // The object restarts (as when evicted after idling): its lag and processed total are still told.
   const processedBefore = await samples("edge_streams_task_processed_records_total", `task="${taskId}"`, 'role="active"');
   expect(processedBefore[0]).toBeGreaterThanOrEqual(1);
-  await restartDurableObject(driver.task(await activeInstance(taskId)) as never);
+  await restartDurableObject(driver.task(await activeInstance(driver.instances(), taskId)) as never);
   // A wake-up (the partition's echo) runs the stopped instance again, which reports.
-  expect((await driver.task(await activeInstance(taskId)).drain()).outcome).toBe("blocked");
+  expect((await driver.task(await activeInstance(driver.instances(), taskId)).drain()).outcome).toBe("blocked");
   await until(async () => (await view()).summary.lag >= 4, 10_000, "the summary to keep the stopped task's lag after its restart", 50);
   expect(await samples("edge_streams_task_processed_records_total", `task="${taskId}"`, 'role="active"')).toEqual(processedBefore);
   expect((await active(taskId)).lagMs).toBeGreaterThan(0);
@@ -208,7 +205,7 @@ it("a crash right after the skip is written converges: the task runs on its own,
   ]);
   const stoppedAt = { topic: TOPIC, partition: offsets[1]!.partition, offset: offsets[1]!.offset };
   await until(async () => (await active(taskId)).state === "FAILED", 10_000, `task ${taskId} to be FAILED`, 50);
-  await driver.task(await activeInstance(taskId)).crash("skip:after-write");
+  await driver.task(await activeInstance(driver.instances(), taskId)).crash("skip:after-write");
   const dies = await skip(taskId, stoppedAt);
   expect(dies.status).toBeGreaterThanOrEqual(500);
   // Nothing drives it: its alarm, armed before the skip was written, brings it back.

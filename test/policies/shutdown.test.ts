@@ -12,6 +12,7 @@ import type { TaskDescription } from "../../src/task/describe";
 import { TestDriver } from "../../platform/testing/test-driver";
 import { call, json } from "../support/api";
 import { until } from "../support/until";
+import { activeInstance } from "../support/active";
 
 const driver = new TestDriver(env, application);
 const taskOf = (key: string) => `0_${partitionForKey(key, 2)}`;
@@ -46,7 +47,7 @@ it("stops every task when one swallows a poison pill, until the application is r
 
   // The other task processes nothing now, even when driven by hand.
   await post([{ key: other, value: {} }]);
-  const instance = (await driver.instances()).find((i) => i.taskId === taskOf(other) && i.role === "active")!;
+  const instance = await activeInstance(driver.instances(), taskOf(other));
   expect((await driver.task(instance).drain()).outcome).toBe("blocked");
   expect(await flushed(other)).toBeUndefined();
 

@@ -11,6 +11,7 @@ import type { TaskDescription } from "../../src/task/describe";
 import { TestDriver } from "../../platform/testing/test-driver";
 import { call, json } from "../support/api";
 import { until } from "../support/until";
+import { activeInstance } from "../support/active";
 
 const driver = new TestDriver(env, application);
 const taskOf = (key: string) => `0_${partitionForKey(key, 2)}`;
@@ -60,7 +61,7 @@ it('"fail": stops only the failing task, until it is resumed', async () => {
     { key: bad, value: {} },
   ]);
   await until(async () => (await flushed(other)) === 1, 10_000, "the other task to go on", 50);
-  const instance = (await driver.instances()).find((i) => i.taskId === taskOf(bad) && i.role === "active")!;
+  const instance = await activeInstance(driver.instances(), taskOf(bad));
   expect((await driver.task(instance).drain()).outcome).toBe("blocked");
   expect((await active(taskOf(bad))).lag).toBe(2);
   expect(await metric("edge_streams_task_failed", `task="${taskOf(bad)}"`)).toBe(1);

@@ -1,9 +1,10 @@
 /**
- * The API's token comparison (workers/api/auth.ts): equal strings match, and nothing else does —
+ * The one constant-time comparison (src/util/secret-matches.ts), as the API's tokens use it (workers/api/auth.ts): equal strings match, and nothing else does —
  * not a prefix, an extension, a string of the same length, or an empty one.
  */
 import { describe, expect, it } from "vitest";
-import { basicMatches, bearerMatches, secretMatches } from "../../workers/api/auth";
+import { secretMatches } from "../../src/util/secret-matches";
+import { basicMatches, bearerMatches } from "../../workers/api/auth";
 
 describe("secretMatches", () => {
   const secret = "s3cret-token";

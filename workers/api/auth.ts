@@ -1,25 +1,13 @@
 /**
  * Reading credentials: a bearer token on the API, HTTP Basic (user `edge`, password a token) on
- * the Kafka REST endpoint. Tokens are compared in constant time; nothing about them is logged.
+ * the Kafka REST endpoint. Tokens are compared in constant time (src/util/secret-matches.ts); nothing about them is logged.
  * Which tokens exist and what they grant is credentials.ts; the middleware that uses both is
  * authenticate.ts.
  */
 
-export const KAFKA_REST_USERNAME = "edge";
+import { secretMatches } from "../../src/util/secret-matches";
 
-/**
- * Whether `given` is `expected` (a configured secret), in time that says nothing about the secret:
- * every character of `given` is compared, against the secret's characters in turn, and the
- * differences (lengths included) are combined without an early exit. Time depends on the length of
- * `given` only, which its sender knows. (Hashing both first costs a digest per request.) The one
- * constant-time comparison of the API: tokens, and the status page's session MACs (status/session.ts).
- */
-export function secretMatches(given: string, expected: string): boolean {
-  if (expected.length === 0) return false;
-  let difference = given.length ^ expected.length;
-  for (let i = 0; i < given.length; i++) difference |= given.charCodeAt(i) ^ expected.charCodeAt(i % expected.length);
-  return difference === 0;
-}
+export const KAFKA_REST_USERNAME = "edge";
 
 /** The token of an `Authorization: Bearer <token>` header; null for any other header or none. */
 export function bearerToken(header: string | undefined): string | null {

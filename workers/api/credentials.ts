@@ -9,7 +9,7 @@
  * drop the old. Which role each route needs is in access.ts.
  */
 import type { Config } from "../../src/config";
-import { secretMatches } from "./auth";
+import { secretMatches } from "../../src/util/secret-matches";
 import { ApiError } from "./http-error";
 import { missingTokenMessage } from "./missing-token";
 

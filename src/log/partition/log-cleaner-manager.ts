@@ -18,6 +18,8 @@ export const QUIET_COMPACTION_MS = 10_000;
  * Not a period: a check is due only when a row's time is up or the partition grew (see `retentionDueAt`).
  */
 export const RETENTION_CHECK_MS = 5 * 60 * 1000;
+/** After a failed maintenance step (retention, compaction, tiering), the partition's alarm tries again this much later. */
+export const MAINTENANCE_RETRY_MS = 30_000;
 
 /** The kept range, as far as the schedule needs it. */
 export interface KeptRange {

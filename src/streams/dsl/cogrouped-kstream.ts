@@ -18,10 +18,7 @@ import { materializeStore } from "./materialize";
 import type { Materialized } from "./materialized";
 import { aggregateProcessor, passThrough, type Aggregation } from "./processors";
 import { windowingOf } from "./windowed-fold";
-import type { SessionWindows } from "./windows/session-windows";
-import type { SlidingWindows } from "./windows/sliding-windows";
-import type { TimeWindows } from "./windows/time-windows";
-import { windowRetention, type Windows } from "./windows/windows";
+import { windowRetention, type Windows, type SessionStoreWindows, type WindowStoreWindows } from "./windows/windows";
 
 type Aggregator<K, V, VA> = (key: K, value: V, aggregate: VA) => VA;
 
@@ -103,9 +100,9 @@ export class CogroupedKStream<K, VA> {
     });
   }
 
-  /** Windowed cogrouped aggregations: time (tumbling, hopping) and sliding windows, or sessions. */
-  windowedBy(windows: TimeWindows | SlidingWindows): TimeWindowedCogroupedKStream<K, VA>;
-  windowedBy(windows: SessionWindows): SessionWindowedCogroupedKStream<K, VA>;
+  /** Windowed cogrouped aggregations: time (tumbling, hopping) and sliding windows (`TimeWindows`, `SlidingWindows`), or sessions (`SessionWindows`). */
+  windowedBy(windows: WindowStoreWindows): TimeWindowedCogroupedKStream<K, VA>;
+  windowedBy(windows: SessionStoreWindows): SessionWindowedCogroupedKStream<K, VA>;
   windowedBy(windows: Windows): TimeWindowedCogroupedKStream<K, VA> | SessionWindowedCogroupedKStream<K, VA> {
     // Windows kept in a session store merge: their aggregations take a merger.
     return windows.storeKind === "session" ? new SessionWindowedCogroupedKStream(this.parts, windows) : new TimeWindowedCogroupedKStream(this.parts, windows);

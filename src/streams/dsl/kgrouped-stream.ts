@@ -17,10 +17,7 @@ import { aggregateProcessor } from "./processors";
 import { repartitionThrough } from "./repartition";
 import { SessionWindowedKStream } from "./session-windowed-kstream";
 import { TimeWindowedKStream } from "./time-windowed-kstream";
-import type { SessionWindows } from "./windows/session-windows";
-import type { SlidingWindows } from "./windows/sliding-windows";
-import type { TimeWindows } from "./windows/time-windows";
-import type { Windows } from "./windows/windows";
+import type { SessionStoreWindows, Windows, WindowStoreWindows } from "./windows/windows";
 
 export class KGroupedStream<K, V> {
   /** The source of the repartition topic `Grouped.name` names, once made. */
@@ -58,9 +55,9 @@ export class KGroupedStream<K, V> {
     );
   }
 
-  /** Windowed aggregations: time (tumbling, hopping) and sliding windows, or sessions. */
-  windowedBy(windows: TimeWindows | SlidingWindows): TimeWindowedKStream<K, V>;
-  windowedBy(windows: SessionWindows): SessionWindowedKStream<K, V>;
+  /** Windowed aggregations: time (tumbling, hopping) and sliding windows (`TimeWindows`, `SlidingWindows`), or sessions (`SessionWindows`). */
+  windowedBy(windows: WindowStoreWindows): TimeWindowedKStream<K, V>;
+  windowedBy(windows: SessionStoreWindows): SessionWindowedKStream<K, V>;
   windowedBy(windows: Windows): TimeWindowedKStream<K, V> | SessionWindowedKStream<K, V> {
     // Windows kept in a session store merge: their aggregations take a merger.
     return windows.storeKind === "session" ? new SessionWindowedKStream(this, windows) : new TimeWindowedKStream(this, windows);

@@ -2,9 +2,30 @@
  * A readable description of a topology, laid out like Kafka Streams' `TopologyDescription` with
  * partition counts and changelog topics added.
  */
-import type { Topology, TopologyNode } from "./topology";
 
-function describeNode(node: TopologyNode): string[] {
+/** What a description reads of a node (`TopologyNode` satisfies it). */
+type DescribedNode = (
+  | { readonly kind: "source"; readonly topics: readonly string[] }
+  | { readonly kind: "processor"; readonly stores: readonly string[] }
+  | { readonly kind: "sink"; readonly topic: string }
+) & {
+  readonly name: string;
+  readonly parents: readonly string[];
+  readonly children: readonly string[];
+};
+
+/** What a description reads of a topology (`Topology` satisfies it: topology.ts calls this, and this imports nothing of it). */
+export interface DescribedTopology {
+  readonly applicationId: string;
+  readonly subtopologies: readonly {
+    readonly id: number;
+    readonly partitions: number;
+    readonly nodes: readonly DescribedNode[];
+    readonly stores: readonly { readonly name: string; readonly kind: string; readonly changelogTopic: string }[];
+  }[];
+}
+
+function describeNode(node: DescribedNode): string[] {
   const head =
     node.kind === "source"
       ? `Source: ${node.name} (topics: [${node.topics.join(", ")}])`
@@ -17,7 +38,7 @@ function describeNode(node: TopologyNode): string[] {
   return lines;
 }
 
-export function describeTopology(topology: Topology): string {
+export function describeTopology(topology: DescribedTopology): string {
   const lines = [`Topology ${topology.applicationId}:`];
   for (const sub of topology.subtopologies) {
     lines.push(`  Sub-topology: ${sub.id} (${sub.partitions} partitions, tasks ${sub.id}_0..${sub.id}_${sub.partitions - 1})`);

@@ -8,6 +8,7 @@
  */
 import type { Child } from "hono/jsx";
 import type { LifecycleEvent } from "../../../src/task/lifecycle";
+import { instanceName } from "../../../src/names";
 import { ageMs } from "../../../src/task/input-lag";
 import { STYLE } from "./style";
 import { remainingToRestore, restoreProgress, type ClusterSnapshot, type InstanceView, type PlacementView } from "./snapshot";
@@ -106,7 +107,7 @@ const RECENT_WHAT: Partial<Record<LifecycleEvent["event"], string>> = {
 
 export function InstanceCard(props: { instance: InstanceView; now: number }) {
   const { instance, now } = props;
-  const name = `${instance.id}@${instance.placement}`;
+  const name = instanceName({ taskId: instance.id, placement: instance.placement });
   if (!instance.up) {
     return (
       <article class="card down" data-instance={name} data-part={`card:${name}`}>

@@ -16,6 +16,7 @@
  */
 import type { JSX } from "hono/jsx/jsx-runtime";
 import type { ViewDiff, ViewParts, ViewWatch } from "../../../src/subscriptions/view-watch";
+import { instanceName as durableName } from "../../../src/names";
 import { summaryJson } from "../views";
 import { InstanceCard, Pages, PlacementNote, placementInstances, Placements, RecentTable, Shutdown, SummarySection } from "./components";
 import type { ClusterSnapshot, InstanceView } from "./snapshot";
@@ -31,7 +32,7 @@ function described(instance: InstanceView): unknown {
   return description;
 }
 
-const instanceName = (i: InstanceView) => `${i.id}@${i.placement}`;
+const instanceName = (i: InstanceView) => durableName({ taskId: i.id, placement: i.placement });
 
 /** The parts of a view in the API's form. */
 export function jsonParts(snapshot: ClusterSnapshot): ViewParts {

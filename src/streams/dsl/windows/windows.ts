@@ -3,8 +3,8 @@
  * which here `SlidingWindows` and `SessionWindows` implement as well). The grouped and cogrouped
  * streams ask it everything that differs between window types: which store keeps the results, how
  * long they are kept at least, when a window is final, and the processor that aggregates into it.
- * A new window type is one class implementing this interface (and named in `windowedBy`'s
- * overloads, which are the public types).
+ * A new window type is one class implementing this interface: `windowedBy` takes it by its
+ * `storeKind` (`WindowStoreWindows` or `SessionStoreWindows`), so no other file names it.
  *
  * Grace is the time, in stream time, a window keeps accepting out-of-order records after it ends;
  * once stream time has passed a window's close time the window is final and records for it are
@@ -31,6 +31,16 @@ export interface Windows {
   closeTime(window: Window): number;
   /** The processor folding each record into its windows' aggregates, kept in `aggregation.storeName`. */
   aggregateProcessor<K, V, VA>(aggregation: WindowAggregation<K, V, VA>): AnySupplier;
+}
+
+/** Windows kept in a window store (time and sliding windows): `windowedBy` makes a `TimeWindowedKStream` of them. */
+export interface WindowStoreWindows extends Windows {
+  readonly storeKind: "window";
+}
+
+/** Windows kept in a session store, which grow and merge with the records: `windowedBy` makes a `SessionWindowedKStream` of them. */
+export interface SessionStoreWindows extends Windows {
+  readonly storeKind: "session";
 }
 
 /** What an aggregation over windows folds, and where: the same for every window type. */
