@@ -62,14 +62,15 @@ export class PartitionGroup {
   /**
    * Fetches one batch from every input partition from `positions`, merged by timestamp; notes how
    * much was waiting. `stillCurrent` says whether the work the positions came from still stands
-   * once the fetches return (an input reset may have dropped it meanwhile).
+   * once the fetches return (an input reset may have dropped it meanwhile). `skipQuiet`: partitions
+   * known to end at the position are left out (quiet-inputs.ts; a run's steps, not a drain's).
    */
-  async fetchBatch(taskId: string, positions: InputPositions, stillCurrent: () => boolean): Promise<InputRecord[]> {
+  async fetchBatch(taskId: string, positions: InputPositions, stillCurrent: () => boolean, skipQuiet = false): Promise<InputRecord[]> {
     const app = this.deps.application;
     const inputs = app.inputPartitions(taskId);
     const base = this.deps.options.maxBatchRecords ?? 1000;
     const maxRecords = this.lastPace.loaded ? Math.max(base, this.deps.options.maxLoadedBatchRecords ?? 10_000) : base;
-    const results = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[topicPartition(tp)] ?? 0, maxRecords)));
+    const results = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[topicPartition(tp)] ?? 0, maxRecords, skipQuiet)));
     // The uncommitted work was dropped meanwhile (an input reset): these follow on from positions that are gone.
     if (!stillCurrent()) {
       this.lastPace = { loaded: this.lastPace.loaded, backlog: true };
@@ -121,7 +122,7 @@ export class PartitionGroup {
   }
 
   /** Input of one partition from `offset`, and how many records were waiting there (`latest - offset`). */
-  private async fetchInput(tp: TopicPartition, offset: number, maxRecords: number): Promise<{ records: InputRecord[]; waiting: number }> {
+  private async fetchInput(tp: TopicPartition, offset: number, maxRecords: number, skipQuiet: boolean): Promise<{ records: InputRecord[]; waiting: number }> {
     const { storage, options } = this.deps;
     const log = options.log;
     const bounds = { maxRecords, maxBytes: options.maxBatchBytes ?? 1 << 20 };
@@ -131,7 +132,7 @@ export class PartitionGroup {
       const pushed = this.pushed.take(tp, from, bounds, now);
       if (pushed) this.quiet.pushTaken(key, pushed.latest);
       // Known to end here, and every append since would have woken the instance: nothing to fetch.
-      else if (log.capabilities.wakesReaders && this.quiet.quiet(key, from, now)) return { records: [], waiting: 0 };
+      else if (skipQuiet && log.capabilities.wakesReaders && this.quiet.quiet(key, from, now)) return { records: [], waiting: 0 };
       const begun = this.quiet.beginFetch(now);
       const { records, latest } = pushed ?? (await log.fetch(tp, from, bounds));
       if (!pushed) this.quiet.fetched(key, latest, begun);

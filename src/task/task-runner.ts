@@ -102,7 +102,6 @@ export class TaskRunner {
   /** Steps while there is work (see step-loop.ts): lingering for a run, committing each at once for a drain (which fetches every input partition). */
   steps(maxSteps: number, linger: boolean): Promise<StepsRun> {
     const { task, lifecycle } = this.deps;
-    if (!linger) task.toldOfInput(undefined, undefined);
     return runSteps({ task, wakeRuns: this.wakeRuns, lifecycle, polls: this.pacing.polls }, maxSteps, linger);
   }
 
