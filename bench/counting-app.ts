@@ -210,6 +210,7 @@ export const Coordinator = counted(streams.Coordinator as unknown as ObjectClass
 export const RestoreWorker = counted(streams.RestoreWorker as unknown as ObjectClass, "restore");
 export const LogPartition = counted(streams.LogPartition as unknown as ObjectClass, "partition");
 export const ConsumerGroup = counted(streams.ConsumerGroup as unknown as ObjectClass, "group");
+export const SubscriptionHub = counted(streams.SubscriptionHub as unknown as ObjectClass, "hub");
 
 export default {
   fetch(request: Request, env: Record<string, unknown>, ctx: ExecutionContext): Response | Promise<Response> {

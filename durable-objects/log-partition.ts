@@ -23,9 +23,8 @@ import type {
   UnseenAppendResult,
 } from "../src/log/types";
 import { hearsByAnswering } from "../src/names";
-import { WakeUps, wakeRetryDelay } from "../src/log/wake-ups";
+import { PartitionWakes } from "../src/log/partition-wakes";
 import { echoTargets, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
-import { pushAfterAppend } from "../src/log/pushed-fetches";
 import { PartitionSinks, sinkPartition, type PartitionSink, type SinkCrashPoint } from "../src/connectors/partition-sinks";
 import type { SinkPartitionStatus } from "../src/connectors/sink-delivery";
 import { CrashPoints } from "../src/util/crash-points";
@@ -58,10 +57,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   readonly tieringCrashes = new CrashPoints<TieringCrashPoint>((reason) => this.ctx.abort(reason));
   /** Calls still to fail, set by the fault-injection route; kept in memory like a flaky link. */
   private failuresToInject = 0;
-  /** Until when wake-ups are dropped (the fault route `POST /admin/wakes/drop`). */
-  private dropWakesUntil = 0;
-  /** Subscribers that look at their input soon anyway (see src/log/wake-ups.ts). */
-  private readonly wakeUps = new WakeUps();
+  /** Whom appends and echoes wake, and when (src/log/partition-wakes.ts). */
+  private readonly wakes: PartitionWakes;
   /** Echo wake-ups made since the last append (for their back-off); unknown after a restart. */
   private echoes: number | undefined;
   /** Appends since the object started: a settling planned before the latest one is void. */
@@ -95,6 +92,14 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     );
     const remote = options.remoteStorage;
     this.remote = remote && new RemoteLogManager(this.store, remote.bucket, remote.prefix, this.tieringCrashes, ctx.storage.kv);
+    this.wakes = new PartitionWakes({
+      wakeTask: (name, pushed, echo, told) => this.objects.taskObject(name).wake(pushed, echo, told),
+      wakeListener: (name, tp) => this.objects.listener(name).wake(tp),
+      fetchEncoded: (tp, offset, bounds) => this.store.fetchEncoded(tp, offset, bounds),
+      end: (tp) => this.store.offsets(tp).latest,
+      heard: () => this.settleSoon(),
+      background: (work) => this.ctx.waitUntil(work),
+    });
   }
 
   private call<T>(fn: () => T): Outcome<T> {
@@ -189,7 +194,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (!result.value.duplicate) {
       this.appends++;
       this.echoes = 0;
-      this.wakeSubscribers(tp, result.value.baseOffset + result.value.count, this.subscribers.list(), result.value);
+      this.wakes.wake(tp, result.value.baseOffset + result.value.count, this.subscribers.list(), result.value);
       // Only the application's own appends make its tasks (see AppendOrigin): an external
       // producer may be another deployment using this log, whose tasks read these partitions.
       if (origin !== "external" && this.coordinatorMustHear(tp)) {
@@ -221,7 +226,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const names = this.subscribers.list();
     const tasks = names.some((name) => !hearsByAnswering(name));
     const taskReaders: TaskReaders = tasks ? this.store.readers(tp) : "none";
-    const unheard = this.wakeUps.unheard(names.filter(hearsByAnswering), this.store.offsets(tp).latest);
+    const unheard = this.wakes.wakeUps.unheard(names.filter(hearsByAnswering), this.store.offsets(tp).latest);
     return echoTargets({ taskReaders, unheard, echoes: this.echoes });
   }
 
@@ -242,7 +247,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const echo = this.echoDue(tp);
     if (echo) {
       const names = this.subscribers.list().filter((name) => (hearsByAnswering(name) ? echo.others.includes(name) : echo.tasks));
-      this.wakeSubscribers(tp, this.store.offsets(tp).latest, names, undefined, true);
+      this.wakes.wake(tp, this.store.offsets(tp).latest, names, undefined, true);
       this.echoes = (this.echoes ?? 0) + 1;
       sooner(nextEchoAt(now, this.echoes));
     }
@@ -335,55 +340,17 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   subscribe(name: string): void {
     this.subscribers.add(name);
     // A (re)subscribing instance is woken by the next append, whatever it said before.
-    this.wakeUps.answered(name, null);
+    this.wakes.subscribed(name);
   }
 
   unsubscribe(name: string): void {
     this.subscribers.remove(name);
-    this.wakeUps.forget(name);
-  }
-
-  /**
-   * Wakes subscribers (`subscribers`, the log ending at `end`) after the append is acknowledged:
-   * task instances reading this partition, and restore workers (`restore@…`) keeping standbys on
-   * it. A failed wake-up only delays work. After an append (`appended`), task instances that are
-   * not under load get the fetch they would make next with their wake-up (see
-   * src/log/pushed-fetches.ts).
-   */
-  private wakeSubscribers(tp: TopicPartition, end: number, subscribers: readonly string[], appended?: AppendResult, echo = false): void {
-    const now = Date.now();
-    if (now < this.dropWakesUntil) return;
-    const names = subscribers.filter((name) => this.wakeUps.needed(name, now));
-    if (names.length === 0) return;
-    const pushedTo = (name: string) => !hearsByAnswering(name) && this.wakeUps.wantsPush(name);
-    const pushed =
-      appended && names.some(pushedTo) ? pushAfterAppend(tp, appended, (at, offset, bounds) => this.store.fetchEncoded(at, offset, bounds)) : undefined;
-    const wake = async (name: string) => {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          if (hearsByAnswering(name)) {
-            await this.objects.listener(name).wake(tp);
-            this.wakeUps.heard(name, end);
-            return this.settleSoon();
-          }
-          this.wakeUps.answered(name, await this.objects.taskObject(name).wake(pushedTo(name) ? pushed : undefined, echo));
-          return;
-        } catch (error) {
-          const delay = wakeRetryDelay(attempt);
-          if (delay === undefined) throw error;
-          await new Promise((resolve) => setTimeout(resolve, delay));
-        }
-      }
-    };
-    // A pushed fetch hands records over, which must be durable first: the runtime holds an
-    // object's outgoing RPC calls until its output gate opens (its writes so far are durable),
-    // so the wake-up leaves no sooner. (Awaiting storage.sync() first measured slower under load.)
-    this.ctx.waitUntil(Promise.allSettled(names.map(wake)));
+    this.wakes.unsubscribed(name);
   }
 
   /** Fault injection: for `ms`, wake-ups after appends are dropped (as if lost on the way). */
   dropWakes(ms: number): void {
-    this.dropWakesUntil = Date.now() + Math.max(0, ms);
+    this.wakes.dropFor(ms);
   }
 
   async read(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<Outcome<FetchResult>> {

@@ -70,6 +70,17 @@ function orderBytes(keys, count) {
   return bytes / count;
 }
 
+/** `wakeupDetail`'s calls summed by category of object: `{ "<category>": { alarm: n, <method>: n } }`. */
+function callsByCategory(detail, categoryOf) {
+  const out = {};
+  for (const [key, calls] of Object.entries(detail)) {
+    const category = categoryOf(key);
+    out[category] ??= {};
+    for (const [method, n] of Object.entries(calls)) out[category][method] = (out[category][method] ?? 0) + n;
+  }
+  return out;
+}
+
 export async function run({ baseUrl }) {
   const rate = envInt("BENCH_COST_LOAD_RATE", 5000);
   const seconds = envInt("BENCH_COST_LOAD_SECONDS", 30);
@@ -112,6 +123,8 @@ export async function run({ baseUrl }) {
         `all processed and replicated ${((performance.now() - started) / 1000).toFixed(1)} s after the last answer (${polls} polls); ` +
         `spent ${JSON.stringify({ rowsWritten: spent.rowsWritten, rowsRead: spent.rowsRead, requests: spent.requests })}`,
     );
+
+    note(`cost-load: requests during the load by category and call: ${JSON.stringify(callsByCategory(wakeupDetail(objectsAfter, objectsBefore), categoryOf))}`);
 
     const got = await total(app, checkKey);
     const added = load.added.get(checkKey) ?? { count: 0, sum: 0 };

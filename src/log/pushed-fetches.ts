@@ -18,6 +18,12 @@ export interface PushedFetch {
   readonly fetch: EncodedFetch;
 }
 
+/** What every wake-up of a task reader tells besides its push: the partition, and its end as the wake-up left. */
+export interface WakeTold {
+  readonly tp: TopicPartition;
+  readonly end: number;
+}
+
 /** A partition pushes the records it just appended when they are at most this many bytes (a reader's default fetch takes 1 MiB). */
 export const PUSH_MAX_BYTES = 256 * 1024;
 
@@ -40,9 +46,24 @@ export function pushAfterAppend(
   appended: AppendResult,
   fetchEncoded: (tp: TopicPartition, offset: number, bounds: FetchBounds) => EncodedFetch,
 ): PushedFetch | undefined {
-  const bounds = { maxRecords: appended.count, maxBytes: PUSH_MAX_BYTES };
-  const fetch = fetchEncoded(tp, appended.baseOffset, bounds);
-  return fetch.nextOffset === fetch.latest ? { tp: { topic: tp.topic, partition: tp.partition }, from: appended.baseOffset, bounds, fetch } : undefined;
+  return pushFrom(tp, appended.baseOffset, appended.count, fetchEncoded);
+}
+
+/**
+ * What a partition pushes for the `count` records from `from` to its end (the appends a held
+ * wake-up gathered, src/log/wake-linger.ts; one append for `pushAfterAppend`): its fetch from
+ * there, when it takes them all within `PUSH_MAX_BYTES` and reaches the end; undefined otherwise.
+ */
+export function pushFrom(
+  tp: TopicPartition,
+  from: number,
+  count: number,
+  fetchEncoded: (tp: TopicPartition, offset: number, bounds: FetchBounds) => EncodedFetch,
+): PushedFetch | undefined {
+  if (count <= 0) return undefined;
+  const bounds = { maxRecords: count, maxBytes: PUSH_MAX_BYTES };
+  const fetch = fetchEncoded(tp, from, bounds);
+  return fetch.nextOffset === fetch.latest ? { tp: { topic: tp.topic, partition: tp.partition }, from, bounds, fetch } : undefined;
 }
 
 /** A push and when it was received. */

@@ -9,10 +9,11 @@
  */
 import type { Application } from "../application";
 import { OffsetOutOfRange } from "../log/errors";
-import { PushedFetches, type PushedFetch } from "../log/pushed-fetches";
+import { PushedFetches, type PushedFetch, type WakeTold } from "../log/pushed-fetches";
 import type { LogRecord, TopicPartition } from "../log/types";
 import type { InputRecord } from "../streams/runtime/types";
 import { oldestWaiting, type InputHead } from "./input-lag";
+import { QuietInputs } from "./quiet-inputs";
 import { TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
 import type { TaskOptions } from "./task-options";
 import type { TaskStorage } from "./task-storage";
@@ -49,6 +50,8 @@ export class PartitionGroup {
   private lastPace: InputPace = { loaded: false, backlog: false };
   /** Fetches the input partitions made as they appended, for the next fetch from there (src/log/pushed-fetches.ts). */
   private readonly pushed = new PushedFetches();
+  /** Input partitions known to end at the instance's position, which a step need not fetch (quiet-inputs.ts). */
+  private readonly quiet = new QuietInputs();
 
   constructor(private readonly deps: PartitionGroupDeps) {}
 
@@ -59,14 +62,15 @@ export class PartitionGroup {
   /**
    * Fetches one batch from every input partition from `positions`, merged by timestamp; notes how
    * much was waiting. `stillCurrent` says whether the work the positions came from still stands
-   * once the fetches return (an input reset may have dropped it meanwhile).
+   * once the fetches return (an input reset may have dropped it meanwhile). `skipQuiet`: partitions
+   * known to end at the position are left out (quiet-inputs.ts; a run's steps, not a drain's).
    */
-  async fetchBatch(taskId: string, positions: InputPositions, stillCurrent: () => boolean): Promise<InputRecord[]> {
+  async fetchBatch(taskId: string, positions: InputPositions, stillCurrent: () => boolean, skipQuiet = false): Promise<InputRecord[]> {
     const app = this.deps.application;
     const inputs = app.inputPartitions(taskId);
     const base = this.deps.options.maxBatchRecords ?? 1000;
     const maxRecords = this.lastPace.loaded ? Math.max(base, this.deps.options.maxLoadedBatchRecords ?? 10_000) : base;
-    const results = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[topicPartition(tp)] ?? 0, maxRecords)));
+    const results = await Promise.all(inputs.map((tp) => this.fetchInput(tp, positions[topicPartition(tp)] ?? 0, maxRecords, skipQuiet)));
     // The uncommitted work was dropped meanwhile (an input reset): these follow on from positions that are gone.
     if (!stillCurrent()) {
       this.lastPace = { loaded: this.lastPace.loaded, backlog: true };
@@ -92,8 +96,24 @@ export class PartitionGroup {
    */
   offer(pushed: PushedFetch, running: boolean): void {
     const key = topicPartition(pushed.tp);
+    this.quiet.toldEnd(key, pushed.fetch.latest);
     if (running) this.pushed.offer(pushed, this.deps.now());
     else this.ends.set(key, Math.max(this.ends.get(key) ?? 0, pushed.fetch.latest));
+  }
+
+  /**
+   * A wake-up told of input (see `StreamTask.toldOfInput`): its push, offered; where its partition
+   * ended; a wake-up that tells neither makes every partition be fetched again. `lookingAt`: the
+   * instance answered that it looks by then (under load), so its partitions skip wake-ups until about then.
+   */
+  told(pushed: PushedFetch | undefined, told: WakeTold | undefined, running: boolean, lookingAt?: number): void {
+    if (lookingAt !== undefined) {
+      this.quiet.answeredLooking(lookingAt);
+      return;
+    }
+    if (pushed) this.offer(pushed, running);
+    if (told) this.quiet.toldEnd(topicPartition(told.tp), told.end);
+    if (!pushed && !told) this.quiet.toldNothing();
   }
 
   /** Input partitions' ends as last fetched (by position key); none before the first fetch. */
@@ -102,12 +122,20 @@ export class PartitionGroup {
   }
 
   /** Input of one partition from `offset`, and how many records were waiting there (`latest - offset`). */
-  private async fetchInput(tp: TopicPartition, offset: number, maxRecords: number): Promise<{ records: InputRecord[]; waiting: number }> {
+  private async fetchInput(tp: TopicPartition, offset: number, maxRecords: number, skipQuiet: boolean): Promise<{ records: InputRecord[]; waiting: number }> {
     const { storage, options } = this.deps;
     const log = options.log;
     const bounds = { maxRecords, maxBytes: options.maxBatchBytes ?? 1 << 20 };
+    const key = topicPartition(tp);
     const read = async (from: number) => {
-      const { records, latest } = this.pushed.take(tp, from, bounds, this.deps.now()) ?? (await log.fetch(tp, from, bounds));
+      const now = this.deps.now();
+      const pushed = this.pushed.take(tp, from, bounds, now);
+      if (pushed) this.quiet.pushTaken(key, pushed.latest);
+      // Known to end here, and every append since would have woken the instance: nothing to fetch.
+      else if (skipQuiet && log.capabilities.wakesReaders && this.quiet.quiet(key, from, now)) return { records: [], waiting: 0 };
+      const begun = this.quiet.beginFetch(now);
+      const { records, latest } = pushed ?? (await log.fetch(tp, from, bounds));
+      if (!pushed) this.quiet.fetched(key, latest, begun);
       this.noteFetched(tp, from, records, latest);
       return { records: records.map((r) => toInput(tp, r)), waiting: Math.max(records.length, latest - from) };
     };
@@ -174,6 +202,7 @@ export class PartitionGroup {
   /** Positions moved (an input reset, a wipe): fetches made before say nothing of where the instance is now. */
   forgetPushed(): void {
     this.pushed.clear();
+    this.quiet.forget();
   }
 
   /** The oldest waiting records seen of these partitions (all when none are named) are not where the instance is any more. */

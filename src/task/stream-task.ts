@@ -11,7 +11,7 @@
  */
 import type { Application } from "../application";
 import { LogUnavailable } from "../log/errors";
-import type { PushedFetch } from "../log/pushed-fetches";
+import type { PushedFetch, WakeTold } from "../log/pushed-fetches";
 import type { TopicPartition } from "../log/types";
 import type { RecordOrigin } from "../streams/errors";
 import { ageMs } from "./input-lag";
@@ -247,9 +247,9 @@ export class StreamTask {
     return this.executor.progressDueAt();
   }
 
-  /** An input partition's fetch as it appended: the next fetch from there uses it instead of calling the log (kept only while the instance runs). */
-  offerFetch(pushed: PushedFetch): void {
-    this.input.offer(pushed, this.executor.running());
+  /** A wake-up told of input: its push, where its partition ended, or nothing; `lookingAt`: the answer under load (partition-group.ts). */
+  toldOfInput(pushed: PushedFetch | undefined, told: WakeTold | undefined, lookingAt?: number): void {
+    this.input.told(pushed, told, this.executor.running(), lookingAt);
   }
 
   private now(): number {

@@ -6,7 +6,7 @@
  * never fails: a failure is logged and the alarm armed again with a back-off (Cloudflare drops an
  * alarm after 6 failed retries). The Durable Object gives it its alarm and `waitUntil`.
  */
-import type { PushedFetch } from "../log/pushed-fetches";
+import type { PushedFetch, WakeTold } from "../log/pushed-fetches";
 import { logEvent } from "../util/logging";
 import type { Serial } from "../util/serial";
 import { EarliestTimer } from "../util/timer";
@@ -56,21 +56,29 @@ export class TaskRunner {
    * again while they lag. `pushed`, after an append, is the fetch a caught-up instance makes next.
    * `echo`: the partition wakes its readers again because the group's offset there is behind its
    * end; the progress owed to the group goes with this run instead of waiting for its time.
+   * `told`: the partition and its end as the wake-up left (a step that only commits need not fetch
+   * a partition known to end at its position: src/task/quiet-inputs.ts).
    */
-  async wake(pushed?: PushedFetch, echo = false): Promise<number | null> {
+  async wake(pushed?: PushedFetch, echo = false, told?: WakeTold): Promise<number | null> {
     const { task } = this.deps;
     if (task.meta()?.role !== "active") return null;
-    if (pushed) task.offerFetch(pushed);
+    task.toldOfInput(pushed, told);
     if (echo) task.owedDueNow();
     const at = task.nextCommitAt();
     const action = this.wakeRuns.wake(at, Date.now());
     if (action === "run") this.runInBackground();
     else if (action === "arm") await this.arm(this.pacing.lookBy(at, Date.now(), "commit"));
-    return task.loaded ? at : null;
+    if (!task.loaded) return null;
+    task.toldOfInput(undefined, told, at);
+    return at;
   }
 
-  /** A run: the alarm's, a wake-up's or the timer's (see the file's comment). */
-  async run(): Promise<void> {
+  /**
+   * A run: the alarm's (`fromAlarm`), a wake-up's or the timer's (see the file's comment). The
+   * alarm's stands behind lost wake-ups, so it fetches every input partition (quiet-inputs.ts).
+   */
+  async run(fromAlarm = false): Promise<void> {
+    if (fromAlarm) this.deps.task.toldOfInput(undefined, undefined);
     // While a commit crash is planned, only `drain` runs commits, so the test chooses where it
     // dies; the alarm comes back for whatever work the crash leaves.
     if (this.deps.crashes.commitCrashPlanned) return this.armRecovery();
@@ -91,7 +99,7 @@ export class TaskRunner {
     await this.reportShutdown();
   }
 
-  /** Steps while there is work (see step-loop.ts): lingering for a run, committing each at once for a drain. */
+  /** Steps while there is work (see step-loop.ts): lingering for a run, committing each at once for a drain (which fetches every input partition). */
   steps(maxSteps: number, linger: boolean): Promise<StepsRun> {
     const { task, lifecycle } = this.deps;
     return runSteps({ task, wakeRuns: this.wakeRuns, lifecycle, polls: this.pacing.polls }, maxSteps, linger);

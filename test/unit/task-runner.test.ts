@@ -53,7 +53,7 @@ function setUp(options: Options = {}) {
     nextCommitAt: () => options.nextCommitAt ?? Date.now(),
     timersDueAt: () => undefined,
     progressDueAt: () => undefined,
-    offerFetch: () => calls.push("offerFetch"),
+    toldOfInput: () => calls.push("toldOfInput"),
     step: async () => {
       calls.push("step");
       return outcomes.shift() ?? "idle";

@@ -3,8 +3,11 @@
  * input by a given time anyway, until WAKE_MARGIN_MS before that time; then, and for subscribers
  * that rely on wake-ups, every append wakes.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { CoordinatorNotice, COORDINATOR_RETRY_MS } from "../../src/log/partition/coordinator-notice";
+import { PartitionWakes } from "../../src/log/partition-wakes";
+import type { PushedFetch, WakeTold } from "../../src/log/pushed-fetches";
+import { LINGER_MIN_RECORDS_PER_S, RATE_WINDOW_MS, WAKE_LINGER_MS, WakeLinger } from "../../src/log/wake-linger";
 import { WAKE_MARGIN_MS, WakeUps, wakeRetryDelay } from "../../src/log/wake-ups";
 
 describe("WakeUps", () => {
@@ -81,5 +84,150 @@ describe("CoordinatorNotice (src/log/partition/coordinator-notice.ts)", () => {
 
   it("retries a call that did not get through COORDINATOR_RETRY_MS later", () => {
     expect(new CoordinatorNotice(kvOf(new Map())).retryAt(1_000)).toBe(1_000 + COORDINATOR_RETRY_MS);
+  });
+});
+
+describe("WakeLinger (src/log/wake-linger.ts): a task's wake-ups held under a steady stream of appends", () => {
+  /** Appends of `records` every `every` ms from `start` while `until`, each decided for "t@a": the decisions. */
+  function stream(linger: WakeLinger, { start, every, records, until }: { start: number; every: number; records: number; until: number }) {
+    const decisions: { at: number; from: number; decision: ReturnType<WakeLinger["decide"]> }[] = [];
+    let from = 0;
+    for (let now = start; now < until; now += every) {
+      // A held wake-up goes at its time (the partition's timer).
+      const held = linger.heldFor("t@a");
+      if (held && held.at <= now) linger.release("t@a", held.at);
+      linger.appended(now, records);
+      decisions.push({ at: now, from, decision: linger.decide("t@a", now, from) });
+      from += records;
+    }
+    return decisions;
+  }
+
+  it("wakes at once for every append while the partition takes fewer records per second than the threshold", () => {
+    const linger = new WakeLinger();
+    // One order every 5 ms: 200 records/s, a closed loop of single orders (the e2e bench).
+    const decisions = stream(linger, { start: 1_000, every: 5, records: 1, until: 2_000 });
+    expect(decisions.every((d) => d.decision.kind === "now")).toBe(true);
+  });
+
+  it("holds the wake-ups of a steady stream until a linger after the last, and gathers the appends meanwhile", () => {
+    const linger = new WakeLinger();
+    // 25 records every 20 ms: 1,250 records/s (a partition of the cost-load bench).
+    const decisions = stream(linger, { start: 1_000, every: 20, records: 25, until: 3_000 });
+    const woken = decisions.filter((d) => d.decision.kind === "now").length;
+    const holds = decisions.filter((d) => d.decision.kind === "hold");
+    // The first appends wake at once (until the rate window shows the stream); then one wake-up per linger.
+    expect(woken).toBeLessThanOrEqual(RATE_WINDOW_MS / 20 + 2);
+    expect(holds.length).toBeGreaterThan(0);
+    const gathered = woken + holds.length;
+    expect(gathered).toBeLessThanOrEqual(Math.ceil(2_000 / WAKE_LINGER_MS) + RATE_WINDOW_MS / 20 + 2);
+    expect(gathered).toBeLessThan(decisions.length * 0.75);
+    // A held wake-up starts at the first append it holds, and goes a linger after the wake-up before.
+    for (const hold of holds) {
+      if (hold.decision.kind !== "hold") continue;
+      expect(hold.decision.at).toBeGreaterThan(hold.at);
+      expect(hold.decision.at - hold.at).toBeLessThanOrEqual(WAKE_LINGER_MS);
+    }
+    // No record waits longer than the linger for its wake-up.
+    let heldSince: number | undefined;
+    for (const d of decisions) {
+      if (d.decision.kind === "hold") heldSince = d.at;
+      if (d.decision.kind === "held") expect(heldSince).toBeDefined();
+    }
+  });
+
+  it("wakes at once again once the stream stops, and a wake-up made anyway voids the one held", () => {
+    const linger = new WakeLinger();
+    stream(linger, { start: 1_000, every: 20, records: 25, until: 1_500 });
+    const held = linger.heldFor("t@a");
+    if (held) expect(linger.release("t@a", held.at)?.at).toBe(held.at);
+    // Quiet for longer than the rate window: a lone append is woken for at once.
+    expect(linger.decide("t@a", 1_500 + RATE_WINDOW_MS + WAKE_LINGER_MS, 999).kind).toBe("now");
+    // Streaming again, one held; an echo wakes it at once and the held one is void.
+    const again = stream(linger, { start: 5_000, every: 10, records: LINGER_MIN_RECORDS_PER_S / 50, until: 5_300 });
+    expect(again.some((d) => d.decision.kind === "hold")).toBe(true);
+    if (!linger.heldFor("t@a")) linger.decide("t@a", 5_301, 12_345);
+    expect(linger.heldFor("t@a")).toBeDefined();
+    linger.wokeNow("t@a", 5_302);
+    expect(linger.heldFor("t@a")).toBeUndefined();
+    expect(linger.release("t@a", 5_340)).toBeUndefined();
+  });
+});
+
+describe("PartitionWakes (src/log/partition-wakes.ts): what a held wake-up carries", () => {
+  /** A partition of `end` records, with every wake-up noted. */
+  function partition() {
+    const log = { end: 0 };
+    const woken: { name: string; pushed?: PushedFetch; told: WakeTold; at: number }[] = [];
+    const wakes = new PartitionWakes({
+      wakeTask: async (name, pushed, _echo, told) => {
+        woken.push({ name, ...(pushed ? { pushed } : {}), told, at: Date.now() });
+        return null;
+      },
+      wakeListener: async () => {},
+      fetchEncoded: (_tp, offset, bounds) => ({ batches: [], nextOffset: Math.min(offset + bounds.maxRecords, log.end), earliest: 0, latest: log.end }),
+      end: () => log.end,
+      heard: () => {},
+      background: () => {},
+    });
+    const append = (count: number) => {
+      const appended = { baseOffset: log.end, count, duplicate: false };
+      log.end += count;
+      wakes.wake(TP, log.end, ["t@a"], appended);
+    };
+    return { wakes, woken, append, log };
+  }
+  const TP = { topic: "orders", partition: 0 };
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.setSystemTime(1_000_000);
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("wakes a lone append at once, with its records and the end", () => {
+    const { woken, append } = partition();
+    append(1);
+    expect(woken).toHaveLength(1);
+    expect(woken[0]!.pushed?.from).toBe(0);
+    expect(woken[0]!.told).toEqual({ tp: TP, end: 1 });
+  });
+
+  it("under a steady stream, sends one wake-up per linger carrying every record appended since the first it held", async () => {
+    const { woken, append, log } = partition();
+    for (let i = 0; i < 100; i++) {
+      append(25);
+      await vi.advanceTimersByTimeAsync(20);
+    }
+    await vi.advanceTimersByTimeAsync(WAKE_LINGER_MS);
+    // Fewer wake-ups than appends, none later than a linger after its first record.
+    expect(woken.length).toBeLessThan(70);
+    // Every record is covered by a push that starts where the one before ended: a reader at its position uses each.
+    let position = 0;
+    for (const w of woken) {
+      expect(w.pushed?.from).toBe(position);
+      position = w.pushed!.fetch.nextOffset;
+      expect(w.told.end).toBe(position);
+    }
+    expect(position).toBe(log.end);
+  });
+
+  it("an echo wakes at once and voids the wake-up held", async () => {
+    const { wakes, woken, append, log } = partition();
+    for (let i = 0; i < 20; i++) {
+      append(25);
+      await vi.advanceTimersByTimeAsync(20);
+    }
+    append(25);
+    expect(wakes.linger.heldFor("t@a")).toBeDefined();
+    const before = woken.length;
+    wakes.wake(TP, log.end, ["t@a"], undefined, true);
+    expect(woken).toHaveLength(before + 1);
+    expect(woken.at(-1)!.pushed).toBeUndefined();
+    expect(woken.at(-1)!.told.end).toBe(log.end);
+    await vi.advanceTimersByTimeAsync(WAKE_LINGER_MS * 2);
+    expect(woken).toHaveLength(before + 1);
   });
 });
