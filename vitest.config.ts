@@ -81,24 +81,21 @@ const NO_COMPACTION = {
  */
 const WORKERD_TEST_TIMEOUT = 20_000;
 
+/** Before each file of a project whose files share a workerd: every object deleted, a fresh start. */
+const FRESH_WORKERD = "./test/support/fresh-workerd.ts";
+
 /**
- * Workerd files of the `workers` project whose every test takes objects of its own, by a name no
- * other file uses (`refused-crash@x`, `settings-migration-kept`, …), and topics of its own (their
- * applications' catalogs): they share a workerd, the `objects` project, as test/log does.
+ * A workerd project's files one after another in a workerd they share (one start-up and one
+ * import of the library per runner: vitest hands a finished file's runner to the next file of the
+ * same project), each file on empty storage (FRESH_WORKERD).
  */
-const OWN_OBJECTS = [
-  "test/commit-rows.test.ts",
-  "test/coordinator-settings-migration.test.ts",
-  "test/outbox-window.test.ts",
-  "test/record-cache-commits.test.ts",
-  "test/refused-sends.test.ts",
-  "test/restore-positions.test.ts",
-  "test/restore-timestamps.test.ts",
-  "test/row-caps.test.ts",
-  "test/storage-migrations.test.ts",
-  "test/store-pages.test.ts",
-  "test/task-book-migration.test.ts",
-];
+const SHARED_WORKERD = { isolate: false, setupFiles: [FRESH_WORKERD] };
+
+/**
+ * Workerd files of the `workers` project that keep a workerd of their own (the rest share one, see
+ * the project): none at present.
+ */
+const OWN_WORKERD: string[] = [];
 
 /** The `workers` project's vars on top of the example's (the `log` and `objects` projects' too). */
 const WORKERS_BINDINGS = {
@@ -184,12 +181,18 @@ export default defineConfig({
     sequence: { sequencer: SlowFirst },
     projects: [
       {
+        // The default example's Worker with the test vars, its files one after another in a workerd
+        // they share (isolate: false: one start-up and one import of the library per runner, up to
+        // three runners at once, not one per file). Before each file every object is deleted with
+        // its storage (test/support/fresh-workerd.ts), so a file starts on empty storage as in a
+        // workerd of its own. The log partition's parts (test/log) are here too.
         plugins: [workerd(WORKERS_BINDINGS)],
         resolve: library,
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
           testTimeout: WORKERD_TEST_TIMEOUT,
+          ...SHARED_WORKERD,
           exclude: [
             "test/node/**",
             "test/standby/**",
@@ -203,44 +206,27 @@ export default defineConfig({
             "test/tiered/**",
             "test/connectors/**",
             "test/unit/**",
-            "test/log/**",
-            ...OWN_OBJECTS,
+            ...OWN_WORKERD,
           ],
         },
-      },
-      {
-        // The log partition's parts (test/log): the `workers` project's Worker and vars, its files
-        // one after another in a workerd they share (isolate: false: one start-up and one import of
-        // the library for up to three files, not one per file). They may share storage: each test
-        // takes a partition object of its own, named after the file (`compaction-scratch-3`,
-        // `rb7/0`, …), and a file that aborts every object does so between its own tests.
-        plugins: [workerd(WORKERS_BINDINGS)],
-        resolve: library,
-        test: { name: "log", include: ["test/log/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT, isolate: false },
-      },
-      {
-        // Task instances, partitions and coordinators on objects of their own (OWN_OBJECTS), sharing a workerd as `log` does.
-        plugins: [workerd(WORKERS_BINDINGS)],
-        resolve: library,
-        test: { name: "objects", include: OWN_OBJECTS, testTimeout: WORKERD_TEST_TIMEOUT, isolate: false },
       },
       {
         // Retention and compaction with the topics' defaults: a changelog compacts when due.
         plugins: [workerd()],
         resolve: library,
-        test: { name: "compaction", include: ["test/compaction/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
+        test: { name: "compaction", include: ["test/compaction/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT, ...SHARED_WORKERD },
       },
       {
         plugins: [workerd({ ...NO_COMPACTION, NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
         resolve: library,
-        test: { name: "standby", include: ["test/standby/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
+        test: { name: "standby", include: ["test/standby/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT, ...SHARED_WORKERD },
       },
       {
         // The second example application, its own Worker and wrangler.toml.
         plugins: [workerd({}, "./examples/page-views/wrangler.toml")],
         resolve: library,
         // Each test runs the whole pipeline (three subtopologies): slow on a loaded 2-core machine.
-        test: { name: "page-views", include: ["test/page-views/**/*.test.ts"], testTimeout: 30_000 },
+        test: { name: "page-views", include: ["test/page-views/**/*.test.ts"], testTimeout: 30_000, ...SHARED_WORKERD },
       },
       {
         // The third example application: a global table, a foreign-key join and KTable.groupBy.
@@ -254,7 +240,7 @@ export default defineConfig({
         // join, a bounded final-results buffer) on the real runtime, through wipes: a test application.
         plugins: [workerd({}, "./wrangler.toml", "./test/operators/worker.ts")],
         resolve: library,
-        test: { name: "operators", include: ["test/operators/**/*.test.ts"], testTimeout: 120_000 },
+        test: { name: "operators", include: ["test/operators/**/*.test.ts"], testTimeout: 120_000, ...SHARED_WORKERD },
       },
       {
         // TestDriver's reads of key-value, window and session stores by typed (JSON) keys: a test application.
@@ -307,7 +293,14 @@ export default defineConfig({
         plugins: [workerd({ RETRY_BACKOFF_MS: "50" }, "./wrangler.toml", "./test/policies/worker.ts")],
         resolve: library,
         // Vitest's 5 s default is too short for a whole shutdown and resume with three files at once on 2 cores.
-        test: { name: "policies", include: ["test/policies/**/*.test.ts"], testTimeout: 20_000 },
+        test: {
+          name: "policies",
+          include: ["test/policies/**/*.test.ts"],
+          testTimeout: 20_000,
+          // The test application counts failed attempts per record outside its objects: forgotten before each file too.
+          isolate: false,
+          setupFiles: [FRESH_WORKERD, "./test/policies/fresh-attempts.ts"],
+        },
       },
       {
         // Pure logic (no workerd): plain Node, so a change-test loop over the core is seconds. The
