@@ -306,15 +306,7 @@ export default defineConfig({
         plugins: [workerd({ RETRY_BACKOFF_MS: "50" }, "./wrangler.toml", "./test/policies/worker.ts")],
         resolve: library,
         // Vitest's 5 s default is too short for a whole shutdown and resume with three files at once on 2 cores.
-        test: {
-          name: "policies",
-          include: ["test/policies/**/*.test.ts"],
-          testTimeout: 20_000,
-          // The test application counts failed attempts per record outside its objects: forgotten before each file too.
-          isolate: false,
-          setupFiles: [FRESH_WORKERD, "./test/policies/fresh-attempts.ts"],
-          hookTimeout: FRESH_HOOK_TIMEOUT,
-        },
+        test: { name: "policies", include: ["test/policies/**/*.test.ts"], testTimeout: 20_000 },
       },
       {
         // Pure logic (no workerd): plain Node, so a change-test loop over the core is seconds. The

@@ -37,11 +37,6 @@ export class InvalidEvent extends Error {
 /** Attempts per input record, outside any task processor: they survive the processor's rebuild after a failure. */
 const attempts = new Map<string, number>();
 
-/** Forgets every attempt counted, as a new isolate starts without any (test/policies/fresh-attempts.ts, before each file). */
-export function forgetAttempts(): void {
-  attempts.clear();
-}
-
 export function policiesApp(id: string, punctuateEveryMs: number, partitions = 1): Application {
   const pending = `${id}-pending`;
   const flushed = `${id}-flushed`;
