@@ -9,10 +9,12 @@
  * seconds in all); `node` drives a real `wrangler dev` with real clients (among them the example
  * at 256 partitions with standbys, test/node/scale.test.ts), one per file.
  *
- * Speed on 2 cores: each workerd project file starts its own workerd and imports the library anew
- * (fresh storage per file; 10-15 s a file on a loaded machine, most of it the import), so pure tests
- * belong in `unit`; files whose tests each take objects of their own may share a workerd
- * (`isolate: false`, the `log` project); three files run at once, the `node` files among the others.
+ * Speed on 2 cores: a workerd runner starts a workerd and imports the library (about 5 s on a quiet
+ * machine, 10-20 s on a loaded one), so pure tests belong in `unit`, and the `workers` and
+ * `standby` projects run their files one after another in a workerd they share (`isolate: false`:
+ * vitest hands a finished file's runner to the next file of the same project; up to three runners
+ * at once), every object deleted before each file (test/support/fresh-workerd.ts). Three files run
+ * at once, the `node` files among the others.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -138,18 +140,19 @@ function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler
 /**
  * The suite's longest files, started first: with three files at once, a long file started last
  * would run alone at the end (a fresh clone has no timings cached, and vitest then orders files
- * by size). Measured in CI's run (seconds, on 2 cores).
+ * by size). Measured in CI's run on main 7be9dc9 (seconds, on 2 cores, a quiet machine).
  */
 const SLOW_FIRST = [
-  "test/node/scale.test.ts", // 140
-  "test/http-security.test.ts", // 68
-  "test/model-more-seeds.test.ts", // 34
-  "test/model.test.ts", // 33
-  "test/restore-faults.test.ts", // 31
-  "test/shop/shop.test.ts", // 29
-  "test/healing.test.ts", // 28
-  "test/node/upstash-client.test.ts", // 22
-  "test/lifecycle-crashes.test.ts", // 18
+  "test/node/scale.test.ts", // 115
+  "test/healing.test.ts", // 34, mostly waiting on alarms: beside the shared runners
+  "test/model-more-seeds.test.ts", // 60: the `workers` block starts here
+  "test/model.test.ts", // 60
+  "test/http-security.test.ts", // 57 before its reads were made at once
+  "test/restore-faults.test.ts", // 29
+  "test/shop/shop.test.ts", // 23
+  "test/node/upstash-client.test.ts", // 23
+  "test/node/runtime-kill.test.ts", // 21
+  "test/lifecycle-crashes.test.ts", // 16
 ];
 
 class SlowFirst extends BaseSequencer {

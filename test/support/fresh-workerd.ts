@@ -13,7 +13,7 @@
  */
 import { reset, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeAll } from "vitest";
+import { afterAll, beforeAll } from "vitest";
 import { forgetAssignments } from "../../workers/api/cluster";
 
 type Namespace = DurableObjectNamespace;
@@ -54,11 +54,17 @@ const namespaces = Object.values(env as unknown as Record<string, unknown>).filt
 );
 for (const namespace of namespaces) watch(namespace);
 
-beforeAll(async () => {
+/** Wakes every object named since the last time, deletes them all, and forgets the cached assignment. */
+async function fresh(): Promise<void> {
   const stubs = [...named].flatMap(([namespace, names]) => [...names].map((name) => namespace.get(namespace.idFromName(name))));
   // Woken (a call that does nothing), so that reset() finds each running; one that fails to start is gone anyway.
   await Promise.all(stubs.map((stub) => runInDurableObject(stub, () => undefined).catch(() => undefined)));
   await reset();
   named.clear();
   forgetAssignments();
-});
+}
+
+beforeAll(fresh);
+// After the file's own hooks too: no alarm of its objects runs on between files, when the isolate
+// can no longer load a module for it.
+afterAll(fresh);
