@@ -75,8 +75,15 @@ afterAll(() => {
   vi.restoreAllMocks();
 });
 
-async function expectRefused(path: string, options: CallOptions, status: number, code: string): Promise<Response> {
-  const before = await stored();
+type Stored = Awaited<ReturnType<typeof stored>>;
+
+/**
+ * Sends a request that must be refused and checks that it changed nothing stored. `before` is what
+ * was stored when the caller knows it (read after its last refused request, nothing sent since);
+ * returns the response and what is stored after it.
+ */
+async function refused(path: string, options: CallOptions, status: number, code: string, known?: Stored): Promise<{ response: Response; after: Stored }> {
+  const before = known ?? (await stored());
   const response = await call(path, options);
   const text = await response.text();
   errorBodies.push(text);
@@ -86,8 +93,13 @@ async function expectRefused(path: string, options: CallOptions, status: number,
   expect(typeof body.message).toBe("string");
   // Work the refused request could have started would show up once processing runs.
   await driver.runUntilQuiet();
-  expect(await stored()).toEqual(before);
-  return response;
+  const after = await stored();
+  expect(after).toEqual(before);
+  return { response, after };
+}
+
+async function expectRefused(path: string, options: CallOptions, status: number, code: string): Promise<Response> {
+  return (await refused(path, options, status, code)).response;
 }
 
 const ROUTES: [method: string, path: string, body?: unknown][] = [
@@ -111,6 +123,8 @@ describe("authentication", () => {
   });
 
   it.each(ROUTES)("%s %s: 401 without a token, with a wrong one, or another scheme", async (method, path, body) => {
+    // Each refused request is checked against what was stored right before it: after the last one.
+    let known: Stored | undefined;
     for (const auth of [
       { token: null },
       { token: WRONG_TOKEN },
@@ -118,8 +132,9 @@ describe("authentication", () => {
       { token: null, headers: { Authorization: `Basic ${btoa(`edge:${TOKEN}`)}` } },
       { token: `${TOKEN}x` },
     ]) {
-      const response = await expectRefused(path, { method, body, ...auth }, 401, "unauthorized");
+      const { response, after } = await refused(path, { method, body, ...auth }, 401, "unauthorized", known);
       expect(response.headers.get("WWW-Authenticate")).toContain("Bearer");
+      known = after;
     }
   });
 
