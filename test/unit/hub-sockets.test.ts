@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import type { LogRecord } from "../../src/log/types";
+import { HubCounters } from "../../src/subscriptions/hub-counters";
 import {
   acknowledge,
   behind,
@@ -126,5 +127,21 @@ describe("the hub's bookkeeping", () => {
     expect(parseHubStart({ ...start(), view: "prefix" })).toBeUndefined();
     expect(parseHubStart({ ...start(), messages: [1] })).toBeUndefined();
     expect(parseHubStart(null)).toBeUndefined();
+  });
+});
+
+describe("HubCounters", () => {
+  it("counts a refusal by the limit it hit, and answers copies of its counts", () => {
+    const counters = new HubCounters(1_000);
+    const limits = { perHub: 10, perKey: 2 };
+    counters.refuse({ hub: 10, key: 0 }, limits);
+    counters.refuse({ hub: 4, key: 2 }, limits);
+    counters.refuse({ hub: 10, key: 2 }, limits);
+    counters.pushed += 3;
+    counters.drops.resync++;
+    const metrics = counters.metrics(7);
+    expect(metrics).toEqual({ sockets: 7, pushed: 3, reads: 0, drops: { slow: 0, resync: 1 }, refused: { hub: 2, key: 1 }, since: 1_000 });
+    counters.drops.slow++;
+    expect(metrics.drops.slow).toBe(0);
   });
 });
