@@ -20,6 +20,7 @@ import { FOLLOW_FETCH } from "../src/subscriptions/follow-log";
 import {
   acknowledge,
   behind,
+  hasRoom,
   type HubSocket,
   keyTag,
   newSocket,
@@ -104,13 +105,15 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     } catch {
       ack = undefined;
     }
+    const full = !hasRoom(state);
     if (!acknowledge(state, ack)) {
       close(ws, 1008, 'expected {"ack": n}, n the number of messages received so far');
       return;
     }
     ws.serializeAttachment(state);
-    // The window opened: this socket may be behind the others.
-    await this.pump();
+    // A full window opened: this socket may be behind the others. An acknowledgement within the window
+    // changes nothing a round would do (a thousand sockets' acknowledgements would each read the log).
+    if (full) await this.pump();
   }
 
   override async webSocketClose(ws: WebSocket): Promise<void> {
@@ -142,6 +145,8 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
         if (held.length === 0) return this.unfollow(tp);
         if (!(await this.round(held))) return;
       }
+      // Still behind: go on after what queued meanwhile (acknowledgements, wake-ups).
+      this.ctx.waitUntil(this.pump(tp));
     });
   }
 
@@ -164,15 +169,20 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
       return held.some((h) => !outside(h.state.position, range));
     }
     let more = false;
+    const renderers = new Map<string, ReturnType<typeof this.renderer>>();
     // Read again after the fetch: an acknowledgement taken meanwhile is in the attachment, not in what was read before.
     for (const { ws } of held) {
       if (ws.readyState !== WebSocket.OPEN) continue;
       const h = { ws, state: ws.deserializeAttachment() as HubSocket };
-      const plan = planSocket(h.state, { from, records: result.records, latest: result.latest }, now, this.renderer(h.state));
+      const { position, sent, fullSince } = h.state;
+      const watched = `${h.state.store}\n${h.state.view}\n${h.state.key}`;
+      const render = renderers.get(watched) ?? this.renderer(h.state);
+      renderers.set(watched, render);
+      const plan = planSocket(h.state, { from, records: result.records, latest: result.latest }, now, render);
       for (const message of plan.messages) h.ws.send(message);
       this.counters.pushed += plan.messages.length;
       if (plan.resync) resync(h.ws, this.counters);
-      else h.ws.serializeAttachment(h.state);
+      else if (h.state.position !== position || h.state.sent !== sent || h.state.fullSince !== fullSince) h.ws.serializeAttachment(h.state);
       more ||= !plan.resync && behind(h.state, result.latest);
     }
     return more;
