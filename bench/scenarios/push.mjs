@@ -2,41 +2,46 @@
  * Live subscriptions (docs/subscriptions.md) of the example application, against the e2e poll in
  * the same run:
  *
- * - **Latency.** A few customers of task 0_0, each watched by the real `edge-streams/client` (the
- *   built bundle, examples/page-views/public/client/, over Node's fetch: server-sent events); one
- *   order ingested at a time (`POST /topics/orders/records`); the latency is the arrival of the
- *   change event at the client's callback minus the arrival of the ingest answer. Reports
- *   `push_p50_ms` / `push_p99_ms` idle and `push_p50_under_load_ms` / `push_p99_under_load_ms`
- *   while e2e-load's loader (./e2e-load.mjs, reused) ingests BENCH_E2E_LOAD_RATE orders/s (5,000)
- *   over all four partitions. Its baseline, measured here so the ratio is of one run: e2e's poll
- *   (./e2e.mjs: `GET /stores/totals/keys/<key>` back to back until the count grows) over other
- *   customers of the same task, idle and under the same load: `push_baseline_e2e_p50_ms`,
- *   `push_baseline_e2e_p99_under_load_ms`, and the ratios `push_p50_vs_e2e_p50` and
- *   `push_p99_under_load_vs_e2e_p99_under_load` (push over poll: under 1, push is faster). The
- *   watch's stream polls the changelog (50 ms after a change, backing off to once a second while
- *   idle), so an idle subscriber's latency holds part of that interval. Under load an event may
- *   reach the client before the ingest's answer does: that sample is negative.
- * - **Subscribers held.** BENCH_PUSH_SUBSCRIBERS (1,000) server-sent event streams on one key,
- *   opened from this process with plain `node:http` (one connection each) and parsed with the
- *   client's `SseParser`. Under wrangler dev one isolate serves them all, and an isolate holds at
- *   most MAX_WATCHES_PER_ISOLATE (256, src/subscriptions/watch-slots.ts) subscriptions, not
- *   configurable: the rest are refused with 503. `push_subscribers_held` counts the streams
- *   answered 200 (and `push_subscribers_refused` the 503s); `push_subscriptions_open_metric` is
- *   the isolate's own gauge (`GET /metrics`) meanwhile, and `push_subscriptions_open_after_close`
- *   the same up to 35 s after this process closed them all (a server stream notices a subscriber
- *   gone when it next writes: an event, or the keep-alive after 30 s).
- * - **Fan-out.** BENCH_PUSH_FANOUT_ORDERS (500) orders for that key, in requests of 100 posted
- *   back to back: every held stream must see the count go up by one per order, each once, in
- *   order (any gap, repeat or snapshot fails the scenario). `push_events_per_s` = held streams ×
- *   orders / (last stream's last event − first ingest request sent).
+ * - **Latency.** A few customers of task 0_0, each watched by a WebSocket held by its changelog
+ *   partition's `SubscriptionHub` (bench/lib/ws.mjs; acknowledging every ACK_EVERY messages), and
+ *   a few others by the real `edge-streams/client` (the built bundle, over Node's fetch:
+ *   server-sent events, held by the Worker, which polls the changelog); one order ingested at a
+ *   time (`POST /topics/orders/records`); the latency is the arrival of the change at the
+ *   subscriber minus the arrival of the ingest answer. Idle, each order comes
+ *   BENCH_PUSH_IDLE_GAP_MS (150) after the previous one was pushed: a task sends a commit's
+ *   changelog batch at once after a quiet spell, but lingers up to LINGER_MS (100) after its last
+ *   send (src/task/send-schedule.ts), which orders back to back run into
+ *   (`push_p50_back_to_back_ms`). Reports `push_p50_ms` / `push_p99_ms` (sockets, idle),
+ *   `push_p50_under_load_ms` / `push_p99_under_load_ms` while e2e-load's loader
+ *   (./e2e-load.mjs, reused) ingests BENCH_E2E_LOAD_RATE orders/s (5,000) over all four
+ *   partitions, and `push_sse_*` the same for server-sent events. The baseline, measured here so
+ *   the ratio is of one run: e2e's poll (./e2e.mjs: `GET /stores/totals/keys/<key>` back to back
+ *   until the count grows) over other customers of the same task, idle and under the same load
+ *   (`push_baseline_e2e_*`, and the ratios `push_p50_vs_e2e_p50` and
+ *   `push_p99_under_load_vs_e2e_p99_under_load`: push over poll, under 1 push is faster). An
+ *   event may reach the subscriber before the ingest's answer reaches this process (the answer
+ *   leaves after the append; processing and the push race it): that sample is negative.
+ * - **Subscribers held.** BENCH_PUSH_SUBSCRIBERS (1,000) WebSockets on one key, each on its own
+ *   connection, held by the hub (at most HUB_MAX_SOCKETS_PER_KEY, 1,000, per key):
+ *   `push_subscribers_held` counts those answered 101 (`push_subscribers_refused` the 503s);
+ *   `push_hub_sockets_metric` is the hubs' own gauge (`edge_streams_hub_sockets`, `GET /metrics`)
+ *   meanwhile, and `push_hub_sockets_after_close` the same once this process closed them.
+ * - **Fan-out.** BENCH_PUSH_FANOUT_SINGLES (20) single orders for that key, one at a time: from
+ *   the ingest answer to the first socket's event and to the last one's
+ *   (`push_fanout_first_p50_ms`, `push_fanout_all_p50_ms` / `_p99_ms`); then
+ *   BENCH_PUSH_FANOUT_ORDERS (500) orders in requests of 100 posted back to back. Every socket
+ *   must see the count go up by one per order, each once, in order (any gap, repeat, resync or
+ *   close fails the scenario). `push_events_per_s` = sockets × orders / (the last socket's last
+ *   event − the first request sent); `push_hub_drops_metric` the hubs' drops meanwhile (0).
  * - **Memory.** The workerd processes' resident memory (bench/lib/rss.mjs; a Worker's heap is not
- *   observable from outside): before the streams open, while they are held, after the fan-out,
+ *   observable from outside): before the sockets open, while they are held, after the fan-out,
  *   and after they close: `push_workerd_rss_*_mb`.
  *
  * BENCH_PUSH_SAMPLES (100), BENCH_PUSH_WARMUP (10), BENCH_PUSH_LOAD_SAMPLES (50),
- * BENCH_PUSH_BASELINE_SAMPLES (50, idle and under load), BENCH_PUSH_SUBSCRIBERS (1000),
- * BENCH_PUSH_FANOUT_ORDERS (500), BENCH_E2E_CUSTOMERS (10), and e2e-load's BENCH_E2E_LOAD_RATE
- * and BENCH_E2E_LOAD_BATCH tune it.
+ * BENCH_PUSH_BASELINE_SAMPLES (50, idle and under load), BENCH_PUSH_SSE_SAMPLES (50, also the
+ * back-to-back samples), BENCH_PUSH_IDLE_GAP_MS (150), BENCH_PUSH_SUBSCRIBERS (1000),
+ * BENCH_PUSH_FANOUT_SINGLES (20), BENCH_PUSH_FANOUT_ORDERS (500), BENCH_E2E_CUSTOMERS (10), and
+ * e2e-load's BENCH_E2E_LOAD_RATE and BENCH_E2E_LOAD_BATCH tune it.
  */
 import { watch } from "../../examples/page-views/public/client/index.js";
 import { call, request } from "../lib/client.mjs";
@@ -119,10 +124,15 @@ async function watchers(app, keys) {
 }
 
 /** `warmup + samples` single orders over `keys`, each watched: ingest answer → change at the client, in ms. */
-async function pushLatencies(app, keys, watched, { samples, warmup, check = () => {} }) {
+async function pushLatencies(app, keys, watched, { samples, warmup, check = () => {}, gapMs = 0 }) {
   const latencies = [];
+  let last = -Infinity;
   for (let i = 0; i < warmup + samples; i++) {
     check();
+    // A pause after the previous order: its task's changelog batch goes to the log at once, not after the linger.
+    const wait = last + gapMs - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    last = performance.now();
     const key = keys[i % keys.length];
     const arrival = watched.next(key);
     await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: { records: [{ key, value: { amount: 1 } }] } });
@@ -290,6 +300,7 @@ export async function run({ baseUrl, app: startApp }) {
   const loadSamples = envInt("BENCH_PUSH_LOAD_SAMPLES", 50);
   const baselineSamples = envInt("BENCH_PUSH_BASELINE_SAMPLES", 50);
   const sseSamples = envInt("BENCH_PUSH_SSE_SAMPLES", 50);
+  const idleGap = envInt("BENCH_PUSH_IDLE_GAP_MS", 150);
   const subscribers = envInt("BENCH_PUSH_SUBSCRIBERS", 1000);
   const fanoutSingles = envInt("BENCH_PUSH_FANOUT_SINGLES", 20);
   const fanoutOrders = envInt("BENCH_PUSH_FANOUT_ORDERS", 500);
@@ -311,15 +322,17 @@ export async function run({ baseUrl, app: startApp }) {
   const streams = await watchers(app, sseKeys);
   let idle;
   let sseIdle;
+  let backToBack;
   let loaded;
   let sseLoaded;
   let baselineLoaded;
   let offered;
   try {
-    idle = await pushLatencies(app, pushKeys, sockets, { samples, warmup });
-    sseIdle = await pushLatencies(app, sseKeys, streams, { samples: sseSamples, warmup });
+    idle = await pushLatencies(app, pushKeys, sockets, { samples, warmup, gapMs: idleGap });
+    backToBack = await pushLatencies(app, pushKeys, sockets, { samples: sseSamples, warmup });
+    sseIdle = await pushLatencies(app, sseKeys, streams, { samples: sseSamples, warmup, gapMs: idleGap });
     note(
-      `push idle: socket p50 ${p(idle, 50)} ms, p99 ${p(idle, 99)} ms; server-sent events p50 ${p(sseIdle, 50)} ms; poll p50 ${p(baselineIdle, 50)} ms, p99 ${p(baselineIdle, 99)} ms`,
+      `push idle: socket p50 ${p(idle, 50)} ms, p99 ${p(idle, 99)} ms (back to back: p50 ${p(backToBack, 50)} ms); server-sent events p50 ${p(sseIdle, 50)} ms; poll p50 ${p(baselineIdle, 50)} ms, p99 ${p(baselineIdle, 99)} ms`,
     );
 
     // Under load: the pushes, then the poll, beside the same loader.
@@ -421,6 +434,8 @@ export async function run({ baseUrl, app: startApp }) {
     push_p99_ms: p(idle, 99),
     push_p50_under_load_ms: p(loaded, 50),
     push_p99_under_load_ms: r(p99Loaded),
+    push_p50_back_to_back_ms: p(backToBack, 50),
+    push_p99_back_to_back_ms: p(backToBack, 99),
     push_baseline_e2e_p50_ms: r(pollP50),
     push_baseline_e2e_p99_ms: p(baselineIdle, 99),
     push_baseline_e2e_p50_under_load_ms: p(baselineLoaded, 50),
