@@ -169,16 +169,17 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
       return held.some((h) => !outside(h.state.position, range));
     }
     let more = false;
-    const renderers = new Map<string, ReturnType<typeof this.renderer>>();
+    // One renderer, and one message per record, for all the sockets watching the same key and view.
+    const renderers = new Map<string, { render: (key: string, value: string | null) => unknown; rendered: Map<number, string> }>();
     // Read again after the fetch: an acknowledgement taken meanwhile is in the attachment, not in what was read before.
     for (const { ws } of held) {
       if (ws.readyState !== WebSocket.OPEN) continue;
       const h = { ws, state: ws.deserializeAttachment() as HubSocket };
       const { position, sent, fullSince } = h.state;
       const watched = `${h.state.store}\n${h.state.view}\n${h.state.key}`;
-      const render = renderers.get(watched) ?? this.renderer(h.state);
-      renderers.set(watched, render);
-      const plan = planSocket(h.state, { from, records: result.records, latest: result.latest }, now, render);
+      const shared = renderers.get(watched) ?? { render: this.renderer(h.state), rendered: new Map<number, string>() };
+      renderers.set(watched, shared);
+      const plan = planSocket(h.state, { from, records: result.records, latest: result.latest }, now, shared.render, undefined, shared.rendered);
       for (const message of plan.messages) h.ws.send(message);
       this.counters.pushed += plan.messages.length;
       if (plan.resync) resync(h.ws, this.counters);

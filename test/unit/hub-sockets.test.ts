@@ -55,6 +55,20 @@ describe("planSocket", () => {
     expect(behind(s, 5)).toBe(false);
   });
 
+  it("renders a record once for the sockets that share `rendered`: the same message for each", () => {
+    const rendered = new Map<number, string>();
+    let renders = 0;
+    const counting = (key: string, value: string | null) => {
+      renders++;
+      return data(key, value);
+    };
+    const batch = { from: 0, records: [rec(1, '"a"'), rec(2, '"a"')], latest: 3 };
+    const first = planSocket(newSocket(start({ position: 1 })), batch, 0, counting, undefined, rendered);
+    const second = planSocket(newSocket(start({ position: 2 })), batch, 0, counting, undefined, rendered);
+    expect(renders).toBe(2);
+    expect(second.messages).toEqual(first.messages.slice(1));
+  });
+
   it("a windows socket takes every row of its key's windows, nothing of another key", () => {
     const s = newSocket(start({ view: "windows" }));
     const prefix = windowRowsPrefix('"a"');
