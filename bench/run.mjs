@@ -15,9 +15,10 @@
  * throughput on one task, record cache on and off, vs a hand-written Durable Object), e2e (ingest-to-query latency), e2e-load
  * (the same latency while a second client ingests 5,000 orders/s into the app over all four
  * partitions: e2e_p99_under_load_ms, with the loader's offered and accepted rates), push (live
- * subscriptions: ingest-to-event latency at an `edge-streams/client` watch, idle and beside the same
- * loader, against the e2e poll in the same run; 1,000 streams on one key, how many an isolate
- * holds, the fan-out of 500 changes to them and workerd's memory meanwhile), restore (a wiped
+ * subscriptions: ingest-to-event latency at a WebSocket held by the key's subscription hub and at
+ * an `edge-streams/client` server-sent event watch, idle and beside the same loader, against the
+ * e2e poll in the same run; 1,000 sockets on one key held by the hub, a change at a time and the
+ * fan-out of 500 changes to them, each counted per socket, and workerd's memory meanwhile), restore (a wiped
  * task restoring 200,000 changelog records vs plain SQLite inserts), restore-e2e (the app with its
  * default configuration: a task of 13,000 live keys corrupted until GET /tasks shows it RUNNING
  * with lag 0, median of 5, vs inserting 13,000 records into SQLite: restore_e2e_default_ratio),

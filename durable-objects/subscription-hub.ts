@@ -15,10 +15,12 @@ import type { TopicPartition } from "../src/log/types";
 import { subscriptionHubName } from "../src/names";
 import { keyForAnswer } from "../src/streams/key-text";
 import { changeData } from "../src/subscriptions/change-data";
+import { HubCounters, type HubMetrics } from "../src/subscriptions/hub-counters";
 import { FOLLOW_FETCH } from "../src/subscriptions/follow-log";
 import {
   acknowledge,
   behind,
+  hasRoom,
   type HubSocket,
   startTag,
   newSocket,
@@ -48,8 +50,8 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
   private readonly serial = new Serial();
   /** The partition this hub subscribed to while awake (a subscription is idempotent: unknown after eviction). */
   private subscribed: string | undefined;
-  /** Changelog reads made by this instance (tests: none while idle). */
-  private reads = 0;
+  /** Events pushed, reads, drops and refusals of this instance, in memory (GET /metrics; a reset loses them). */
+  private readonly counters = new HubCounters();
 
   constructor(
     ctx: DurableObjectState,
@@ -64,14 +66,15 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     const start = parseHubStart(parseJson(decodeURIComponent(request.headers.get("X-Edge-Streams-Hub-Start") ?? "")));
     if (!start || request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return new Response("expected a subscription's upgrade", { status: 400 });
     const tag = startTag(start);
-    const refused = refusal(
-      { hub: this.open().length, key: this.open(tag).length },
-      { perHub: this.host.config.HUB_MAX_SOCKETS, perKey: this.host.config.HUB_MAX_SOCKETS_PER_KEY },
-    );
+    const open = { hub: this.open().length, key: this.open(tag).length };
+    const limits = { perHub: this.host.config.HUB_MAX_SOCKETS, perKey: this.host.config.HUB_MAX_SOCKETS_PER_KEY };
+    const refused = refusal(open, limits);
+    if (refused) this.counters.refuse(open, limits);
     if (refused) return Response.json({ code: "unavailable", message: refused }, { status: 503, headers: { "Retry-After": "1" } });
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server, [tag]);
     for (const message of start.messages) server.send(message);
+    this.counters.pushed += start.messages.length;
     server.serializeAttachment(newSocket(start));
     // Subscribed before the first read: an append after that read wakes the hub.
     await this.serial.run(() => this.follow(start));
@@ -86,7 +89,12 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
 
   /** Changelog reads this instance made (tests). */
   async stats(): Promise<{ sockets: number; reads: number; subscribed: boolean }> {
-    return { sockets: this.open().length, reads: this.reads, subscribed: this.subscribed !== undefined };
+    return { sockets: this.open().length, reads: this.counters.reads, subscribed: this.subscribed !== undefined };
+  }
+
+  /** Sockets held now and this instance's counters (GET /metrics): no read, no row. */
+  async metrics(): Promise<HubMetrics> {
+    return this.counters.metrics(this.open().length);
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
@@ -97,13 +105,15 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     } catch {
       ack = undefined;
     }
+    const full = !hasRoom(state);
     if (!acknowledge(state, ack)) {
       close(ws, 1008, 'expected {"ack": n}, n the number of messages received so far');
       return;
     }
     ws.serializeAttachment(state);
-    // The window opened: this socket may be behind the others.
-    await this.pump();
+    // A full window opened: this socket may be behind the others. An acknowledgement within the window
+    // changes nothing a round would do (a thousand sockets' acknowledgements would each read the log).
+    if (full) await this.pump();
   }
 
   override async webSocketClose(ws: WebSocket): Promise<void> {
@@ -135,41 +145,53 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
         if (held.length === 0) return this.unfollow(tp);
         if (!(await this.round(held))) return;
       }
+      // Still behind: go on after what queued meanwhile (acknowledgements, wake-ups).
+      this.ctx.waitUntil(this.pump(tp));
     });
   }
 
   /** One batch: read, push, write positions back. True when a socket is still behind. */
   private async round(all: Held[]): Promise<boolean> {
     const now = Date.now();
-    const held = all.filter(
-      (h) => !(stalled(h.state, now) && close(h.ws, SLOW_SUBSCRIBER, "too slow: no acknowledgement for 30 s; reconnect with your last id")),
-    );
+    const held = all.filter((h) => !(stalled(h.state, now) && this.dropSlow(h.ws)));
     const from = readFrom(held.map((h) => h.state));
     const first = held[0]?.state;
     if (from === undefined || first === undefined) return false;
     const tp = { topic: first.topic, partition: first.partition };
-    this.reads++;
+    this.counters.reads++;
     let result: Awaited<ReturnType<typeof this.host.log.fetch>>;
     try {
       result = await this.host.log.fetch(tp, from, FOLLOW_FETCH);
     } catch (error) {
       if (!(error instanceof OffsetOutOfRange)) throw error;
       const range = await this.host.log.offsets(tp);
-      for (const h of held) if (outside(h.state.position, range)) resync(h.ws);
+      for (const h of held) if (outside(h.state.position, range)) resync(h.ws, this.counters);
       return held.some((h) => !outside(h.state.position, range));
     }
     let more = false;
+    // One renderer, and one message per record, for all the sockets watching the same key and view.
+    const renderers = new Map<string, { render: (key: string, value: string | null) => unknown; rendered: Map<number, string> }>();
     // Read again after the fetch: an acknowledgement taken meanwhile is in the attachment, not in what was read before.
     for (const { ws } of held) {
       if (ws.readyState !== WebSocket.OPEN) continue;
       const h = { ws, state: ws.deserializeAttachment() as HubSocket };
-      const plan = planSocket(h.state, { from, records: result.records, latest: result.latest }, now, this.renderer(h.state));
+      const { position, sent, fullSince } = h.state;
+      const watched = `${h.state.store}\n${h.state.view}\n${h.state.key}`;
+      const shared = renderers.get(watched) ?? { render: this.renderer(h.state), rendered: new Map<number, string>() };
+      renderers.set(watched, shared);
+      const plan = planSocket(h.state, { from, records: result.records, latest: result.latest }, now, shared.render, undefined, shared.rendered);
       for (const message of plan.messages) h.ws.send(message);
-      if (plan.resync) resync(h.ws);
-      else h.ws.serializeAttachment(h.state);
+      this.counters.pushed += plan.messages.length;
+      if (plan.resync) resync(h.ws, this.counters);
+      else if (h.state.position !== position || h.state.sent !== sent || h.state.fullSince !== fullSince) h.ws.serializeAttachment(h.state);
       more ||= !plan.resync && behind(h.state, result.latest);
     }
     return more;
+  }
+
+  private dropSlow(ws: WebSocket): true {
+    this.counters.drops.slow++;
+    return close(ws, SLOW_SUBSCRIBER, "too slow: no acknowledgement for 30 s; reconnect with your last id");
   }
 
   /** The event data of a change of the socket's key, as the Worker's watch renders it (src/subscriptions/change-data.ts). */
@@ -196,7 +218,8 @@ function close(ws: WebSocket, code: number, reason: string): true {
   return true;
 }
 
-function resync(ws: WebSocket): void {
+function resync(ws: WebSocket, counters: HubCounters): void {
+  counters.drops.resync++;
   try {
     ws.send(RESYNC_MESSAGE);
   } catch {

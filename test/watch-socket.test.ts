@@ -223,9 +223,24 @@ describe("limits", () => {
 
 describe("a key's socket, held by its changelog partition's hibernating hub", () => {
   const hub = (partition: number) => env.SUBSCRIPTION_HUB!.getByName(subscriptionHubName({ topic: "edge-streams-totals-changelog", partition }));
+  /** The hub series of `GET /metrics` for a partition of the totals changelog: `<name>` or `<name>{label}` → value. */
+  const hubSeries = async (partition: number): Promise<Map<string, number>> => {
+    const response = await call("/metrics?limit=500");
+    expect(response.status).toBe(200);
+    const series = new Map<string, number>();
+    const own = `topic="edge-streams-totals-changelog",partition="${partition}"`;
+    for (const line of (await response.text()).split("\n")) {
+      const m = /^edge_streams_hub_([a-z_]+)\{([^}]*)\} (\S+)$/.exec(line);
+      if (!m || !m[2]!.startsWith(own)) continue;
+      const extra = m[2]!.slice(own.length).replace(/^,/, "");
+      series.set(extra ? `${m[1]}{${extra}}` : m[1]!, Number(m[3]));
+    }
+    return series;
+  };
 
   it("sees every change once, in order, on the one socket, across a migration and a crash of the task", async () => {
     const key = keyOn(2, "hub-storm");
+    const before = await hubSeries(2);
     const socket = await watchSocket(keyPath(key));
     expect((await socket.next()).data).toEqual({ key, value: null });
     await order(key, 2);
@@ -238,6 +253,11 @@ describe("a key's socket, held by its changelog partition's hibernating hub", ()
     expect(counts(await socket.take(7))).toEqual([1, 2, 3, 4, 5, 6, 7].map((n) => ["message", n]));
     expect(socket.closed).toBeUndefined();
     expect((await hub(2).stats()).sockets).toBe(1);
+    // GET /metrics: the socket held, and its 8 messages (the snapshot's and 7 changes) pushed.
+    const after = await hubSeries(2);
+    expect(after.get("sockets")).toBe(1);
+    expect(after.get("events_pushed_total")! - (before.get("events_pushed_total") ?? 0)).toBe(8);
+    expect(after.get("reads_total")).toBeGreaterThan(before.get("reads_total") ?? 0);
     socket.close();
   });
 
@@ -265,10 +285,14 @@ describe("a key's socket, held by its changelog partition's hibernating hub", ()
   it("sends resync and closes with 4009 a socket whose position the changelog does not hold (reconnect without lastEventId)", async () => {
     const key = keyOn(0, "hub-stale");
     const token = encodeToken({ topic: "edge-streams-totals-changelog", positions: new Map([[0, 1_000_000]]) });
+    const resyncs = (await hubSeries(0)).get('drops_total{reason="resync"}') ?? 0;
     const socket = await watchSocket(`${keyPath(key)}?lastEventId=${encodeURIComponent(token)}`);
     expect((await socket.next()).event).toBe("resync");
     await until(async () => socket.closed !== undefined, 10_000, "the socket closed", 20);
     expect(socket.closed?.code).toBe(4009);
+    const after = await hubSeries(0);
+    expect(after.get('drops_total{reason="resync"}')).toBe(resyncs + 1);
+    expect(after.get('drops_total{reason="slow"}')).toBe(0);
   });
 
   it(`refuses a socket past ${HUB_PER_KEY} on one key (503, Retry-After), not on another key, and takes one again once one closed`, async () => {
@@ -278,8 +302,13 @@ describe("a key's socket, held by its changelog partition's hibernating hub", ()
       held.push(await watchSocket(keyPath(key)));
       await held.at(-1)!.next();
     }
+    const before = await hubSeries(1);
     const refused = await call(keyPath(key), { headers: UPGRADE });
     expect(refused.status).toBe(503);
+    const after = await hubSeries(1);
+    expect(after.get('refused_total{limit="key"}')).toBe((before.get('refused_total{limit="key"}') ?? 0) + 1);
+    expect(after.get('refused_total{limit="hub"}')).toBe(0);
+    expect(after.get("sockets")).toBeGreaterThanOrEqual(HUB_PER_KEY);
     expect(refused.headers.get("Retry-After")).toBe("1");
     expect(await refused.json()).toMatchObject({ error: "unavailable", message: expect.stringContaining("watch this key already") });
     const other = await watchSocket(keyPath(keyOn(1, "hub-limit-other")));

@@ -1,58 +1,74 @@
 /**
  * Live subscriptions (docs/subscriptions.md) of the example application, against the e2e poll in
- * the same run:
+ * the same run. The scenario starts an app of its own (not the one the other scenarios share):
+ * its changelog keeps changes 10 minutes from compaction (`TOPICS`, min.compaction.lag.ms), as
+ * subscriptions.md advises for subscribers that may fall behind, so that the burst's fan-out
+ * (over a minute on a busy machine, past the log cleaner's 10 s of quiet) is not overtaken.
  *
- * - **Latency.** A few customers of task 0_0, each watched by the real `edge-streams/client` (the
- *   built bundle, examples/page-views/public/client/, over Node's fetch: server-sent events); one
- *   order ingested at a time (`POST /topics/orders/records`); the latency is the arrival of the
- *   change event at the client's callback minus the arrival of the ingest answer. Reports
- *   `push_p50_ms` / `push_p99_ms` idle and `push_p50_under_load_ms` / `push_p99_under_load_ms`
- *   while e2e-load's loader (./e2e-load.mjs, reused) ingests BENCH_E2E_LOAD_RATE orders/s (5,000)
- *   over all four partitions. Its baseline, measured here so the ratio is of one run: e2e's poll
- *   (./e2e.mjs: `GET /stores/totals/keys/<key>` back to back until the count grows) over other
- *   customers of the same task, idle and under the same load: `push_baseline_e2e_p50_ms`,
- *   `push_baseline_e2e_p99_under_load_ms`, and the ratios `push_p50_vs_e2e_p50` and
- *   `push_p99_under_load_vs_e2e_p99_under_load` (push over poll: under 1, push is faster). The
- *   watch's stream polls the changelog (50 ms after a change, backing off to once a second while
- *   idle), so an idle subscriber's latency holds part of that interval. Under load an event may
- *   reach the client before the ingest's answer does: that sample is negative.
- * - **Subscribers held.** BENCH_PUSH_SUBSCRIBERS (1,000) server-sent event streams on one key,
- *   opened from this process with plain `node:http` (one connection each) and parsed with the
- *   client's `SseParser`. Under wrangler dev one isolate serves them all, and an isolate holds at
- *   most MAX_WATCHES_PER_ISOLATE (256, src/subscriptions/watch-slots.ts) subscriptions, not
- *   configurable: the rest are refused with 503. `push_subscribers_held` counts the streams
- *   answered 200 (and `push_subscribers_refused` the 503s); `push_subscriptions_open_metric` is
- *   the isolate's own gauge (`GET /metrics`) meanwhile, and `push_subscriptions_open_after_close`
- *   the same up to 35 s after this process closed them all (a server stream notices a subscriber
- *   gone when it next writes: an event, or the keep-alive after 30 s).
- * - **Fan-out.** BENCH_PUSH_FANOUT_ORDERS (500) orders for that key, in requests of 100 posted
- *   back to back: every held stream must see the count go up by one per order, each once, in
- *   order (any gap, repeat or snapshot fails the scenario). `push_events_per_s` = held streams ×
- *   orders / (last stream's last event − first ingest request sent).
+ * - **Latency.** A few customers of task 0_0, each watched by a WebSocket held by its changelog
+ *   partition's `SubscriptionHub` (bench/lib/ws.mjs; acknowledging every ACK_EVERY messages), and
+ *   a few others by the real `edge-streams/client` (the built bundle, over Node's fetch:
+ *   server-sent events, held by the Worker, which polls the changelog); one order ingested at a
+ *   time (`POST /topics/orders/records`); the latency is the arrival of the change at the
+ *   subscriber minus the arrival of the ingest answer. Idle, each order comes
+ *   BENCH_PUSH_IDLE_GAP_MS (150) after the previous one was pushed: a task sends a commit's
+ *   changelog batch at once after a quiet spell, but lingers up to LINGER_MS (100) after its last
+ *   send (src/task/send-schedule.ts), which orders back to back run into
+ *   (`push_p50_back_to_back_ms`). Reports `push_p50_ms` / `push_p99_ms` (sockets, idle),
+ *   `push_p50_under_load_ms` / `push_p99_under_load_ms` while e2e-load's loader
+ *   (./e2e-load.mjs, reused) ingests BENCH_E2E_LOAD_RATE orders/s (5,000) over all four
+ *   partitions, and `push_sse_*` the same for server-sent events. The baseline, measured here so
+ *   the ratio is of one run: e2e's poll (./e2e.mjs: `GET /stores/totals/keys/<key>` back to back
+ *   until the count grows) over other customers of the same task, idle and under the same load
+ *   (`push_baseline_e2e_*`, and the ratios `push_p50_vs_e2e_p50` and
+ *   `push_p99_under_load_vs_e2e_p99_under_load`: push over poll, under 1 push is faster). An
+ *   event may reach the subscriber before the ingest's answer reaches this process (the answer
+ *   leaves after the append; processing and the push race it): that sample is negative.
+ * - **Subscribers held.** BENCH_PUSH_SUBSCRIBERS (1,000) WebSockets on one key, each on its own
+ *   connection, held by the hub (at most HUB_MAX_SOCKETS_PER_KEY, 1,000, per key):
+ *   `push_subscribers_held` counts those answered 101 (`push_subscribers_refused` the 503s);
+ *   `push_hub_sockets_metric` is the hubs' own gauge (`edge_streams_hub_sockets`, `GET /metrics`)
+ *   meanwhile, and `push_hub_sockets_after_close` the same once this process closed them.
+ * - **Fan-out.** BENCH_PUSH_FANOUT_SINGLES (20) single orders for that key, one at a time: from
+ *   the ingest answer to the first socket's event and to the last one's
+ *   (`push_fanout_first_p50_ms`, `push_fanout_all_p50_ms` / `_p99_ms`), and from the request
+ *   sent to the last one's (`push_fanout_all_from_request_p50_ms`: the ingest's answer waits
+ *   behind the fan-out in wrangler dev's one workerd thread); then
+ *   BENCH_PUSH_FANOUT_ORDERS (500) orders in requests of 100 posted back to back. Every socket
+ *   must see the count go up by one per order, each once, in order (any gap, repeat, resync or
+ *   close fails the scenario). `push_events_per_s` = sockets × orders / (the last socket's last
+ *   event − the first request sent); `push_hub_drops_metric` the hubs' drops meanwhile (0).
  * - **Memory.** The workerd processes' resident memory (bench/lib/rss.mjs; a Worker's heap is not
- *   observable from outside): before the streams open, while they are held, after the fan-out,
+ *   observable from outside): before the sockets open, while they are held, after the fan-out,
  *   and after they close: `push_workerd_rss_*_mb`.
  *
  * BENCH_PUSH_SAMPLES (100), BENCH_PUSH_WARMUP (10), BENCH_PUSH_LOAD_SAMPLES (50),
- * BENCH_PUSH_BASELINE_SAMPLES (50, idle and under load), BENCH_PUSH_SUBSCRIBERS (1000),
- * BENCH_PUSH_FANOUT_ORDERS (500), BENCH_E2E_CUSTOMERS (10), and e2e-load's BENCH_E2E_LOAD_RATE
- * and BENCH_E2E_LOAD_BATCH tune it.
+ * BENCH_PUSH_BASELINE_SAMPLES (50, idle and under load), BENCH_PUSH_SSE_SAMPLES (50, also the
+ * back-to-back samples), BENCH_PUSH_IDLE_GAP_MS (150), BENCH_PUSH_SUBSCRIBERS (1000),
+ * BENCH_PUSH_FANOUT_SINGLES (20), BENCH_PUSH_FANOUT_ORDERS (500), BENCH_E2E_CUSTOMERS (10), and
+ * e2e-load's BENCH_E2E_LOAD_RATE and BENCH_E2E_LOAD_BATCH tune it.
  */
-import http from "node:http";
-import { SseParser, watch } from "../../examples/page-views/public/client/index.js";
+import { fileURLToPath } from "node:url";
+import { watch } from "../../examples/page-views/public/client/index.js";
 import { call, request } from "../lib/client.mjs";
 import { workerdRssBytes } from "../lib/rss.mjs";
+import { openSocket } from "../lib/ws.mjs";
+import { startAppWorker } from "../lib/server.mjs";
 import { envInt, note, percentile, waitFor } from "../lib/stats.mjs";
 import { latencyKeys, sampleLatencies } from "./e2e.mjs";
 import { drainLoad, loaderKeys, startLoader, total } from "./e2e-load.mjs";
 
 export const name = "push";
 
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const CHANGELOG_TOPICS = "edge-streams-totals-changelog=4(min.compaction.lag.ms=600000)";
+
 const SAMPLE_TIMEOUT_MS = 10_000;
 const OPEN_CONCURRENCY = 50;
 const FANOUT_BATCH = 100;
-const FANOUT_TIMEOUT_MS = 60_000;
-const SLOTS_FREE_MS = 35_000;
+const FANOUT_TIMEOUT_MS = 180_000;
+/** A subscriber acknowledges every this many messages (the hub sends at most 100 past the last acknowledgement). */
+const ACK_EVERY = 10;
 
 /** One `edge-streams/client` watch per key; `next(key)` promises the arrival time of the key's next count. */
 async function watchers(app, keys) {
@@ -118,10 +134,15 @@ async function watchers(app, keys) {
 }
 
 /** `warmup + samples` single orders over `keys`, each watched: ingest answer → change at the client, in ms. */
-async function pushLatencies(app, keys, watched, { samples, warmup, check = () => {} }) {
+async function pushLatencies(app, keys, watched, { samples, warmup, check = () => {}, gapMs = 0 }) {
   const latencies = [];
+  let last = -Infinity;
   for (let i = 0; i < warmup + samples; i++) {
     check();
+    // A pause after the previous order: its task's changelog batch goes to the log at once, not after the linger.
+    const wait = last + gapMs - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    last = performance.now();
     const key = keys[i % keys.length];
     const arrival = watched.next(key);
     await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: { records: [{ key, value: { amount: 1 } }] } });
@@ -134,201 +155,298 @@ async function pushLatencies(app, keys, watched, { samples, warmup, check = () =
 }
 
 /**
- * `count` server-sent event streams on `key`, opened OPEN_CONCURRENCY at a time over connections
- * of their own: the held ones (200) with the counts each has seen, and how many were refused (503).
+ * A WebSocket subscriber of a key, as docs/subscriptions.md's client: it takes the first message as
+ * the snapshot, then checks that each change's count is one more than the last (any other event,
+ * gap or repeat is its `failure`), and acknowledges every ACK_EVERY messages (`{"ack": n}`, n the
+ * messages received so far). `onCount(count, at)` sees each count.
  */
-async function openStreams(app, key, count) {
-  const agent = new http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
-  const held = [];
-  let refused = 0;
-  const open = () =>
-    new Promise((resolve, reject) => {
-      const req = http.get(
-        `${app.baseUrl}/stores/totals/keys/${encodeURIComponent(key)}/watch`,
-        { agent, headers: { Authorization: `Bearer ${app.token}` } },
-        (res) => {
-          if (res.statusCode === 503) {
-            refused++;
-            res.resume();
-            resolve();
-            return;
-          }
-          if (res.statusCode !== 200) {
-            reject(new Error(`watch of ${key}: HTTP ${res.statusCode}`));
-            res.resume();
-            return;
-          }
-          const stream = { counts: [], last: 0, snapshots: 0, failure: undefined, res, req };
-          const parser = new SseParser();
-          let first = true;
-          res.setEncoding("utf8");
-          res.on("data", (chunk) => {
-            for (const e of parser.push(chunk)) {
-              if (e.event !== "message" && e.event !== "snapshot") {
-                if (e.event !== "snapshot-end") stream.failure ??= `event ${e.event}: ${e.data}`;
-                continue;
-              }
-              const count = JSON.parse(e.data).value?.count ?? 0;
-              if (first || e.event === "snapshot") {
-                if (!first) stream.failure ??= "a fresh snapshot mid-stream";
-                first = false;
-                stream.snapshots++;
-                stream.last = count;
-                resolve();
-                continue;
-              }
-              if (count !== stream.last + 1) stream.failure ??= `count ${count} after ${stream.last}`;
-              stream.last = count;
-              stream.counts.push(count);
-              stream.lastAt = performance.now();
-            }
-          });
-          res.on("error", () => {});
-          res.on("end", () => {
-            stream.ended = true;
-          });
-          held.push(stream);
-        },
-      );
-      req.on("error", reject);
+function subscribe(socket, key, onCount = () => {}) {
+  const s = { key, socket, last: undefined, changes: 0, received: 0, lastAt: 0, failure: undefined, closedByUs: false };
+  socket.onMessage = (text, at) => {
+    s.received++;
+    if (s.received % ACK_EVERY === 0) socket.send(JSON.stringify({ ack: s.received }));
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      s.failure ??= `not JSON: ${text.slice(0, 100)}`;
+      return;
+    }
+    if (message.event !== "message") {
+      s.failure ??= `event ${message.event}: ${JSON.stringify(message.data)}`;
+      return;
+    }
+    const count = message.data?.value?.count ?? 0;
+    if (s.last !== undefined) {
+      if (count !== s.last + 1) s.failure ??= `count ${count} after ${s.last}`;
+      s.changes++;
+    }
+    s.last = count;
+    s.lastAt = at;
+    onCount(count, at);
+  };
+  socket.onClose = (code) => {
+    if (!s.closedByUs) s.failure ??= `closed with ${code}`;
+  };
+  return s;
+}
+
+/** Opens a key's WebSocket watch (held by its changelog partition's hub): the subscriber, or the status of a refusal (503). */
+async function openWatch(app, key, onCount) {
+  const answer = await openSocket(`${app.baseUrl}/stores/totals/keys/${encodeURIComponent(key)}/watch`, { Authorization: `Bearer ${app.token}` });
+  if (answer.status === 101) return subscribe(answer.socket, key, onCount);
+  if (answer.status === 503) return undefined;
+  throw new Error(`socket watch of ${key}: HTTP ${answer.status}: ${answer.text}`);
+}
+
+const closeAll = (subscribers) => {
+  for (const s of subscribers) {
+    s.closedByUs = true;
+    s.socket.close();
+  }
+};
+
+/** One WebSocket watch per key (held by the hub); `next(key)` promises the arrival time of the key's next count, as `watchers` does. */
+async function socketWatchers(app, keys) {
+  const state = new Map();
+  const subs = [];
+  for (const key of keys) {
+    const w = { waiter: undefined };
+    const sub = await openWatch(app, key, (count, at) => {
+      if (w.waiter && count >= w.waiter.want) {
+        w.waiter.resolve(at);
+        w.waiter = undefined;
+      }
     });
-  for (let opened = 0; opened < count; opened += OPEN_CONCURRENCY) {
-    await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, count - opened) }, open));
+    if (!sub) throw new Error(`socket watch of ${key}: refused (503)`);
+    subs.push(sub);
+    state.set(key, { w, sub });
+    await waitFor(`the snapshot of ${key}`, async () => (sub.failure ? Promise.reject(new Error(sub.failure)) : sub.last !== undefined ? true : undefined), {
+      timeoutMs: SAMPLE_TIMEOUT_MS,
+      intervalMs: 5,
+    });
   }
   return {
-    held,
-    refused,
+    next(key) {
+      const { w, sub } = state.get(key);
+      if (sub.failure) throw new Error(`socket watch of ${key}: ${sub.failure}`);
+      const want = sub.last + 1;
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`socket watch of ${key}: no count ${want} within ${SAMPLE_TIMEOUT_MS} ms (at ${sub.last})`)),
+          SAMPLE_TIMEOUT_MS,
+        );
+        w.waiter = {
+          want,
+          resolve: (at) => {
+            clearTimeout(timer);
+            if (sub.failure) reject(new Error(`socket watch of ${key}: ${sub.failure}`));
+            else resolve(at);
+          },
+        };
+      });
+    },
     close() {
-      for (const s of held) s.req.destroy();
-      agent.destroy();
+      closeAll(subs);
     },
   };
 }
 
-/** The isolate's gauge of open subscriptions, from `GET /metrics`. */
-async function openMetric(app) {
-  const { text } = await request(`${app.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${app.token}` } });
-  const line = text.split("\n").find((l) => l.startsWith("edge_streams_subscriptions_open"));
-  return line ? Number(line.split(/\s+/).at(-1)) : -1;
+/** `count` WebSocket watches of `key`, opened OPEN_CONCURRENCY at a time, each on its own connection: the held ones and how many were refused (503). */
+async function openWatches(app, key, count) {
+  const held = [];
+  let refused = 0;
+  for (let opened = 0; opened < count; opened += OPEN_CONCURRENCY) {
+    const batch = await Promise.all(Array.from({ length: Math.min(OPEN_CONCURRENCY, count - opened) }, () => openWatch(app, key)));
+    for (const s of batch) {
+      if (s) held.push(s);
+      else refused++;
+    }
+  }
+  await waitFor(
+    `the snapshots of ${held.length} watches`,
+    async () => {
+      const failed = held.find((s) => s.failure);
+      if (failed) throw new Error(`push: a watch ${failed.failure}`);
+      return held.every((s) => s.last !== undefined) ? true : undefined;
+    },
+    { timeoutMs: FANOUT_TIMEOUT_MS, intervalMs: 20 },
+  );
+  return { held, refused };
 }
 
-/** Waits up to SLOTS_FREE_MS for the isolate's open subscriptions to reach 0; answers the last count (noted when not 0). */
-async function slotsFree(app) {
-  const deadline = performance.now() + SLOTS_FREE_MS;
-  let open = await openMetric(app);
-  while (open > 0 && performance.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    open = await openMetric(app);
+/** Sums a family of `GET /metrics` (first page: every partition of the example) over its samples whose line matches `filter`. */
+async function metricSum(app, family, filter = "") {
+  const { text } = await request(`${app.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${app.token}` } });
+  let sum = 0;
+  let found = false;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${family}{`) && !line.startsWith(`${family} `)) continue;
+    if (!line.includes(filter)) continue;
+    sum += Number(line.split(/\s+/).at(-1));
+    found = true;
   }
-  if (open > 0) note(`push: ${open} subscriptions still open in the isolate after ${SLOTS_FREE_MS / 1000} s`);
-  return open;
+  return found ? sum : -1;
+}
+
+/** Waits (bounded) until every subscriber of `subs` has count `want`; throws on a failure or a subscriber past it. */
+async function allReach(subs, want, timeoutMs) {
+  await waitFor(
+    `every watch to reach count ${want}`,
+    async () => {
+      const failed = subs.find((s) => s.failure || s.last > want);
+      if (failed) throw new Error(`push: a watch ${failed.failure ?? `at ${failed.last}, past ${want}`}`);
+      return subs.every((s) => s.last === want) ? true : undefined;
+    },
+    { timeoutMs, intervalMs: 2, last: () => `(lowest ${Math.min(...subs.map((s) => s.last))})` },
+  );
 }
 
 const mb = (bytes) => (bytes === undefined ? -1 : Math.round(bytes / 2 ** 20));
 
-export async function run({ baseUrl, app: startApp }) {
+export async function run({ baseUrl }) {
+  // Its own app, whose changelog keeps every change 10 minutes from compaction (min.compaction.lag.ms):
+  // the burst's fan-out outlasts the log cleaner's 10 s of quiet, and a socket it overtook would resync.
+  const app = await startAppWorker({ root: ROOT, vars: { TOPICS: CHANGELOG_TOPICS } });
+  try {
+    return await measure(baseUrl, app);
+  } finally {
+    await app.stop();
+  }
+}
+
+async function measure(baseUrl, app) {
   const samples = envInt("BENCH_PUSH_SAMPLES", 100);
   const warmup = envInt("BENCH_PUSH_WARMUP", 10);
   const loadSamples = envInt("BENCH_PUSH_LOAD_SAMPLES", 50);
   const baselineSamples = envInt("BENCH_PUSH_BASELINE_SAMPLES", 50);
+  const sseSamples = envInt("BENCH_PUSH_SSE_SAMPLES", 50);
+  const idleGap = envInt("BENCH_PUSH_IDLE_GAP_MS", 150);
   const subscribers = envInt("BENCH_PUSH_SUBSCRIBERS", 1000);
+  const fanoutSingles = envInt("BENCH_PUSH_FANOUT_SINGLES", 20);
   const fanoutOrders = envInt("BENCH_PUSH_FANOUT_ORDERS", 500);
   const customers = envInt("BENCH_E2E_CUSTOMERS", 10);
   const rate = envInt("BENCH_E2E_LOAD_RATE", 5000);
   const batch = envInt("BENCH_E2E_LOAD_BATCH", 100);
-  const pushKeys = await latencyKeys(baseUrl, customers, "push-");
+  const pushKeys = await latencyKeys(baseUrl, customers, "push-ws-");
+  const sseKeys = await latencyKeys(baseUrl, customers, "push-sse-");
   const pollKeys = await latencyKeys(baseUrl, customers, "push-poll-");
   const [fanoutKey] = await latencyKeys(baseUrl, 1, "push-fanout-");
   const loaderCustomers = await loaderKeys(baseUrl);
-  const app = await startApp();
+  const r = (x, digits = 1) => Number(x.toFixed(digits));
+  const p = (values, q) => r(percentile(values, q));
 
-  // Idle: the poll (baseline), then the push.
+  // Idle: the poll (baseline), the push over sockets held by the hub, the push over server-sent events held by the Worker.
   const baselineIdle = (await sampleLatencies(app, pollKeys, { samples: baselineSamples, warmup })).latencies;
-  const watched = await watchers(app, pushKeys);
+  const sockets = await socketWatchers(app, pushKeys);
+  const streams = await watchers(app, sseKeys);
   let idle;
+  let sseIdle;
+  let backToBack;
   let loaded;
+  let sseLoaded;
   let baselineLoaded;
+  let offered;
   try {
-    idle = await pushLatencies(app, pushKeys, watched, { samples, warmup });
+    idle = await pushLatencies(app, pushKeys, sockets, { samples, warmup, gapMs: idleGap });
+    backToBack = await pushLatencies(app, pushKeys, sockets, { samples: sseSamples, warmup });
+    sseIdle = await pushLatencies(app, sseKeys, streams, { samples: sseSamples, warmup, gapMs: idleGap });
     note(
-      `push idle over ${samples} orders: p50 ${percentile(idle, 50).toFixed(1)} ms, p99 ${percentile(idle, 99).toFixed(1)} ms (poll: p50 ${percentile(baselineIdle, 50).toFixed(1)} ms)`,
+      `push idle: socket p50 ${p(idle, 50)} ms, p99 ${p(idle, 99)} ms (back to back: p50 ${p(backToBack, 50)} ms); server-sent events p50 ${p(sseIdle, 50)} ms; poll p50 ${p(baselineIdle, 50)} ms, p99 ${p(baselineIdle, 99)} ms`,
     );
 
-    // Under load: the push, then the poll, beside the same loader.
+    // Under load: the pushes, then the poll, beside the same loader.
     note(`push: loader at ${rate} orders/s (batches of ${batch}) over ${loaderCustomers.length} customers`);
     const before = await total(app, loaderCustomers[1]);
     const loader = startLoader(app, loaderCustomers, { rate, batch });
-    const loaderStarted = performance.now();
-    const load0 = () => `${((performance.now() - loaderStarted) / 1000).toFixed(1)} s in,`;
     const check = () => {
       if (loader.failure) throw loader.failure;
     };
     let sampleError;
     try {
-      loaded = await pushLatencies(app, pushKeys, watched, { samples: loadSamples, warmup, check });
-      note(`push: under load ${load0()} now the poll`);
+      loaded = await pushLatencies(app, pushKeys, sockets, { samples: loadSamples, warmup, check });
+      sseLoaded = await pushLatencies(app, sseKeys, streams, { samples: sseSamples, warmup, check });
       baselineLoaded = (await sampleLatencies(app, pollKeys, { samples: baselineSamples, warmup, check })).latencies;
     } catch (error) {
       sampleError = error;
     }
-    watched.close(); // its streams' slots free up while the app drains
     const load = await loader.stop();
     if (sampleError) throw sampleError;
-    const offered = load.posted / ((load.stoppedAt - load.started) / 1000);
+    offered = load.posted / ((load.stoppedAt - load.started) / 1000);
     note(
-      `push under load over ${loadSamples} orders: p50 ${percentile(loaded, 50).toFixed(1)} ms, p99 ${percentile(loaded, 99).toFixed(1)} ms; ` +
-        `poll: p50 ${percentile(baselineLoaded, 50).toFixed(1)} ms, p99 ${percentile(baselineLoaded, 99).toFixed(1)} ms; loader ${Math.round(offered)}/s offered`,
+      `push under load: socket p50 ${p(loaded, 50)} ms, p99 ${p(loaded, 99)} ms; server-sent events p50 ${p(sseLoaded, 50)} ms, p99 ${p(sseLoaded, 99)} ms; ` +
+        `poll p50 ${p(baselineLoaded, 50)} ms, p99 ${p(baselineLoaded, 99)} ms; loader ${Math.round(offered)}/s offered`,
     );
     await drainLoad(app, load, loaderCustomers[1], before);
   } finally {
-    watched.close();
+    sockets.close();
+    streams.close();
   }
 
-  // Many subscribers on one key, then the fan-out of a run of changes to all of them. A server
-  // stream learns that its subscriber left when it next writes (an event, or the keep-alive after
-  // 30 s), so closed streams hold their slots a while: wait (bounded) for the isolate to free them.
-  await slotsFree(app);
+  // Many sockets on one key, held by its partition's hub: a run of single changes (each to all of
+  // them), then a burst; every socket must see every change once, in order.
+  const hubSocketsIdle = await metricSum(app, "edge_streams_hub_sockets");
   const rssBefore = await workerdRssBytes(app.pid);
   const openStarted = performance.now();
-  const streams = await openStreams(app, fanoutKey, subscribers);
-  const held = streams.held.length;
-  note(`push: ${held} of ${subscribers} streams held, ${streams.refused} refused (503) in ${((performance.now() - openStarted) / 1000).toFixed(1)} s`);
-  let openGauge;
-  let rssHeld;
-  let rssFanout;
+  const { held, refused } = await openWatches(app, fanoutKey, subscribers);
+  note(`push: ${held.length} of ${subscribers} sockets held, ${refused} refused (503) in ${((performance.now() - openStarted) / 1000).toFixed(1)} s`);
+  const hubSockets = await metricSum(app, "edge_streams_hub_sockets");
+  const pushedBefore = await metricSum(app, "edge_streams_hub_events_pushed_total");
+  const rssHeld = await workerdRssBytes(app.pid);
+  const first = [];
+  const all = [];
+  const allFromRequest = [];
   let eventsPerS;
+  let rssFanout;
+  let dropsAfter;
+  let pushedAfter;
   try {
-    openGauge = await openMetric(app);
-    rssHeld = await workerdRssBytes(app.pid);
-    const base = streams.held[0]?.last ?? 0;
-    if (streams.held.some((s) => s.last !== base)) throw new Error("push: the held streams' snapshots disagree");
+    const base = held[0]?.last ?? 0;
+    if (held.some((s) => s.last !== base)) throw new Error("push: the watches' snapshots disagree");
+    let want = base;
+    for (let i = 0; i < fanoutSingles; i++) {
+      want++;
+      const sent = performance.now();
+      await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: { records: [{ key: fanoutKey, value: { amount: 1 } }] } });
+      const ingested = performance.now();
+      await allReach(held, want, SAMPLE_TIMEOUT_MS);
+      const arrivals = held.map((s) => s.lastAt);
+      first.push(Math.min(...arrivals) - ingested);
+      all.push(Math.max(...arrivals) - ingested);
+      allFromRequest.push(Math.max(...arrivals) - sent);
+    }
+    note(
+      `push: one change to ${held.length} sockets: the first in p50 ${p(first, 50)} ms, all in p50 ${p(all, 50)} ms, p99 ${p(all, 99)} ms (from the request sent: p50 ${p(allFromRequest, 50)} ms)`,
+    );
     const started = performance.now();
     for (let sent = 0; sent < fanoutOrders; sent += FANOUT_BATCH) {
       const records = Array.from({ length: Math.min(FANOUT_BATCH, fanoutOrders - sent) }, () => ({ key: fanoutKey, value: { amount: 1 } }));
       await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: { records } });
     }
-    const want = base + fanoutOrders;
-    await waitFor(
-      `every held stream to reach count ${want}`,
-      async () => {
-        const failed = streams.held.find((s) => s.failure || s.ended);
-        if (failed) throw new Error(`push: a held stream ${failed.failure ?? "ended"}`);
-        return streams.held.every((s) => s.last === want) ? true : undefined;
-      },
-      { timeoutMs: FANOUT_TIMEOUT_MS, intervalMs: 20, last: () => `(lowest ${Math.min(...streams.held.map((s) => s.last))})` },
-    );
-    const lastAt = Math.max(...streams.held.map((s) => s.lastAt));
-    for (const s of streams.held)
-      if (s.counts.length !== fanoutOrders || s.snapshots !== 1) throw new Error(`push: a stream saw ${s.counts.length} changes and ${s.snapshots} snapshots`);
-    eventsPerS = (held * fanoutOrders) / ((lastAt - started) / 1000);
+    want += fanoutOrders;
+    await allReach(held, want, FANOUT_TIMEOUT_MS);
+    const lastAt = Math.max(...held.map((s) => s.lastAt));
+    for (const s of held)
+      if (s.changes !== fanoutSingles + fanoutOrders) throw new Error(`push: a watch saw ${s.changes} changes, not ${fanoutSingles + fanoutOrders}`);
+    eventsPerS = (held.length * fanoutOrders) / ((lastAt - started) / 1000);
     rssFanout = await workerdRssBytes(app.pid);
+    pushedAfter = await metricSum(app, "edge_streams_hub_events_pushed_total");
+    dropsAfter = await metricSum(app, "edge_streams_hub_drops_total");
     note(
-      `push: ${held} streams × ${fanoutOrders} changes, each once in order, in ${((lastAt - started) / 1000).toFixed(2)} s: ${Math.round(eventsPerS)} events/s`,
+      `push: ${held.length} sockets × ${fanoutOrders} changes, each once in order, in ${((lastAt - started) / 1000).toFixed(2)} s: ${Math.round(eventsPerS)} events/s; ` +
+        `the hubs' metrics: ${hubSockets} sockets, ${pushedAfter - pushedBefore} events pushed, ${dropsAfter} drops`,
     );
   } finally {
-    streams.close();
+    closeAll(held);
   }
-  const openAfterClose = await slotsFree(app);
+  const hubSocketsClosed = await waitFor(
+    "the hub to forget the closed sockets",
+    async () => {
+      const n = await metricSum(app, "edge_streams_hub_sockets");
+      return n <= 0 ? n : undefined;
+    },
+    { timeoutMs: FANOUT_TIMEOUT_MS, intervalMs: 200 },
+  );
   const rssClosed = await workerdRssBytes(app.pid);
   note(`push: workerd RSS ${mb(rssBefore)} MB before, ${mb(rssHeld)} MB held, ${mb(rssFanout)} MB after the fan-out, ${mb(rssClosed)} MB closed`);
 
@@ -336,21 +454,34 @@ export async function run({ baseUrl, app: startApp }) {
   const pollP50 = percentile(baselineIdle, 50);
   const p99Loaded = percentile(loaded, 99);
   const pollP99Loaded = percentile(baselineLoaded, 99);
-  const r = (x, digits = 1) => Number(x.toFixed(digits));
   return {
     push_p50_ms: r(p50),
-    push_p99_ms: r(percentile(idle, 99)),
-    push_p50_under_load_ms: r(percentile(loaded, 50)),
+    push_p99_ms: p(idle, 99),
+    push_p50_under_load_ms: p(loaded, 50),
     push_p99_under_load_ms: r(p99Loaded),
+    push_p50_back_to_back_ms: p(backToBack, 50),
+    push_p99_back_to_back_ms: p(backToBack, 99),
     push_baseline_e2e_p50_ms: r(pollP50),
+    push_baseline_e2e_p99_ms: p(baselineIdle, 99),
+    push_baseline_e2e_p50_under_load_ms: p(baselineLoaded, 50),
     push_baseline_e2e_p99_under_load_ms: r(pollP99Loaded),
     push_p50_vs_e2e_p50: r(p50 / pollP50, 2),
     push_p99_under_load_vs_e2e_p99_under_load: r(p99Loaded / pollP99Loaded, 2),
+    push_load_offered_per_s: Math.round(offered),
+    push_sse_p50_ms: p(sseIdle, 50),
+    push_sse_p99_ms: p(sseIdle, 99),
+    push_sse_p50_under_load_ms: p(sseLoaded, 50),
+    push_sse_p99_under_load_ms: p(sseLoaded, 99),
     push_subscribers_attempted: subscribers,
-    push_subscribers_held: held,
-    push_subscribers_refused: streams.refused,
-    push_subscriptions_open_metric: openGauge,
-    push_subscriptions_open_after_close: openAfterClose,
+    push_subscribers_held: held.length,
+    push_subscribers_refused: refused,
+    push_hub_sockets_metric: hubSockets - Math.max(0, hubSocketsIdle),
+    push_hub_sockets_after_close: hubSocketsClosed,
+    push_hub_drops_metric: dropsAfter,
+    push_fanout_first_p50_ms: p(first, 50),
+    push_fanout_all_p50_ms: p(all, 50),
+    push_fanout_all_p99_ms: p(all, 99),
+    push_fanout_all_from_request_p50_ms: p(allFromRequest, 50),
     push_events_per_s: Math.round(eventsPerS),
     push_fanout_orders: fanoutOrders,
     push_workerd_rss_before_mb: mb(rssBefore),

@@ -153,7 +153,9 @@ export interface SocketPlan {
  * What a batch read from `from` (a partition ending at `latest`) gives `s` (nothing when `s` stands below `from`), advancing its position
  * and counts: each record from its position on that it watches, rendered by `data` (its event's
  * data, JSON) with the token of the position after it, until its window is full. A missing offset
- * from its position on (compaction, retention, a log that started over) is a resync.
+ * from its position on (compaction, retention, a log that started over) is a resync. `rendered`,
+ * shared by the sockets that watch the same key and view in one batch, keeps each record's message
+ * (they are the same for all of them): a record is rendered once, not once per socket.
  */
 export function planSocket(
   s: HubSocket,
@@ -161,6 +163,7 @@ export function planSocket(
   now: number,
   data: (key: string, value: string | null) => unknown,
   window = SOCKET_WINDOW,
+  rendered?: Map<number, string>,
 ): SocketPlan {
   const messages: string[] = [];
   // Below the batch (its window opened while the batch was read): the next read starts from it.
@@ -176,8 +179,13 @@ export function planSocket(
         s.fullSince ??= now;
         return { messages, resync: false };
       }
-      const id = encodeToken({ topic: s.topic, positions: new Map([[s.partition, record.offset + 1]]) });
-      messages.push(JSON.stringify({ event: "message", data: data(change.key, change.value), id }));
+      let message = rendered?.get(record.offset);
+      if (message === undefined) {
+        const id = encodeToken({ topic: s.topic, positions: new Map([[s.partition, record.offset + 1]]) });
+        message = JSON.stringify({ event: "message", data: data(change.key, change.value), id });
+        rendered?.set(record.offset, message);
+      }
+      messages.push(message);
       s.sent++;
     }
     s.position = record.offset + 1;

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import type { LogRecord } from "../../src/log/types";
+import { HubCounters } from "../../src/subscriptions/hub-counters";
 import {
   acknowledge,
   behind,
@@ -53,6 +54,20 @@ describe("planSocket", () => {
     expect(sent.map((m) => [...decodeToken(m.id)!.positions])).toEqual([[[1, 3]], [[1, 5]]]);
     expect(s).toMatchObject({ position: 5, sent: 2 });
     expect(behind(s, 5)).toBe(false);
+  });
+
+  it("renders a record once for the sockets that share `rendered`: the same message for each", () => {
+    const rendered = new Map<number, string>();
+    let renders = 0;
+    const counting = (key: string, value: string | null) => {
+      renders++;
+      return data(key, value);
+    };
+    const batch = { from: 0, records: [rec(1, '"a"'), rec(2, '"a"')], latest: 3 };
+    const first = planSocket(newSocket(start({ position: 1 })), batch, 0, counting, undefined, rendered);
+    const second = planSocket(newSocket(start({ position: 2 })), batch, 0, counting, undefined, rendered);
+    expect(renders).toBe(2);
+    expect(second.messages).toEqual(first.messages.slice(1));
   });
 
   it("a windows socket takes every row of its key's windows, nothing of another key", () => {
@@ -138,5 +153,21 @@ describe("the hub's bookkeeping", () => {
     expect(parseHubStart({ ...start(), view: "range" })).toBeUndefined();
     expect(parseHubStart({ ...start(), messages: [1] })).toBeUndefined();
     expect(parseHubStart(null)).toBeUndefined();
+  });
+});
+
+describe("HubCounters", () => {
+  it("counts a refusal by the limit it hit, and answers copies of its counts", () => {
+    const counters = new HubCounters(1_000);
+    const limits = { perHub: 10, perKey: 2 };
+    counters.refuse({ hub: 10, key: 0 }, limits);
+    counters.refuse({ hub: 4, key: 2 }, limits);
+    counters.refuse({ hub: 10, key: 2 }, limits);
+    counters.pushed += 3;
+    counters.drops.resync++;
+    const metrics = counters.metrics(7);
+    expect(metrics).toEqual({ sockets: 7, pushed: 3, reads: 0, drops: { slow: 0, resync: 1 }, refused: { hub: 2, key: 1 }, since: 1_000 });
+    counters.drops.slow++;
+    expect(metrics.drops.slow).toBe(0);
   });
 });

@@ -19,6 +19,7 @@ import type { ApiEnv } from "../context";
 import { decodeCursor, encodeCursor } from "../cursor";
 import { clusterSnapshot, remainingToRestore, type ClusterSnapshot } from "../status/snapshot";
 import { ageMs } from "../../../src/task/input-lag";
+import { hubFamilies } from "../hub-metrics";
 import { subscriptionFamilies } from "../subscription-metrics";
 import { invalidInput } from "../validation";
 import { DEFAULT_PAGE, limitParam, MAX_PAGE } from "../views";
@@ -278,7 +279,7 @@ const metricsQuery = z
  * `GET /metrics?limit=&cursor=`: a page of series sources — task instances first, then topic
  * partitions — `limit` of them (default and at most 500); the application's own families (its
  * summary, shutdown, restore pauses, topics' retention, sinks) on the first page. A `Link` header
- * (`rel="next"`) names the next page. A page costs one call per instance or partition on it,
+ * (`rel="next"`) names the next page. A page costs one call per instance or partition on it (two for a store changelog partition: its subscription hub too),
  * plus one to the coordinator, and the first one per restore worker shard.
  */
 export const metrics = new Hono<ApiEnv>().get("/metrics", zValidator("query", metricsQuery, invalidInput), async (c) => {
@@ -298,7 +299,8 @@ export const metrics = new Hono<ApiEnv>().get("/metrics", zValidator("query", me
   }
   const room = instancesDone ? limit - snapshot.instances.length : 0;
   const partitions = all.slice(start, start + Math.max(0, room));
-  const topics = await topicFamilies(c.get("log"), host.catalog, partitions, snapshot.first);
+  // Each store changelog partition listed also has its subscription hub's series (../hub-metrics.ts).
+  const [topics, hubs] = await Promise.all([topicFamilies(c.get("log"), host.catalog, partitions, snapshot.first), hubFamilies(host, partitions)]);
   let next: string | null = null;
   if (!instancesDone) next = snapshot.next;
   else if (start + partitions.length < all.length) {
@@ -312,7 +314,7 @@ export const metrics = new Hono<ApiEnv>().get("/metrics", zValidator("query", me
   // On the first page only: this isolate's subscriptions, and the sinks' series (one call per partition of a sink's topic).
   const subscriptions = first ? subscriptionFamilies() : [];
   const sinks = first ? sinkFamilies(await sinkStatuses(host)) : [];
-  return c.body(exposition([...metricFamilies(snapshot), ...topics, ...subscriptions, ...sinks]), 200, {
+  return c.body(exposition([...metricFamilies(snapshot), ...topics, ...hubs, ...subscriptions, ...sinks]), 200, {
     "Content-Type": PROMETHEUS_CONTENT_TYPE,
     "Cache-Control": "no-store",
   });

@@ -1,0 +1,55 @@
+/**
+ * The subscription hubs' families of `GET /metrics` (docs/subscriptions.md, *Metrics*): per
+ * changelog partition listed on the page, its hub's sockets held, events pushed, changelog reads,
+ * sockets dropped (too slow, resync) and refused over a limit (src/subscriptions/hub-counters.ts).
+ * One call per store changelog partition on the page (the hub answers from memory: no read, no
+ * row); none when the Worker has no hub binding or its log does not wake readers (no hub then
+ * holds a socket). A hub that does not answer is left out.
+ */
+import type { TopicPartition } from "../../src/log/types";
+import type { HubMetrics } from "../../src/subscriptions/hub-counters";
+import type { Host } from "../../platform/host";
+import type { Family } from "./prometheus";
+
+/** The changelog partitions of the application's stores among `partitions`: those a hub may follow. */
+function hubbed(host: Host, partitions: readonly TopicPartition[]): TopicPartition[] {
+  if (!host.log.capabilities.wakesReaders) return [];
+  const changelogs = new Set(host.application.topology.subtopologies.flatMap((s) => s.stores.map((store) => store.changelogTopic)));
+  return partitions.filter((tp) => changelogs.has(tp.topic));
+}
+
+export async function hubFamilies(host: Host, partitions: readonly TopicPartition[]): Promise<Family[]> {
+  const family = (name: string, type: Family["type"], help: string): Family => ({ name: `edge_streams_hub_${name}`, type, help, samples: [] });
+  const sockets = family("sockets", "gauge", "WebSocket subscriptions the changelog partition's subscription hub holds now.");
+  const pushed = family(
+    "events_pushed_total",
+    "counter",
+    "Messages the hub sent to its sockets (snapshots and changes), since the hub instance started (an eviction or crash restarts it at 0).",
+  );
+  const reads = family("reads_total", "counter", "Changelog reads the hub made (each serves all of its sockets), since the hub instance started.");
+  const drops = family(
+    "drops_total",
+    "counter",
+    "Sockets the hub dropped, by reason: slow (a full window for 30 s, closed 4008), resync (compaction or retention overtook it, closed 4009); since the hub instance started.",
+  );
+  const refused = family(
+    "refused_total",
+    "counter",
+    "Sockets the hub refused (503), by the limit reached: hub (HUB_MAX_SOCKETS) or key (HUB_MAX_SOCKETS_PER_KEY); since the hub instance started.",
+  );
+  const started = family("start_time_seconds", "gauge", "When the hub instance whose counters these are started (Unix seconds).");
+  const listed = hubbed(host, partitions);
+  const answers = await Promise.allSettled(listed.map(async (tp) => (await host.subscriptionHub(tp)?.metrics()) as HubMetrics | undefined));
+  answers.forEach((answer, i) => {
+    if (answer.status !== "fulfilled" || !answer.value) return;
+    const m = answer.value;
+    const labels = { topic: listed[i]!.topic, partition: String(listed[i]!.partition) };
+    sockets.samples.push({ labels, value: m.sockets });
+    pushed.samples.push({ labels, value: m.pushed });
+    reads.samples.push({ labels, value: m.reads });
+    for (const [reason, value] of Object.entries(m.drops)) drops.samples.push({ labels: { ...labels, reason }, value });
+    for (const [limit, value] of Object.entries(m.refused)) refused.samples.push({ labels: { ...labels, limit }, value });
+    started.samples.push({ labels, value: m.since / 1000 });
+  });
+  return [sockets, pushed, reads, drops, refused, started];
+}
