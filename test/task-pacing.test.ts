@@ -37,6 +37,8 @@ class CountingLog extends DurableLog {
   readonly appends = new Map<string, number>();
   readonly misMeasured: string[] = [];
   loseAcks = false;
+  /** Told of each append's end, as a partition's wake-up tells its subscribed task (src/log/partition-wakes.ts). */
+  onAppended: (tp: Partition, end: number) => void = () => {};
   override async appendEncoded(tp: Partition, records: string, producer?: ProducerId, measure?: BatchMeasure): Promise<AppendResult> {
     const key = `${tp.topic}/${tp.partition}`;
     this.appends.set(key, (this.appends.get(key) ?? 0) + 1);
@@ -44,6 +46,7 @@ class CountingLog extends DurableLog {
     const measuredAs = (now: number) => measure && arrivingBatch(records, measure).maxTimestamp(now) === maxTimestampOf(entries, now);
     if (!measure || measure.sizes.join() !== sizes.join() || !measuredAs(0) || !measuredAs(Number.MAX_SAFE_INTEGER)) this.misMeasured.push(records);
     const result = await super.appendEncoded(tp, records, producer, measure);
+    this.onAppended(tp, result.baseOffset + result.count);
     if (this.loseAcks) throw new LogUnavailable("the acknowledgement was lost on the way back");
     return result;
   }
@@ -93,8 +96,12 @@ async function withPacingTask(
       },
     });
     // What the log and the group acknowledged is written down at once unless a test says otherwise (RECORD_OWED_MS).
-    const restart = () => new StreamTask({ application: app, log, storage, owedMs: 0, ...options });
+    let current: StreamTask | undefined;
+    const restart = () => (current = new StreamTask({ application: app, log, storage, owedMs: 0, ...options }));
     const task = restart();
+    // The instance hears of its input's growth as a wake-up from its partition tells it (a run's
+    // steps leave out a partition known to end at the position: src/task/quiet-inputs.ts).
+    log.onAppended = (tp, end) => current?.toldOfInput(undefined, { tp, end });
     await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
     const stored = () => {
       const read = new TaskStorage(state.storage);
