@@ -9,12 +9,10 @@
  * seconds in all); `node` drives a real `wrangler dev` with real clients (among them the example
  * at 256 partitions with standbys, test/node/scale.test.ts), one per file.
  *
- * Speed on 2 cores: a workerd runner starts a workerd and imports the library (about 5 s on a quiet
- * machine, 10-20 s on a loaded one), so pure tests belong in `unit`, and the `workers` and
- * `standby` projects run their files one after another in a workerd they share (`isolate: false`:
- * vitest hands a finished file's runner to the next file of the same project; up to three runners
- * at once), every object deleted before each file (test/support/fresh-workerd.ts). Three files run
- * at once, the `node` files among the others.
+ * Speed on 2 cores: each workerd project file starts its own workerd and imports the library anew
+ * (fresh storage per file; 10-15 s a file on a loaded machine, most of it the import), so pure tests
+ * belong in `unit`; files whose tests each take objects of their own may share a workerd
+ * (`isolate: false`, the `log` project); three files run at once, the `node` files among the others.
  */
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
@@ -83,28 +81,24 @@ const NO_COMPACTION = {
  */
 const WORKERD_TEST_TIMEOUT = 20_000;
 
-/** Before each file of a project whose files share a workerd: every object deleted, a fresh start. */
-const FRESH_WORKERD = "./test/support/fresh-workerd.ts";
-
 /**
- * Hooks' bound in those projects: the fresh start wakes and deletes every object the last file
- * named (hundreds after the model test), longer than vitest's 10 s default on a loaded machine.
+ * Workerd files of the `workers` project whose every test takes objects of its own, by a name no
+ * other file uses (`refused-crash@x`, `settings-migration-kept`, …), and topics of its own (their
+ * applications' catalogs): they share a workerd, the `objects` project, as test/log does.
  */
-const FRESH_HOOK_TIMEOUT = 60_000;
-
-/**
- * A workerd project's files one after another in a workerd they share (one start-up and one
- * import of the library per runner: vitest hands a finished file's runner to the next file of the
- * same project), each file on empty storage (FRESH_WORKERD).
- */
-const SHARED_WORKERD = { isolate: false, setupFiles: [FRESH_WORKERD], hookTimeout: FRESH_HOOK_TIMEOUT };
-
-/**
- * Workerd files of the `workers` project that keep a workerd of their own (the `isolated`
- * project: same Worker and vars): they failed after another file in a shared workerd, or on a
- * loaded machine there, and are not yet shown to pass after any other file.
- */
-const OWN_WORKERD = ["test/healing.test.ts", "test/task-wake.test.ts", "test/http-status-page.test.ts"];
+const OWN_OBJECTS = [
+  "test/commit-rows.test.ts",
+  "test/coordinator-settings-migration.test.ts",
+  "test/outbox-window.test.ts",
+  "test/record-cache-commits.test.ts",
+  "test/refused-sends.test.ts",
+  "test/restore-positions.test.ts",
+  "test/restore-timestamps.test.ts",
+  "test/row-caps.test.ts",
+  "test/storage-migrations.test.ts",
+  "test/store-pages.test.ts",
+  "test/task-book-migration.test.ts",
+];
 
 /** The `workers` project's vars on top of the example's (the `log` and `objects` projects' too). */
 const WORKERS_BINDINGS = {
@@ -140,19 +134,18 @@ function workerd(bindings: Record<string, string> = {}, configPath = "./wrangler
 /**
  * The suite's longest files, started first: with three files at once, a long file started last
  * would run alone at the end (a fresh clone has no timings cached, and vitest then orders files
- * by size). Measured in CI's run on main 7be9dc9 (seconds, on 2 cores, a quiet machine).
+ * by size). Measured in CI's run (seconds, on 2 cores).
  */
 const SLOW_FIRST = [
-  "test/node/scale.test.ts", // 115
-  "test/healing.test.ts", // 34, mostly waiting on alarms: beside the shared runners
-  "test/model-more-seeds.test.ts", // 60: the `workers` block starts here
-  "test/model.test.ts", // 60
-  "test/http-security.test.ts", // 57 before its reads were made at once
-  "test/restore-faults.test.ts", // 29
-  "test/shop/shop.test.ts", // 23
-  "test/node/upstash-client.test.ts", // 23
-  "test/node/runtime-kill.test.ts", // 21
-  "test/lifecycle-crashes.test.ts", // 16
+  "test/node/scale.test.ts", // 140
+  "test/http-security.test.ts", // 68
+  "test/model-more-seeds.test.ts", // 34
+  "test/model.test.ts", // 33
+  "test/restore-faults.test.ts", // 31
+  "test/shop/shop.test.ts", // 29
+  "test/healing.test.ts", // 28
+  "test/node/upstash-client.test.ts", // 22
+  "test/lifecycle-crashes.test.ts", // 18
 ];
 
 class SlowFirst extends BaseSequencer {
@@ -191,18 +184,12 @@ export default defineConfig({
     sequence: { sequencer: SlowFirst },
     projects: [
       {
-        // The default example's Worker with the test vars, its files one after another in a workerd
-        // they share (isolate: false: one start-up and one import of the library per runner, up to
-        // three runners at once, not one per file). Before each file every object is deleted with
-        // its storage (test/support/fresh-workerd.ts), so a file starts on empty storage as in a
-        // workerd of its own. The log partition's parts (test/log) are here too.
         plugins: [workerd(WORKERS_BINDINGS)],
         resolve: library,
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
           testTimeout: WORKERD_TEST_TIMEOUT,
-          ...SHARED_WORKERD,
           exclude: [
             "test/node/**",
             "test/standby/**",
@@ -216,15 +203,26 @@ export default defineConfig({
             "test/tiered/**",
             "test/connectors/**",
             "test/unit/**",
-            ...OWN_WORKERD,
+            "test/log/**",
+            ...OWN_OBJECTS,
           ],
         },
       },
       {
-        // The `workers` files that keep a workerd each (OWN_WORKERD).
+        // The log partition's parts (test/log): the `workers` project's Worker and vars, its files
+        // one after another in a workerd they share (isolate: false: one start-up and one import of
+        // the library for up to three files, not one per file). They may share storage: each test
+        // takes a partition object of its own, named after the file (`compaction-scratch-3`,
+        // `rb7/0`, …), and a file that aborts every object does so between its own tests.
         plugins: [workerd(WORKERS_BINDINGS)],
         resolve: library,
-        test: { name: "isolated", include: OWN_WORKERD, testTimeout: WORKERD_TEST_TIMEOUT },
+        test: { name: "log", include: ["test/log/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT, isolate: false },
+      },
+      {
+        // Task instances, partitions and coordinators on objects of their own (OWN_OBJECTS), sharing a workerd as `log` does.
+        plugins: [workerd(WORKERS_BINDINGS)],
+        resolve: library,
+        test: { name: "objects", include: OWN_OBJECTS, testTimeout: WORKERD_TEST_TIMEOUT, isolate: false },
       },
       {
         // Retention and compaction with the topics' defaults: a changelog compacts when due.
@@ -235,7 +233,7 @@ export default defineConfig({
       {
         plugins: [workerd({ ...NO_COMPACTION, NUM_STANDBYS: "1", ACCEPTABLE_RECOVERY_LAG: "0" })],
         resolve: library,
-        test: { name: "standby", include: ["test/standby/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT, ...SHARED_WORKERD },
+        test: { name: "standby", include: ["test/standby/**/*.test.ts"], testTimeout: WORKERD_TEST_TIMEOUT },
       },
       {
         // The second example application, its own Worker and wrangler.toml.
