@@ -99,12 +99,7 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const state = ws.deserializeAttachment() as HubSocket;
-    let ack: unknown;
-    try {
-      ack = typeof message === "string" ? (JSON.parse(message) as { ack?: unknown }).ack : undefined;
-    } catch {
-      ack = undefined;
-    }
+    const ack = typeof message === "string" ? (parseJson(message) as { ack?: unknown } | undefined)?.ack : undefined;
     const full = !hasRoom(state);
     if (!acknowledge(state, ack)) {
       close(ws, 1008, 'expected {"ack": n}, n the number of messages received so far');

@@ -9,7 +9,7 @@
 import type { TopicPartition } from "../../src/log/types";
 import type { HubMetrics } from "../../src/subscriptions/hub-counters";
 import type { Host } from "../../platform/host";
-import type { Family } from "./prometheus";
+import { family, type Family } from "./prometheus";
 
 /** The changelog partitions of the application's stores among `partitions`: those a hub may follow. */
 function hubbed(host: Host, partitions: readonly TopicPartition[]): TopicPartition[] {
@@ -19,25 +19,25 @@ function hubbed(host: Host, partitions: readonly TopicPartition[]): TopicPartiti
 }
 
 export async function hubFamilies(host: Host, partitions: readonly TopicPartition[]): Promise<Family[]> {
-  const family = (name: string, type: Family["type"], help: string): Family => ({ name: `edge_streams_hub_${name}`, type, help, samples: [] });
-  const sockets = family("sockets", "gauge", "WebSocket subscriptions the changelog partition's subscription hub holds now.");
-  const pushed = family(
+  const hubFamily = (name: string, type: Family["type"], help: string) => family(`hub_${name}`, type, help);
+  const sockets = hubFamily("sockets", "gauge", "WebSocket subscriptions the changelog partition's subscription hub holds now.");
+  const pushed = hubFamily(
     "events_pushed_total",
     "counter",
     "Messages the hub sent to its sockets (snapshots and changes), since the hub instance started (an eviction or crash restarts it at 0).",
   );
-  const reads = family("reads_total", "counter", "Changelog reads the hub made (each serves all of its sockets), since the hub instance started.");
-  const drops = family(
+  const reads = hubFamily("reads_total", "counter", "Changelog reads the hub made (each serves all of its sockets), since the hub instance started.");
+  const drops = hubFamily(
     "drops_total",
     "counter",
     "Sockets the hub dropped, by reason: slow (a full window for 30 s, closed 4008), resync (compaction or retention overtook it, closed 4009); since the hub instance started.",
   );
-  const refused = family(
+  const refused = hubFamily(
     "refused_total",
     "counter",
     "Sockets the hub refused (503), by the limit reached: hub (HUB_MAX_SOCKETS) or key (HUB_MAX_SOCKETS_PER_KEY); since the hub instance started.",
   );
-  const started = family("start_time_seconds", "gauge", "When the hub instance whose counters these are started (Unix seconds).");
+  const started = hubFamily("start_time_seconds", "gauge", "When the hub instance whose counters these are started (Unix seconds).");
   const listed = hubbed(host, partitions);
   const answers = await Promise.allSettled(listed.map(async (tp) => (await host.subscriptionHub(tp)?.metrics()) as HubMetrics | undefined));
   answers.forEach((answer, i) => {

@@ -11,6 +11,11 @@ export interface Family {
   readonly samples: Sample[];
 }
 
+/** The family `edge_streams_<name>`: every series of `GET /metrics` is named under the one prefix. */
+export function family(name: string, type: Family["type"], help: string, samples: Family["samples"] = []): Family {
+  return { name: `edge_streams_${name}`, type, help, samples };
+}
+
 function escapeLabel(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }

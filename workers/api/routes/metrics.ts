@@ -24,12 +24,11 @@ import { subscriptionFamilies } from "../subscription-metrics";
 import { invalidInput } from "../validation";
 import { DEFAULT_PAGE, limitParam, MAX_PAGE } from "../views";
 import { sinkFamilies, sinkStatuses } from "./sinks";
-import { exposition, type Family } from "../prometheus";
+import { exposition, family, type Family } from "../prometheus";
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
-  const family = (name: string, type: Family["type"], help: string): Family => ({ name: `edge_streams_${name}`, type, help, samples: [] });
   const up = family("task_up", "gauge", "1 when the task instance answered this scrape, 0 when it did not.");
   const info = family("task_info", "gauge", "The task instance's state, as a label (FAILED while an active instance is stopped; value always 1).");
   const epoch = family("task_epoch", "gauge", "The coordinator epoch of the instance's assignment.");
@@ -228,12 +227,12 @@ function topicPartitions(catalog: TopicCatalog): TopicPartition[] {
  * log that cannot say) is left out.
  */
 export async function topicFamilies(log: Log, catalog: TopicCatalog, partitions: readonly TopicPartition[], retention: boolean): Promise<Family[]> {
-  const family = (name: string, help: string): Family => ({ name: `edge_streams_${name}`, type: "gauge", help, samples: [] });
-  const records = family("topic_partition_records", "Records the partition keeps now (after retention and compaction).");
-  const bytes = family("topic_partition_bytes", "Bytes of keys, values and headers the partition keeps now.");
-  const earliest = family("topic_partition_earliest_offset", "The partition's earliest kept offset.");
-  const latest = family("topic_partition_latest_offset", "The partition's end offset.");
-  const retentionMs = family("topic_retention_ms", "The topic's retention.ms (-1: kept forever); label policy is its cleanup.policy.");
+  const gauge = (name: string, help: string) => family(name, "gauge", help);
+  const records = gauge("topic_partition_records", "Records the partition keeps now (after retention and compaction).");
+  const bytes = gauge("topic_partition_bytes", "Bytes of keys, values and headers the partition keeps now.");
+  const earliest = gauge("topic_partition_earliest_offset", "The partition's earliest kept offset.");
+  const latest = gauge("topic_partition_latest_offset", "The partition's end offset.");
+  const retentionMs = gauge("topic_retention_ms", "The topic's retention.ms (-1: kept forever); label policy is its cleanup.policy.");
   const stats = log.stats ? await Promise.allSettled(partitions.map((tp) => log.stats!(tp))) : [];
   stats.forEach((result, i) => {
     if (result.status !== "fulfilled") return;

@@ -12,7 +12,7 @@ import { isQueueSink } from "../../../src/connectors/sink-config";
 import { unwrap } from "../../../src/log/errors";
 import type { Host } from "../../../platform/host";
 import type { ApiEnv } from "../context";
-import type { Family } from "../prometheus";
+import { family, type Family } from "../prometheus";
 
 /** Every sink's partitions, as their log partitions say (in sink name, then partition order). */
 export async function sinkStatuses(host: Host): Promise<SinkPartitionStatus[]> {
@@ -53,24 +53,25 @@ export const sinks = new Hono<ApiEnv>().get("/sinks", async (c) => {
 
 /** `/metrics`' series of the sinks, labelled `sink`, `topic` and `partition`. */
 export function sinkFamilies(statuses: readonly SinkPartitionStatus[]): Family[] {
-  const family = (name: string, type: Family["type"], help: string, value: (s: SinkPartitionStatus) => number): Family => ({
-    name: `edge_streams_sink_${name}`,
-    type,
-    help,
-    samples: statuses.map((s) => ({ labels: { sink: s.sink, topic: s.topic, partition: String(s.partition) }, value: value(s) })),
-  });
-  return [
-    family("lag_records", "gauge", "Records of the partition the sink has not delivered yet (end offset - its committed position).", (s) => s.lag),
-    family("delivered_records_total", "counter", "Records delivered (a redelivery after a crash counts again).", (s) => s.delivered),
-    family("failures_total", "counter", "Failed deliveries (every attempt).", (s) => s.failures),
+  const sinkFamily = (name: string, type: Family["type"], help: string, value: (s: SinkPartitionStatus) => number) =>
     family(
+      `sink_${name}`,
+      type,
+      help,
+      statuses.map((s) => ({ labels: { sink: s.sink, topic: s.topic, partition: String(s.partition) }, value: value(s) })),
+    );
+  return [
+    sinkFamily("lag_records", "gauge", "Records of the partition the sink has not delivered yet (end offset - its committed position).", (s) => s.lag),
+    sinkFamily("delivered_records_total", "counter", "Records delivered (a redelivery after a crash counts again).", (s) => s.delivered),
+    sinkFamily("failures_total", "counter", "Failed deliveries (every attempt).", (s) => s.failures),
+    sinkFamily(
       "consecutive_failures",
       "gauge",
       "Failed deliveries in a row (0 when the last one succeeded): the back-off's exponent.",
       (s) => s.consecutiveFailures,
     ),
-    family("dead_lettered_records_total", "counter", "Records the sink could not deliver, sent to the dead-letter topic.", (s) => s.deadLettered),
-    family("dropped_records_total", "counter", "Records the sink could not deliver and no dead-letter topic took.", (s) => s.dropped),
-    family("skipped_records_total", "counter", "Records retention removed before the sink delivered them.", (s) => s.skipped),
+    sinkFamily("dead_lettered_records_total", "counter", "Records the sink could not deliver, sent to the dead-letter topic.", (s) => s.deadLettered),
+    sinkFamily("dropped_records_total", "counter", "Records the sink could not deliver and no dead-letter topic took.", (s) => s.dropped),
+    sinkFamily("skipped_records_total", "counter", "Records retention removed before the sink delivered them.", (s) => s.skipped),
   ].filter((f) => f.samples.length > 0);
 }
