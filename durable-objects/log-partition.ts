@@ -22,7 +22,7 @@ import type {
   TopicPartition,
   UnseenAppendResult,
 } from "../src/log/types";
-import { hearsByAnswering } from "../src/names";
+import { hearsByAnswering, isSubscriptionHubName } from "../src/names";
 import { PartitionWakes } from "../src/log/partition-wakes";
 import { echoTargets, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
 import { PartitionSinks, sinkPartition, type PartitionSink, type SinkCrashPoint } from "../src/connectors/partition-sinks";
@@ -207,7 +207,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     }
     const due = this.store.maintenanceDueAt(Date.now());
     if (due !== undefined) await this.alarms.armBy(due);
-    return result;
+    // Watched: a producer that lingers makes every subscriber wait for it (send-schedule.ts).
+    return this.subscribers.list().some(isSubscriptionHubName) ? { ok: true, value: { ...result.value, watched: true } } : result;
   }
 
   /**

@@ -19,6 +19,7 @@ import type { Totals } from "../examples/orders-totals/topology";
 import { partitionForKey } from "../src/log/partitioner";
 import { CHANGELOG_PHASE, Outbox, OUTPUT_PHASE } from "../src/task/outbox";
 import { StreamTask } from "../src/task/stream-task";
+import { WATCHED_HOLD_MS } from "../src/task/outbox-sender";
 import { TaskStorage } from "../src/task/task-storage";
 import { totalsApp } from "./support/totals-app";
 import { TestDriver } from "../platform/testing/test-driver";
@@ -332,6 +333,39 @@ describe("lingering sends (LINGER_MS, Kafka Streams' producer linger.ms)", () =>
       // Both later commits went as one batch per partition, measured as joined.
       expect(appends()).toEqual([2, 2]);
       expect(log.misMeasured).toEqual([]);
+    });
+  });
+
+  it("does not linger while live subscribers watch a partition it sends to, and lingers again once they left", async () => {
+    const id = "linger-watched";
+    const clock = { now: 1_000_000 };
+    await withPacingTask(id, { lingerMs: 100, clock: () => clock.now }, async ({ task, log, app, input, out }) => {
+      const changelog = app.changelogPartitions("0_0")[0]!;
+      const partition = env.LOG_PARTITION.getByName(`${changelog.topic}/0`);
+      const hub = `hub:${changelog.topic}/0`;
+      const commitClosely = async (from: number) => {
+        clock.now += 20;
+        await log.append(input, orders(1, from));
+        expect(await task.step()).toBe("more");
+      };
+
+      // The first commit goes at once (after a quiet spell) and its changelog's answer says a hub waits on it.
+      await partition.subscribe(hub);
+      await log.append(input, orders(1));
+      expect(await task.step()).toBe("more");
+      // A commit close behind it is sent at once too: the hub's subscribers would wait for the linger.
+      await commitClosely(1);
+      expect(await keysAndCounts(log, out)).toEqual(["c0:1", "c1:1"]);
+      expect((await log.offsets(changelog)).latest).toBe(2);
+
+      // The hub left: the next append says so, and once the hold ends, commits that follow closely linger again.
+      await partition.unsubscribe(hub);
+      clock.now += WATCHED_HOLD_MS;
+      await commitClosely(2);
+      expect(await keysAndCounts(log, out)).toEqual(["c0:1", "c1:1", "c2:1"]);
+      await commitClosely(3);
+      expect(await keysAndCounts(log, out)).toEqual(["c0:1", "c1:1", "c2:1"]);
+      expect(task.wakeAt()).toBe(clock.now - 20 + 100);
     });
   });
 

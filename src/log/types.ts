@@ -51,6 +51,12 @@ export interface AppendResult {
   readonly count: number;
   /** True when this was a retry of a batch already written: nothing new was appended. */
   readonly duplicate: boolean;
+  /**
+   * True when live subscribers wait on the partition's appends (a subscription hub: a store watch
+   * or a topic tail): a producer that lingers should not (src/task/send-schedule.ts). Absent: none,
+   * or a log that cannot tell.
+   */
+  readonly watched?: boolean;
 }
 
 /** What `appendUnseen` did: `AppendResult` of the records appended, and how many it left out as seen already. */

@@ -34,6 +34,13 @@ export const OFFSET_COMMIT_INTERVAL_MS = 100;
  */
 export const RECORD_OWED_MS = 10_000;
 
+/**
+ * How long an append answered `watched` (live subscribers wait on its partition: `AppendResult`)
+ * keeps the instance's sends from lingering: each watched append renews it, and once the
+ * subscribers are gone the sends linger again after this long.
+ */
+export const WATCHED_HOLD_MS = 5_000;
+
 /** When the input progress goes to the group: `now`, or only once it has been owed for `RECORD_OWED_MS` (`due`). */
 export type OffsetCommit = "now" | "due";
 
@@ -95,6 +102,8 @@ export class OutboxSender {
   private readonly acked = new Map<number, Ack>();
   /** Offsets the group took that are not written down yet (see `Owed`); in memory only, as `acked`. */
   private committed: GroupCommit | undefined;
+  /** Until when a partition sent to is watched (see `WATCHED_HOLD_MS`); in memory: a restart lingers until an append says. */
+  private watchedUntil = -Infinity;
 
   constructor(private readonly deps: OutboxSenderDeps) {}
 
@@ -230,10 +239,19 @@ export class OutboxSender {
   }
 
   /** Appends an outbox batch, as the string stored when the log takes batches encoded. */
-  private send(batch: OutboxBatch, producer: ProducerId): Promise<AppendResult> {
+  private async send(batch: OutboxBatch, producer: ProducerId): Promise<AppendResult> {
     const log = this.deps.log;
-    if (batch.encoded !== undefined && log.appendEncoded) return log.appendEncoded(batch, batch.encoded.text, producer, batch.encoded.measure);
-    return log.append(batch, batch.records, producer);
+    const result =
+      batch.encoded !== undefined && log.appendEncoded
+        ? await log.appendEncoded(batch, batch.encoded.text, producer, batch.encoded.measure)
+        : await log.append(batch, batch.records, producer);
+    if (result.watched) this.watchedUntil = this.now() + WATCHED_HOLD_MS;
+    return result;
+  }
+
+  /** Whether live subscribers wait on a partition this instance sends to (see `WATCHED_HOLD_MS`): its sends should not linger. */
+  watched(now: number): boolean {
+    return now < this.watchedUntil;
   }
 
   /** Something acknowledged is not written down yet (see `Owed`). */

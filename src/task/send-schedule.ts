@@ -1,7 +1,8 @@
 /**
  * When a task instance's outbox goes to the log. While commits follow each other closely their
  * batches linger and go out together at most every `lingerMs` (Kafka's producer `linger.ms`); the
- * first commit after a quiet spell is sent at once. A send that fails for a while (the log not
+ * first commit after a quiet spell is sent at once, and every commit while a partition sent to is
+ * watched (live subscribers wait on it: their push would wait for the linger). A send that fails for a while (the log not
  * answering) starts a back-off instead of being retried by every wake-up: nothing is sent, and
  * nothing processed, until it ends (send-errors.ts). In memory: an object that restarts sends at
  * once. What is sent, and how acknowledgements are written down, is outbox-sender.ts's.
@@ -42,7 +43,9 @@ export class SendSchedule {
 
   /** When the outbox's unsent batches are due to go to the log (see `lingerMs`); undefined when there are none. */
   dueAt(): number | undefined {
-    return this.deps.sender.unsentBatches() > 0 ? this.sentAt + (this.deps.options.lingerMs ?? 0) : undefined;
+    if (this.deps.sender.unsentBatches() === 0) return undefined;
+    const linger = this.deps.sender.watched(this.deps.now()) ? 0 : (this.deps.options.lingerMs ?? 0);
+    return this.sentAt + linger;
   }
 
   /**
