@@ -50,6 +50,21 @@ async function fetched(topic: string, partition: number, offset: number, count: 
   return (await ok<Message[]>(kafka("/fetch", { body: { topic, partition, offset } }))).slice(0, count);
 }
 
+/** The hub series `GET /metrics` lists for a topic partition: `<name>` or `<name>{label}` → value. */
+async function hubSeries(topic: string, partition: number): Promise<Map<string, number>> {
+  const response = await call("/metrics?limit=500");
+  expect(response.status).toBe(200);
+  const series = new Map<string, number>();
+  const own = `topic="${topic}",partition="${partition}"`;
+  for (const line of (await response.text()).split("\n")) {
+    const m = /^edge_streams_hub_([a-z_]+)\{([^}]*)\} (\S+)$/.exec(line);
+    if (!m || !m[2]!.startsWith(own)) continue;
+    const extra = m[2]!.slice(own.length).replace(/^,/, "");
+    series.set(extra ? `${m[1]}{${extra}}` : m[1]!, Number(m[3]));
+  }
+  return series;
+}
+
 beforeAll(async () => {
   await driver.instances();
   await driver.runUntilQuiet();
@@ -85,10 +100,15 @@ describe("a tail through its partition's hub", () => {
     const messages = await socket.take(2);
     expect(messages).toEqual(expected.map((r) => ({ event: "message", data: r, id: String(r.offset) })));
     expect((await hub("orders", 2).stats()).reads).toBeGreaterThan(before);
+    // GET /metrics lists the hub of an input topic's partition while it follows it for tails: two sockets; the start handed over and 2 × 2 records pushed.
+    const listed = await hubSeries("orders", 2);
+    expect([listed.get("sockets"), listed.get("events_pushed_total")]).toEqual([2, 5]);
+    expect(await hubSeries("orders", 0)).toEqual(new Map());
 
     await stream.close();
     socket.close();
     await until(async () => (await hub("orders", 2).stats()).subscribed === false, 10_000, "the hub unsubscribed with its last socket", 20);
+    expect(await hubSeries("orders", 2)).toEqual(new Map());
   });
 
   it("resumes after Last-Event-ID (and ?lastEventId= on a socket) at the next offset, with no gap and no repeat", async () => {
