@@ -185,7 +185,6 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     let more = false;
     // One renderer, and one message per record, for all the sockets watching the same key and view.
     const renderers = new Map<string, { render: (key: string, value: string | null) => unknown; rendered: Map<number, string> }>();
-    // Read again after the fetch: an acknowledgement taken meanwhile is in the attachment, not in what was read before.
     // A tail's message of a record is the same for every tail: rendered once per batch.
     const tailed = new Map<number, string>();
     const renderTail = (record: LogRecord) => {
@@ -193,6 +192,7 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
       tailed.set(record.offset, message);
       return message;
     };
+    // Read again after the fetch: an acknowledgement taken meanwhile is in the attachment, not in what was read before.
     for (const { ws } of held) {
       if (ws.readyState !== WebSocket.OPEN) continue;
       const h = { ws, state: ws.deserializeAttachment() as HubSocket };
