@@ -20,7 +20,11 @@ import { recovered } from "./support/recovered";
 import { type SocketReader, socketOf } from "./support/socket";
 import { EventReader } from "./support/sse";
 import { injectFault } from "./support/storm";
+import { TEST_SCOPED_TOKENS } from "./support/tokens";
 import { until } from "./support/until";
+
+/** Sockets per key a hub takes in this project (vitest.config.ts, HUB_MAX_SOCKETS_PER_KEY): for tails, per partition. */
+const HUB_PER_KEY = 3;
 
 const driver = new TestDriver(env, application);
 const hub = (topic: string, partition: number) => env.SUBSCRIPTION_HUB!.getByName(subscriptionHubName({ topic, partition }));
@@ -194,5 +198,38 @@ describe("a tail through its partition's hub", () => {
     expect(rest.at(-1)!.data.key).toBe("th-slow-last");
     expect(socket.closed).toBeUndefined();
     socket.close();
+  });
+
+  it(`refuses a tail's socket past ${HUB_PER_KEY} on one partition (503, Retry-After); a stream then reads the partition itself; 401, 403 and 404 before any hub`, async () => {
+    const path = "/topics/orders/watch?partition=0";
+    const held: SocketReader[] = [];
+    for (let i = 0; i < HUB_PER_KEY; i++) {
+      held.push(await socketTail(path));
+      expect((await held.at(-1)!.next()).event).toBe("start");
+    }
+    const before = await hubSeries("orders", 0);
+    const refused = await call(path, { headers: { Upgrade: "websocket" } });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("Retry-After")).toBe("1");
+    expect(await refused.json()).toMatchObject({ error: "unavailable", message: expect.stringContaining("tail this partition already") });
+    expect((await hubSeries("orders", 0)).get('refused_total{limit="key"}')).toBe((before.get('refused_total{limit="key"}') ?? 0) + 1);
+    // A server-sent event tail is refused by the hub too, and follows the partition itself: the same events.
+    const stream = await sseTail(path);
+    const from = JSON.parse((await stream.next()).data).from as number;
+    const key = keyOn(0, "th-limit");
+    await order(key, 1);
+    expect(JSON.parse((await stream.next()).data)).toEqual((await fetched("orders", 0, from, 1))[0]);
+    expect((await hub("orders", 0).stats()).sockets).toBe(HUB_PER_KEY);
+    await stream.close();
+    held[0]!.close();
+    await until(async () => (await hub("orders", 0).stats()).sockets === HUB_PER_KEY - 1, 10_000, "the closed socket forgotten", 20);
+    const again = await socketTail(path);
+    expect((await again.next()).event).toBe("start");
+    for (const socket of [again, ...held]) socket.close();
+
+    const upgrade = { Upgrade: "websocket" };
+    expect((await call(path, { headers: upgrade, token: null })).status).toBe(401);
+    expect((await call(path, { headers: upgrade, token: TEST_SCOPED_TOKENS.LOG_TOKEN })).status).toBe(403);
+    expect((await call("/topics/nope/watch?partition=0", { headers: upgrade })).status).toBe(404);
   });
 });
