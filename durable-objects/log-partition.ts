@@ -22,7 +22,7 @@ import type {
   TopicPartition,
   UnseenAppendResult,
 } from "../src/log/types";
-import { hearsByAnswering, isSubscriptionHubName } from "../src/names";
+import { hearsByAnswering, isSubscriptionHubName, subscriptionHubName } from "../src/names";
 import { PartitionWakes } from "../src/log/partition-wakes";
 import { echoTargets, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
 import { PartitionSinks, sinkPartition, type PartitionSink, type SinkCrashPoint } from "../src/connectors/partition-sinks";
@@ -334,7 +334,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
 
   /** What the partition keeps now (GET /topics/:topic). */
   stats(tp: TopicPartition): Outcome<PartitionStats> {
-    return this.call(() => this.store.stats(tp));
+    return this.call(() => ({ ...this.store.stats(tp), hub: this.subscribers.list().includes(subscriptionHubName(tp)) }));
   }
 
   /** Task instances that read this partition register here to be woken by appends. */

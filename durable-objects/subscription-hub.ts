@@ -1,18 +1,20 @@
 /**
- * `SubscriptionHub`: the WebSocket subscriptions of one changelog partition (named
- * `hub:<topic>/<partition>`, src/names.ts), held with the WebSocket Hibernation API so that an idle
+ * `SubscriptionHub`: the WebSocket subscriptions of one topic partition — a store changelog's, for
+ * store watches, or any topic's, for tails — (named `hub:<topic>/<partition>`, src/names.ts), held with the WebSocket Hibernation API so that an idle
  * subscriber costs no request and no duration (docs/subscriptions.md). The Worker authenticates,
  * takes the snapshot and forwards the upgrade with the snapshot's messages and position; the hub
  * accepts the socket (its state in the socket's attachment, src/subscriptions/hub-sockets.ts),
  * subscribes to its partition while any socket is open, and on each wake-up reads the new records
  * once, from the lowest position among its sockets, and pushes each to the sockets that watch it.
+ * A tail's socket gets every record from its position on, with a `gap` for offsets gone.
  * It follows the changelog, not the task: a task's migration or crash never touches its sockets.
  * It writes no rows of its own.
  */
 import { DurableObject } from "cloudflare:workers";
 import { OffsetOutOfRange } from "../src/log/errors";
-import type { TopicPartition } from "../src/log/types";
+import type { LogRecord, TopicPartition } from "../src/log/types";
 import { subscriptionHubName } from "../src/names";
+import { toMessage } from "../src/kafka-rest/fetch";
 import { keyForAnswer } from "../src/streams/key-text";
 import { changeData } from "../src/subscriptions/change-data";
 import { HubCounters, type HubMetrics } from "../src/subscriptions/hub-counters";
@@ -20,6 +22,7 @@ import { FOLLOW_FETCH } from "../src/subscriptions/follow-log";
 import {
   acknowledge,
   behind,
+  gapMessage,
   hasRoom,
   type HubSocket,
   startTag,
@@ -27,6 +30,7 @@ import {
   outside,
   parseHubStart,
   planSocket,
+  planTail,
   RESYNC_CLOSE,
   RESYNC_MESSAGE,
   readFrom,
@@ -68,7 +72,7 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     const tag = startTag(start);
     const open = { hub: this.open().length, key: this.open(tag).length };
     const limits = { perHub: this.host.config.HUB_MAX_SOCKETS, perKey: this.host.config.HUB_MAX_SOCKETS_PER_KEY };
-    const refused = refusal(open, limits);
+    const refused = refusal(open, limits, start.view);
     if (refused) this.counters.refuse(open, limits);
     if (refused) return Response.json({ code: "unavailable", message: refused }, { status: 503, headers: { "Retry-After": "1" } });
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
@@ -160,17 +164,47 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     } catch (error) {
       if (!(error instanceof OffsetOutOfRange)) throw error;
       const range = await this.host.log.offsets(tp);
-      for (const h of held) if (outside(h.state.position, range)) resync(h.ws, this.counters);
-      return held.some((h) => !outside(h.state.position, range));
+      for (const h of held) {
+        if (!outside(h.state.position, range)) continue;
+        if (h.state.view !== "tail") resync(h.ws, this.counters);
+        // A tail goes on after the offsets gone, as the Worker's tail does (src/subscriptions/tail-loop.ts).
+        else if (h.ws.readyState === WebSocket.OPEN) {
+          // Read again: an acknowledgement taken during the reads is in the attachment.
+          const state = h.ws.deserializeAttachment() as HubSocket;
+          if (!hasRoom(state)) continue;
+          const to = state.position < range.earliest ? range.earliest : range.latest;
+          h.ws.send(gapMessage(state.position, to));
+          this.counters.pushed++;
+          state.position = to;
+          state.sent++;
+          h.ws.serializeAttachment(state);
+        }
+      }
+      return held.some((h) => h.state.view === "tail" || !outside(h.state.position, range));
     }
     let more = false;
     // One renderer, and one message per record, for all the sockets watching the same key and view.
     const renderers = new Map<string, { render: (key: string, value: string | null) => unknown; rendered: Map<number, string> }>();
+    // A tail's message of a record is the same for every tail: rendered once per batch.
+    const tailed = new Map<number, string>();
+    const renderTail = (record: LogRecord) => {
+      const message = tailed.get(record.offset) ?? JSON.stringify({ event: "message", data: toMessage(tp, record), id: String(record.offset) });
+      tailed.set(record.offset, message);
+      return message;
+    };
     // Read again after the fetch: an acknowledgement taken meanwhile is in the attachment, not in what was read before.
     for (const { ws } of held) {
       if (ws.readyState !== WebSocket.OPEN) continue;
       const h = { ws, state: ws.deserializeAttachment() as HubSocket };
       const { position, sent, fullSince } = h.state;
+      if (h.state.view === "tail") {
+        const messages = planTail(h.state, { from, records: result.records, latest: result.latest }, now, renderTail);
+        for (const message of messages) h.ws.send(message);
+        this.counters.pushed += messages.length;
+        if (h.state.position !== position || h.state.sent !== sent || h.state.fullSince !== fullSince) h.ws.serializeAttachment(h.state);
+        more ||= behind(h.state, result.latest);
+        continue;
+      }
       const watched = `${h.state.store}\n${h.state.view}\n${h.state.key}`;
       const shared = renderers.get(watched) ?? { render: this.renderer(h.state), rendered: new Map<number, string>() };
       renderers.set(watched, shared);

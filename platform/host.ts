@@ -81,7 +81,7 @@ export class Host implements ObjectHost {
     return parsed ? this.restoreWorker(parsed.placement, parsed.shard) : this.env.RESTORE_WORKER.getByName(name);
   }
 
-  /** The subscription hub of a changelog partition, when the Worker has the binding (docs/subscriptions.md). */
+  /** The subscription hub of a topic partition (a changelog's, or a tailed topic's), when the Worker has the binding (docs/subscriptions.md). */
   subscriptionHub(tp: TopicPartition) {
     return this.env.SUBSCRIPTION_HUB?.getByName(subscriptionHubName(tp));
   }

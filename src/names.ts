@@ -42,7 +42,7 @@ export function isRestoreWorkerName(name: string): boolean {
 
 const HUB_PREFIX = "hub:";
 
-/** The subscription hub of a changelog partition (docs/subscriptions.md): `hub:<topic>/<partition>`. */
+/** The subscription hub of a topic partition (docs/subscriptions.md): a store changelog's for its watches, any topic's for its tails; `hub:<topic>/<partition>`. */
 export function subscriptionHubName(tp: { readonly topic: string; readonly partition: number }): string {
   return `${HUB_PREFIX}${topicPartition(tp)}`;
 }

@@ -17,7 +17,10 @@
  *   (`push_p50_back_to_back_ms`). Reports `push_p50_ms` / `push_p99_ms` (sockets, idle),
  *   `push_p50_under_load_ms` / `push_p99_under_load_ms` while e2e-load's loader
  *   (./e2e-load.mjs, reused) ingests BENCH_E2E_LOAD_RATE orders/s (5,000) over all four
- *   partitions, and `push_sse_*` the same for server-sent events. The baseline, measured here so
+ *   partitions, and `push_sse_*` the same for server-sent events; `push_tail_p50_ms` /
+ *   `push_tail_p99_ms` the same, idle, for a tail of the output topic's partition (the real
+ *   client's `tail`, server-sent events through the partition's hub): from the ingest answer to
+ *   the output record of the order. The baseline, measured here so
  *   the ratio is of one run: e2e's poll (./e2e.mjs: `GET /stores/totals/keys/<key>` back to back
  *   until the count grows) over other customers of the same task, idle and under the same load
  *   (`push_baseline_e2e_*`, and the ratios `push_p50_vs_e2e_p50` and
@@ -49,7 +52,7 @@
  * e2e-load's BENCH_E2E_LOAD_RATE and BENCH_E2E_LOAD_BATCH tune it.
  */
 import { fileURLToPath } from "node:url";
-import { watch } from "../../examples/page-views/public/client/index.js";
+import { tail, watch } from "../../examples/page-views/public/client/index.js";
 import { call, request } from "../lib/client.mjs";
 import { workerdRssBytes } from "../lib/rss.mjs";
 import { openSocket } from "../lib/ws.mjs";
@@ -129,6 +132,59 @@ async function watchers(app, keys) {
     },
     close() {
       for (const sub of subs) sub.close();
+    },
+  };
+}
+
+/**
+ * One `edge-streams/client` tail of the output topic's partition 0 (the keys' task's: server-sent
+ * events, the Worker the client of the partition's hub); `next(key)` promises the arrival time of
+ * the key's next count in an output record, as `watchers` does.
+ */
+async function tailWatchers(app, keys) {
+  const counts = new Map(keys.map((key) => [key, 0]));
+  const waiters = new Map();
+  let started = false;
+  let failure;
+  const sub = tail(
+    "totals",
+    { partition: 0, from: "latest" },
+    (e) => {
+      const at = performance.now();
+      if (e.type === "start") started = true;
+      else if (e.type === "gap") failure ??= new Error(`tail: a gap ${e.from}..${e.to}`);
+      else if (e.type === "error" && e.retryInMs === undefined) failure ??= new Error(`tail ended: ${e.error.message}`);
+      else if (e.type === "record" && counts.has(e.record.key)) {
+        const value = typeof e.record.value === "string" ? JSON.parse(e.record.value) : e.record.value;
+        counts.set(e.record.key, value.count);
+        const w = waiters.get(e.record.key);
+        if (w && value.count >= w.want) {
+          waiters.delete(e.record.key);
+          w.resolve(at);
+        }
+      }
+    },
+    { baseUrl: app.baseUrl, token: app.token },
+  );
+  await waitFor("the tail's start", async () => (started ? true : undefined), { timeoutMs: SAMPLE_TIMEOUT_MS, intervalMs: 10 });
+  for (const key of keys) counts.set(key, (await total(app, key)).count);
+  return {
+    next(key) {
+      if (failure) throw failure;
+      const want = counts.get(key) + 1;
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`tail: no count ${want} of ${key} within ${SAMPLE_TIMEOUT_MS} ms`)), SAMPLE_TIMEOUT_MS);
+        waiters.set(key, {
+          want,
+          resolve: (at) => {
+            clearTimeout(timer);
+            resolve(at);
+          },
+        });
+      });
+    },
+    close() {
+      sub.close();
     },
   };
 }
@@ -331,6 +387,7 @@ async function measure(baseUrl, app) {
   const pushKeys = await latencyKeys(baseUrl, customers, "push-ws-");
   const sseKeys = await latencyKeys(baseUrl, customers, "push-sse-");
   const pollKeys = await latencyKeys(baseUrl, customers, "push-poll-");
+  const tailKeys = await latencyKeys(baseUrl, customers, "push-tail-");
   const [fanoutKey] = await latencyKeys(baseUrl, 1, "push-fanout-");
   const loaderCustomers = await loaderKeys(baseUrl);
   const r = (x, digits = 1) => Number(x.toFixed(digits));
@@ -340,6 +397,8 @@ async function measure(baseUrl, app) {
   const baselineIdle = (await sampleLatencies(app, pollKeys, { samples: baselineSamples, warmup })).latencies;
   const sockets = await socketWatchers(app, pushKeys);
   const streams = await watchers(app, sseKeys);
+  const tails = await tailWatchers(app, tailKeys);
+  let tailIdle;
   let idle;
   let sseIdle;
   let backToBack;
@@ -351,6 +410,8 @@ async function measure(baseUrl, app) {
     idle = await pushLatencies(app, pushKeys, sockets, { samples, warmup, gapMs: idleGap });
     backToBack = await pushLatencies(app, pushKeys, sockets, { samples: sseSamples, warmup });
     sseIdle = await pushLatencies(app, sseKeys, streams, { samples: sseSamples, warmup, gapMs: idleGap });
+    tailIdle = await pushLatencies(app, tailKeys, tails, { samples: sseSamples, warmup, gapMs: idleGap });
+    note(`push idle: a tail of the output topic (server-sent events through its partition's hub) p50 ${p(tailIdle, 50)} ms, p99 ${p(tailIdle, 99)} ms`);
     note(
       `push idle: socket p50 ${p(idle, 50)} ms, p99 ${p(idle, 99)} ms (back to back: p50 ${p(backToBack, 50)} ms); server-sent events p50 ${p(sseIdle, 50)} ms; poll p50 ${p(baselineIdle, 50)} ms, p99 ${p(baselineIdle, 99)} ms`,
     );
@@ -381,6 +442,7 @@ async function measure(baseUrl, app) {
   } finally {
     sockets.close();
     streams.close();
+    tails.close();
   }
 
   // Many sockets on one key, held by its partition's hub: a run of single changes (each to all of
@@ -472,6 +534,8 @@ async function measure(baseUrl, app) {
     push_sse_p99_ms: p(sseIdle, 99),
     push_sse_p50_under_load_ms: p(sseLoaded, 50),
     push_sse_p99_under_load_ms: p(sseLoaded, 99),
+    push_tail_p50_ms: p(tailIdle, 50),
+    push_tail_p99_ms: p(tailIdle, 99),
     push_subscribers_attempted: subscribers,
     push_subscribers_held: held.length,
     push_subscribers_refused: refused,

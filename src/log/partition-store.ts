@@ -74,6 +74,8 @@ export interface PartitionStats extends OffsetRange {
   readonly bytes: number;
   /** With tiered storage: what of it is in R2 (a segment the log start cuts counts whole). */
   readonly remote?: { readonly segments: number; readonly records: number; readonly bytes: number };
+  /** The partition's subscription hub is subscribed to it (the partition's object adds it: GET /metrics lists that hub). */
+  readonly hub?: boolean;
 }
 
 /** What a maintenance call did, and whether more is due at once or when. */

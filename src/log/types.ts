@@ -185,6 +185,8 @@ export interface Log {
       readonly records: number;
       readonly bytes: number;
       readonly remote?: { readonly segments: number; readonly records: number; readonly bytes: number };
+      /** The partition's subscription hub is subscribed to it (it holds sockets: a tail's, a store watch's); the embedded log only. */
+      readonly hub?: boolean;
     }
   >;
 }

@@ -21,11 +21,13 @@ export const MAX_SOCKETS_PER_KEY = 1_000;
 export const RESYNC_CLOSE = 4009;
 
 /**
- * What a socket watches: one key's value (`key`), every window of one key (`windows`), or every
+ * What a socket watches: one key's value (`key`), every window of one key (`windows`), every
  * key with a prefix (`prefix`: its `key` is the serialized prefix; the Worker's socket to each
- * partition's hub, feeding a prefix subscription or a server-sent event stream, src/subscriptions/hub-watch.ts).
+ * partition's hub, feeding a prefix subscription or a server-sent event stream, src/subscriptions/hub-watch.ts),
+ * or every record of the partition (`tail`: a topic tail of any topic, its `store` and `key` empty;
+ * src/subscriptions/hub-tail.ts).
  */
-export type HubView = "key" | "windows" | "prefix";
+export type HubView = "key" | "windows" | "prefix" | "tail";
 
 /** What a hub knows of one socket: its attachment (serializeAttachment), rewritten as it advances. */
 export interface HubSocket {
@@ -63,7 +65,7 @@ export function parseHubStart(body: unknown): HubStart | undefined {
   if (typeof b !== "object" || b === null) return undefined;
   const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
   if (typeof b.topic !== "string" || typeof b.store !== "string" || typeof b.key !== "string") return undefined;
-  if (!count(b.partition) || !count(b.position) || !["key", "windows", "prefix"].includes(b.view as string)) return undefined;
+  if (!count(b.partition) || !count(b.position) || !["key", "windows", "prefix", "tail"].includes(b.view as string)) return undefined;
   if (!Array.isArray(b.messages) || !b.messages.every((m) => typeof m === "string")) return undefined;
   return b as HubStart;
 }
@@ -85,8 +87,12 @@ export function keyTag(key: string, kind: "k" | "p" = "k"): string {
   return `${kind === "k" ? "h" : "q"}:${key.length}:${h.toString(16)}`;
 }
 
+/** The tag every tail of the partition is accepted with: the tails of a partition count as the sockets of one key. */
+export const TAIL_TAG = "t:";
+
 /** The tag of the socket a start opens. */
 export function startTag(start: Pick<HubStart, "view" | "key">): string {
+  if (start.view === "tail") return TAIL_TAG;
   return keyTag(start.key, start.view === "prefix" ? "p" : "k");
 }
 
@@ -95,13 +101,17 @@ export interface HubLimits {
   readonly perKey: number;
 }
 
-/** Why a new socket is refused (undefined: taken), given the sockets open in the hub and on its key. */
+/** Why a new socket is refused (undefined: taken), given the sockets open in the hub and on its key (a tail's: the partition's tails). */
 export function refusal(
   open: { hub: number; key: number },
   limits: HubLimits = { perHub: MAX_SOCKETS_PER_HUB, perKey: MAX_SOCKETS_PER_KEY },
+  view: HubView = "key",
 ): string | undefined {
   if (open.hub >= limits.perHub) return `this subscription hub holds ${limits.perHub} sockets, its most: try again later`;
-  if (open.key >= limits.perKey) return `${limits.perKey} sockets watch this key already, the most: try again later`;
+  if (open.key >= limits.perKey)
+    return view === "tail"
+      ? `${limits.perKey} sockets tail this partition already, the most: try again later`
+      : `${limits.perKey} sockets watch this key already, the most: try again later`;
   return undefined;
 }
 
@@ -131,6 +141,7 @@ export function readFrom(sockets: readonly HubSocket[], window = SOCKET_WINDOW):
 
 /** Whether a record's (serialized) key is one the socket watches. */
 export function watches(s: HubSocket): (key: string) => boolean {
+  if (s.view === "tail") return () => true;
   if (s.view === "key") return (k) => k === s.key;
   const prefix = s.view === "prefix" ? s.key : windowRowsPrefix(s.key);
   return (k) => k.startsWith(prefix);
@@ -194,6 +205,55 @@ export function planSocket(
   if (records.length === 0 && s.position < latest) return { messages, resync: true };
   if (!hasRoom(s, window)) s.fullSince ??= now;
   return { messages, resync: false };
+}
+
+/** A tail's message for offsets `from` (included) up to `to` (excluded) that the partition no longer holds. */
+export function gapMessage(from: number, to: number): string {
+  return JSON.stringify({ event: "gap", data: { from, to } });
+}
+
+/**
+ * What a batch gives a tail's socket (nothing when it stands below `from`), advancing its position
+ * and counts: every record from its position on, rendered by `render` (its message, the record's
+ * offset as its id; one rendering per record shared by every tail of the batch), with a `gap`
+ * message before any offsets the partition no longer holds (compaction, retention, a log that
+ * started over: then the gap ends at the partition's end), as src/subscriptions/tail-loop.ts
+ * sends them. A tail never resyncs: it goes on after a gap. Each message takes a place of the
+ * window; a full window stops it where it stands.
+ */
+export function planTail(
+  s: HubSocket,
+  { from, records, latest }: HubBatch,
+  now: number,
+  render: (record: LogRecord) => string,
+  window = SOCKET_WINDOW,
+): string[] {
+  const messages: string[] = [];
+  if (!hasRoom(s, window) || s.position < from) return messages;
+  /** Sends `message` when the window has room, moving the position to `to`; false when full. */
+  const push = (message: string, to: number): boolean => {
+    if (!hasRoom(s, window)) {
+      s.fullSince ??= now;
+      return false;
+    }
+    messages.push(message);
+    s.sent++;
+    s.position = to;
+    return true;
+  };
+  if (s.position > latest) {
+    push(gapMessage(s.position, latest), latest);
+    return messages;
+  }
+  for (const record of records) {
+    if (record.offset < s.position) continue;
+    if (record.offset > s.position && !push(gapMessage(s.position, record.offset), record.offset)) return messages;
+    if (!push(render(record), record.offset + 1)) return messages;
+  }
+  // Read to the end of what the batch holds, and nothing past: offsets gone at the log's end.
+  if (records.length === 0 && s.position < latest) push(gapMessage(s.position, latest), latest);
+  if (!hasRoom(s, window)) s.fullSince ??= now;
+  return messages;
 }
 
 /** Whether a socket still has records to read (and room to take them). */

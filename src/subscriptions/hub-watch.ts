@@ -110,8 +110,6 @@ export async function runHubWatch(target: WatchTarget, ports: HubPorts, start: W
   const inbox = new Inbox<Arrival>();
   let serials = 0;
   let links: Link[] = [];
-  // One wait for the keep-alive (or the subscriber leaving) at a time: not a timer per message.
-  let tick: Promise<void> | undefined;
 
   const closeAll = () => {
     for (const l of links) l.link?.close();
@@ -140,21 +138,10 @@ export async function runHubWatch(target: WatchTarget, ports: HubPorts, start: W
   try {
     if (!(await openAll())) return REFUSED;
     if ("snapshot" in start) await sendSnapshot(start.snapshot, false);
+    const waiting = new Waiting(inbox, subscriber);
     while (!subscriber.closed()) {
-      const arrival = inbox.shift();
-      if (arrival === undefined) {
-        const quiet = subscriber.lastSentAt + KEEP_ALIVE_MS - ports.now();
-        if (quiet <= 0) {
-          await ports.keepAlive();
-          subscriber.lastSentAt = ports.now();
-          continue;
-        }
-        tick ??= ports.idle(quiet).then(() => {
-          tick = undefined;
-        });
-        await Promise.race([inbox.wait(), tick]);
-        continue;
-      }
+      const arrival = await waiting.next();
+      if (arrival === undefined) continue;
       // Only the partition's current socket counts: one closed (a close and an error both said so) or replaced is done with.
       const l = links.find((x) => x.partition === arrival.partition && x.serial === arrival.serial);
       if (l === undefined) continue;
@@ -194,8 +181,45 @@ export async function runHubWatch(target: WatchTarget, ports: HubPorts, start: W
   return undefined;
 }
 
+/** Waits for the next arrival in an inbox, sending the subscriber a keep-alive when it was sent nothing for `KEEP_ALIVE_MS`. */
+export class Waiting<T> {
+  // One wait for the keep-alive (or the subscriber leaving) at a time: not a timer per message.
+  private tick: Promise<void> | undefined;
+
+  constructor(
+    private readonly inbox: Inbox<T>,
+    private readonly subscriber: Subscriber,
+  ) {}
+
+  /** The next arrival; undefined after a keep-alive or a wait (ask again while the subscriber is there). */
+  async next(): Promise<T | undefined> {
+    const arrival = this.inbox.shift();
+    if (arrival !== undefined) return arrival;
+    const { ports } = this.subscriber;
+    const quiet = this.subscriber.lastSentAt + KEEP_ALIVE_MS - ports.now();
+    if (quiet <= 0) {
+      await ports.keepAlive();
+      this.subscriber.lastSentAt = ports.now();
+      return undefined;
+    }
+    this.tick ??= ports.idle(quiet).then(() => {
+      this.tick = undefined;
+    });
+    await Promise.race([this.inbox.wait(), this.tick]);
+    return undefined;
+  }
+}
+
+/** What `reopen` needs of a hub socket's state. */
+export interface Reopened {
+  readonly partition: number;
+  link: HubLink | undefined;
+  /** Failed opens in a row. */
+  failures: number;
+}
+
 /** Opens a partition's socket again after its close, waiting longer after each failure; throws past `MAX_RECONNECTS`. */
-async function reopen(l: Link, open: (l: Link) => Promise<boolean>): Promise<void> {
+export async function reopen<L extends Reopened>(l: L, open: (l: L) => Promise<boolean>): Promise<void> {
   l.link?.close();
   l.link = undefined;
   for (;;) {

@@ -13,6 +13,7 @@ import {
   outside,
   parseHubStart,
   planSocket,
+  planTail,
   readFrom,
   refusal,
   stalled,
@@ -109,6 +110,55 @@ describe("planSocket", () => {
     expect(behind(low, 3)).toBe(true);
     expect(outside(1, { earliest: 2, latest: 5 })).toBe(true);
     expect(outside(5, { earliest: 2, latest: 5 })).toBe(false);
+  });
+});
+
+describe("planTail", () => {
+  const tail = (position: number) => newSocket(start({ store: "", view: "tail", key: "", position, messages: ['{"event":"start"}'] }));
+  const render = (r: LogRecord) => `m${r.offset}`;
+
+  it("sends every record from its position on (any key), each rendered once per record, and advances past it", () => {
+    const s = tail(1);
+    expect(planTail(s, { from: 0, records: [rec(0, "a"), rec(1, "a"), rec(2, "b")], latest: 3 }, 0, render)).toEqual(["m1", "m2"]);
+    expect([s.position, s.sent]).toEqual([3, 3]);
+    // Below the batch (its window opened while the batch was read): the next read starts from it.
+    expect(planTail(tail(0), { from: 1, records: [rec(1, "a")], latest: 2 }, 0, render)).toEqual([]);
+  });
+
+  it("names offsets gone with a gap and goes on (compaction, retention, a log that started over), never a resync", () => {
+    const s = tail(0);
+    expect(planTail(s, { from: 0, records: [rec(2, "a"), rec(5, "b")], latest: 6 }, 0, render)).toEqual([
+      '{"event":"gap","data":{"from":0,"to":2}}',
+      "m2",
+      '{"event":"gap","data":{"from":3,"to":5}}',
+      "m5",
+    ]);
+    expect(s.position).toBe(6);
+    const atEnd = tail(3);
+    expect(planTail(atEnd, { from: 3, records: [], latest: 5 }, 0, render)).toEqual(['{"event":"gap","data":{"from":3,"to":5}}']);
+    expect(atEnd.position).toBe(5);
+    const beyond = tail(9);
+    expect(planTail(beyond, { from: 9, records: [], latest: 4 }, 0, render)).toEqual(['{"event":"gap","data":{"from":9,"to":4}}']);
+    expect(beyond.position).toBe(4);
+  });
+
+  it("stops at a full window where it stands (a gap takes a place too), marks since when, and goes on once acknowledged", () => {
+    const s = tail(0);
+    const batch = { from: 0, records: [rec(1, "a"), rec(2, "a"), rec(3, "a")], latest: 4 };
+    // The start took one place of three: a gap and a record fit.
+    expect(planTail(s, batch, 7, render, 3)).toEqual(['{"event":"gap","data":{"from":0,"to":1}}', "m1"]);
+    expect([s.position, s.fullSince]).toEqual([2, 7]);
+    expect(planTail(s, batch, 8, render, 3)).toEqual([]);
+    acknowledge(s, 3, 3);
+    expect(planTail(s, batch, 9, render, 3)).toEqual(["m2", "m3"]);
+    expect([s.position, s.fullSince]).toEqual([4, null]);
+  });
+
+  it("counts a partition's tails together (one tag), refused as tails", () => {
+    expect(startTag({ view: "tail", key: "" })).toBe(startTag({ view: "tail", key: "x" }));
+    expect(startTag({ view: "tail", key: "" })).not.toBe(startTag({ view: "key", key: "" }));
+    expect(refusal({ hub: 0, key: 2 }, { perHub: 10, perKey: 2 }, "tail")).toMatch(/tail this partition/);
+    expect(parseHubStart(start({ view: "tail", store: "", key: "" }))).toBeDefined();
   });
 });
 

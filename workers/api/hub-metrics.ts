@@ -1,24 +1,30 @@
 /**
  * The subscription hubs' families of `GET /metrics` (docs/subscriptions.md, *Metrics*): per
- * changelog partition listed on the page, its hub's sockets held, events pushed, changelog reads,
+ * changelog partition listed on the page, and per partition whose hub follows it for a tail, its hub's sockets held, events pushed, changelog reads,
  * sockets dropped (too slow, resync) and refused over a limit (src/subscriptions/hub-counters.ts).
- * One call per store changelog partition on the page (the hub answers from memory: no read, no
+ * One call per such partition on the page (the hub answers from memory: no read, no
  * row); none when the Worker has no hub binding or its log does not wake readers (no hub then
  * holds a socket). A hub that does not answer is left out.
  */
 import type { TopicPartition } from "../../src/log/types";
+import { topicPartition } from "../../src/names";
 import type { HubMetrics } from "../../src/subscriptions/hub-counters";
 import type { Host } from "../../platform/host";
 import { family, type Family } from "./prometheus";
 
-/** The changelog partitions of the application's stores among `partitions`: those a hub may follow. */
-function hubbed(host: Host, partitions: readonly TopicPartition[]): TopicPartition[] {
+/**
+ * The partitions among `partitions` whose hub's series are listed: the changelog partitions of the
+ * application's stores (a hub may follow them for store watches), and those of `subscribed` (whose
+ * hub follows them now: a tail's), in page order.
+ */
+function hubbed(host: Host, partitions: readonly TopicPartition[], subscribed: readonly TopicPartition[]): TopicPartition[] {
   if (!host.log.capabilities.wakesReaders) return [];
   const changelogs = new Set(host.application.topology.subtopologies.flatMap((s) => s.stores.map((store) => store.changelogTopic)));
-  return partitions.filter((tp) => changelogs.has(tp.topic));
+  const tailed = new Set(subscribed.map(topicPartition));
+  return partitions.filter((tp) => changelogs.has(tp.topic) || tailed.has(topicPartition(tp)));
 }
 
-export async function hubFamilies(host: Host, partitions: readonly TopicPartition[]): Promise<Family[]> {
+export async function hubFamilies(host: Host, partitions: readonly TopicPartition[], subscribed: readonly TopicPartition[] = []): Promise<Family[]> {
   const hubFamily = (name: string, type: Family["type"], help: string) => family(`hub_${name}`, type, help);
   const sockets = hubFamily("sockets", "gauge", "WebSocket subscriptions the changelog partition's subscription hub holds now.");
   const pushed = hubFamily(
@@ -38,7 +44,7 @@ export async function hubFamilies(host: Host, partitions: readonly TopicPartitio
     "Sockets the hub refused (503), by the limit reached: hub (HUB_MAX_SOCKETS) or key (HUB_MAX_SOCKETS_PER_KEY); since the hub instance started.",
   );
   const started = hubFamily("start_time_seconds", "gauge", "When the hub instance whose counters these are started (Unix seconds).");
-  const listed = hubbed(host, partitions);
+  const listed = hubbed(host, partitions, subscribed);
   const answers = await Promise.allSettled(listed.map(async (tp) => (await host.subscriptionHub(tp)?.metrics()) as HubMetrics | undefined));
   answers.forEach((answer, i) => {
     if (answer.status !== "fulfilled" || !answer.value) return;

@@ -3,7 +3,8 @@
  * `SubscriptionHub` (durable-objects/subscription-hub.ts, docs/subscriptions.md): the Worker has
  * authenticated the request and taken the snapshot (or checked the resume token); it hands the hub
  * the snapshot's messages and the changelog position they are the fold of, and passes on the
- * socket the hub answers with. Used when the Worker has the hub's binding and its log wakes readers.
+ * socket the hub answers with. A topic tail's socket goes to its partition's hub the same way
+ * (routes/tail.ts). Used when the Worker has the hub's binding and its log wakes readers.
  */
 import type { Context } from "hono";
 import type { HubStart, HubView } from "../../src/subscriptions/hub-sockets";
@@ -89,10 +90,18 @@ export async function openHubSocket(
   hubStart: { store: string; view: HubView; key: string },
   token: (position: number) => string,
 ): Promise<Response | undefined> {
-  if (c.req.method !== "GET") throw new ApiError(400, "invalid_input", "a WebSocket is opened with GET");
   const partition = target.partitions[0]!;
   const position = ("snapshot" in start ? start.snapshot.positions : start.resume).get(partition) ?? 0;
-  const body: HubStart = { topic: target.topic, partition, ...hubStart, position, messages: snapshotMessages(target, start, token(position)) };
+  return handOver(c, hub, { topic: target.topic, partition, ...hubStart, position, messages: snapshotMessages(target, start, token(position)) });
+}
+
+/**
+ * Forwards the subscriber's upgrade to `hub` with the socket's start (a key's, a key's windows' or
+ * a topic tail's): the hub's socket, answered with the subprotocol the client offered; a refusal
+ * over a limit is `503`. Undefined: the start is too long to hand over (the Worker holds the socket).
+ */
+export async function handOver(c: Context<ApiEnv>, hub: { fetch(request: Request): Promise<Response> }, body: HubStart): Promise<Response | undefined> {
+  if (c.req.method !== "GET") throw new ApiError(400, "invalid_input", "a WebSocket is opened with GET");
   const header = encodeURIComponent(JSON.stringify(body));
   if (header.length > MAX_HUB_START) return undefined;
   const answer = await hub.fetch(new Request("https://hub/subscribe", { headers: { Upgrade: "websocket", [HUB_START_HEADER]: header } }));

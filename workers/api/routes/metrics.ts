@@ -226,14 +226,16 @@ function topicPartitions(catalog: TopicCatalog): TopicPartition[] {
  * `retention`, every topic's configured retention too. A partition that does not answer (or a
  * log that cannot say) is left out.
  */
-export async function topicFamilies(log: Log, catalog: TopicCatalog, partitions: readonly TopicPartition[], retention: boolean): Promise<Family[]> {
+/** What `Log.stats` answered for each partition of a page, in order (none when the log has no stats). */
+export type PartitionStatsAnswers = readonly PromiseSettledResult<Awaited<ReturnType<NonNullable<Log["stats"]>>>>[];
+
+export function topicFamilies(catalog: TopicCatalog, partitions: readonly TopicPartition[], stats: PartitionStatsAnswers, retention: boolean): Family[] {
   const gauge = (name: string, help: string) => family(name, "gauge", help);
   const records = gauge("topic_partition_records", "Records the partition keeps now (after retention and compaction).");
   const bytes = gauge("topic_partition_bytes", "Bytes of keys, values and headers the partition keeps now.");
   const earliest = gauge("topic_partition_earliest_offset", "The partition's earliest kept offset.");
   const latest = gauge("topic_partition_latest_offset", "The partition's end offset.");
   const retentionMs = gauge("topic_retention_ms", "The topic's retention.ms (-1: kept forever); label policy is its cleanup.policy.");
-  const stats = log.stats ? await Promise.allSettled(partitions.map((tp) => log.stats!(tp))) : [];
   stats.forEach((result, i) => {
     if (result.status !== "fulfilled") return;
     const labels = { topic: partitions[i]!.topic, partition: String(partitions[i]!.partition) };
@@ -278,7 +280,7 @@ const metricsQuery = z
  * `GET /metrics?limit=&cursor=`: a page of series sources — task instances first, then topic
  * partitions — `limit` of them (default and at most 500); the application's own families (its
  * summary, shutdown, restore pauses, topics' retention, sinks) on the first page. A `Link` header
- * (`rel="next"`) names the next page. A page costs one call per instance or partition on it (two for a store changelog partition: its subscription hub too),
+ * (`rel="next"`) names the next page. A page costs one call per instance or partition on it (two for a store changelog partition, or a partition its subscription hub follows for a tail: the hub too),
  * plus one to the coordinator, and the first one per restore worker shard.
  */
 export const metrics = new Hono<ApiEnv>().get("/metrics", zValidator("query", metricsQuery, invalidInput), async (c) => {
@@ -298,8 +300,16 @@ export const metrics = new Hono<ApiEnv>().get("/metrics", zValidator("query", me
   }
   const room = instancesDone ? limit - snapshot.instances.length : 0;
   const partitions = all.slice(start, start + Math.max(0, room));
-  // Each store changelog partition listed also has its subscription hub's series (../hub-metrics.ts).
-  const [topics, hubs] = await Promise.all([topicFamilies(c.get("log"), host.catalog, partitions, snapshot.first), hubFamilies(host, partitions)]);
+  const log = c.get("log");
+  const stats: PartitionStatsAnswers = log.stats ? await Promise.allSettled(partitions.map((tp) => log.stats!(tp))) : [];
+  const topics = topicFamilies(host.catalog, partitions, stats, snapshot.first);
+  // Each store changelog partition listed also has its subscription hub's series, and so has any
+  // other partition whose hub is subscribed to it (a tail's: its stats say so) (../hub-metrics.ts).
+  const subscribed = partitions.filter((_, i) => {
+    const answer = stats[i];
+    return answer?.status === "fulfilled" && answer.value.hub === true;
+  });
+  const hubs = await hubFamilies(host, partitions, subscribed);
   let next: string | null = null;
   if (!instancesDone) next = snapshot.next;
   else if (start + partitions.length < all.length) {

@@ -6,8 +6,11 @@
  * (the default: only records appended after the subscription starts); a `Last-Event-ID` (the
  * offset of the last record the client got; or `?lastEventId=`, which a browser's WebSocket can
  * send) wins over it and continues at the next offset. With `Upgrade: websocket` the same events
- * come as a WebSocket's messages (workers/api/watch-socket.ts). A tail holds one of the isolate's
- * subscription slots, as a store watch does.
+ * come as a WebSocket's messages. Where there are hubs (the Worker binds them and its log wakes
+ * readers) a tail follows its partition's `SubscriptionHub`, no poll: a socket is handed to the hub
+ * (../hub-socket.ts), a stream is the hub's client (src/subscriptions/hub-tail.ts); otherwise
+ * this request reads the partition itself (workers/api/watch-socket.ts for a socket). A tail the
+ * Worker holds takes one of the isolate's subscription slots, as a store watch does.
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono, type Context } from "hono";
@@ -19,7 +22,10 @@ import type { ApiEnv } from "../context";
 import { ApiError } from "../http-error";
 import { openStream, takeSlot } from "../subscription-stream";
 import { invalidInput } from "../validation";
-import { openSocket, wantsWebSocket } from "../watch-socket";
+import { openSocket, socketMessage, wantsWebSocket } from "../watch-socket";
+import { connectHub, handOver, hubsServe } from "../hub-socket";
+import { type LinkEvent, REFUSED } from "../../../src/subscriptions/hub-watch";
+import { runHubTail } from "../../../src/subscriptions/hub-tail";
 
 /** A non-negative integer as decimal text (no sign, no leading zero) up to the largest safe integer. */
 const OFFSET_TEXT = /^(0|[1-9][0-9]{0,15})$/;
@@ -64,7 +70,20 @@ export const tail = new Hono<ApiEnv>().get("/topics/:topic/watch", zValidator("q
   if (partition >= partitions) throw new ApiError(400, "invalid_input", `partition: topic ${topic} has partitions 0 to ${partitions - 1}`);
   const tp = { topic, partition };
   const offset = resumeOffset(c, lastEventId) ?? (await fromOffset(c, tp, from));
-  const run = (ports: StreamPorts & FollowedLog) => runTail(tp, offset, ports);
+  const start = { event: "start", data: JSON.stringify({ topic, partition, from: offset }) };
+  const hubbed = { ...tp, store: "", view: "tail", key: "", position: offset } as const;
+  const hub = hubsServe(c) ? c.var.host.subscriptionHub(tp) : undefined;
+  // A socket is handed to the partition's hub, which holds it while it hibernates (no slot of the isolate).
+  const held = hub && wantsWebSocket(c.req.raw) ? await handOver(c, hub, { ...hubbed, messages: [socketMessage(start)] }) : undefined;
+  if (held) return held;
+  const run = async (ports: StreamPorts & FollowedLog) => {
+    if (hub) {
+      const connect = (position: number, deliver: (event: LinkEvent) => void) => connectHub(c, { ...hubbed, position }, deliver);
+      // A hub that refuses (its limits) leaves the tail to this request's own reads.
+      if ((await runHubTail(tp, offset, { ...ports, connect })) !== REFUSED) return;
+    }
+    await runTail(tp, offset, ports);
+  };
   if (wantsWebSocket(c.req.raw)) return openSocket(c, topic, takeSlot(), run);
   return openStream(c, topic, takeSlot(), run);
 });
