@@ -70,6 +70,12 @@ const schema = z.object({
    * and changelog records go to the log together at most this often; after a quiet spell, at once.
    */
   LINGER_MS: count(100, 0),
+  /**
+   * Ingest's producer `linger.ms`: how long an ingest append to a partition waits for concurrent
+   * requests' appends to go with it (src/ingest/gather.ts). 0: none — appends gather only behind one
+   * in flight to the same partition, and an append alone goes at once.
+   */
+  INGEST_LINGER_MS: count(0, 0),
   /** The first back-off of the `"retry"` uncaught-error policy; it doubles per failure, up to 60 s. */
   RETRY_BACKOFF_MS: count(1000, 1),
   FAULT_INJECTION: onOff.default("off"),

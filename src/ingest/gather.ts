@@ -1,0 +1,200 @@
+/**
+ * Gathered ingest appends (Kafka's producer accumulator): concurrent ingest requests in one isolate
+ * that append to the same partition go to its object as one append — one request and one row
+ * instead of one per HTTP request. Under load every request of the `cost-load` scenario touches
+ * every partition, so without gathering the appends alone cost a partition request per partition
+ * per HTTP request (docs/scale.md).
+ *
+ * When appends gather: while an append of this isolate to the partition is in flight, the appends
+ * that arrive wait for it and then go together (one in flight per partition, as Kafka's
+ * `max.in.flight.requests.per.connection=1`). A lone append — none in flight — goes at once, so a
+ * request alone is not delayed (the e2e latency goals); one that waits behind an append in flight
+ * would have queued at the partition's object anyway. A fixed linger (Kafka's `linger.ms`,
+ * `INGEST_LINGER_MS`) is optional and off by default: it would delay every lone append by itself,
+ * and at the rates where gathering pays, appends overlap without it.
+ *
+ * A gathered append is bounded so that it stays one row (`MAX_ROW_BYTES`, the 1 MiB row cap, with
+ * the partition's 8 bytes per record): members are taken oldest first while they fit, the rest
+ * wait for the next one; a member too big for a row alone goes alone (the partition splits it as
+ * it does today).
+ *
+ * Each member's promise settles only when the append holding its records did (acks=all: never an
+ * answer before the records are committed), with its own records' offsets, or with that append's
+ * error: the append is one transaction, so on failure none of its members' records are in the log,
+ * and each member answers the error as it would have alone (nothing is retried here, so nothing is
+ * doubled). Requests with an `Idempotency-Key` are not gathered: each is its own idempotent
+ * producer, and a partition's row carries one producer (its batch header, which the producers'
+ * state is rebuilt from), so they append alone and a retry is still found as a duplicate.
+ *
+ * Who sends: the oldest waiting member, in its own request's context — not the request whose
+ * append just finished, which may answer and end meanwhile (a request's context ends with it, and
+ * what it started may be cancelled). Pure: the sending, and the optional linger's sleep, are passed in.
+ */
+import type { AppendResult, BatchMeasure } from "../log/types";
+import { utf8Length } from "../log/records";
+import { MAX_ROW_BYTES } from "../log/stored-batch";
+
+/** The partition's bytes per record beside the encoded records (its size and offset: stored-batch.ts). */
+const PER_RECORD_BYTES = 8;
+
+/** One request's records for one partition, encoded by `encodeBatch` (record-batch.ts) and measured. */
+export interface GatherMember {
+  readonly text: string;
+  readonly measure: BatchMeasure;
+}
+
+/** What goes to the partition: members' records joined in order, one encoded batch. */
+export interface GatheredBatch {
+  readonly text: string;
+  readonly measure: BatchMeasure;
+  /** How many members it holds (1: an append alone). */
+  readonly members: number;
+}
+
+export interface GatherOptions {
+  /** Extra time the sender waits for more members before taking them (0: none; see above). */
+  readonly lingerMs?: number;
+  /** The largest gathered append, bytes as a row counts them (default `MAX_ROW_BYTES`). */
+  readonly maxBytes?: number;
+  /** Waits `ms` (the linger); only called when `lingerMs` > 0. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+interface Waiting {
+  readonly member: GatherMember;
+  readonly bytes: number;
+  readonly count: number;
+  /** Told when this member is to send the next append. */
+  readonly lead: () => void;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** One partition's appends of this isolate: whether one is in flight, and those waiting. */
+interface Lane {
+  busy: boolean;
+  readonly waiting: Waiting[];
+}
+
+/** The bytes a member takes in a row: its encoded records' UTF-8 bytes and the per-record bytes. */
+export function memberBytes(member: GatherMember): number {
+  return utf8Length(member.text) + PER_RECORD_BYTES * member.measure.sizes.length;
+}
+
+/**
+ * The members of the next append: the oldest first, then the next ones while the whole stays within
+ * `maxBytes` (the first is always taken, however big). Returns how many to take.
+ */
+export function takeCount(waiting: readonly { readonly bytes: number }[], maxBytes: number): number {
+  if (waiting.length === 0) return 0;
+  let bytes = waiting[0]!.bytes;
+  let n = 1;
+  while (n < waiting.length && bytes + waiting[n]!.bytes <= maxBytes) bytes += waiting[n++]!.bytes;
+  return n;
+}
+
+/** Members' encoded records joined into one batch, in order: one JSON array, their measures joined. */
+export function joinMembers(members: readonly GatherMember[]): GatheredBatch {
+  if (members.length === 1) return { ...members[0]!, members: 1 };
+  let records = 0;
+  for (const m of members) records += m.measure.sizes.length;
+  const sizes = new Uint32Array(records);
+  let at = 0;
+  let maxTimestamp = -1;
+  let untimed = false;
+  for (const { measure } of members) {
+    sizes.set(measure.sizes, at);
+    at += measure.sizes.length;
+    maxTimestamp = Math.max(maxTimestamp, measure.maxTimestamp);
+    untimed ||= measure.untimed;
+  }
+  const text = `[${members.map((m) => m.text.slice(1, -1)).join(",")}]`;
+  return { text, measure: { sizes, maxTimestamp, untimed }, members: members.length };
+}
+
+/** Each member's share of a gathered append's result: its records' offsets, in the order they were joined. */
+export function splitResult(result: AppendResult, counts: readonly number[]): AppendResult[] {
+  let base = result.baseOffset;
+  return counts.map((count) => {
+    const share = { baseOffset: base, count, duplicate: result.duplicate };
+    base += count;
+    return share;
+  });
+}
+
+/**
+ * Gathers appends per partition (`lane`: a partition's name). `send(lane, batch)` appends a batch
+ * to the partition and resolves once it is committed.
+ */
+export class AppendGatherer {
+  private readonly lanes = new Map<string, Lane>();
+  private readonly lingerMs: number;
+  private readonly maxBytes: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(
+    private readonly send: (lane: string, batch: GatheredBatch) => Promise<AppendResult>,
+    options: GatherOptions = {},
+  ) {
+    this.lingerMs = options.lingerMs ?? 0;
+    this.maxBytes = options.maxBytes ?? MAX_ROW_BYTES;
+    this.sleep = options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(() => resolve(), ms)));
+  }
+
+  /** Appends `member` to the partition `lane`, alone or gathered; resolves with its own records' offsets once they are committed. */
+  async append(lane: string, member: GatherMember): Promise<AppendResult> {
+    let state = this.lanes.get(lane);
+    if (!state) this.lanes.set(lane, (state = { busy: false, waiting: [] }));
+    let lead!: () => void;
+    const leading = new Promise<true>((resolve) => (lead = () => resolve(true)));
+    const result = new Promise<AppendResult>((resolve, reject) => {
+      state.waiting.push({ member, bytes: memberBytes(member), count: member.measure.sizes.length, lead, resolve, reject });
+    });
+    if (!state.busy) {
+      state.busy = true;
+      lead();
+    }
+    // Either another member's append takes this one's records, or this one is told to send.
+    const first = await Promise.race([
+      leading,
+      result.then(
+        () => false,
+        () => false,
+      ),
+    ]);
+    if (first) await this.sendNext(lane, state);
+    return result;
+  }
+
+  /** Appends in flight or waiting, per partition (for tests and metrics). */
+  waiting(lane: string): number {
+    return this.lanes.get(lane)?.waiting.length ?? 0;
+  }
+
+  /** Sends the next append of `lane`: the oldest waiting members that fit, joined. The lane stays busy until it is answered. */
+  private async sendNext(lane: string, state: Lane): Promise<void> {
+    if (this.lingerMs > 0) await this.sleep(this.lingerMs);
+    const taken = state.waiting.splice(0, takeCount(state.waiting, this.maxBytes));
+    let outcome: { ok: true; shares: AppendResult[] } | { ok: false; error: unknown };
+    try {
+      const result = await this.send(lane, joinMembers(taken.map((w) => w.member)));
+      outcome = {
+        ok: true,
+        shares: splitResult(
+          result,
+          taken.map((w) => w.count),
+        ),
+      };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    // The next append is sent by the oldest member waiting, in its own request; none: the lane is free.
+    const next = state.waiting[0];
+    if (next) next.lead();
+    else {
+      state.busy = false;
+      this.lanes.delete(lane);
+    }
+    taken.forEach((w, i) => (outcome.ok ? w.resolve(outcome.shares[i]!) : w.reject(outcome.error)));
+  }
+}
