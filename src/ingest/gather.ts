@@ -144,7 +144,10 @@ export class AppendGatherer {
   /** Appends `member` to the partition `lane`, alone or gathered; resolves with its own records' offsets once they are committed. */
   async append(lane: string, member: GatherMember): Promise<AppendResult> {
     let state = this.lanes.get(lane);
-    if (!state) this.lanes.set(lane, (state = { busy: false, waiting: [] }));
+    if (!state) {
+      state = { busy: false, waiting: [] };
+      this.lanes.set(lane, state);
+    }
     let lead!: () => void;
     const leading = new Promise<true>((resolve) => (lead = () => resolve(true)));
     const result = new Promise<AppendResult>((resolve, reject) => {
@@ -195,6 +198,9 @@ export class AppendGatherer {
       state.busy = false;
       this.lanes.delete(lane);
     }
-    taken.forEach((w, i) => (outcome.ok ? w.resolve(outcome.shares[i]!) : w.reject(outcome.error)));
+    taken.forEach((w, i) => {
+      if (outcome.ok) w.resolve(outcome.shares[i]!);
+      else w.reject(outcome.error);
+    });
   }
 }

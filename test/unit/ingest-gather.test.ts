@@ -4,7 +4,6 @@
  * offsets, or the error of the append that held them; the next append is sent by one of its own
  * members, in its own context.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { describe, expect, it } from "vitest";
 import { AppendGatherer, joinMembers, memberBytes, splitResult, takeCount, type GatheredBatch, type GatherMember } from "../../src/ingest/gather";
 import { encodeBatch } from "../../src/log/record-batch";
@@ -36,7 +35,16 @@ function partition() {
 }
 
 /** Lets every promise continuation run. */
-const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/** Node's AsyncLocalStorage (the project's types are the Workers'): a context that follows promise continuations, as a request's does. */
+interface Contexts {
+  run<R>(store: string, fn: () => R): R;
+  getStore(): string | undefined;
+}
+const NODE_ASYNC_HOOKS = "node:async_hooks";
+const asyncLocalStorage = (): Promise<new () => Contexts> =>
+  (import(/* @vite-ignore */ NODE_ASYNC_HOOKS) as Promise<{ AsyncLocalStorage: new () => Contexts }>).then((m) => m.AsyncLocalStorage);
 
 describe("AppendGatherer", () => {
   it("sends a lone append at once, without a linger", async () => {
@@ -144,7 +152,7 @@ describe("AppendGatherer", () => {
   });
 
   it("sends each append in the context of one of its own members, never of the request answered before", async () => {
-    const contexts = new AsyncLocalStorage<string>();
+    const contexts = new (await asyncLocalStorage())();
     const p = partition();
     const senders: (string | undefined)[] = [];
     const gatherer = new AppendGatherer((lane, batch) => {
