@@ -30,6 +30,7 @@
  * append just finished, which may answer and end meanwhile (a request's context ends with it, and
  * what it started may be cancelled). Pure: the sending, and the optional linger's sleep, are passed in.
  */
+import { LogUnavailable } from "../log/errors";
 import type { AppendResult, BatchMeasure } from "../log/types";
 import { utf8Length } from "../log/records";
 import { MAX_ROW_BYTES } from "../log/stored-batch";
@@ -58,7 +59,17 @@ export interface GatherOptions {
   readonly maxBytes?: number;
   /** Waits `ms` (the linger); only called when `lingerMs` > 0. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /** How long a member waits for its turn or its result before it gives up (default `WAIT_LIMIT_MS`). */
+  readonly waitLimitMs?: number;
+  /** Calls `fn` after `ms` unless cancelled (the returned function): the member's own timer. */
+  readonly timer?: (fn: () => void, ms: number) => () => void;
 }
+
+/**
+ * How long a member waits for the append holding it before it answers `LogUnavailable`: far beyond
+ * any append's time, a bound for when the request sending it is gone (its context cancelled).
+ */
+export const WAIT_LIMIT_MS = 30_000;
 
 interface Waiting {
   readonly member: GatherMember;
@@ -131,6 +142,8 @@ export class AppendGatherer {
   private readonly lingerMs: number;
   private readonly maxBytes: number;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly waitLimitMs: number;
+  private readonly timer: (fn: () => void, ms: number) => () => void;
 
   constructor(
     private readonly send: (lane: string, batch: GatheredBatch) => Promise<AppendResult>,
@@ -139,6 +152,13 @@ export class AppendGatherer {
     this.lingerMs = options.lingerMs ?? 0;
     this.maxBytes = options.maxBytes ?? MAX_ROW_BYTES;
     this.sleep = options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(() => resolve(), ms)));
+    this.waitLimitMs = options.waitLimitMs ?? WAIT_LIMIT_MS;
+    this.timer =
+      options.timer ??
+      ((fn, ms) => {
+        const id = setTimeout(fn, ms);
+        return () => clearTimeout(id);
+      });
   }
 
   /** Appends `member` to the partition `lane`, alone or gathered; resolves with its own records' offsets once they are committed. */
@@ -149,23 +169,35 @@ export class AppendGatherer {
       this.lanes.set(lane, state);
     }
     let lead!: () => void;
-    const leading = new Promise<true>((resolve) => (lead = () => resolve(true)));
+    const leading = new Promise<"lead">((resolve) => (lead = () => resolve("lead")));
+    let entry!: Waiting;
     const result = new Promise<AppendResult>((resolve, reject) => {
-      state.waiting.push({ member, bytes: memberBytes(member), count: member.measure.sizes.length, lead, resolve, reject });
+      entry = { member, bytes: memberBytes(member), count: member.measure.sizes.length, lead, resolve, reject };
+      state.waiting.push(entry);
     });
     if (!state.busy) {
       state.busy = true;
       lead();
     }
-    // Either another member's append takes this one's records, or this one is told to send.
-    const first = await Promise.race([
-      leading,
-      result.then(
-        () => false,
-        () => false,
-      ),
-    ]);
-    if (first) await this.sendNext(lane, state);
+    // Either another member's append takes this one's records, or this one is told to send. The
+    // wait is settled from another request; the timer, this request's own, keeps it pending (a
+    // request with nothing of its own pending is taken for hung and cancelled by the runtime) and
+    // bounds it.
+    let cancel: (() => void) | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => (cancel = this.timer(() => resolve("timeout"), this.waitLimitMs)));
+    const settled = result.then(
+      () => "settled" as const,
+      () => "settled" as const,
+    );
+    const first = await Promise.race([leading, settled, timedOut]);
+    cancel?.();
+    if (first === "lead") await this.sendNext(lane, state);
+    else if (first === "timeout") {
+      const at = state.waiting.indexOf(entry);
+      // Not taken yet: it leaves the queue, appended by no one. Taken: its append's end is unknown.
+      if (at >= 0) state.waiting.splice(at, 1);
+      entry.reject(new LogUnavailable(`${lane}: the append holding this request's records did not answer within ${this.waitLimitMs} ms`));
+    }
     return result;
   }
 
@@ -176,7 +208,8 @@ export class AppendGatherer {
 
   /** Sends the next append of `lane`: the oldest waiting members that fit, joined. The lane stays busy until it is answered. */
   private async sendNext(lane: string, state: Lane): Promise<void> {
-    if (this.lingerMs > 0) await this.sleep(this.lingerMs);
+    // A linger that fails only ends early: the lane must still send, or its members would wait for nothing.
+    if (this.lingerMs > 0) await this.sleep(this.lingerMs).catch(() => {});
     const taken = state.waiting.splice(0, takeCount(state.waiting, this.maxBytes));
     let outcome: { ok: true; shares: AppendResult[] } | { ok: false; error: unknown };
     try {

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { AppendGatherer, joinMembers, memberBytes, splitResult, takeCount, type GatheredBatch, type GatherMember } from "../../src/ingest/gather";
+import { LogUnavailable } from "../../src/log/errors";
 import { encodeBatch } from "../../src/log/record-batch";
 import type { AppendResult } from "../../src/log/types";
 
@@ -169,6 +170,32 @@ describe("AppendGatherer", () => {
     p.sent[1]!.resolve();
     await Promise.all(others);
     expect(senders).toEqual(["request-1", "request-2"]);
+  });
+
+  it("bounds a member's wait: one still waiting when its own timer fires leaves the queue, answered LogUnavailable", async () => {
+    const p = partition();
+    const timers: (() => void)[] = [];
+    const gatherer = new AppendGatherer(p.send, {
+      waitLimitMs: 1_000,
+      timer: (fn) => {
+        timers.push(fn);
+        return () => {};
+      },
+    });
+    const first = gatherer.append("orders/0", member("a"));
+    await settle();
+    const waiting = gatherer.append("orders/0", member("b"));
+    await settle();
+    // The second member's timer fires while the first append is still in flight.
+    timers[1]!();
+    await expect(waiting).rejects.toBeInstanceOf(LogUnavailable);
+    p.sent[0]!.resolve();
+    await first;
+    await settle();
+    // It was never sent: the lane is free, and the log holds only the first.
+    expect(p.sent).toHaveLength(1);
+    expect(gatherer.waiting("orders/0")).toBe(0);
+    expect(p.log).toEqual(["a"]);
   });
 
   it("with a linger, waits that long before sending, gathering the appends that arrive meanwhile", async () => {
