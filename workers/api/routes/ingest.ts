@@ -3,7 +3,9 @@
  * reading it, each record checked by reading it back: src/ingest/encode.ts), partitioned with
  * Kafka's default partitioner, each partition's records appended atomically. One refused record
  * refuses the request before anything is appended. An `Idempotency-Key` makes the request an
- * idempotent producer (one batch per partition), so a retry appends only what is missing.
+ * idempotent producer (one batch per partition), so a retry appends only what is missing. Without
+ * one, a partition's batch goes with those of concurrent requests as one append
+ * (src/ingest/gather.ts); the answer still waits for its own records and names their offsets.
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono, type MiddlewareHandler } from "hono";
