@@ -34,6 +34,7 @@ import { LogUnavailable } from "../log/errors";
 import type { AppendResult, BatchMeasure } from "../log/types";
 import { utf8Length } from "../log/records";
 import { MAX_ROW_BYTES } from "../log/stored-batch";
+import { LINGER_MIN_RECORDS_PER_S, RATE_WINDOW_MS } from "../log/wake-linger";
 
 /** The partition's bytes per record beside the encoded records (its size and offset: stored-batch.ts). */
 const PER_RECORD_BYTES = 8;
@@ -53,8 +54,15 @@ export interface GatheredBatch {
 }
 
 export interface GatherOptions {
-  /** Extra time the sender waits for more members before taking them (0: none; see above). */
+  /**
+   * While the partition takes at least `minRecordsPerS` records a second from this isolate, its
+   * appends go at most every `lingerMs`, each holding what arrived since (0: no pacing; see above).
+   */
   readonly lingerMs?: number;
+  /** The rate from which appends linger (default `LINGER_MIN_RECORDS_PER_S`, as the partitions' held wake-ups). */
+  readonly minRecordsPerS?: number;
+  /** The clock (milliseconds). */
+  readonly now?: () => number;
   /** The largest gathered append, bytes as a row counts them (default `MAX_ROW_BYTES`). */
   readonly maxBytes?: number;
   /** Waits `ms` (the linger); only called when `lingerMs` > 0. */
@@ -81,10 +89,33 @@ interface Waiting {
   readonly reject: (error: unknown) => void;
 }
 
-/** One partition's appends of this isolate: whether one is in flight, and those waiting. */
+/** One partition's appends of this isolate: whether one is in flight, those waiting, when the last went, and the recent rate. */
 interface Lane {
   busy: boolean;
   readonly waiting: Waiting[];
+  lastSentAt: number;
+  /** Members that arrived within the rate window: when, and how many records. */
+  readonly recent: { at: number; records: number }[];
+}
+
+/**
+ * Whether a partition takes records fast enough, as of `now`, for its appends to linger: at least
+ * `minRecordsPerS` over the last `RATE_WINDOW_MS` (dropping older arrivals from `recent`).
+ */
+export function streaming(recent: { at: number; records: number }[], now: number, minRecordsPerS: number): boolean {
+  while (recent.length > 0 && recent[0]!.at <= now - RATE_WINDOW_MS) recent.shift();
+  let records = 0;
+  for (const r of recent) records += r.records;
+  return (records * 1000) / RATE_WINDOW_MS >= minRecordsPerS;
+}
+
+/**
+ * How long the next append of a lane waits before it goes: until `lingerMs` after the last one
+ * went, while the partition is streaming; else not at all (a lone append goes at once).
+ */
+export function lingerFor(lastSentAt: number, now: number, lingerMs: number, isStreaming: boolean): number {
+  if (lingerMs <= 0 || !isStreaming) return 0;
+  return Math.max(0, lastSentAt + lingerMs - now);
 }
 
 /** The bytes a member takes in a row: its encoded records' UTF-8 bytes and the per-record bytes. */
@@ -140,6 +171,8 @@ export function splitResult(result: AppendResult, counts: readonly number[]): Ap
 export class AppendGatherer {
   private readonly lanes = new Map<string, Lane>();
   private readonly lingerMs: number;
+  private readonly minRecordsPerS: number;
+  private readonly now: () => number;
   private readonly maxBytes: number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly waitLimitMs: number;
@@ -150,6 +183,8 @@ export class AppendGatherer {
     options: GatherOptions = {},
   ) {
     this.lingerMs = options.lingerMs ?? 0;
+    this.minRecordsPerS = options.minRecordsPerS ?? LINGER_MIN_RECORDS_PER_S;
+    this.now = options.now ?? Date.now;
     this.maxBytes = options.maxBytes ?? MAX_ROW_BYTES;
     this.sleep = options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(() => resolve(), ms)));
     this.waitLimitMs = options.waitLimitMs ?? WAIT_LIMIT_MS;
@@ -165,9 +200,10 @@ export class AppendGatherer {
   async append(lane: string, member: GatherMember): Promise<AppendResult> {
     let state = this.lanes.get(lane);
     if (!state) {
-      state = { busy: false, waiting: [] };
+      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [] };
       this.lanes.set(lane, state);
     }
+    state.recent.push({ at: this.now(), records: member.measure.sizes.length });
     let lead!: () => void;
     const leading = new Promise<"lead">((resolve) => (lead = () => resolve("lead")));
     let entry!: Waiting;
@@ -208,8 +244,10 @@ export class AppendGatherer {
 
   /** Sends the next append of `lane`: the oldest waiting members that fit, joined. The lane stays busy until it is answered. */
   private async sendNext(lane: string, state: Lane): Promise<void> {
+    const linger = lingerFor(state.lastSentAt, this.now(), this.lingerMs, streaming(state.recent, this.now(), this.minRecordsPerS));
     // A linger that fails only ends early: the lane must still send, or its members would wait for nothing.
-    if (this.lingerMs > 0) await this.sleep(this.lingerMs).catch(() => {});
+    if (linger > 0) await this.sleep(linger).catch(() => {});
+    state.lastSentAt = this.now();
     const taken = state.waiting.splice(0, takeCount(state.waiting, this.maxBytes));
     let outcome: { ok: true; shares: AppendResult[] } | { ok: false; error: unknown };
     try {
@@ -227,10 +265,7 @@ export class AppendGatherer {
     // The next append is sent by the oldest member waiting, in its own request; none: the lane is free.
     const next = state.waiting[0];
     if (next) next.lead();
-    else {
-      state.busy = false;
-      this.lanes.delete(lane);
-    }
+    else state.busy = false;
     taken.forEach((w, i) => {
       if (outcome.ok) w.resolve(outcome.shares[i]!);
       else w.reject(outcome.error);

@@ -5,7 +5,17 @@
  * members, in its own context.
  */
 import { describe, expect, it } from "vitest";
-import { AppendGatherer, joinMembers, memberBytes, splitResult, takeCount, type GatheredBatch, type GatherMember } from "../../src/ingest/gather";
+import {
+  AppendGatherer,
+  joinMembers,
+  lingerFor,
+  memberBytes,
+  splitResult,
+  streaming,
+  takeCount,
+  type GatheredBatch,
+  type GatherMember,
+} from "../../src/ingest/gather";
 import { LogUnavailable } from "../../src/log/errors";
 import { encodeBatch } from "../../src/log/record-batch";
 import type { AppendResult } from "../../src/log/types";
@@ -198,27 +208,56 @@ describe("AppendGatherer", () => {
     expect(p.log).toEqual(["a"]);
   });
 
-  it("with a linger, waits that long before sending, gathering the appends that arrive meanwhile", async () => {
+  it("with a linger, paces a streaming partition's appends: at most one per linger, holding what arrived meanwhile", async () => {
     const p = partition();
+    let now = 0;
     const lingers: number[] = [];
     let endLinger!: () => void;
     const gatherer = new AppendGatherer(p.send, {
-      lingerMs: 5,
+      lingerMs: 40,
+      // Two records within the rate window make the partition streaming.
+      minRecordsPerS: 10,
+      now: () => now,
       sleep: (ms) => {
         lingers.push(ms);
         return new Promise<void>((resolve) => (endLinger = resolve));
       },
     });
-    const appends = [gatherer.append("orders/0", member("a")), gatherer.append("orders/0", member("b"))];
-    await settle();
-    expect(p.sent).toHaveLength(0);
-    expect(lingers).toEqual([5]);
-    endLinger();
+    // Alone and below the rate: at once.
+    const first = gatherer.append("orders/0", member("a"));
     await settle();
     expect(p.sent).toHaveLength(1);
-    expect(p.sent[0]!.batch.members).toBe(2);
     p.sent[0]!.resolve();
-    expect((await Promise.all(appends)).map((r) => r.baseOffset)).toEqual([0, 1]);
+    await first;
+    // The next, 10 ms later, finds the partition streaming: it waits until 40 ms after the last went.
+    now = 10;
+    const second = gatherer.append("orders/0", member("b"));
+    await settle();
+    expect(lingers).toEqual([30]);
+    expect(p.sent).toHaveLength(1);
+    now = 25;
+    const third = gatherer.append("orders/0", member("c"));
+    now = 40;
+    endLinger();
+    await settle();
+    expect(p.sent).toHaveLength(2);
+    expect(p.sent[1]!.batch.members).toBe(2);
+    p.sent[1]!.resolve();
+    expect((await Promise.all([second, third])).map((r) => r.baseOffset)).toEqual([1, 2]);
+  });
+
+  it("never lingers below the rate: appends one at a time go at once", async () => {
+    const p = partition();
+    let now = 0;
+    const gatherer = new AppendGatherer(p.send, { lingerMs: 40, now: () => now, sleep: () => Promise.reject(new Error("no linger expected")) });
+    for (let i = 0; i < 5; i++) {
+      now += 5;
+      const appended = gatherer.append("orders/0", member(`v${i}`));
+      await settle();
+      p.sent[i]!.resolve();
+      await appended;
+    }
+    expect(p.sent.map((s) => s.batch.members)).toEqual([1, 1, 1, 1, 1]);
   });
 });
 
@@ -255,5 +294,21 @@ describe("joining members", () => {
     expect(takeCount([{ bytes: 10 }, { bytes: 10 }, { bytes: 10 }], 25)).toBe(2);
     expect(takeCount([{ bytes: 100 }, { bytes: 1 }], 25)).toBe(1);
     expect(takeCount([], 25)).toBe(0);
+  });
+
+  it("lingers only while streaming, until the linger after the last append", () => {
+    expect(lingerFor(100, 110, 40, true)).toBe(30);
+    expect(lingerFor(100, 150, 40, true)).toBe(0);
+    expect(lingerFor(100, 110, 40, false)).toBe(0);
+    expect(lingerFor(100, 110, 0, true)).toBe(0);
+    const recent = [
+      { at: 0, records: 100 },
+      { at: 150, records: 100 },
+    ];
+    // 200 records within 200 ms: 1,000 a second.
+    expect(streaming(recent, 190, 1_000)).toBe(true);
+    // The first has left the window.
+    expect(streaming(recent, 210, 1_000)).toBe(false);
+    expect(recent).toHaveLength(1);
   });
 });
