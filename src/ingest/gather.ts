@@ -9,9 +9,12 @@
  * that arrive wait for it and then go together (one in flight per partition, as Kafka's
  * `max.in.flight.requests.per.connection=1`). A lone append — none in flight — goes at once, so a
  * request alone is not delayed (the e2e latency goals); one that waits behind an append in flight
- * would have queued at the partition's object anyway. A fixed linger (Kafka's `linger.ms`,
- * `INGEST_LINGER_MS`) is optional and off by default: it would delay every lone append by itself,
- * and at the rates where gathering pays, appends overlap without it.
+ * would have queued at the partition's object anyway. A linger (Kafka's `linger.ms`,
+ * `INGEST_LINGER_MS`) paces a streaming partition besides: while it takes at least
+ * `LINGER_MIN_RECORDS_PER_S` records a second from this isolate (as the partitions hold wake-ups,
+ * src/log/wake-linger.ts), its appends go at most one per linger, each holding what arrived
+ * meanwhile. Not a fixed timer: that would delay every lone append (one order at a time), while
+ * this one delays only appends of a partition already taking a stream, by at most the linger.
  *
  * A gathered append is bounded so that it stays one row (`MAX_ROW_BYTES`, the 1 MiB row cap, with
  * the partition's 8 bytes per record): members are taken oldest first while they fit, the rest
@@ -28,7 +31,7 @@
  *
  * Who sends: the oldest waiting member, in its own request's context — not the request whose
  * append just finished, which may answer and end meanwhile (a request's context ends with it, and
- * what it started may be cancelled). Pure: the sending, and the optional linger's sleep, are passed in.
+ * what it started may be cancelled). Pure: the sending, the clock and the linger's sleep are passed in.
  */
 import { LogUnavailable } from "../log/errors";
 import type { AppendResult, BatchMeasure } from "../log/types";
