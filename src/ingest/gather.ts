@@ -207,8 +207,14 @@ export class AppendGatherer {
       this.lanes.set(lane, state);
     }
     state.recent.push({ at: this.now(), records: member.measure.sizes.length });
+    let led = false;
     let lead!: () => void;
-    const leading = new Promise<"lead">((resolve) => (lead = () => resolve("lead")));
+    const leading = new Promise<"lead">((resolve) => {
+      lead = () => {
+        led = true;
+        resolve("lead");
+      };
+    });
     let entry!: Waiting;
     const result = new Promise<AppendResult>((resolve, reject) => {
       entry = { member, bytes: memberBytes(member), count: member.measure.sizes.length, lead, resolve, reject };
@@ -230,7 +236,8 @@ export class AppendGatherer {
     );
     const first = await Promise.race([leading, settled, timedOut]);
     cancel?.();
-    if (first === "lead") await this.sendNext(lane, state);
+    // Told to send (also when its timer fired just before): it must, or the lane would stay busy for good.
+    if (first === "lead" || led) await this.sendNext(lane, state);
     else if (first === "timeout") {
       const at = state.waiting.indexOf(entry);
       // Not taken yet: it leaves the queue, appended by no one. Taken: its append's end is unknown.

@@ -208,6 +208,39 @@ describe("AppendGatherer", () => {
     expect(p.log).toEqual(["a"]);
   });
 
+  it("never leaves a partition stuck when a member's timer fires as it is told to send", async () => {
+    const p = partition();
+    const timers: (() => void)[] = [];
+    const gatherer = new AppendGatherer(p.send, {
+      timer: (fn) => {
+        timers.push(fn);
+        return () => {};
+      },
+    });
+    const first = gatherer.append("orders/0", member("a"));
+    await settle();
+    const second = gatherer.append("orders/0", member("b"));
+    await settle();
+    // Its timer fires in the same turn as the append before it is answered (which hands it the lane).
+    timers[1]!();
+    p.sent[0]!.resolve();
+    await first;
+    await settle();
+    // Either it left (unavailable) or it sent its append: answer that one.
+    p.sent[1]?.resolve();
+    const outcome = await second.then(
+      () => "appended",
+      (error: unknown) => (error instanceof LogUnavailable ? "unavailable" : "other"),
+    );
+    // Whatever it answered, the partition still takes appends.
+    const third = gatherer.append("orders/0", member("c"));
+    await settle();
+    p.sent.at(-1)!.resolve();
+    await third;
+    expect(outcome).not.toBe("other");
+    expect(p.log.at(-1)).toBe("c");
+  });
+
   it("with a linger, paces a streaming partition's appends: at most one per linger, holding what arrived meanwhile", async () => {
     const p = partition();
     let now = 0;
