@@ -225,9 +225,8 @@ export class AppendGatherer {
       lead();
     }
     // Either another member's append takes this one's records, or this one is told to send. The
-    // wait is settled from another request; the timer, this request's own, keeps it pending (a
-    // request with nothing of its own pending is taken for hung and cancelled by the runtime) and
-    // bounds it.
+    // wait is settled from another request; the timer, this request's own, keeps something of its
+    // own pending meanwhile and bounds the wait.
     let cancel: (() => void) | undefined;
     const timedOut = new Promise<"timeout">((resolve) => (cancel = this.timer(() => resolve("timeout"), this.waitLimitMs)));
     const settled = result.then(

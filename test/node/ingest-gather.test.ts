@@ -5,9 +5,9 @@
  * its own records' offsets; a gathered append that fails fails every request in it, and what the
  * clients retry is in the log once; requests with an `Idempotency-Key` still find their duplicates.
  *
- * Not a workerd test: there the requests come from the test runner's own Durable Object, whose
- * requests cannot settle each other's promises (the runtime takes one waiting on another for
- * another request's I/O), while a Worker's requests can, as they do under `wrangler dev` and deployed.
+ * Not a workerd test: under @cloudflare/vitest-pool-workers, concurrent requests made from the test
+ * hang once one settles another's wait ("Cannot perform I/O on behalf of a different request"),
+ * while real requests under `wrangler dev` answer as deployed ones do (docs/design.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UpstashLog } from "../../src/kafka-rest/upstash-log";
