@@ -70,6 +70,13 @@ const schema = z.object({
    * and changelog records go to the log together at most this often; after a quiet spell, at once.
    */
   LINGER_MS: count(100, 0),
+  /**
+   * Ingest's producer `linger.ms` (src/ingest/gather.ts): while a partition takes at least 1,000
+   * records a second from an isolate's ingest requests, its appends go at most one per linger, each
+   * holding every request's records that arrived meanwhile. Either way appends gather behind one in
+   * flight to the same partition, and an append of a partition not streaming goes at once. 0: no pacing.
+   */
+  INGEST_LINGER_MS: count(0, 0),
   /** The first back-off of the `"retry"` uncaught-error policy; it doubles per failure, up to 60 s. */
   RETRY_BACKOFF_MS: count(1000, 1),
   FAULT_INJECTION: onOff.default("off"),

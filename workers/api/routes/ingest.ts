@@ -3,19 +3,42 @@
  * reading it, each record checked by reading it back: src/ingest/encode.ts), partitioned with
  * Kafka's default partitioner, each partition's records appended atomically. One refused record
  * refuses the request before anything is appended. An `Idempotency-Key` makes the request an
- * idempotent producer (one batch per partition), so a retry appends only what is missing.
+ * idempotent producer (one batch per partition), so a retry appends only what is missing. Without
+ * one, a partition's batch goes with those of concurrent requests as one append
+ * (src/ingest/gather.ts); the answer still waits for its own records and names their offsets.
  */
 import { zValidator } from "@hono/zod-validator";
 import { Hono, type MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { encodeIngest } from "../../../src/ingest/encode";
+import { AppendGatherer } from "../../../src/ingest/gather";
 import { offsetsInRequestOrder, planIngest } from "../../../src/ingest/plan";
+import { encodeBatch } from "../../../src/log/record-batch";
+import type { Log } from "../../../src/log/types";
+import { parseTopicPartition, topicPartition } from "../../../src/names";
 import { inputSerdes } from "../../../src/streams/topology/input-encoding";
 import { cachedAssignment } from "../cluster";
 import { ApiError } from "../http-error";
 import { refuseOutsideWrite, refuseRuntimeHeaders } from "../owned";
 import type { ApiEnv } from "../context";
 import { invalidInput } from "../validation";
+
+/**
+ * Each log's gatherer of ingest appends (src/ingest/gather.ts): one per log, hence per application
+ * and environment in the isolate. Only a log that takes encoded appends gathers.
+ */
+const gatherers = new WeakMap<Log, AppendGatherer>();
+
+function ingestGatherer(log: Log, lingerMs: number): AppendGatherer | undefined {
+  const appendEncoded = log.appendEncoded?.bind(log);
+  if (!appendEncoded) return undefined;
+  let gatherer = gatherers.get(log);
+  if (!gatherer) {
+    gatherer = new AppendGatherer((lane, batch) => appendEncoded(parseTopicPartition(lane)!, batch.text, undefined, batch.measure), { lingerMs });
+    gatherers.set(log, gatherer);
+  }
+  return gatherer;
+}
 
 const ingestBody = z.object({
   records: z
@@ -100,14 +123,18 @@ export const ingest = new Hono<ApiEnv>().post(
       return c.json({ error: "InvalidRecord", message, index }, 400);
     }
     const batches = planIngest(records, encoded.records, partitions);
+    const gatherer = key === undefined ? ingestGatherer(log, c.var.config.INGEST_LINGER_MS) : undefined;
     const settled = await Promise.allSettled(
-      batches.map((batch) =>
-        log.append(
-          { topic, partition: batch.partition },
-          batch.records,
-          key === undefined ? undefined : { producerId: `ingest:${key}`, epoch: 0, sequence: 0 },
-        ),
-      ),
+      batches.map((batch) => {
+        const tp = { topic, partition: batch.partition };
+        if (key !== undefined) return log.append(tp, batch.records, { producerId: `ingest:${key}`, epoch: 0, sequence: 0 });
+        const member = gatherer && encodeBatch(batch.records);
+        if (!gatherer || !member?.measure) return log.append(tp, batch.records);
+        const appended = gatherer.append(topicPartition(tp), { text: member.text, measure: member.measure });
+        // Its append may carry other requests' records: it runs to its end even if this client goes.
+        c.executionCtx.waitUntil(appended.catch(() => {}));
+        return appended;
+      }),
     );
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failed) throw failed.reason;

@@ -1,0 +1,283 @@
+/**
+ * Gathered ingest appends (Kafka's producer accumulator): concurrent ingest requests in one isolate
+ * that append to the same partition go to its object as one append — one request and one row
+ * instead of one per HTTP request. Under load every request of the `cost-load` scenario touches
+ * every partition, so without gathering the appends alone cost a partition request per partition
+ * per HTTP request (docs/scale.md).
+ *
+ * When appends gather: while an append of this isolate to the partition is in flight, the appends
+ * that arrive wait for it and then go together (one in flight per partition, as Kafka's
+ * `max.in.flight.requests.per.connection=1`). A lone append — none in flight — goes at once, so a
+ * request alone is not delayed (the e2e latency goals); one that waits behind an append in flight
+ * would have queued at the partition's object anyway. A linger (Kafka's `linger.ms`,
+ * `INGEST_LINGER_MS`) paces a streaming partition besides: while it takes at least
+ * `LINGER_MIN_RECORDS_PER_S` records a second from this isolate (as the partitions hold wake-ups,
+ * src/log/wake-linger.ts), its appends go at most one per linger, each holding what arrived
+ * meanwhile. Not a fixed timer: that would delay every lone append (one order at a time), while
+ * this one delays only appends of a partition already taking a stream, by at most the linger.
+ *
+ * A gathered append is bounded so that it stays one row (`MAX_ROW_BYTES`, the 1 MiB row cap, with
+ * the partition's 8 bytes per record): members are taken oldest first while they fit, the rest
+ * wait for the next one; a member too big for a row alone goes alone (the partition splits it as
+ * it does today).
+ *
+ * Each member's promise settles only when the append holding its records did (acks=all: never an
+ * answer before the records are committed), with its own records' offsets, or with that append's
+ * error: the append is one transaction, so on failure none of its members' records are in the log,
+ * and each member answers the error as it would have alone (nothing is retried here, so nothing is
+ * doubled). Requests with an `Idempotency-Key` are not gathered: each is its own idempotent
+ * producer, and a partition's row carries one producer (its batch header, which the producers'
+ * state is rebuilt from), so they append alone and a retry is still found as a duplicate.
+ *
+ * Who sends: the oldest waiting member, in its own request's context — not the request whose
+ * append just finished, which may answer and end meanwhile (a request's context ends with it, and
+ * what it started may be cancelled). Pure: the sending, the clock and the linger's sleep are passed in.
+ */
+import { LogUnavailable } from "../log/errors";
+import type { AppendResult, BatchMeasure } from "../log/types";
+import { utf8Length } from "../log/records";
+import { MAX_ROW_BYTES } from "../log/stored-batch";
+import { LINGER_MIN_RECORDS_PER_S, RATE_WINDOW_MS } from "../log/wake-linger";
+
+/** The partition's bytes per record beside the encoded records (its size and offset: stored-batch.ts). */
+const PER_RECORD_BYTES = 8;
+
+/** One request's records for one partition, encoded by `encodeBatch` (record-batch.ts) and measured. */
+export interface GatherMember {
+  readonly text: string;
+  readonly measure: BatchMeasure;
+}
+
+/** What goes to the partition: members' records joined in order, one encoded batch. */
+export interface GatheredBatch {
+  readonly text: string;
+  readonly measure: BatchMeasure;
+  /** How many members it holds (1: an append alone). */
+  readonly members: number;
+}
+
+export interface GatherOptions {
+  /**
+   * While the partition takes at least `minRecordsPerS` records a second from this isolate, its
+   * appends go at most every `lingerMs`, each holding what arrived since (0: no pacing; see above).
+   */
+  readonly lingerMs?: number;
+  /** The rate from which appends linger (default `LINGER_MIN_RECORDS_PER_S`, as the partitions' held wake-ups). */
+  readonly minRecordsPerS?: number;
+  /** The clock (milliseconds). */
+  readonly now?: () => number;
+  /** The largest gathered append, bytes as a row counts them (default `MAX_ROW_BYTES`). */
+  readonly maxBytes?: number;
+  /** Waits `ms` (the linger); only called when `lingerMs` > 0. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** How long a member waits for its turn or its result before it gives up (default `WAIT_LIMIT_MS`). */
+  readonly waitLimitMs?: number;
+  /** Calls `fn` after `ms` unless cancelled (the returned function): the member's own timer. */
+  readonly timer?: (fn: () => void, ms: number) => () => void;
+}
+
+/**
+ * How long a member waits for the append holding it before it answers `LogUnavailable`: far beyond
+ * any append's time, a bound for when the request sending it is gone (its context cancelled).
+ */
+export const WAIT_LIMIT_MS = 30_000;
+
+interface Waiting {
+  readonly member: GatherMember;
+  readonly bytes: number;
+  readonly count: number;
+  /** Told when this member is to send the next append. */
+  readonly lead: () => void;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** One partition's appends of this isolate: whether one is in flight, those waiting, when the last went, and the recent rate. */
+interface Lane {
+  busy: boolean;
+  readonly waiting: Waiting[];
+  lastSentAt: number;
+  /** Members that arrived within the rate window: when, and how many records. */
+  readonly recent: { at: number; records: number }[];
+}
+
+/**
+ * Whether a partition takes records fast enough, as of `now`, for its appends to linger: at least
+ * `minRecordsPerS` over the last `RATE_WINDOW_MS` (dropping older arrivals from `recent`).
+ */
+export function streaming(recent: { at: number; records: number }[], now: number, minRecordsPerS: number): boolean {
+  while (recent.length > 0 && recent[0]!.at <= now - RATE_WINDOW_MS) recent.shift();
+  let records = 0;
+  for (const r of recent) records += r.records;
+  return (records * 1000) / RATE_WINDOW_MS >= minRecordsPerS;
+}
+
+/**
+ * How long the next append of a lane waits before it goes: until `lingerMs` after the last one
+ * went, while the partition is streaming; else not at all (a lone append goes at once).
+ */
+export function lingerFor(lastSentAt: number, now: number, lingerMs: number, isStreaming: boolean): number {
+  if (lingerMs <= 0 || !isStreaming) return 0;
+  return Math.max(0, lastSentAt + lingerMs - now);
+}
+
+/** The bytes a member takes in a row: its encoded records' UTF-8 bytes and the per-record bytes. */
+export function memberBytes(member: GatherMember): number {
+  return utf8Length(member.text) + PER_RECORD_BYTES * member.measure.sizes.length;
+}
+
+/**
+ * The members of the next append: the oldest first, then the next ones while the whole stays within
+ * `maxBytes` (the first is always taken, however big). Returns how many to take.
+ */
+export function takeCount(waiting: readonly { readonly bytes: number }[], maxBytes: number): number {
+  if (waiting.length === 0) return 0;
+  let bytes = waiting[0]!.bytes;
+  let n = 1;
+  while (n < waiting.length && bytes + waiting[n]!.bytes <= maxBytes) bytes += waiting[n++]!.bytes;
+  return n;
+}
+
+/** Members' encoded records joined into one batch, in order: one JSON array, their measures joined. */
+export function joinMembers(members: readonly GatherMember[]): GatheredBatch {
+  if (members.length === 1) return { ...members[0]!, members: 1 };
+  let records = 0;
+  for (const m of members) records += m.measure.sizes.length;
+  const sizes = new Uint32Array(records);
+  let at = 0;
+  let maxTimestamp = -1;
+  let untimed = false;
+  for (const { measure } of members) {
+    sizes.set(measure.sizes, at);
+    at += measure.sizes.length;
+    maxTimestamp = Math.max(maxTimestamp, measure.maxTimestamp);
+    untimed ||= measure.untimed;
+  }
+  const text = `[${members.map((m) => m.text.slice(1, -1)).join(",")}]`;
+  return { text, measure: { sizes, maxTimestamp, untimed }, members: members.length };
+}
+
+/** Each member's share of a gathered append's result: its records' offsets, in the order they were joined. */
+export function splitResult(result: AppendResult, counts: readonly number[]): AppendResult[] {
+  let base = result.baseOffset;
+  return counts.map((count) => {
+    const share = { baseOffset: base, count, duplicate: result.duplicate };
+    base += count;
+    return share;
+  });
+}
+
+/**
+ * Gathers appends per partition (`lane`: a partition's name). `send(lane, batch)` appends a batch
+ * to the partition and resolves once it is committed.
+ */
+export class AppendGatherer {
+  private readonly lanes = new Map<string, Lane>();
+  private readonly lingerMs: number;
+  private readonly minRecordsPerS: number;
+  private readonly now: () => number;
+  private readonly maxBytes: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly waitLimitMs: number;
+  private readonly timer: (fn: () => void, ms: number) => () => void;
+
+  constructor(
+    private readonly send: (lane: string, batch: GatheredBatch) => Promise<AppendResult>,
+    options: GatherOptions = {},
+  ) {
+    this.lingerMs = options.lingerMs ?? 0;
+    this.minRecordsPerS = options.minRecordsPerS ?? LINGER_MIN_RECORDS_PER_S;
+    this.now = options.now ?? Date.now;
+    this.maxBytes = options.maxBytes ?? MAX_ROW_BYTES;
+    this.sleep = options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(() => resolve(), ms)));
+    this.waitLimitMs = options.waitLimitMs ?? WAIT_LIMIT_MS;
+    this.timer =
+      options.timer ??
+      ((fn, ms) => {
+        const id = setTimeout(fn, ms);
+        return () => clearTimeout(id);
+      });
+  }
+
+  /** Appends `member` to the partition `lane`, alone or gathered; resolves with its own records' offsets once they are committed. */
+  async append(lane: string, member: GatherMember): Promise<AppendResult> {
+    let state = this.lanes.get(lane);
+    if (!state) {
+      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [] };
+      this.lanes.set(lane, state);
+    }
+    state.recent.push({ at: this.now(), records: member.measure.sizes.length });
+    let led = false;
+    let lead!: () => void;
+    const leading = new Promise<"lead">((resolve) => {
+      lead = () => {
+        led = true;
+        resolve("lead");
+      };
+    });
+    let entry!: Waiting;
+    const result = new Promise<AppendResult>((resolve, reject) => {
+      entry = { member, bytes: memberBytes(member), count: member.measure.sizes.length, lead, resolve, reject };
+      state.waiting.push(entry);
+    });
+    if (!state.busy) {
+      state.busy = true;
+      lead();
+    }
+    // Either another member's append takes this one's records, or this one is told to send. The
+    // wait is settled from another request; the timer, this request's own, keeps something of its
+    // own pending meanwhile and bounds the wait.
+    let cancel: (() => void) | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => (cancel = this.timer(() => resolve("timeout"), this.waitLimitMs)));
+    const settled = result.then(
+      () => "settled" as const,
+      () => "settled" as const,
+    );
+    const first = await Promise.race([leading, settled, timedOut]);
+    cancel?.();
+    // Told to send (also when its timer fired just before): it must, or the lane would stay busy for good.
+    if (first === "lead" || led) await this.sendNext(lane, state);
+    else if (first === "timeout") {
+      const at = state.waiting.indexOf(entry);
+      // Not taken yet: it leaves the queue, appended by no one. Taken: its append's end is unknown.
+      if (at >= 0) state.waiting.splice(at, 1);
+      entry.reject(new LogUnavailable(`${lane}: the append holding this request's records did not answer within ${this.waitLimitMs} ms`));
+    }
+    return result;
+  }
+
+  /** Appends in flight or waiting, per partition (for tests and metrics). */
+  waiting(lane: string): number {
+    return this.lanes.get(lane)?.waiting.length ?? 0;
+  }
+
+  /** Sends the next append of `lane`: the oldest waiting members that fit, joined. The lane stays busy until it is answered. */
+  private async sendNext(lane: string, state: Lane): Promise<void> {
+    const linger = lingerFor(state.lastSentAt, this.now(), this.lingerMs, streaming(state.recent, this.now(), this.minRecordsPerS));
+    // A linger that fails only ends early: the lane must still send, or its members would wait for nothing.
+    if (linger > 0) await this.sleep(linger).catch(() => {});
+    state.lastSentAt = this.now();
+    const taken = state.waiting.splice(0, takeCount(state.waiting, this.maxBytes));
+    let outcome: { ok: true; shares: AppendResult[] } | { ok: false; error: unknown };
+    try {
+      const result = await this.send(lane, joinMembers(taken.map((w) => w.member)));
+      outcome = {
+        ok: true,
+        shares: splitResult(
+          result,
+          taken.map((w) => w.count),
+        ),
+      };
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    // The next append is sent by the oldest member waiting, in its own request; none: the lane is free.
+    const next = state.waiting[0];
+    if (next) next.lead();
+    else state.busy = false;
+    taken.forEach((w, i) => {
+      if (outcome.ok) w.resolve(outcome.shares[i]!);
+      else w.reject(outcome.error);
+    });
+  }
+}
