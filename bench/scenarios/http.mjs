@@ -218,7 +218,11 @@ export async function run({ baseUrl }) {
   const restoreRoundCount = envInt("BENCH_HTTP_RESTORE_ROUNDS", 3);
   if (restoreRoundCount > PARTITIONS - 1) throw new Error(`BENCH_HTTP_RESTORE_ROUNDS is at most ${PARTITIONS - 1} (a task of its own per round)`);
 
-  const app = await startAppWorker({ root, vars: { FAULT_INJECTION: "on" } });
+  // Unset: the app's default (to compare with the read-ahead off, 0).
+  const readAhead = process.env.BENCH_HTTP_RESTORE_READ_AHEAD;
+  if (readAhead !== undefined && !/^[0-9]+$/.test(readAhead))
+    throw new Error(`BENCH_HTTP_RESTORE_READ_AHEAD must be a whole number, got ${JSON.stringify(readAhead)}`);
+  const app = await startAppWorker({ root, vars: { FAULT_INJECTION: "on", ...(readAhead === undefined ? {} : { RESTORE_READ_AHEAD: readAhead }) } });
   try {
     await settled(app, "0_0", "the app's tasks to run");
 
