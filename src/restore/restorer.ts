@@ -44,7 +44,7 @@ export interface RestorerOptions {
    * Batches a round reads beyond the first into one restore window, compacted and applied as one
    * (src/restore/compacted-window.ts); 0: each round applies one batch as fetched.
    */
-  readonly readAhead?: number;
+  readonly readAhead: number;
   /** Instances restored at the same time. */
   readonly parallelism?: number;
   /** Consecutive failed fetches of one changelog before it counts as corrupted. */
@@ -128,7 +128,7 @@ export class Restorer {
     const { log, registry } = this.options;
     const tp = { topic: work.topic, partition: work.partition };
     const bounds = { maxRecords: this.options.batchRecords, maxBytes: this.options.batchBytes ?? 4 << 20 };
-    const readAhead = this.options.readAhead ?? 0;
+    const { readAhead } = this.options;
     let batch: RestoreBatch;
     let from = work.position;
     try {

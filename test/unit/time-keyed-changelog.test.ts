@@ -141,14 +141,12 @@ function inWindows(records: readonly Logged[], size: number): Logged[] {
   for (let at = 0; at < records.length; at += size) {
     const window = new CompactedWindow(at, 1 << 20);
     // As the log keeps them: a delete of the layout before (a null value) is a tombstone there.
-    const logged = records
-      .slice(at, at + size)
-      .map((r, i) => ({
-        ...r,
-        offset: at + i,
-        value: r.value ?? "",
-        headers: r.value === null ? [...r.headers, { key: TOMBSTONE_HEADER, value: "1" }] : r.headers,
-      }));
+    const logged = records.slice(at, at + size).map((r, i) => ({
+      ...r,
+      offset: at + i,
+      value: r.value ?? "",
+      headers: r.value === null ? [...r.headers, { key: TOMBSTONE_HEADER, value: "1" }] : r.headers,
+    }));
     window.add({ records: logged, nextOffset: at + size });
     out.push(...window.records().map(({ key, value, timestamp, headers }) => ({ key: key!, value, timestamp, headers })));
   }
