@@ -370,9 +370,16 @@ describe("restore windows", () => {
     ]);
   });
 
-  it("a window stays within the batch bytes after compaction, ending before the first record left out: every record restored once", async () => {
+  it("a window stays within the batch bytes after compaction, reading no more than its room takes: every record read and restored once", async () => {
     const { name, catalog } = newTopic();
     const log = new DurableLog(env.LOG_PARTITION, catalog);
+    let fetched = 0;
+    const fetch = log.fetch.bind(log);
+    log.fetch = async (...args) => {
+      const result = await fetch(...args);
+      fetched += result.records.length;
+      return result;
+    };
     const tp = { topic: name, partition: 0 };
     // Every key new (nothing to compact), 18 bytes each: a 100-byte bound takes 5 a window.
     const records = Array.from({ length: 23 }, (_, i) => ({ key: `key-${String(i).padStart(4, "0")}`, value: `value-${String(i).padStart(4, "0")}` }));
@@ -382,7 +389,7 @@ describe("restore windows", () => {
       const fakes = new FakeInstances();
       fakes.add("0_0@a", "active");
       registry.register(registration("0_0@a", "active", [tp]));
-      // Fetches of 3 records: a window takes one whole, and of the next only what fits.
+      // Fetches of 3 records: a window takes one whole, then reads only what its room takes.
       await untilDone(restorer(registry, log, fakes, { restoreListener, readAhead: 4, batchRecords: 3, batchBytes: 100 }).restorer);
       expect(fakes.delivered.map((d) => [d.fromOffset, d.nextOffset, d.records, d.applied])).toEqual([
         [0, 5, 5, true],
@@ -391,6 +398,7 @@ describe("restore windows", () => {
         [15, 20, 5, true],
         [20, 23, 3, true],
       ]);
+      expect(fetched).toBe(23);
     });
     expect(calls.filter((c) => c[0] === "batch").reduce((n, c) => n + (c[4] as number), 0)).toBe(23);
     expect(calls.at(-1)).toEqual(["end", `${name}/0`, "store", 23]);

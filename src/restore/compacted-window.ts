@@ -17,8 +17,11 @@
  *
  * Bounds: at most `maxBytes` of records after compaction (as a plain batch is, so the instance's
  * transaction and what crosses to it stay as large as one batch; the first record always goes in).
- * A fetched batch that would overflow it is folded only up to there; the window ends at the first
- * record left out, which the next round fetches again.
+ * The next batch is read only as large as the room left is likely to take, judged by how much of
+ * the last batch the window kept (`nextFetchBytes`): a history that compacts well is read in whole
+ * batches, keys all new fill the window and no more. A fetched batch that would overflow it all
+ * the same is folded only up to there; the window ends at the first record left out, which the
+ * next round fetches again.
  */
 import { recordBytes } from "../log/records";
 import type { FetchResult, LogRecord } from "../log/types";
@@ -40,6 +43,8 @@ export class CompactedWindow {
   private next: number;
   private full = false;
   private readonly reached = new ReachedPositions();
+  /** The last batch added: its records and bytes, and how much the window grew by it. */
+  private last = { records: 0, bytes: 0, growth: 0 };
 
   constructor(
     /** Where the window starts: the instance's position. */
@@ -55,6 +60,8 @@ export class CompactedWindow {
    */
   add(fetched: Pick<FetchResult, "records" | "nextOffset">): boolean {
     if (this.full) throw new Error("restore window: a batch added after the window was full");
+    const before = this.keptBytes;
+    this.last = { records: 0, bytes: 0, growth: 0 };
     for (const record of fetched.records) {
       if (record.offset < this.next) throw new Error(`restore window: record at offset ${record.offset} before the window's end ${this.next}`);
       // A null key restores as the key "" (src/task/restoration.ts), so it compacts as that key.
@@ -66,6 +73,7 @@ export class CompactedWindow {
         // Ends before this record: the next round reads it again.
         this.next = record.offset;
         this.full = true;
+        this.last.growth = this.keptBytes - before;
         return false;
       }
       // Deleted first, so the key moves to where its latest record stands.
@@ -73,10 +81,28 @@ export class CompactedWindow {
       this.latest.set(key, { record, bytes });
       this.keptBytes = after;
       this.read++;
+      this.last.records++;
+      this.last.bytes += bytes;
       this.reached.add(record.headers);
     }
     this.next = Math.max(this.next, fetched.nextOffset);
+    this.last.growth = this.keptBytes - before;
     return true;
+  }
+
+  /**
+   * How many bytes the next batch may be read with (a fetch's bound, at most `batchBytes`): the
+   * room left over the share of the last batch the window kept (at least 1/16, so a batch that
+   * compacted away entirely does not make the next one unbounded); 0 when the window is full or
+   * its room would not take one record of the last batch's average size.
+   */
+  nextFetchBytes(batchBytes: number): number {
+    const room = this.maxBytes - this.keptBytes;
+    const { records, bytes, growth } = this.last;
+    if (this.full || room <= 0 || records === 0) return 0;
+    const kept = Math.max(growth / bytes, 1 / 16);
+    const bound = Math.min(batchBytes, Math.floor(room / kept));
+    return bound < bytes / records ? 0 : bound;
   }
 
   /** One past the last offset the window covers: where the next window starts. */

@@ -139,10 +139,12 @@ export class Restorer {
       else {
         const window = new CompactedWindow(from, bounds.maxBytes);
         let last = first;
-        // More while the window took the whole batch and the changelog had more when it was read.
+        // More while the window took the whole batch, has room, and the changelog had more when it was read.
         for (let left = readAhead; window.add(last) && left > 0 && last.records.length > 0 && last.nextOffset < last.latest; left--) {
+          const maxBytes = window.nextFetchBytes(bounds.maxBytes);
+          if (maxBytes === 0) break;
           this.options.onStep?.("mid-window");
-          last = await log.fetch(tp, last.nextOffset, bounds);
+          last = await log.fetch(tp, last.nextOffset, { ...bounds, maxBytes });
         }
         batch = {
           ...read,

@@ -159,6 +159,40 @@ describe("a restore window", () => {
     expect(() => new CompactedWindow(9, 100).add({ records: [record(8, "k", "v")], nextOffset: 9 })).toThrow(/before the window's end/);
   });
 
+  it("reads the next batch only as large as its room is likely to take, judged by how much of the last batch it kept", () => {
+    const value = "x".repeat(98);
+    const size = recordBytes("k0", value, []);
+    expect(size).toBe(100);
+    // Keys all new: the last batch was kept whole, so the room left is all the next may read.
+    const fresh = new CompactedWindow(0, 1000);
+    fresh.add({ records: [0, 1, 2, 3].map((i) => record(i, `k${i}`, value)), nextOffset: 4 });
+    expect(fresh.nextFetchBytes(10_000)).toBe(600);
+    expect(fresh.nextFetchBytes(500)).toBe(500);
+    // Half of it kept: twice the room.
+    const half = new CompactedWindow(0, 1000);
+    half.add({ records: [0, 1, 0, 1].map((k, i) => record(i, `k${k}`, value)), nextOffset: 4 });
+    expect(half.bytes).toBe(200);
+    half.add({ records: [2, 0, 3, 1].map((k, i) => record(4 + i, `k${k}`, value)), nextOffset: 8 });
+    expect(half.bytes).toBe(400);
+    expect(half.nextFetchBytes(10_000)).toBe(1200);
+    // All of it compacted away: the bound's own, at most 16 times the room.
+    const none = new CompactedWindow(0, 1000);
+    none.add({ records: [record(0, "k0", value)], nextOffset: 1 });
+    none.add({ records: [1, 2, 3].map((i) => record(i, "k0", value)), nextOffset: 4 });
+    expect(none.nextFetchBytes(100_000)).toBe(16 * 900);
+    expect(none.nextFetchBytes(1000)).toBe(1000);
+    // No room for a record of the last batch's size, a full window, or nothing read: nothing more to read.
+    const tight = new CompactedWindow(0, 1050);
+    tight.add({ records: Array.from({ length: 10 }, (_, i) => record(i, `k${i}`, value)), nextOffset: 10 });
+    expect(tight.nextFetchBytes(10_000)).toBe(0);
+    const cut = new CompactedWindow(0, 150);
+    cut.add({ records: [record(0, "k0", value), record(1, "k1", value)], nextOffset: 2 });
+    expect([cut.isFull, cut.nextFetchBytes(10_000)]).toEqual([true, 0]);
+    const empty = new CompactedWindow(0, 1000);
+    empty.add({ records: [], nextOffset: 0 });
+    expect(empty.nextFetchBytes(10_000)).toBe(0);
+  });
+
   it("applied window after window, leaves every store a replay of the records it covers would, at every window's end", () => {
     for (let seed = 1; seed <= 40; seed++) {
       const records = history(seed, 300, 2 + (seed % 30));
@@ -174,12 +208,26 @@ describe("a restore window", () => {
       while (at < end) {
         // The restorer's loop: a window of up to 1 + readAhead fetches from where the last one ended.
         const window = new CompactedWindow(at, maxBytes);
-        const fetchAt = (from: number) => {
+        // A fetch of at most `fetchSize` records and about `maxBytes` bytes (at least one record), as the log's.
+        const fetchAt = (from: number, bytes: number) => {
           const i = records.findIndex((r) => r.offset >= from);
-          return i < 0 ? { records: [], nextOffset: end } : fetches(records.slice(i), fetchSize, end)[0]!;
+          if (i < 0) return { records: [], nextOffset: end };
+          let n = 1;
+          let taken = recordBytes(records[i]!.key, records[i]!.value, records[i]!.headers);
+          for (; n < fetchSize && i + n < records.length; n++) {
+            const r = records[i + n]!;
+            taken += recordBytes(r.key, r.value, r.headers);
+            if (taken > bytes) break;
+          }
+          return fetches(records.slice(i, i + n), n, i + n < records.length ? records[i + n]!.offset : end)[0]!;
         };
-        let fetched = fetchAt(at);
-        for (let left = readAhead; window.add(fetched) && left > 0 && fetched.nextOffset < end; left--) fetched = fetchAt(fetched.nextOffset);
+        let fetched = fetchAt(at, maxBytes);
+        for (let left = readAhead; window.add(fetched) && left > 0 && fetched.nextOffset < end; left--) {
+          // Mostly as the restorer reads; now and then a full batch whatever the room, so that windows get cut too.
+          const bytes = next() < 0.3 ? maxBytes : window.nextFetchBytes(maxBytes);
+          if (bytes === 0) break;
+          fetched = fetchAt(fetched.nextOffset, bytes);
+        }
         expect(window.nextOffset, `seed ${seed}`).toBeGreaterThan(at);
         replay(window.records(), store);
         reached.merge(window.positions());
