@@ -15,7 +15,10 @@
  *   in transactions of 10,000 (the app's default restore batch; `http_restore_live_keys_baseline_ms`).
  *   Medians of BENCH_HTTP_RESTORE_ROUNDS (3, at most 3); also reported: the live keys, the
  *   changelog's end offset when corrupted (`http_restore_changelog_records`) and the records the
- *   restore replayed (`http_restore_replayed`, after compaction), medians.
+ *   restore replayed (`http_restore_replayed`: read from the changelog, after its compaction; a
+ *   restore window's compaction in memory still reads them), medians. BENCH_HTTP_RESTORE_READ_AHEAD
+ *   starts the app with that RESTORE_READ_AHEAD (unset: the app's default; 0 compares without
+ *   restore windows).
  * - Processing (`http_process_ratio` = app rate ÷ baseline rate): BENCH_HTTP_PROCESS_RECORDS
  *   orders (20,000) over BENCH_HTTP_PROCESS_CUSTOMERS (2,000, so over every partition) posted in
  *   bodies of BENCH_HTTP_PROCESS_BATCH (500), BENCH_HTTP_CONCURRENCY (4) requests at a time, timed
