@@ -151,8 +151,9 @@ function workerdPool(bindings: Record<string, string>, configPath: string, main?
         // Warnings and errors only: a green run stays short. Tests that check logging opt in (overrideLogLevel).
         LOG_LEVEL: "warn",
         MAX_BODY_BYTES: "65536",
-        // Small restore batches, so restoration takes many batches in tests.
+        // Small restore batches and windows (two batches, compacted), so restoration takes many windows in tests.
         RESTORE_BATCH_RECORDS: "25",
+        RESTORE_READ_AHEAD: "1",
         // Topics no task reads, for tests of the log and ingest alone.
         TOPICS: "ingest-test=4,retention-test=1(cleanup.policy=compact,delete retention.ms=60000 retention.bytes=1000000)",
         ...bindings,

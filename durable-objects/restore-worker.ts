@@ -85,6 +85,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       log: this.log,
       batchRecords: config.RESTORE_BATCH_RECORDS,
       batchBytes: config.RESTORE_BATCH_BYTES,
+      readAhead: config.RESTORE_READ_AHEAD,
       apply: (instance, batch) => this.apply(instance, batch),
       reportCorruption: (corrupted) => this.reportCorrupted(corrupted),
       restoreListener: application.restoreListener,

@@ -46,6 +46,13 @@ const schema = z.object({
    */
   RESTORE_BATCH_RECORDS: count(10_000, 1),
   RESTORE_BATCH_BYTES: count(1 << 20, 1),
+  /**
+   * Batches a restore round reads beyond the first into one restore window, compacted in memory
+   * (each key's latest record) and applied as one batch of at most RESTORE_BATCH_BYTES: a history
+   * of many records per key costs the instance its keys (src/restore/compacted-window.ts). 0: one
+   * batch per round, as fetched.
+   */
+  RESTORE_READ_AHEAD: count(4, 0),
   /** Restore workers per placement: a number, or `auto` (one per 128 tasks, up to 32). */
   RESTORE_SHARDS: z
     .string()

@@ -3,8 +3,8 @@
  * active itself can answer, and only once it has restored some of the store's changelog. Before
  * that, point reads and scans answer 503 with the task's progress — never "no key" for a key that
  * exists. A stale 404 says it is stale. Restoration is paused, then let through one batch at a
- * time (RESTORE_BATCH_RECORDS=25 in tests); each partially restored task's changelog holds only
- * its test's records.
+ * time (a restore window: two batches of RESTORE_BATCH_RECORDS=25 in tests, RESTORE_READ_AHEAD=1);
+ * each partially restored task's changelog holds only its test's records.
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
@@ -16,10 +16,14 @@ import { keysOn } from "./support/keys";
 import { activeInstance } from "./support/active";
 
 const driver = new TestDriver(env, application);
+/** What one restore round restores in tests: a window of two batches of 25. */
+const WINDOW = 50;
+/** Keys a test seeds: more than a window. */
+const SEEDED = 60;
 
-/** 30 keys on `partition`, one order each: 30 changelog records, in this order. */
+/** `SEEDED` keys on `partition`, one order each: as many changelog records, in this order. */
 async function seed(partition: number, prefix: string): Promise<string[]> {
-  const keys = keysOn(partition, 30, prefix);
+  const keys = keysOn(partition, SEEDED, prefix);
   await driver.pipe(
     "orders",
     keys.map((key, i) => ({ key, value: { amount: i + 1 } })),
@@ -69,21 +73,21 @@ describe("GET /stores/:store/keys/:key?stale=true", () => {
     const keys = await seed(2, "stale-part");
     await wipeAndHold(2);
     const restored = await restoreOneBatch(2);
-    expect(restored).toBe(25);
+    expect(restored).toBe(WINDOW);
 
     const hit = await call(`/stores/totals/keys/${keys[0]}?stale=true`);
     expect(hit.status).toBe(200);
     expect(await json(hit)).toEqual({ key: keys[0], value: { count: 1, sum: 1 }, task: "0_2", stale: true });
-    const miss = await call(`/stores/totals/keys/${keys[29]}?stale=true`);
+    const miss = await call(`/stores/totals/keys/${keys[SEEDED - 1]}?stale=true`);
     expect(miss.status).toBe(404);
     expect(await json(miss)).toMatchObject({ error: "not_found", stale: true });
     // Without stale=true the task still answers only with its progress.
-    await expectRestoring(await call(`/stores/totals/keys/${keys[0]}`), "0_2", 25);
+    await expectRestoring(await call(`/stores/totals/keys/${keys[0]}`), "0_2", WINDOW);
 
     expect((await call("/admin/restore/resume", { body: {} })).status).toBe(200);
     await driver.runUntilQuiet();
-    const fresh = await call(`/stores/totals/keys/${keys[29]}?stale=true`);
-    expect(await json(fresh)).toEqual({ key: keys[29], value: { count: 1, sum: 30 }, task: "0_2", stale: false });
+    const fresh = await call(`/stores/totals/keys/${keys[SEEDED - 1]}?stale=true`);
+    expect(await json(fresh)).toEqual({ key: keys[SEEDED - 1], value: { count: 1, sum: SEEDED }, task: "0_2", stale: false });
   });
 });
 
@@ -112,7 +116,7 @@ describe("GET /stores/:store/keys?stale=true", () => {
     );
     await driver.runUntilQuiet();
     await wipeAndHold(3);
-    expect(await restoreOneBatch(3)).toBe(25);
+    expect(await restoreOneBatch(3)).toBe(WINDOW);
 
     const response = await call("/stores/totals/keys?prefix=stale-scan-part-&stale=true&limit=1000");
     const text = await response.text();
@@ -120,7 +124,7 @@ describe("GET /stores/:store/keys?stale=true", () => {
     const body = JSON.parse(text);
     expect(body.stale).toBe(true);
     const keys = (body.items as { key: string }[]).map((i) => i.key).sort();
-    expect(keys).toEqual([...restoringKeys.slice(0, 25), ...runningKeys].sort());
-    await expectRestoring(await call("/stores/totals/keys?prefix=stale-scan-part-"), "0_3", 25);
+    expect(keys).toEqual([...restoringKeys.slice(0, WINDOW), ...runningKeys].sort());
+    await expectRestoring(await call("/stores/totals/keys?prefix=stale-scan-part-"), "0_3", WINDOW);
   });
 });

@@ -133,20 +133,17 @@ describe("a crash inside corruption handling", { timeout: 90_000 }, () => {
 
   it("a restore worker that dies right after reporting corruption leaves no registration to serve for ever", async () => {
     const { taskId, keys, expected } = await runningTask(3, "report-crash");
-    await append(3, keys, 1, expected);
-    await append(3, keys, 2, expected);
-    await append(3, keys, 3, expected);
-    await append(3, keys, 4, expected);
-    await append(3, keys, 6, expected);
-    await append(3, keys, 8, expected);
+    for (let amount = 1; amount <= 14; amount++) await append(3, keys, amount, expected);
     await driver.runUntilQuiet();
     const active = await activeInstance(coordinator().assignments(), taskId);
     const instance = `${taskId}@${active.placement}`;
-    // Wiped, and restored one batch (25 of its 32 changelog records): a checkpoint inside the changelog.
+    // Wiped, and restored one window (two batches of 25 in tests, RESTORE_READ_AHEAD=1: 50 of its 64
+    // changelog records): a checkpoint inside the changelog.
     await call("/admin/restore/pause", { method: "POST" });
     const wiped = (await driver.task(active).corrupt()) as TaskDescription;
     await call("/admin/restore/resume", { body: { maxBatches: 1 } });
     await driver.restoreRound();
+    expect(((await driver.task(active).describe()) as TaskDescription).changelogs[0]!.checkpoint).toBe(50);
     await call("/admin/restore/pause", { method: "POST" });
     // The changelog loses the records at that checkpoint: the next round finds it corrupted,
     // reports it, and dies before it removed the registration.

@@ -8,6 +8,10 @@
  *
  * Crashes of the restore worker use its fault hook `crash(at)`; crashes inside a task object and
  * hangs use spies on the Durable Object classes, which run in this isolate.
+ *
+ * Rounds apply restore windows (src/restore/compacted-window.ts): in tests, two batches of 25
+ * records (RESTORE_BATCH_RECORDS, RESTORE_READ_AHEAD in vitest.config.ts) compacted into one, so a
+ * round moves a checkpoint by up to 50 records while the instance gets each key's latest.
  */
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
@@ -31,6 +35,8 @@ import { topicPartition } from "../src/names";
 const driver = new TestDriver(env, application);
 const CHANGELOG = "edge-streams-totals-changelog";
 const BATCH = 25;
+/** The changelog records a round restores at most: a window of the batch and one read ahead (RESTORE_READ_AHEAD=1 in tests). */
+const WINDOW = 2 * BATCH;
 const FETCH_RETRY_BUDGET = 5;
 
 type Totals = { count: number; sum: number };
@@ -121,14 +127,21 @@ async function registered(instance: InstanceAssignment) {
   return status.changelogs.find((c) => c.instance === `${instance.taskId}@${instance.placement}`);
 }
 
+type Delivery = { fromOffset: number; nextOffset: number; incarnation: number; applied: boolean };
+
+/** The records each delivery handed the instance (a window's, compacted: fewer than it covers). */
+const recordsSent = new WeakMap<Delivery, number>();
+
 /** Every restore batch delivered to a task object and its reply, recorded by a spy that changes nothing. */
 function recordDeliveries(partition: number) {
-  const deliveries: { fromOffset: number; nextOffset: number; incarnation: number; applied: boolean }[] = [];
+  const deliveries: Delivery[] = [];
   const original = TaskObject.prototype.applyRestoreBatch;
   vi.spyOn(TaskObject.prototype, "applyRestoreBatch").mockImplementation(async function (this: TaskObject, batch: RestoreBatch) {
     const reply = (await original.call(this, batch)) as RestoreReply;
     if (batch.topic === CHANGELOG && batch.partition === partition) {
-      deliveries.push({ fromOffset: batch.fromOffset, nextOffset: batch.nextOffset, incarnation: batch.incarnation, applied: reply.applied });
+      const delivery = { fromOffset: batch.fromOffset, nextOffset: batch.nextOffset, incarnation: batch.incarnation, applied: reply.applied };
+      deliveries.push(delivery);
+      recordsSent.set(delivery, batch.records.length);
     }
     return reply;
   });
@@ -136,12 +149,7 @@ function recordDeliveries(partition: number) {
 }
 
 /** The batches applied to an incarnation tile `[from, to)`: none twice, none skipped. */
-function expectTiled(
-  deliveries: { fromOffset: number; nextOffset: number; incarnation: number; applied: boolean }[],
-  incarnation: number,
-  from: number,
-  to: number,
-) {
+function expectTiled(deliveries: Delivery[], incarnation: number, from: number, to: number) {
   const applied = deliveries.filter((d) => d.applied && d.incarnation === incarnation && d.nextOffset > d.fromOffset);
   let at = from;
   for (const d of applied) {
@@ -162,21 +170,25 @@ async function planCrash(placement: string, at: RestoreStep): Promise<void> {
 }
 
 describe("the restore worker dying mid-batch", () => {
-  it("after fetching a batch, before the instance got it: the batch is fetched again, nothing lost", async () => {
+  it.each([
+    ["mid-window", "with the first batch of a window read, before the next", "rw-window"],
+    ["after-fetch", "after fetching a window, before the instance got it", "rw-fetch"],
+  ] as const)("at %s, %s: the window is fetched again, nothing lost", async (step, _what, prefix) => {
     await call("/admin/restore/resume", { body: {} });
     const taskId = "0_0";
     const expected = new Map<string, Totals>();
-    await produce(keysOn(0, 20, "rw-fetch"), 3, expected);
+    await produce(keysOn(0, 20, prefix), 3, expected);
     await driver.runUntilQuiet();
     const instance = await activeInstance(driver.instances(), taskId);
     const end = (await describeOf(instance)).changelogs[0]!.end;
+    expect(end).toBeGreaterThan(WINDOW);
     const deliveries = recordDeliveries(0);
 
-    await planCrash(instance.placement, "after-fetch");
+    await planCrash(instance.placement, step);
     const wiped = (await driver.task(instance).corrupt()) as TaskDescription;
     // Registering armed an alarm; with a crash planned it takes no round. Run it now, so no alarm is left.
     await runDurableObjectAlarm(driver.restoreWorker(instance.placement));
-    await expect(round(instance.placement)).rejects.toThrow(/injected crash at after-fetch/);
+    await expect(round(instance.placement)).rejects.toThrow(new RegExp(`injected crash at ${step}`));
 
     expect(deliveries).toEqual([]);
     const after = await expectCheckpointSound(instance);
@@ -184,9 +196,12 @@ describe("the restore worker dying mid-batch", () => {
     expect(after.changelogs[0]!.checkpoint).toBeNull();
     expect(await registered(instance)).toMatchObject({ position: null, incarnation: wiped.incarnation });
 
-    // The restarted worker fetches the same batch and the instance applies it.
+    // The restarted worker fetches the same window and the instance applies it: two batches'
+    // records, the 20 keys' latest only.
     expect(await round(instance.placement)).toMatchObject({ applied: 1 });
-    expect((await expectCheckpointSound(instance)).changelogs[0]!.checkpoint).toBe(BATCH);
+    expect((await expectCheckpointSound(instance)).changelogs[0]!.checkpoint).toBe(WINDOW);
+    expect(deliveries).toEqual([{ fromOffset: 0, nextOffset: WINDOW, incarnation: wiped.incarnation, applied: true }]);
+    expect(recordsSent.get(deliveries[0]!)).toBe(20);
     await driver.runUntilQuiet();
     const done = await expectCheckpointSound(instance);
     expect(done).toMatchObject({ state: "RUNNING", incarnation: wiped.incarnation, lag: 0 });
@@ -204,18 +219,18 @@ describe("the restore worker dying mid-batch", () => {
     await runDurableObjectAlarm(driver.restoreWorker(instance.placement));
     await expect(round(instance.placement)).rejects.toThrow(/injected crash at after-apply/);
 
-    // The instance has the batch; the registry never heard of it.
-    expect(deliveries).toEqual([{ fromOffset: 0, nextOffset: BATCH, incarnation: wiped.incarnation, applied: true }]);
-    expect((await expectCheckpointSound(instance)).changelogs[0]!.checkpoint).toBe(BATCH);
+    // The instance has the window; the registry never heard of it.
+    expect(deliveries).toEqual([{ fromOffset: 0, nextOffset: WINDOW, incarnation: wiped.incarnation, applied: true }]);
+    expect((await expectCheckpointSound(instance)).changelogs[0]!.checkpoint).toBe(WINDOW);
     expect(await registered(instance)).toMatchObject({ position: null, restored: 0 });
 
     // The restarted worker delivers it again: not applied twice; the reply moves the registry on.
     expect(await round(instance.placement)).toMatchObject({ applied: 0 });
-    expect(deliveries[1]).toEqual({ fromOffset: 0, nextOffset: BATCH, incarnation: wiped.incarnation, applied: false });
-    expect(await registered(instance)).toMatchObject({ position: BATCH });
-    expect((await expectCheckpointSound(instance)).changelogs[0]!.checkpoint).toBe(BATCH);
+    expect(deliveries[1]).toEqual({ fromOffset: 0, nextOffset: WINDOW, incarnation: wiped.incarnation, applied: false });
+    expect(await registered(instance)).toMatchObject({ position: WINDOW });
+    expect((await expectCheckpointSound(instance)).changelogs[0]!.checkpoint).toBe(WINDOW);
     expect(await round(instance.placement)).toMatchObject({ applied: 1 });
-    expect(deliveries[2]).toMatchObject({ fromOffset: BATCH, nextOffset: 2 * BATCH, applied: true });
+    expect(deliveries[2]).toMatchObject({ fromOffset: WINDOW, nextOffset: Math.min(2 * WINDOW, end), applied: true });
 
     await driver.runUntilQuiet();
     const done = await expectCheckpointSound(instance);
@@ -229,32 +244,38 @@ describe("the restore worker dying mid-batch", () => {
     await expectEveryRecord(expected);
   });
 
-  it("dying at either step of every other batch of a long restoration still restores exactly the fold", async () => {
-    const { keys, expected, instance, end } = await seededTask(2, "rw-storm", 5);
-    expect(end).toBeGreaterThanOrEqual(4 * BATCH);
+  it("dying at every step of every other window of a long restoration still restores exactly the fold", async () => {
+    const { keys, expected, instance, end } = await seededTask(2, "rw-storm", 11);
+    expect(end).toBeGreaterThanOrEqual(4 * WINDOW);
     const deliveries = recordDeliveries(2);
 
-    const steps: RestoreStep[] = ["after-fetch", "after-apply"];
+    // Every await of a window's round: between its fetches, before the instance got it, before its reply was recorded.
+    const steps: RestoreStep[] = ["mid-window", "after-fetch", "after-apply"];
     await planCrash(instance.placement, steps[0]!);
     const wiped = (await driver.task(instance).corrupt()) as TaskDescription;
     await runDurableObjectAlarm(driver.restoreWorker(instance.placement));
     let crashes = 0;
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < 60; i++) {
       const described = await expectCheckpointSound(instance);
       if (described.state === "RUNNING") break;
       if (i % 2 === 0) {
-        if (i > 0) await planCrash(instance.placement, steps[crashes % 2]!);
+        // A window of one batch (the last, when what is left fits in a batch) has no mid-window step.
+        const step = steps[crashes % 3] === "mid-window" && end - (described.changelogs[0]!.checkpoint ?? 0) <= BATCH ? "after-fetch" : steps[crashes % 3]!;
+        if (i > 0) await planCrash(instance.placement, step);
         await expect(round(instance.placement)).rejects.toThrow(/injected crash at/);
         crashes++;
       } else {
         await round(instance.placement);
       }
     }
-    expect(crashes).toBeGreaterThanOrEqual(3);
+    expect(crashes).toBeGreaterThanOrEqual(5);
     const done = await expectCheckpointSound(instance);
     expect(done).toMatchObject({ state: "RUNNING", incarnation: wiped.incarnation });
     expect(done.changelogs[0]!.checkpoint).toBe(end);
     expectTiled(deliveries, wiped.incarnation, 0, end);
+    // Whole windows applied, each handing the instance the 20 keys' latest records only.
+    const applied = deliveries.filter((d) => d.applied);
+    expect(applied.slice(0, -1).every((d) => d.nextOffset - d.fromOffset === WINDOW && recordsSent.get(d) === 20)).toBe(true);
     await driver.runUntilQuiet();
     await expectEveryRecord(expected);
     await expectProcessingGoesOn(keys, expected);
@@ -263,28 +284,30 @@ describe("the restore worker dying mid-batch", () => {
 
 describe("a task object dying mid-restore", () => {
   it("resumes from its checkpoint: not from scratch, not from beyond what it restored", async () => {
-    const { taskId, keys, expected, instance, end } = await seededTask(3, "task-crash", 4);
+    const { taskId, keys, expected, instance, end } = await seededTask(3, "task-crash", 8);
+    expect(end).toBeGreaterThan(3 * WINDOW);
     const deliveries = recordDeliveries(3);
 
     await call("/admin/restore/pause", { method: "POST" });
     const wiped = (await driver.task(instance).corrupt()) as TaskDescription;
-    // Two batches, one round each (the budget is used up when a round returns, whoever ran it).
+    // Two windows, one round each (the budget counts batches applied, a window one; it is used up
+    // when a round returns, whoever ran it).
     for (let i = 0; i < 2; i++) {
       await call("/admin/restore/resume", { body: { maxBatches: 1 } });
       await round(instance.placement);
     }
-    expect((await expectCheckpointSound(instance)).changelogs[0]!.checkpoint).toBe(2 * BATCH);
+    expect((await expectCheckpointSound(instance)).changelogs[0]!.checkpoint).toBe(2 * WINDOW);
 
     expect((await call(`/admin/tasks/${taskId}/crash`, { method: "POST" })).status).toBe(200);
     const restarted = await expectCheckpointSound(instance);
     expect(restarted).toMatchObject({ state: "RESTORING", incarnation: wiped.incarnation });
-    expect(restarted.changelogs[0]!.checkpoint).toBe(2 * BATCH);
+    expect(restarted.changelogs[0]!.checkpoint).toBe(2 * WINDOW);
 
-    // One more batch: the one after the checkpoint.
+    // One more window: the one after the checkpoint.
     await call("/admin/restore/resume", { body: { maxBatches: 1 } });
     await round(instance.placement);
-    expect(deliveries.at(-1)).toEqual({ fromOffset: 2 * BATCH, nextOffset: 3 * BATCH, incarnation: wiped.incarnation, applied: true });
-    expect((await expectCheckpointSound(instance)).changelogs[0]!.checkpoint).toBe(3 * BATCH);
+    expect(deliveries.at(-1)).toEqual({ fromOffset: 2 * WINDOW, nextOffset: 3 * WINDOW, incarnation: wiped.incarnation, applied: true });
+    expect((await expectCheckpointSound(instance)).changelogs[0]!.checkpoint).toBe(3 * WINDOW);
 
     await call("/admin/restore/resume", { body: {} });
     await driver.runUntilQuiet();
@@ -297,7 +320,8 @@ describe("a task object dying mid-restore", () => {
   });
 
   it("dying right after applying a batch, before its reply reached the restore worker, loses nothing and doubles nothing", async () => {
-    const { keys, expected, instance, end } = await seededTask(0, "task-crash-apply", 4);
+    const { keys, expected, instance, end } = await seededTask(0, "task-crash-apply", 8);
+    expect(end).toBeGreaterThan(2 * WINDOW);
 
     await call("/admin/restore/pause", { method: "POST" });
     const wiped = (await driver.task(instance).corrupt()) as TaskDescription;
@@ -326,7 +350,7 @@ describe("a task object dying mid-restore", () => {
     expect(result.applied).toBe(0);
     const restarted = await expectCheckpointSound(instance);
     expect(restarted).toMatchObject({ state: "RESTORING", incarnation: wiped.incarnation });
-    expect([BATCH, 2 * BATCH]).toContain(restarted.changelogs[0]!.checkpoint);
+    expect([WINDOW, 2 * WINDOW]).toContain(restarted.changelogs[0]!.checkpoint);
     vi.restoreAllMocks();
 
     await call("/admin/restore/resume", { body: {} });
@@ -349,14 +373,15 @@ describe("corruption found by the restore worker", () => {
     const tasks = [x!, y!];
     const keys = new Map(tasks.map((t) => [t.taskId, keysOn(partitionOf(t.taskId), 10, `trunc-many-${t.taskId}`)]));
     const expected = new Map<string, Totals>();
-    for (const t of tasks) await produce(keys.get(t.taskId)!, 4, expected);
+    // More than a window each (another test may have written to these tasks' changelogs already).
+    for (const t of tasks) await produce(keys.get(t.taskId)!, 6, expected);
     await driver.runUntilQuiet();
 
     await call("/admin/restore/pause", { method: "POST" });
     const wiped = await Promise.all(tasks.map(async (t) => (await driver.task(t).corrupt()) as TaskDescription));
     await call("/admin/restore/resume", { body: { maxBatches: 2 } });
     await round(x!.placement);
-    for (const t of tasks) expect((await expectCheckpointSound(t)).changelogs[0]!.checkpoint).toBe(BATCH);
+    for (const t of tasks) expect((await expectCheckpointSound(t)).changelogs[0]!.checkpoint).toBe(WINDOW);
 
     // Every key written once more, then both changelogs lose their heads, below those positions.
     for (const t of tasks) await produce(keys.get(t.taskId)!, 1, expected);

@@ -3,7 +3,9 @@
  * storage, a real log over `LogPartition` objects with this file's own topics, and fake task
  * instances that apply batches the way `StreamTask.applyRestoreBatch` does (only at their position
  * and incarnation) and reply like it. Listener calls (§5) count records, not batches; a round
- * touches at most `parallelism` instances; all of a round's corruption goes in one report.
+ * touches at most `parallelism` instances; all of a round's corruption goes in one report. Most
+ * tests take plain batches (no read-ahead), one per round, so that they can count listener calls
+ * per batch; restore windows (several batches read ahead, compacted into one) have their own.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
@@ -24,6 +26,8 @@ import { keysOn } from "./support/keys";
 import { activeInstance } from "./support/active";
 
 const BATCH = 25;
+/** What a round of the restore worker reads in tests: a batch and one more read ahead (RESTORE_READ_AHEAD=1, vitest.config.ts). */
+const WINDOW = 2 * BATCH;
 let scratch = 0;
 let topics = 0;
 
@@ -148,6 +152,7 @@ function restorer(registry: RestoreRegistry, log: DurableLog, fakes: FakeInstanc
     registry,
     log,
     batchRecords: BATCH,
+    readAhead: 0,
     apply: fakes.apply,
     reportCorruption: async (corrupted) => void reports.push(corrupted),
     ...more,
@@ -314,6 +319,92 @@ describe("restore listeners", () => {
   });
 });
 
+describe("restore windows", () => {
+  it("an active restore in windows: one listener call per window, counting every record it stands for; the instance gets each key's latest", async () => {
+    // 60 records over 7 keys; windows of two batches (read-ahead 1), then of everything (read-ahead 4).
+    for (const [readAhead, windows] of [
+      [1, [50, 60]],
+      [4, [60]],
+    ] as const) {
+      const { name, log, tp } = await changelogWith(60);
+      const { calls, restoreListener } = recorders();
+      await withRegistry(async (registry) => {
+        const fakes = new FakeInstances();
+        fakes.add("0_0@a", "active");
+        registry.register(registration("0_0@a", "active", [{ ...tp, store: "totals" }]));
+        const rounds = await untilDone(restorer(registry, log, fakes, { restoreListener, readAhead }).restorer);
+        expect(rounds.map((x) => x.applied)).toEqual(windows.map(() => 1));
+        expect(fakes.position("0_0@a", tp)).toBe(60);
+        expect(fakes.delivered.map((d) => [d.fromOffset, d.nextOffset, d.records])).toEqual(windows.map((end, i) => [i === 0 ? 0 : windows[i - 1], end, 7]));
+        expect(registry.all()).toEqual([expect.objectContaining({ position: 60, caughtUp: true, restored: 60 })]);
+      });
+      const at = `${name}/0`;
+      expect(calls).toEqual([
+        ["start", at, "totals", 0, 60],
+        ...windows.map((end, i) => ["batch", at, "totals", end, end - (i === 0 ? 0 : windows[i - 1]!)]),
+        ["end", at, "totals", 60],
+      ]);
+    }
+  });
+
+  it("a standby's windows: loaded with the records they stand for and the end seen, and again as the changelog grows", async () => {
+    const { name, log, tp } = await changelogWith(30);
+    const { calls, standbyListener } = recorders();
+    await withRegistry(async (registry) => {
+      const fakes = new FakeInstances();
+      fakes.add("0_0@b", "standby");
+      registry.register(registration("0_0@b", "standby", [{ ...tp, store: "totals" }]));
+      const { restorer: r } = restorer(registry, log, fakes, { standbyListener, readAhead: 4 });
+      await untilDone(r);
+      expect(await r.round()).toMatchObject({ applied: 0, more: false });
+      await appendRecords(log, tp, 40);
+      registry.transaction(() => registry.changelogGrew(tp));
+      await untilDone(r);
+      expect(fakes.position("0_0@b", tp)).toBe(70);
+    });
+    const at = `${name}/0`;
+    expect(calls).toEqual([
+      ["update-start", at, "totals", 0],
+      ["loaded", at, "totals", 30, 30, 30],
+      ["loaded", at, "totals", 70, 40, 70],
+    ]);
+  });
+
+  it("a window stays within the batch bytes after compaction, reading no more than its room takes: every record read and restored once", async () => {
+    const { name, catalog } = newTopic();
+    const log = new DurableLog(env.LOG_PARTITION, catalog);
+    let fetched = 0;
+    const fetch = log.fetch.bind(log);
+    log.fetch = async (...args) => {
+      const result = await fetch(...args);
+      fetched += result.records.length;
+      return result;
+    };
+    const tp = { topic: name, partition: 0 };
+    // Every key new (nothing to compact), 18 bytes each: a 100-byte bound takes 5 a window.
+    const records = Array.from({ length: 23 }, (_, i) => ({ key: `key-${String(i).padStart(4, "0")}`, value: `value-${String(i).padStart(4, "0")}` }));
+    await log.append(tp, records);
+    const { calls, restoreListener } = recorders();
+    await withRegistry(async (registry) => {
+      const fakes = new FakeInstances();
+      fakes.add("0_0@a", "active");
+      registry.register(registration("0_0@a", "active", [tp]));
+      // Fetches of 3 records: a window takes one whole, then reads only what its room takes.
+      await untilDone(restorer(registry, log, fakes, { restoreListener, readAhead: 4, batchRecords: 3, batchBytes: 100 }).restorer);
+      expect(fakes.delivered.map((d) => [d.fromOffset, d.nextOffset, d.records, d.applied])).toEqual([
+        [0, 5, 5, true],
+        [5, 10, 5, true],
+        [10, 15, 5, true],
+        [15, 20, 5, true],
+        [20, 23, 3, true],
+      ]);
+      expect(fetched).toBe(23);
+    });
+    expect(calls.filter((c) => c[0] === "batch").reduce((n, c) => n + (c[4] as number), 0)).toBe(23);
+    expect(calls.at(-1)).toEqual(["end", `${name}/0`, "store", 23]);
+  });
+});
+
 describe("restorer rounds", () => {
   it("touch at most `parallelism` instances each, and restore them all", async () => {
     const { name, catalog } = newTopic(6);
@@ -384,6 +475,7 @@ describe("restorer rounds", () => {
         registry,
         log,
         batchRecords: BATCH,
+        readAhead: 0,
         apply: fakes.apply,
         restoreListener,
         reportCorruption: async (corrupted) => {
@@ -478,7 +570,9 @@ describe("restore listeners through the restore worker and a task object", () =>
       const batches = calls.filter((c) => c[0] === "batch");
       expect(calls[0]).toEqual(["start", at, "totals", 0, end]);
       expect(batches.reduce((n, c) => n + (c[4] as number), 0)).toBe(end);
-      expect(batches.at(-1)).toEqual(["batch", at, "totals", end, end - 25 * (batches.length - 1)]);
+      // One call per window (two batches of 25 in tests, RESTORE_READ_AHEAD=1), counting every record it stands for.
+      expect(batches.at(-1)).toEqual(["batch", at, "totals", end, end - WINDOW * (batches.length - 1)]);
+      expect(batches.map((c) => c[3])).toEqual(batches.map((_, i) => Math.min(end, WINDOW * (i + 1))));
       expect(calls.at(-1)).toEqual(["end", at, "totals", end]);
       expect(calls.filter((c) => c[0] === "suspended")).toEqual([]);
     });
@@ -494,7 +588,7 @@ describe("restore listeners through the restore worker and a task object", () =>
       await driver.restoreRound();
       const away = home.placement === "a" ? "b" : "a";
       expect((await call(`/admin/tasks/${taskId}/migrate`, { body: { to: away } })).status).toBe(200);
-      expect(calls.filter((c) => c[0] !== "start" && c[0] !== "batch")).toEqual([["suspended", `${CHANGELOG}/1`, "totals", 25]]);
+      expect(calls.filter((c) => c[0] !== "start" && c[0] !== "batch")).toEqual([["suspended", `${CHANGELOG}/1`, "totals", WINDOW]]);
       await call("/admin/restore/resume", { body: {} });
       await driver.runUntilQuiet();
       expect(calls.filter((c) => c[0] === "end")).toHaveLength(1);

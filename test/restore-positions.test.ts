@@ -2,12 +2,14 @@
  * The input position a restore derives (I5) from the header every changelog record carries, in
  * both forms it has had: `<topic>/<partition>/<offset>`, and the JSON object changelogs written
  * before it hold. A changelog with records of both forms restores to the position of its newest
- * record, whichever form names it.
+ * record, whichever form names it. A restore window (src/restore/compacted-window.ts) that
+ * compacted away the only record naming a partition still restores to its position.
  */
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DurableLog } from "../src/log/durable-log";
+import { CompactedWindow } from "../src/restore/compacted-window";
 import { POSITION_HEADER, positionHeader } from "../src/streams/runtime/position-header";
 import { StreamTask } from "../src/task/stream-task";
 import { totalsApp } from "./support/totals-app";
@@ -49,6 +51,45 @@ describe("restoring input positions", () => {
         expect(task.positions()[topicPartition(input)]).toBe(position);
       }
       expect(await task.tryCompleteRestoration()).toBe(true);
+      expect(JSON.parse(task.queries.get(`${id}-totals`, "a")!)).toEqual({ count: 2, sum: 9 });
+      expect(JSON.parse(task.queries.get(`${id}-totals`, "b")!)).toEqual({ count: 1, sum: 2 });
+    });
+  });
+
+  it("restores the positions a window's compacted away records named", async () => {
+    const id = "window-positions";
+    const app = totalsApp(id);
+    const log = new DurableLog(env.LOG_PARTITION, app.catalog);
+    const p0 = { topic: `${id}-orders`, partition: 0 };
+    const p1 = { topic: `${id}-orders`, partition: 1 };
+    const changelog = app.changelogPartitions("0_0")[0]!;
+    // Key "a" is written from partition 1, then again from partition 0: a window keeps the second only.
+    await log.append(changelog, [
+      { key: "a", value: JSON.stringify({ count: 1, sum: 5 }), timestamp: 1, headers: [positionHeader({ ...p1, offset: 4 })] },
+      { key: "b", value: JSON.stringify({ count: 1, sum: 2 }), timestamp: 2, headers: [positionHeader({ ...p0, offset: 6 })] },
+      { key: "a", value: JSON.stringify({ count: 2, sum: 9 }), timestamp: 3, headers: [positionHeader({ ...p0, offset: 7 })] },
+    ]);
+    await runInDurableObject(env.TASK_OBJECT.getByName(`${id}@x`), async (_, state) => {
+      const task = new StreamTask({ application: app, log, storage: state.storage });
+      await task.assign({ taskId: "0_0", placement: "x", role: "active", epoch: 1 });
+      const fetched = await log.fetch(changelog, 0, { maxRecords: 10, maxBytes: 1 << 20 });
+      const window = new CompactedWindow(0, 1 << 20);
+      window.add(fetched);
+      expect(window.records().map((r) => r.offset)).toEqual([1, 2]);
+      const reply = task.applyRestoreBatch({
+        ...changelog,
+        incarnation: task.meta()!.incarnation,
+        fromOffset: 0,
+        nextOffset: window.nextOffset,
+        earliest: 0,
+        end: fetched.latest,
+        records: window.records(),
+        recordsRead: window.recordsRead,
+        positions: window.positions(),
+      });
+      expect(reply).toMatchObject({ applied: true, checkpoint: 3, caughtUp: true });
+      expect(task.positions()).toMatchObject({ [topicPartition(p0)]: 8, [topicPartition(p1)]: 5 });
+      expect(task.replayed().get(topicPartition(changelog))).toBe(3);
       expect(JSON.parse(task.queries.get(`${id}-totals`, "a")!)).toEqual({ count: 2, sum: 9 });
       expect(JSON.parse(task.queries.get(`${id}-totals`, "b")!)).toEqual({ count: 1, sum: 2 });
     });

@@ -145,6 +145,7 @@ describe("the restorer and its instances' replies", () => {
         registry,
         log,
         batchRecords: 100,
+        readAhead: 4,
         reportCorruption: async () => {},
         apply: async (_instance, batch: RestoreBatch): Promise<RestoreReply> => {
           if (!grewDuringApply) {
@@ -190,6 +191,7 @@ describe("the restorer and its instances' replies", () => {
         registry,
         log,
         batchRecords: 10,
+        readAhead: 4,
         reportCorruption: async () => {},
         onEnded: async (suspensions) => void ended.push(...suspensions),
         apply: async (): Promise<RestoreReply> => {

@@ -34,7 +34,7 @@ describe("restoring a wiped task through the restore worker", () => {
     expect(wiped).toMatchObject({ state: "RESTORING", incarnation: before.incarnation + 1 });
     expect(wiped.changelogs[0]!.checkpoint).toBeNull();
 
-    // Batch by batch (RESTORE_BATCH_RECORDS=25 in tests): the checkpoint is always exactly what is restored.
+    // Window by window (two batches of RESTORE_BATCH_RECORDS=25 in tests, compacted): the checkpoint is always exactly what is restored.
     const seen: number[] = [];
     for (let round = 0; round < 20; round++) {
       const applied = await driver.restoreRound();
@@ -117,8 +117,9 @@ describe("restoring a wiped task through the restore worker", () => {
     expect(body).toMatchObject({ error: "restoring", task: "0_3", progress: { restored: 0 } });
     expect(body.progress.total).toBeGreaterThan(0);
 
-    // Resume for two batches only: progress shows, then restoration is paused again.
-    await call("/admin/restore/resume", { body: { maxBatches: 2 } });
+    // Resume for one batch only (a window: two batches of 25 read and compacted, RESTORE_READ_AHEAD=1
+    // in tests): progress shows, then restoration is paused again.
+    await call("/admin/restore/resume", { body: { maxBatches: 1 } });
     await driver.restoreRound();
     await driver.restoreRound();
     await driver.restoreRound();
@@ -147,7 +148,8 @@ describe("restoring a wiped task through the restore worker", () => {
     await driver.restoreRound();
     const partial = await describe0(1);
     const restoredTo = partial.changelogs[0]!.checkpoint!;
-    expect(restoredTo).toBe(25);
+    // One window: two batches of 25 (RESTORE_READ_AHEAD=1 in tests).
+    expect(restoredTo).toBe(50);
     await driver.log.deleteRecordsBefore({ topic: CHANGELOG, partition: 1 }, restoredTo + 5);
     await call("/admin/restore/resume", { body: {} });
     await driver.restoreRound();

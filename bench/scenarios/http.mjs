@@ -15,7 +15,10 @@
  *   in transactions of 10,000 (the app's default restore batch; `http_restore_live_keys_baseline_ms`).
  *   Medians of BENCH_HTTP_RESTORE_ROUNDS (3, at most 3); also reported: the live keys, the
  *   changelog's end offset when corrupted (`http_restore_changelog_records`) and the records the
- *   restore replayed (`http_restore_replayed`, after compaction), medians.
+ *   restore replayed (`http_restore_replayed`: read from the changelog, after its compaction; a
+ *   restore window's compaction in memory still reads them), medians. BENCH_HTTP_RESTORE_READ_AHEAD
+ *   starts the app with that RESTORE_READ_AHEAD (unset: the app's default; 0 compares without
+ *   restore windows).
  * - Processing (`http_process_ratio` = app rate ÷ baseline rate): BENCH_HTTP_PROCESS_RECORDS
  *   orders (20,000) over BENCH_HTTP_PROCESS_CUSTOMERS (2,000, so over every partition) posted in
  *   bodies of BENCH_HTTP_PROCESS_BATCH (500), BENCH_HTTP_CONCURRENCY (4) requests at a time, timed
@@ -218,7 +221,11 @@ export async function run({ baseUrl }) {
   const restoreRoundCount = envInt("BENCH_HTTP_RESTORE_ROUNDS", 3);
   if (restoreRoundCount > PARTITIONS - 1) throw new Error(`BENCH_HTTP_RESTORE_ROUNDS is at most ${PARTITIONS - 1} (a task of its own per round)`);
 
-  const app = await startAppWorker({ root, vars: { FAULT_INJECTION: "on" } });
+  // Unset: the app's default (to compare with the read-ahead off, 0).
+  const readAhead = process.env.BENCH_HTTP_RESTORE_READ_AHEAD;
+  if (readAhead !== undefined && !/^[0-9]+$/.test(readAhead))
+    throw new Error(`BENCH_HTTP_RESTORE_READ_AHEAD must be a whole number, got ${JSON.stringify(readAhead)}`);
+  const app = await startAppWorker({ root, vars: { FAULT_INJECTION: "on", ...(readAhead === undefined ? {} : { RESTORE_READ_AHEAD: readAhead }) } });
   try {
     await settled(app, "0_0", "the app's tasks to run");
 

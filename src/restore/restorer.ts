@@ -1,18 +1,20 @@
 /**
  * The restore worker's work loop, apart from its Durable Object: each round reads one batch per
- * registered changelog (for at most `parallelism` instances at a time) and hands it to the
- * instance, which applies it only where it stands (I4). The instance's reply is the only source
+ * registered changelog (for at most `parallelism` instances at a time) — with read-ahead, a
+ * restore window of several, compacted into one — and hands it to the instance, which applies it
+ * only where it stands (I4). The instance's reply is the only source
  * of positions. Truncated changelogs and fetches that keep failing are reported as corruption,
  * all of a round's in one report.
  */
 import { LogUnavailable, OffsetOutOfRange } from "../log/errors";
-import type { FetchResult, Log, TopicPartition } from "../log/types";
+import type { Log, TopicPartition } from "../log/types";
 import type { RestoreListener, StandbyUpdateListener } from "../streams/restore-listeners";
-import type { RestoreBatch, RestoreReply } from "../task/protocol";
+import { recordsRead, type RestoreBatch, type RestoreReply } from "../task/protocol";
 import type { ChangelogWork, RestoreRegistry } from "./registry";
 import { logEvent } from "../util/logging";
 import { registrationEnded, suspensionsOnEnd, type Suspension } from "./suspensions";
 import { topicPartition } from "../names";
+import { CompactedWindow } from "./compacted-window";
 
 export interface CorruptedInstance {
   readonly instance: string;
@@ -23,11 +25,13 @@ export interface CorruptedInstance {
 }
 
 /**
- * Points of one changelog's batch where a test hook may kill the restore worker: the batch is
- * fetched but not yet sent to the instance, or the instance replied but the registry has not
- * recorded the reply yet (so the same batch is delivered again and must be a no-op, I4).
+ * Points of one changelog's batch where a test hook may kill the restore worker: a restore
+ * window's first batches are read and the next is not (`mid-window`), the batch is fetched but not
+ * yet sent to the instance, or the instance replied but the registry has not recorded the reply
+ * yet (so the same batch is delivered again and must be a no-op, I4). (`after-report`: the
+ * round's corruption report reached the coordinator, its registrations not yet dropped.)
  */
-export type RestoreStep = "after-fetch" | "after-apply" | "after-report";
+export type RestoreStep = "mid-window" | "after-fetch" | "after-apply" | "after-report";
 
 export interface RestorerOptions {
   readonly registry: RestoreRegistry;
@@ -36,6 +40,11 @@ export interface RestorerOptions {
   readonly reportCorruption: (corrupted: CorruptedInstance[]) => Promise<void>;
   readonly batchRecords: number;
   readonly batchBytes?: number;
+  /**
+   * Batches a round reads beyond the first into one restore window, compacted and applied as one
+   * (src/restore/compacted-window.ts); 0: each round applies one batch as fetched.
+   */
+  readonly readAhead: number;
   /** Instances restored at the same time. */
   readonly parallelism?: number;
   /** Consecutive failed fetches of one changelog before it counts as corrupted. */
@@ -110,15 +119,43 @@ export class Restorer {
     return { applied, more, corrupted: report };
   }
 
-  /** One batch for one changelog of one instance. */
+  /**
+   * One batch for one changelog of one instance. With `readAhead`, a restore window: up to
+   * `1 + readAhead` batches read in turn, compacted (src/restore/compacted-window.ts) and applied
+   * as one batch that says what it stands for.
+   */
   private async restoreOne(work: ChangelogWork): Promise<"applied" | "skipped" | { reason: string }> {
     const { log, registry } = this.options;
     const tp = { topic: work.topic, partition: work.partition };
-    let fetched: FetchResult;
+    const bounds = { maxRecords: this.options.batchRecords, maxBytes: this.options.batchBytes ?? 4 << 20 };
+    const { readAhead } = this.options;
+    let batch: RestoreBatch;
     let from = work.position;
     try {
       if (from === null) from = (await log.offsets(tp)).earliest;
-      fetched = await log.fetch(tp, from, { maxRecords: this.options.batchRecords, maxBytes: this.options.batchBytes ?? 4 << 20 });
+      const first = await log.fetch(tp, from, bounds);
+      const read = { ...tp, incarnation: work.incarnation, epoch: work.epoch, fromOffset: from, earliest: first.earliest };
+      if (readAhead === 0) batch = { ...read, nextOffset: first.nextOffset, end: first.latest, records: first.records };
+      else {
+        const window = new CompactedWindow(from, bounds.maxBytes);
+        let last = first;
+        // More while the window took the whole batch, has room, and the changelog had more when it was read.
+        for (let left = readAhead; window.add(last) && left > 0 && last.records.length > 0 && last.nextOffset < last.latest; left--) {
+          const maxBytes = window.nextFetchBytes(bounds.maxBytes);
+          if (maxBytes === 0) break;
+          this.options.onStep?.("mid-window");
+          last = await log.fetch(tp, last.nextOffset, { ...bounds, maxBytes });
+        }
+        batch = {
+          ...read,
+          nextOffset: window.nextOffset,
+          // The latest end seen: the window is caught up only if it reached it.
+          end: last.latest,
+          records: window.records(),
+          recordsRead: window.recordsRead,
+          positions: window.positions(),
+        };
+      }
     } catch (error) {
       if (error instanceof OffsetOutOfRange) return { reason: `${topicPartition(tp)}: changelog truncated below position ${from}` };
       if (!(error instanceof LogUnavailable)) throw error;
@@ -128,16 +165,6 @@ export class Restorer {
       return "skipped";
     }
     this.options.onStep?.("after-fetch");
-    const batch: RestoreBatch = {
-      ...tp,
-      incarnation: work.incarnation,
-      epoch: work.epoch,
-      fromOffset: from,
-      nextOffset: fetched.nextOffset,
-      earliest: fetched.earliest,
-      end: fetched.latest,
-      records: fetched.records,
-    };
     let reply: RestoreReply;
     try {
       reply = await this.options.apply(work.instance, batch);
@@ -156,12 +183,13 @@ export class Restorer {
       await this.end(work, ended);
       return "skipped";
     }
-    const restoredRecords = reply.applied ? fetched.records.length : 0;
+    // Records of the changelog, as Kafka's listeners count them: a window's compacted away ones too.
+    const restoredRecords = reply.applied ? recordsRead(batch) : 0;
     registry.transaction(() => registry.update(work, { position: reply.checkpoint, caughtUp: reply.caughtUp, restoredRecords }));
     if (reply.applied) {
       // The first batch applied since registration: this is where restoring (or updating) starts.
       // (Not a batch the instance already had: delivered again, it would start it twice.)
-      if (work.restored === 0) this.started(work, from, fetched.latest);
+      if (work.restored === 0) this.started(work, from, batch.end);
       this.batchDone(work, batch, restoredRecords, reply);
     }
     if (ended === "finished") await this.end(work, ended);

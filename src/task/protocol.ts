@@ -84,6 +84,21 @@ export interface RestoreBatch extends RestoredBatch, TopicPartition {
   readonly records: readonly LogRecord[];
   /** The changelog's end offset when the batch was read. */
   readonly end: number;
+  /**
+   * Changelog records the batch stands for, when a restore window compacted them into fewer
+   * `records` (src/restore/compacted-window.ts); absent: `records.length`.
+   */
+  readonly recordsRead?: number;
+  /**
+   * Input partition (`topic/partition`) → one past the highest offset named by the records read,
+   * those compacted away too: the positions a restore derives (I5) whatever compaction kept.
+   */
+  readonly positions?: Readonly<Record<string, number>>;
+}
+
+/** The changelog records a batch stands for (a restore window's compacted away ones too). */
+export function recordsRead(batch: RestoreBatch): number {
+  return batch.recordsRead ?? batch.records.length;
 }
 
 /** What the instance says after a restore batch: the restore worker's only source of positions. */

@@ -6,11 +6,11 @@
  */
 import type { Application } from "../application";
 import type { Log, TopicPartition } from "../log/types";
-import { positionFromHeaders } from "../streams/runtime/position-header";
+import { ReachedPositions } from "../streams/runtime/position-header";
 import { restoredWrites } from "../streams/state/time-keyed-changelog";
 import { canApplyRestoreBatch, checkpointAfterRestore } from "./checkpoint";
 import { NotAssigned } from "./not-assigned";
-import type { RestoreBatch, RestoreReply } from "./protocol";
+import { recordsRead, type RestoreBatch, type RestoreReply } from "./protocol";
 import { TOMBSTONE_HEADER, type InputPositions } from "./record-collector";
 import type { SqliteStoreBackend } from "./sqlite-stores";
 import { transition, type TaskRole } from "./state";
@@ -91,7 +91,7 @@ export class Restoration {
    */
   apply(batch: RestoreBatch): RestoreReply {
     const reply = this.applyNow(batch);
-    if (reply.applied) (reply.state === "UPDATING" ? this.deps.counters.standbyUpdated : this.deps.counters.restored).add(batch.records.length);
+    if (reply.applied) (reply.state === "UPDATING" ? this.deps.counters.standbyUpdated : this.deps.counters.restored).add(recordsRead(batch));
     return reply;
   }
 
@@ -114,10 +114,11 @@ export class Restoration {
       const staleEpoch = batch.epoch !== undefined && batch.epoch !== meta.epoch;
       const progress = { incarnation: meta.incarnation, checkpoint };
       if (!restoring || !store || staleEpoch || !canApplyRestoreBatch(progress, batch)) return reply(false, checkpoint);
-      const reached: InputPositions = {};
+      // A restore window says what its records named (those it compacted away too); a batch's records name them.
+      const reached = new ReachedPositions();
+      if (batch.positions) reached.merge(batch.positions);
       const writes = batch.records.flatMap((record) => {
-        const position = positionFromHeaders(record.headers);
-        if (position) reached[topicPartition(position)] = Math.max(reached[topicPartition(position)] ?? 0, position.offset + 1);
+        reached.add(record.headers);
         const tombstone = record.headers.some((h) => h.key === TOMBSTONE_HEADER);
         // The record's timestamp is the value's (the changelog carries it as Kafka's does); a
         // windowed store's record also stands for the rows derived from it (its index and meta rows).
@@ -127,8 +128,8 @@ export class Restoration {
       // Exactly the restored position (I1), by the rule every checkpoint follows.
       const restored = checkpointAfterRestore(progress, batch)!;
       this.deps.storage.writeCheckpoint(batch, restored);
-      this.deps.storage.addReplayed(batch, batch.records.length);
-      this.deps.storage.writePositions(reached);
+      this.deps.storage.addReplayed(batch, recordsRead(batch));
+      this.deps.storage.writePositions(reached.reached);
       return reply(true, restored);
     });
   }

@@ -23,7 +23,7 @@ export function mulberry32(seed: number): () => number {
 
 export const PARTITIONS = 4;
 export const KEYS_PER_PARTITION = 3;
-export const RESTORE_STEPS: readonly RestoreStep[] = ["after-fetch", "after-apply", "after-report"];
+export const RESTORE_STEPS: readonly RestoreStep[] = ["mid-window", "after-fetch", "after-apply", "after-report"];
 export const COORDINATOR_STEPS: readonly CoordinatorStep[] = ["migrate:after-intent", "push:after-instance"];
 
 /** An order to produce: `key` indexes the seed's keys (key i lives on partition i % PARTITIONS). */

@@ -3,7 +3,8 @@
  * per entry written or deleted, and a store restored from it exactly — from the changelog as
  * written, after compaction, from a changelog of the layout before (every index and meta row a
  * record of its own), and from one upgraded in place — so that a task restored after a crash or a
- * wipe emits exactly what its predecessor would have, each final result once.
+ * wipe emits exactly what its predecessor would have, each final result once. Restore windows,
+ * which compact the records a restore reads ahead, restore it exactly too.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -20,6 +21,7 @@ import { ChangeLoggingKeyValueStore } from "../../src/streams/runtime/change-log
 import { restoredWrites } from "../../src/streams/state/time-keyed-changelog";
 import { TimeKeyedStore } from "../../src/streams/state/time-keyed-store";
 import { TOMBSTONE_HEADER } from "../../src/task/record-collector";
+import { CompactedWindow } from "../../src/restore/compacted-window";
 import { measure, SHAPES, shapeInput, shapeTopology } from "./support/windowed-cost";
 
 /** A changelog record as the log keeps it (a tombstone: empty value and the tombstone header, as the collector writes it). */
@@ -129,6 +131,28 @@ function compact(records: readonly Logged[]): Logged[] {
   return records.filter((r, i) => latest.get(r.key) === i && r.value !== null);
 }
 
+/**
+ * What restore windows (src/restore/compacted-window.ts) of `size` records each hand the
+ * instance, one after another: each window's records compacted to each key's latest, tombstones
+ * kept.
+ */
+function inWindows(records: readonly Logged[], size: number): Logged[] {
+  const out: Logged[] = [];
+  for (let at = 0; at < records.length; at += size) {
+    const window = new CompactedWindow(at, 1 << 20);
+    // As the log keeps them: a delete of the layout before (a null value) is a tombstone there.
+    const logged = records.slice(at, at + size).map((r, i) => ({
+      ...r,
+      offset: at + i,
+      value: r.value ?? "",
+      headers: r.value === null ? [...r.headers, { key: TOMBSTONE_HEADER, value: "1" }] : r.headers,
+    }));
+    window.add({ records: logged, nextOffset: at + size });
+    out.push(...window.records().map(({ key, value, timestamp, headers }) => ({ key: key!, value, timestamp, headers })));
+  }
+  return out;
+}
+
 /** A fresh backend with `changelogs` replayed into it, as restoration applies them. */
 function restore(changelogs: ReadonlyMap<string, readonly Logged[]>): InMemoryStoreBackend {
   const backend = new InMemoryStoreBackend();
@@ -216,6 +240,9 @@ describe("a windowed store's changelog", () => {
         "of the layout before, compacted": (store) => compact(legacyRun.legacy.get(store) ?? []),
         "upgraded in place": upgraded,
         "upgraded in place, compacted": (store) => compact(upgraded(store)),
+        "in restore windows of 7": (store) => inWindows(live.changelog(store), 7),
+        "in restore windows of 40": (store) => inWindows(live.changelog(store), 40),
+        "of the layout before, in restore windows of 16": (store) => inWindows(legacyRun.legacy.get(store) ?? [], 16),
       };
       for (const [variant, changelog] of Object.entries(variants)) {
         const restored = restore(new Map(storeNames(topology).map((store) => [store, changelog(store)])));
@@ -237,17 +264,19 @@ describe("a windowed store's changelog", () => {
       const inputs = shapeInput(shape, 90);
       const commitEvery = 7;
       const reference = new Run(topology, new InMemoryStoreBackend()).process(inputs, commitEvery);
-      for (const compacted of [false, true]) {
+      for (const compacted of [false, true, "in restore windows"] as const) {
         for (let commit = 1; commit * commitEvery < inputs.length; commit += 2) {
           // The task runs on past the commit, then is wiped: what it sent after the commit is lost.
           const crashed = new Run(topology, new InMemoryStoreBackend()).process(inputs.slice(0, commit * commitEvery + 3), commitEvery);
           const committed = crashed.commits[commit - 1]!;
           const changelogs = new Map(storeNames(topology).map((store) => [store, crashed.changelog(store, committed)]));
-          if (compacted) for (const [store, records] of changelogs) changelogs.set(store, compact(records));
+          if (compacted === true) for (const [store, records] of changelogs) changelogs.set(store, compact(records));
+          if (compacted === "in restore windows") for (const [store, records] of changelogs) changelogs.set(store, inWindows(records, 5 + commit));
           const resumed = new Run(topology, restore(changelogs)).process(inputs.slice(commit * commitEvery), commitEvery);
-          expect([...crashed.outputs(0, committed), ...resumed.outputs()], `${shape}, wiped after commit ${commit}${compacted ? ", compacted" : ""}`).toEqual(
-            reference.outputs(),
-          );
+          expect(
+            [...crashed.outputs(0, committed), ...resumed.outputs()],
+            `${shape}, wiped after commit ${commit}${compacted === true ? ", compacted" : compacted ? `, ${compacted}` : ""}`,
+          ).toEqual(reference.outputs());
         }
       }
     }

@@ -46,3 +46,47 @@ function positionFromJson(value: string): RecordMetadata | undefined {
   if (typeof topic !== "string" || typeof partition !== "number" || typeof offset !== "number") return undefined;
   return { topic, partition, offset };
 }
+
+/**
+ * The input positions a run of changelog records names, gathered for a restore: each input
+ * partition (`topic/partition`) → one past the highest offset named. As `positionFromHeaders`
+ * reads each record, but without an object per record: a restore reads every record of a changelog
+ * (tens of thousands per window), each naming one of a task's few input partitions.
+ */
+export class ReachedPositions {
+  readonly reached: Record<string, number> = {};
+  /** `topic/partition` as a header names it → whether it is one (checked once per partition). */
+  private readonly partitions = new Map<string, boolean>();
+
+  add(headers: readonly Header[]): void {
+    for (const header of headers) {
+      if (header.key !== POSITION_HEADER) continue;
+      const value = header.value;
+      if (value.startsWith("{")) {
+        const position = positionFromJson(value);
+        if (position) this.reach(topicPartition(position), position.offset);
+        return;
+      }
+      const last = value.lastIndexOf("/");
+      const tp = value.slice(0, last);
+      let valid = this.partitions.get(tp);
+      if (valid === undefined) {
+        valid = parseTopicPartition(tp) !== undefined;
+        this.partitions.set(tp, valid);
+      }
+      const offset = value.slice(last + 1);
+      if (valid && COUNT.test(offset)) this.reach(tp, Number(offset));
+      return;
+    }
+  }
+
+  /** Positions gathered elsewhere (`reached` of another run), as if their records were added. */
+  merge(reached: Readonly<Record<string, number>>): void {
+    for (const [tp, next] of Object.entries(reached)) this.reach(tp, next - 1);
+  }
+
+  private reach(tp: string, offset: number): void {
+    const next = offset + 1;
+    if (next > (this.reached[tp] ?? 0)) this.reached[tp] = next;
+  }
+}

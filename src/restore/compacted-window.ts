@@ -1,0 +1,142 @@
+/**
+ * A restore window (pure): the changelog batches one restore round reads ahead for one changelog,
+ * compacted in memory before the instance gets them as one batch. A history with many records per
+ * key (a count updated 3 times is 3 records) then costs the instance its keys, not its records:
+ * only each key's latest record survives, in the order of those latest records (a tombstone
+ * survives as the key's delete). That is what compaction of the changelog over the window's range
+ * would keep, and applying it leaves the store as replaying every record would — the argument log
+ * compaction already rests on (every record of a key writes the same store rows; a windowed
+ * store's meta row is carried by every record of its data keys, the newest last, see
+ * src/streams/state/time-keyed-changelog.ts).
+ *
+ * What compaction drops must not be lost to the instance: the input positions records carry (I5)
+ * are gathered over every record read, and the batch says how many records it stands for. The
+ * window covers `[fromOffset, nextOffset)` and nothing past its last record folded, so the
+ * instance's checkpoint, moved to `nextOffset` with the writes, never claims a record whose write
+ * it does not hold (I1).
+ *
+ * Bounds: at most `maxBytes` of records after compaction (as a plain batch is, so the instance's
+ * transaction and what crosses to it stay as large as one batch; the first record always goes in).
+ * The next batch is read only as large as the room left is likely to take, judged by how much of
+ * the last batch the window kept (`nextFetchBytes`): a history that compacts well is read in whole
+ * batches, keys all new fill the window and no more. A fetched batch that would overflow it all
+ * the same is folded only up to there; the window ends at the first record left out, which the
+ * next round fetches again.
+ */
+import { recordBytes } from "../log/records";
+import type { FetchResult, LogRecord } from "../log/types";
+import { POSITION_HEADER, ReachedPositions } from "../streams/runtime/position-header";
+
+/** Input partition (`topic/partition`) → one past the highest offset a record read names. */
+export type WindowPositions = Record<string, number>;
+
+interface Kept {
+  readonly record: LogRecord;
+  readonly bytes: number;
+}
+
+export class CompactedWindow {
+  /** Key → its latest record read; insertion order is the order of those latest records. */
+  private readonly latest = new Map<string, Kept>();
+  private keptBytes = 0;
+  private read = 0;
+  private next: number;
+  private full = false;
+  private readonly reached = new ReachedPositions();
+  /** The last batch added: its records and bytes, and how much the window grew by it. */
+  private last = { records: 0, bytes: 0, growth: 0 };
+
+  constructor(
+    /** Where the window starts: the instance's position. */
+    readonly fromOffset: number,
+    private readonly maxBytes: number,
+  ) {
+    this.next = fromOffset;
+  }
+
+  /**
+   * Folds a batch fetched at `nextOffset` in, record by record, while the compacted window stays
+   * within its bytes. True when every record went in (the window may take another batch).
+   */
+  add(fetched: Pick<FetchResult, "records" | "nextOffset">): boolean {
+    if (this.full) throw new Error("restore window: a batch added after the window was full");
+    const before = this.keptBytes;
+    this.last = { records: 0, bytes: 0, growth: 0 };
+    for (const record of fetched.records) {
+      if (record.offset < this.next) throw new Error(`restore window: record at offset ${record.offset} before the window's end ${this.next}`);
+      // A null key restores as the key "" (src/task/restoration.ts), so it compacts as that key.
+      const key = record.key ?? "";
+      const bytes = recordBytes(record.key, record.value, record.headers);
+      const replaced = this.latest.get(key);
+      const after = this.keptBytes - (replaced?.bytes ?? 0) + bytes;
+      if (this.read > 0 && after > this.maxBytes) {
+        // Ends before this record: the next round reads it again.
+        this.next = record.offset;
+        this.full = true;
+        this.last.growth = this.keptBytes - before;
+        return false;
+      }
+      // Deleted first, so the key moves to where its latest record stands.
+      if (replaced) this.latest.delete(key);
+      this.latest.set(key, { record, bytes });
+      this.keptBytes = after;
+      this.read++;
+      this.last.records++;
+      this.last.bytes += bytes;
+      this.reached.add(record.headers);
+    }
+    this.next = Math.max(this.next, fetched.nextOffset);
+    this.last.growth = this.keptBytes - before;
+    return true;
+  }
+
+  /**
+   * How many bytes the next batch may be read with (a fetch's bound, at most `batchBytes`): the
+   * room left over the share of the last batch the window kept (at least 1/16, so a batch that
+   * compacted away entirely does not make the next one unbounded); 0 when the window is full or
+   * its room would not take one record of the last batch's average size.
+   */
+  nextFetchBytes(batchBytes: number): number {
+    const room = this.maxBytes - this.keptBytes;
+    const { records, bytes, growth } = this.last;
+    if (this.full || room <= 0 || records === 0) return 0;
+    const kept = Math.max(growth / bytes, 1 / 16);
+    const bound = Math.min(batchBytes, Math.floor(room / kept));
+    return bound < bytes / records ? 0 : bound;
+  }
+
+  /** One past the last offset the window covers: where the next window starts. */
+  get nextOffset(): number {
+    return this.next;
+  }
+
+  /** Records read into the window (what the restore replays from the changelog, compacted or not). */
+  get recordsRead(): number {
+    return this.read;
+  }
+
+  /** The window's bytes after compaction. */
+  get bytes(): number {
+    return this.keptBytes;
+  }
+
+  /** The window is at its bound: no further batch goes in. */
+  get isFull(): boolean {
+    return this.full;
+  }
+
+  /**
+   * Each key's latest record, in the order of those records' offsets, without the input position
+   * it names: `positions()` has them all, so the instance need not read them again.
+   */
+  records(): LogRecord[] {
+    return Array.from(this.latest.values(), ({ record }) =>
+      record.headers.some((h) => h.key === POSITION_HEADER) ? { ...record, headers: record.headers.filter((h) => h.key !== POSITION_HEADER) } : record,
+    );
+  }
+
+  /** The input positions every record read names, the dropped ones too. */
+  positions(): WindowPositions {
+    return { ...this.reached.reached };
+  }
+}
