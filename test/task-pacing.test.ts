@@ -523,6 +523,43 @@ describe("commits when due (a run's steps: Kafka Streams' commit.interval.ms)", 
     });
   });
 
+  it("while a partition it sends to is watched, commits and sends each arrival at once even while input keeps coming; once the watch ended, once per interval again", async () => {
+    const id = "due-watched";
+    const clock = { now: 1_000_000 };
+    await withPacingTask(id, options(clock), async ({ task, log, app, input, stored }) => {
+      const key = `${input.topic}/0`;
+      const changelog = app.changelogPartitions("0_0")[0]!;
+      const partition = env.LOG_PARTITION.getByName(`${changelog.topic}/0`);
+      const hub = `hub:${changelog.topic}/0`;
+      const arrive = async (from: number) => {
+        clock.now += 20;
+        await log.append(input, orders(7, from));
+        expect(await task.step("when-due")).toBe("more");
+      };
+
+      // After a quiet spell the first arrival commits at once, and its changelog's answer says a hub waits on it.
+      await partition.subscribe(hub);
+      await log.append(input, orders(7));
+      expect(await task.step("when-due")).toBe("more");
+      // Arrivals 20 ms apart: each committed and in the changelog at once, none left for the commit interval.
+      for (let i = 1; i <= 3; i++) {
+        await arrive(7 * i);
+        expect(stored().positions[key]).toBe(7 * (i + 1));
+        expect((await log.offsets(changelog)).latest).toBe(7 * (i + 1));
+        expect(task.commitDueAt()).toBeUndefined();
+      }
+
+      // The hub left: the next append says so, and once the hold ends arrivals wait for the commit interval again.
+      await partition.unsubscribe(hub);
+      clock.now += WATCHED_HOLD_MS;
+      await arrive(28);
+      await arrive(35);
+      await arrive(42);
+      expect(stored().positions[key]).toBeLessThan(49);
+      expect(task.commitDueAt()).toBeDefined();
+    });
+  });
+
   it("a cached store's queries read through the record cache; the commit collapses each key's updates into one changelog and output record", async () => {
     const id = "due-cached";
     const clock = { now: 1_000_000 };

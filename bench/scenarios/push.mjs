@@ -8,13 +8,13 @@
  * - **Latency.** A few customers of task 0_0, each watched by a WebSocket held by its changelog
  *   partition's `SubscriptionHub` (bench/lib/ws.mjs; acknowledging every ACK_EVERY messages), and
  *   a few others by the real `edge-streams/client` (the built bundle, over Node's fetch:
- *   server-sent events, held by the Worker, which polls the changelog); one order ingested at a
+ *   server-sent events, the Worker the hub's client); one order ingested at a
  *   time (`POST /topics/orders/records`); the latency is the arrival of the change at the
  *   subscriber minus the arrival of the ingest answer. Idle, each order comes
- *   BENCH_PUSH_IDLE_GAP_MS (150) after the previous one was pushed: a task sends a commit's
- *   changelog batch at once after a quiet spell, but lingers up to LINGER_MS (100) after its last
- *   send (src/task/send-schedule.ts), which orders back to back run into
- *   (`push_p50_back_to_back_ms`). Reports `push_p50_ms` / `push_p99_ms` (sockets, idle),
+ *   BENCH_PUSH_IDLE_GAP_MS (150) after the previous one was pushed; orders back to back
+ *   (`push_p50_back_to_back_ms`) are input that keeps coming, which an unwatched task would
+ *   commit once per COMMIT_INTERVAL_MS and send lingering up to LINGER_MS (a watched one does
+ *   neither: src/task/task-executor.ts, src/task/send-schedule.ts). Reports `push_p50_ms` / `push_p99_ms` (sockets, idle),
  *   `push_p50_under_load_ms` / `push_p99_under_load_ms` while e2e-load's loader
  *   (./e2e-load.mjs, reused) ingests BENCH_E2E_LOAD_RATE orders/s (5,000) over all four
  *   partitions, and `push_sse_*` the same for server-sent events; `push_tail_p50_ms` /

@@ -109,7 +109,8 @@ export class TaskExecutor {
    * input. With `"when-due"`, a step while input keeps coming (input processed within a commit
    * interval of the time before) processes at once but leaves the commit to the first step once it is
    * due (`commitDueAt`), as Kafka Streams commits every `commit.interval.ms`: one storage commit
-   * per interval instead of one per arrival, while queries already read what was processed.
+   * per interval instead of one per arrival, while queries already read what was processed; not
+   * while a partition it sends to is watched (live subscribers see only what is committed).
    */
   async step(mode: CommitMode = "at-once"): Promise<StepOutcome> {
     const meta = this.storage.meta();
@@ -145,7 +146,9 @@ export class TaskExecutor {
       this.streaming = now - this.inputProcessedAt < this.commitInterval;
       this.inputProcessedAt = now;
     }
-    const defer = mode === "when-due" && records.length > 0 && this.streaming && !this.input.pace.loaded && !commitDue;
+    // Not while a partition it sends to is watched: a live subscriber sees only what is committed
+    // (and sent), so it would wait out the commit interval that queries of the store do not.
+    const defer = mode === "when-due" && records.length > 0 && this.streaming && !this.input.pace.loaded && !commitDue && !this.sender.watched(now);
     const committed = this.commit(meta, records, now, defer ? "when-due" : "at-once");
     if (committed === "blocked") await this.sends.beforeStopping();
     if (committed !== "committed" && committed !== "deferred") return committed;

@@ -9,6 +9,7 @@ import { PartitionWakes } from "../../src/log/partition-wakes";
 import type { PushedFetch, WakeTold } from "../../src/log/pushed-fetches";
 import { LINGER_MIN_RECORDS_PER_S, RATE_WINDOW_MS, WAKE_LINGER_MS, WakeLinger } from "../../src/log/wake-linger";
 import { WAKE_MARGIN_MS, WakeUps, wakeRetryDelay } from "../../src/log/wake-ups";
+import { subscriptionHubName } from "../../src/names";
 
 describe("WakeUps", () => {
   it("wakes a subscriber it has not heard from, and one that relies on wake-ups", () => {
@@ -212,6 +213,37 @@ describe("PartitionWakes (src/log/partition-wakes.ts): what a held wake-up carri
       expect(w.told.end).toBe(position);
     }
     expect(position).toBe(log.end);
+  });
+
+  it("under a steady stream, holds a task's wake-ups but wakes a subscription hub at once for every append (a push must not wait a linger)", async () => {
+    const log = { end: 0 };
+    const tasks: number[] = [];
+    const hubs: number[] = [];
+    const hub = subscriptionHubName({ topic: "edge-streams-totals-changelog", partition: 0 });
+    const wakes = new PartitionWakes({
+      wakeTask: async () => {
+        tasks.push(log.end);
+        return null;
+      },
+      wakeListener: async () => {
+        hubs.push(log.end);
+      },
+      fetchEncoded: (_tp, offset, bounds) => ({ batches: [], nextOffset: Math.min(offset + bounds.maxRecords, log.end), earliest: 0, latest: log.end }),
+      end: () => log.end,
+      heard: () => {},
+      background: () => {},
+    });
+    for (let i = 0; i < 50; i++) {
+      const appended = { baseOffset: log.end, count: 25, duplicate: false };
+      log.end += 25;
+      wakes.wake(TP, log.end, ["t@a", hub], appended);
+      await vi.advanceTimersByTimeAsync(10);
+    }
+    expect(wakes.linger.streaming(Date.now())).toBe(true);
+    // The task's wake-ups were gathered; the hub heard of each append as it was made.
+    expect(tasks.length).toBeLessThan(25);
+    expect(hubs).toEqual(Array.from({ length: 50 }, (_, i) => (i + 1) * 25));
+    expect(wakes.linger.heldFor(hub)).toBeUndefined();
   });
 
   it("an echo wakes at once and voids the wake-up held", async () => {
