@@ -13,6 +13,7 @@ import { SOCKET_WINDOW } from "../src/subscriptions/socket-credit";
 import { TestDriver } from "../platform/testing/test-driver";
 import { watchSlots } from "../workers/api/subscription-stream";
 import { call, json } from "./support/api";
+import { hubSeries } from "./support/hub-series";
 import { keyOn } from "./support/keys";
 import { application } from "./support/orders-app";
 import { kafka, ok } from "./kafka-rest/support";
@@ -52,21 +53,6 @@ async function latest(topic: string, partition: number): Promise<number> {
 /** What `/kafka/fetch` answers for `count` records of a partition from `offset`. */
 async function fetched(topic: string, partition: number, offset: number, count: number): Promise<Message[]> {
   return (await ok<Message[]>(kafka("/fetch", { body: { topic, partition, offset } }))).slice(0, count);
-}
-
-/** The hub series `GET /metrics` lists for a topic partition: `<name>` or `<name>{label}` → value. */
-async function hubSeries(topic: string, partition: number): Promise<Map<string, number>> {
-  const response = await call("/metrics?limit=500");
-  expect(response.status).toBe(200);
-  const series = new Map<string, number>();
-  const own = `topic="${topic}",partition="${partition}"`;
-  for (const line of (await response.text()).split("\n")) {
-    const m = /^edge_streams_hub_([a-z_]+)\{([^}]*)\} (\S+)$/.exec(line);
-    if (!m || !m[2]!.startsWith(own)) continue;
-    const extra = m[2]!.slice(own.length).replace(/^,/, "");
-    series.set(extra ? `${m[1]}{${extra}}` : m[1]!, Number(m[3]));
-  }
-  return series;
 }
 
 beforeAll(async () => {

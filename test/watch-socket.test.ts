@@ -13,6 +13,7 @@ import { SOCKET_WINDOW } from "../src/subscriptions/socket-credit";
 import { watchSlots } from "../workers/api/routes/watch";
 import { activeInstance } from "./support/active";
 import { anyClient, call, json, TOKEN } from "./support/api";
+import { hubSeries } from "./support/hub-series";
 import { keyOn, keysOn } from "./support/keys";
 import { application } from "./support/orders-app";
 import { type SocketEvent, socketOf } from "./support/socket";
@@ -223,24 +224,12 @@ describe("limits", () => {
 
 describe("a key's socket, held by its changelog partition's hibernating hub", () => {
   const hub = (partition: number) => env.SUBSCRIPTION_HUB!.getByName(subscriptionHubName({ topic: "edge-streams-totals-changelog", partition }));
-  /** The hub series of `GET /metrics` for a partition of the totals changelog: `<name>` or `<name>{label}` → value. */
-  const hubSeries = async (partition: number): Promise<Map<string, number>> => {
-    const response = await call("/metrics?limit=500");
-    expect(response.status).toBe(200);
-    const series = new Map<string, number>();
-    const own = `topic="edge-streams-totals-changelog",partition="${partition}"`;
-    for (const line of (await response.text()).split("\n")) {
-      const m = /^edge_streams_hub_([a-z_]+)\{([^}]*)\} (\S+)$/.exec(line);
-      if (!m || !m[2]!.startsWith(own)) continue;
-      const extra = m[2]!.slice(own.length).replace(/^,/, "");
-      series.set(extra ? `${m[1]}{${extra}}` : m[1]!, Number(m[3]));
-    }
-    return series;
-  };
+  /** The hub series of `GET /metrics` for a partition of the totals changelog. */
+  const changelogHubSeries = (partition: number) => hubSeries("edge-streams-totals-changelog", partition);
 
   it("sees every change once, in order, on the one socket, across a migration and a crash of the task", async () => {
     const key = keyOn(2, "hub-storm");
-    const before = await hubSeries(2);
+    const before = await changelogHubSeries(2);
     const socket = await watchSocket(keyPath(key));
     expect((await socket.next()).data).toEqual({ key, value: null });
     await order(key, 2);
@@ -254,7 +243,7 @@ describe("a key's socket, held by its changelog partition's hibernating hub", ()
     expect(socket.closed).toBeUndefined();
     expect((await hub(2).stats()).sockets).toBe(1);
     // GET /metrics: the socket held, and its 8 messages (the snapshot's and 7 changes) pushed.
-    const after = await hubSeries(2);
+    const after = await changelogHubSeries(2);
     expect(after.get("sockets")).toBe(1);
     expect(after.get("events_pushed_total")! - (before.get("events_pushed_total") ?? 0)).toBe(8);
     expect(after.get("reads_total")).toBeGreaterThan(before.get("reads_total") ?? 0);
@@ -285,12 +274,12 @@ describe("a key's socket, held by its changelog partition's hibernating hub", ()
   it("sends resync and closes with 4009 a socket whose position the changelog does not hold (reconnect without lastEventId)", async () => {
     const key = keyOn(0, "hub-stale");
     const token = encodeToken({ topic: "edge-streams-totals-changelog", positions: new Map([[0, 1_000_000]]) });
-    const resyncs = (await hubSeries(0)).get('drops_total{reason="resync"}') ?? 0;
+    const resyncs = (await changelogHubSeries(0)).get('drops_total{reason="resync"}') ?? 0;
     const socket = await watchSocket(`${keyPath(key)}?lastEventId=${encodeURIComponent(token)}`);
     expect((await socket.next()).event).toBe("resync");
     await until(async () => socket.closed !== undefined, 10_000, "the socket closed", 20);
     expect(socket.closed?.code).toBe(4009);
-    const after = await hubSeries(0);
+    const after = await changelogHubSeries(0);
     expect(after.get('drops_total{reason="resync"}')).toBe(resyncs + 1);
     expect(after.get('drops_total{reason="slow"}')).toBe(0);
   });
@@ -302,10 +291,10 @@ describe("a key's socket, held by its changelog partition's hibernating hub", ()
       held.push(await watchSocket(keyPath(key)));
       await held.at(-1)!.next();
     }
-    const before = await hubSeries(1);
+    const before = await changelogHubSeries(1);
     const refused = await call(keyPath(key), { headers: UPGRADE });
     expect(refused.status).toBe(503);
-    const after = await hubSeries(1);
+    const after = await changelogHubSeries(1);
     expect(after.get('refused_total{limit="key"}')).toBe((before.get('refused_total{limit="key"}') ?? 0) + 1);
     expect(after.get('refused_total{limit="hub"}')).toBe(0);
     expect(after.get("sockets")).toBeGreaterThanOrEqual(HUB_PER_KEY);
