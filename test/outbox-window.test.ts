@@ -13,7 +13,8 @@ import { topicConfig } from "../src/log/topic-config";
 import type { AppendResult, BatchMeasure, Log, ProducerId, TopicPartition } from "../src/log/types";
 import type { Application } from "../src/application";
 import { Outbox } from "../src/task/outbox";
-import { OutboxSender, sendable } from "../src/task/outbox-sender";
+import { OutboxSender } from "../src/task/outbox-sender";
+import { sendable } from "../src/task/send-window";
 import { TaskStorage } from "../src/task/task-storage";
 
 const tp: TopicPartition = { topic: "outbox-window-out", partition: 0 };

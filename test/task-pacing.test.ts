@@ -19,7 +19,7 @@ import type { Totals } from "../examples/orders-totals/topology";
 import { partitionForKey } from "../src/log/partitioner";
 import { CHANGELOG_PHASE, Outbox, OUTPUT_PHASE } from "../src/task/outbox";
 import { StreamTask } from "../src/task/stream-task";
-import { WATCHED_HOLD_MS } from "../src/task/outbox-sender";
+import { WATCHED_HOLD_MS } from "../src/task/watch-hold";
 import { TaskStorage } from "../src/task/task-storage";
 import { totalsApp } from "./support/totals-app";
 import { TestDriver } from "../platform/testing/test-driver";

@@ -7,15 +7,17 @@
 import type { Application } from "../application";
 import { ProducerFenced } from "../log/errors";
 import { messageOf, type RecordOrigin } from "../streams/errors";
-import { REMEMBERED_BATCHES, type AppendResult, type Log, type ProducerId, type TopicPartition } from "../log/types";
+import type { AppendResult, Log, ProducerId, TopicPartition } from "../log/types";
 import { checkpointAfterAck } from "./checkpoint";
 import { CHANGELOG_PHASE, type Outbox, type OutboxBatch } from "./outbox";
 import type { CommitStep } from "./protocol";
-import { type InputPositions } from "./record-collector";
+import type { InputPositions } from "./record-collector";
 import { decideRefusal } from "./refused-records";
 import { SendStopped, sendErrorKind } from "./send-errors";
 import type { TaskMeta, TaskStorage } from "./task-storage";
 import { topicPartition } from "../names";
+import { WatchHold } from "./watch-hold";
+import { sendable } from "./send-window";
 
 /** Incarnations per epoch in the producer epoch: epoch * this + incarnation stays monotonic. */
 const INCARNATIONS_PER_EPOCH = 1_000_000;
@@ -33,13 +35,6 @@ export const OFFSET_COMMIT_INTERVAL_MS = 100;
  * group's offset is not the truth: the instance resumes from its book, a wiped one commits first (I5).
  */
 export const RECORD_OWED_MS = 10_000;
-
-/**
- * How long an append answered `watched` (live subscribers wait on its partition: `AppendResult`)
- * keeps the instance's sends from lingering: each watched append renews it, and once the
- * subscribers are gone the sends linger again after this long.
- */
-export const WATCHED_HOLD_MS = 5_000;
 
 /** When the input progress goes to the group: `now`, or only once it has been owed for `RECORD_OWED_MS` (`due`). */
 export type OffsetCommit = "now" | "due";
@@ -102,8 +97,8 @@ export class OutboxSender {
   private readonly acked = new Map<number, Ack>();
   /** Offsets the group took that are not written down yet (see `Owed`); in memory only, as `acked`. */
   private committed: GroupCommit | undefined;
-  /** Until when a partition sent to is watched (see `WATCHED_HOLD_MS`); in memory: a restart lingers until an append says. */
-  private watchedUntil = -Infinity;
+  /** Whether a partition sent to is watched, as appends answered (watch-hold.ts). */
+  private readonly watchHold = new WatchHold();
 
   constructor(private readonly deps: OutboxSenderDeps) {}
 
@@ -245,13 +240,13 @@ export class OutboxSender {
       batch.encoded !== undefined && log.appendEncoded
         ? await log.appendEncoded(batch, batch.encoded.text, producer, batch.encoded.measure)
         : await log.append(batch, batch.records, producer);
-    if (result.watched) this.watchedUntil = this.now() + WATCHED_HOLD_MS;
+    this.watchHold.heard(result, this.now());
     return result;
   }
 
-  /** Whether live subscribers wait on a partition this instance sends to (see `WATCHED_HOLD_MS`): its sends should not linger. */
+  /** Whether live subscribers wait on a partition this instance sends to (watch-hold.ts). */
   watched(now: number): boolean {
-    return now < this.watchedUntil;
+    return this.watchHold.watched(now);
   }
 
   /** Something acknowledged is not written down yet (see `Owed`). */
@@ -440,26 +435,4 @@ function sameInstance(now: TaskMeta, owner: { readonly incarnation: number; read
  */
 function processedAny(positions: InputPositions): boolean {
   return Object.values(positions).some((offset) => offset > 0);
-}
-
-/**
- * The longest prefix of `group` (oldest first) that keeps every partition's sent but unrecorded
- * batches, `unrecorded` included, within what the log remembers for retries. Empty only when
- * some partition is already at the limit: its acknowledgements must be recorded first.
- */
-export function sendable<B extends { topic: string; partition: number }>(
-  group: readonly B[],
-  unrecorded: ReadonlyMap<string, number>,
-  limit = REMEMBERED_BATCHES,
-): B[] {
-  const counts = new Map(unrecorded);
-  const window: B[] = [];
-  for (const batch of group) {
-    const key = topicPartition(batch);
-    const count = (counts.get(key) ?? 0) + 1;
-    if (count > limit) break;
-    counts.set(key, count);
-    window.push(batch);
-  }
-  return window;
 }
