@@ -6,13 +6,29 @@
 // circle — `src/application.ts` → `src/connectors/` → `src/config.ts` → `src/restore/` →
 // `src/task/` → `src/application.ts` was one, an arrow back up a floor (docs/design.md,
 // dependency rules). Every import with a relative path counts, `import type` too. Prints each
-// circle with one import per arrow, and exits 1 if there is any.
+// circle with one import per arrow, and exits 1 if there is any. Also holds every production file
+// to `MAX_FILE_LINES`: a file past it holds more than one concept (issue #32).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
 
 const FLOORS = ["src", "durable-objects", "platform", "workers", "client"];
 const SOURCE = /\.(ts|tsx|mts)$/;
 const IMPORT = /(?:\bimport|\bexport)\s[^;]*?\bfrom\s*["'](\.{1,2}\/[^"']*)["']|\bimport\s*\(?\s*["'](\.{1,2}\/[^"']*)["']/g;
+
+/** The most lines a production file of the floors may have. */
+export const MAX_FILE_LINES = 450;
+
+/** Production files of the floors longer than `max` lines: `{ file, lines }`. */
+export function oversizedFiles(root, max = MAX_FILE_LINES) {
+  const found = [];
+  for (const floor of FLOORS) {
+    for (const file of sourceFiles(root, floor)) {
+      const lines = readFileSync(join(root, file), "utf8").split("\n").length - 1;
+      if (lines > max) found.push({ file, lines });
+    }
+  }
+  return found;
+}
 
 /** The room of a path relative to the root (extension dropped), or undefined outside the floors. */
 export function roomOf(path) {
@@ -95,9 +111,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error(`import circle between rooms: ${circle.rooms.join(", ")}`);
     for (const { from, to, file, specifier } of circle.arrows) console.error(`  ${from} → ${to}: ${file} imports "${specifier}"`);
   }
-  if (found.length > 0) {
-    console.error("Rooms of the core import each other in one direction only (docs/design.md, dependency rules).");
-    process.exit(1);
-  }
-  console.log("layering: no import circle between rooms");
+  if (found.length > 0) console.error("Rooms of the core import each other in one direction only (docs/design.md, dependency rules).");
+  const oversized = oversizedFiles(root);
+  for (const { file, lines } of oversized) console.error(`${file}: ${lines} lines, over ${MAX_FILE_LINES}: split it along its concepts`);
+  if (found.length > 0 || oversized.length > 0) process.exit(1);
+  console.log(`layering: no import circle between rooms, no production file over ${MAX_FILE_LINES} lines`);
 }

@@ -122,7 +122,7 @@ const CIRCLE: Record<string, string[]> = {
   "workers/index.ts": ["../src/application", "../durable-objects/task-object"],
 };
 
-describe("no import circle between rooms (scripts/check-layering.mjs)", () => {
+describe("no import circle between rooms, no production file over 450 lines (scripts/check-layering.mjs)", () => {
   let fs: NodeFs;
   let spawnSync: NodeChildProcess["spawnSync"];
   let node = "";
@@ -172,6 +172,22 @@ describe("no import circle between rooms (scripts/check-layering.mjs)", () => {
     });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain("import circle between rooms: platform/, src/task/");
+  });
+
+  it("fails on a production file over 450 lines, naming it; a test file of any length is not held to it", () => {
+    const long = (lines: number) => Array.from({ length: lines }, (_, i) => `export const x${i} = ${i};`).join("\n") + "\n";
+    const root = fs.mkdtempSync("/tmp/edge-streams-rooms-");
+    roots.push(root);
+    fs.mkdirSync(`${root}/src/task`, { recursive: true });
+    fs.writeFileSync(`${root}/src/task/fits.ts`, long(450));
+    fs.writeFileSync(`${root}/src/task/fits.test.ts`, long(900));
+    const fits = spawnSync(node, [`${process.cwd()}/scripts/check-layering.mjs`, root], { cwd: root, encoding: "utf8" });
+    expect(fits.stderr).toBe("");
+    expect(fits.status).toBe(0);
+    fs.writeFileSync(`${root}/src/task/grown.ts`, long(451));
+    const grown = spawnSync(node, [`${process.cwd()}/scripts/check-layering.mjs`, root], { cwd: root, encoding: "utf8" });
+    expect(grown.status).toBe(1);
+    expect(grown.stderr).toContain("src/task/grown.ts: 451 lines, over 450");
   });
 
   it("the project has none", () => {
