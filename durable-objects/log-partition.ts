@@ -24,7 +24,7 @@ import type {
 } from "../src/log/types";
 import { hearsByAnswering, isSubscriptionHubName, subscriptionHubName } from "../src/names";
 import { PartitionWakes } from "../src/log/partition-wakes";
-import { echoTargets, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
+import { echoTargets, firstEchoMs, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
 import { PartitionSinks, sinkPartition, type PartitionSink, type SinkCrashPoint } from "../src/connectors/partition-sinks";
 import type { SinkPartitionStatus } from "../src/connectors/sink-delivery";
 import { CrashPoints } from "../src/util/crash-points";
@@ -217,7 +217,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * (also when the producer's retry is taken as a duplicate). No write while one is armed sooner.
    */
   private async armEcho(tp: TopicPartition): Promise<void> {
-    if (this.subscribers.list().length > 0) await this.alarms.armBy(nextEchoAt(Date.now(), 0));
+    const subscribers = this.subscribers.list();
+    if (subscribers.length > 0) await this.alarms.armBy(nextEchoAt(Date.now(), 0, firstEchoMs(subscribers, hearsByAnswering)));
     // Sinks deliver from the alarm: armed before the append too, so a crash after it still delivers.
     if (this.sinks.delivers(tp.topic)) await this.alarms.armBy(Date.now());
   }

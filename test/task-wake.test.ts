@@ -193,7 +193,7 @@ describe("a task object's wake-ups and alarm", () => {
     expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 8 });
   });
 
-  it("output lingering after a run is sent by the in-memory timer, the alarm standing behind it untouched", async () => {
+  it("output lingering after a run is sent by the in-memory timer, with no alarm written: the input partition's echo stands behind it", async () => {
     const first = keyOn(1, "linger-first");
     const second = keyOn(1, "linger-second");
     const output = async (key: string) => (await driver.read("totals")).filter((r) => r.key === key).length;
@@ -204,11 +204,11 @@ describe("a task object's wake-ups and alarm", () => {
       await driver.log.append(input, [{ key: second, value: '{"amount":3}' }]);
       await instance.alarm(); // lingers
       expect(await output(second)).toBe(0);
-      const alarm = await state.storage.getAlarm();
-      expect(alarm).toBeGreaterThan(Date.now() + 4_000);
+      // Its input is not yet committed to the group: the partition echoes while the offset lags (issue #33).
+      expect(await state.storage.getAlarm()).toBeNull();
       await until(async () => (await output(second)) === 1, 10_000, "the lingering output to be sent", 50);
-      // Sent by the timer: the alarm never fired (it is still armed, for the same time).
-      expect(await state.storage.getAlarm()).toBe(alarm);
+      // Sent by the timer.
+      expect(await state.storage.getAlarm()).toBeNull();
     });
     expect(await output(first)).toBe(1);
   });

@@ -15,6 +15,14 @@ import { backoffDelay } from "../util/backoff";
 
 /** The first echo comes this long after an append; the next ones back off, doubling up to MAX_ECHO_MS. */
 export const ECHO_MS = 5_000;
+/**
+ * The first echo after an append to a partition only task instances read: a task hears once its
+ * group offset reaches the end, which it commits once owed RECORD_OWED_MS (10 s, src/task/outbox-sender.ts)
+ * when no commit takes it. An echo sooner than that woke every task of a quiet partition again
+ * after each append, only to make it commit that offset early: an alarm invocation, a wake-up and
+ * an alarm armed again per quiet spell (issue #33). A lost wake-up is made up for this late.
+ */
+export const TASK_ECHO_MS = 15_000;
 export const MAX_ECHO_MS = 5 * 60_000;
 /** Echoes for task readers that committed no offset here at all (their progress cannot be seen): not endless. */
 export const UNSEEN_READER_ECHOES = 2;
@@ -48,7 +56,12 @@ export function echoTargets({ taskReaders, unheard, echoes }: EchoInputs): Echo 
   return { tasks, others: unheard };
 }
 
-/** When the next echo comes, `echoes` echoes after the last append (the first ECHO_MS after it). */
+/** When the next echo comes, `echoes` echoes after the last append (the first `first` after it: ECHO_MS, or TASK_ECHO_MS). */
 export function nextEchoAt(now: number, echoes: number, first = ECHO_MS): number {
   return now + backoffDelay(first, MAX_ECHO_MS, echoes);
+}
+
+/** The first echo's delay for a partition's subscribers: TASK_ECHO_MS when task instances alone read it, ECHO_MS when a listener (a restore worker, a hub) hears by answering. */
+export function firstEchoMs(subscribers: readonly string[], hearsByAnswering: (name: string) => boolean): number {
+  return subscribers.some(hearsByAnswering) ? ECHO_MS : TASK_ECHO_MS;
 }

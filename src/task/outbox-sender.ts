@@ -389,6 +389,24 @@ export class OutboxSender {
     return Object.keys(this.uncommittedPositions()).length > 0;
   }
 
+  /**
+   * Whether the log wakes this instance again while it owes progress, so that no alarm of its own
+   * need stand behind the in-memory timer: some input written in its book is not committed to the
+   * group on a partition where the group holds an offset. That partition's end lies beyond the
+   * group's offset, so it echoes to its task readers while they lag, backing off without end
+   * (src/log/echoes.ts), and an echo asks for everything owed at once (sends, offsets, acknowledgements).
+   */
+  echoedWhileOwed(): boolean {
+    const meta = this.deps.storage.meta();
+    if (!meta) return false;
+    const pending = this.uncommittedPositions();
+    const committed = this.committedPositions();
+    return this.deps.application.inputPartitions(meta.taskId).some((tp) => {
+      const key = topicPartition(tp);
+      return pending[key] !== undefined && committed[key] !== undefined && !this.deps.application.isGlobalInput(meta.taskId, tp.topic);
+    });
+  }
+
   /** When the input progress not yet committed (and acknowledgements not yet recorded) are due (see `RECORD_OWED_MS`); undefined when there are none. */
   offsetsDueAt(): number | undefined {
     if (this.unsentBatches() > 0) return undefined;

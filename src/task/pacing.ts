@@ -76,6 +76,11 @@ export interface PacingInputs {
   readonly nextCommitAt: number;
   readonly timersDueAt: number | undefined;
   readonly progressDueAt: number | undefined;
+  /**
+   * The input partitions wake the instance again while that progress is owed (its group offset
+   * lags their end: `TaskExecutor.progressEchoed`): the timer alone looks at it, no alarm behind it.
+   */
+  readonly progressEchoed?: boolean;
   /** A wake-up came while the run was in progress and no step took it (`WakeRuns.ended`). */
   readonly woken?: boolean;
 }
@@ -176,11 +181,14 @@ export class TaskPacing {
   }
 
   /** The task's next punctuation or retry on the alarm; progress owed to the log looked at by `lookBy`. */
-  private pendingWork({ timersDueAt, progressDueAt, now }: PacingInputs): WakePlan {
+  private pendingWork({ timersDueAt, progressDueAt, progressEchoed, now }: PacingInputs): WakePlan {
     let plan: WakePlan = {};
     if (timersDueAt !== undefined) plan = { alarm: { at: Math.max(now, timersDueAt), why: "timers" } };
-    if (progressDueAt !== undefined) plan = merge(plan, this.lookBy(progressDueAt, now, "progress"));
-    return plan;
+    if (progressDueAt === undefined) return plan;
+    // Behind the timer, the input partitions' echoes stand in for the alarm: a row written and an
+    // invocation per quiet spell of each instance saved (issue #33). A polled log echoes nothing.
+    if (progressEchoed && !this.polls) return merge(plan, { timer: { at: progressDueAt, why: "progress" } });
+    return merge(plan, this.lookBy(progressDueAt, now, "progress"));
   }
 }
 

@@ -247,6 +247,11 @@ export class StreamTask {
     return this.executor.progressDueAt();
   }
 
+  /** Whether the log wakes the instance again for that progress (see `TaskExecutor.progressEchoed`). */
+  progressEchoed(): boolean {
+    return this.executor.progressEchoed();
+  }
+
   /** A wake-up told of input: its push, where its partition ended, or nothing; `lookingAt`: the answer under load (partition-group.ts). */
   toldOfInput(pushed: PushedFetch | undefined, told: WakeTold | undefined, lookingAt?: number): void {
     this.input.told(pushed, told, this.executor.running(), lookingAt);

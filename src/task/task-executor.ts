@@ -241,6 +241,11 @@ export class TaskExecutor {
     return at === Infinity ? undefined : at;
   }
 
+  /** Whether the input partitions wake the instance again for the progress it owes (see `OutboxSender.echoedWhileOwed`). */
+  progressEchoed(): boolean {
+    return this.running() && this.sender.echoedWhileOwed();
+  }
+
   /** An active instance that is RUNNING and not stopped by a failure: the only kind with work due. */
   running(): boolean {
     const meta = this.storage.meta();

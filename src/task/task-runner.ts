@@ -153,6 +153,7 @@ export class TaskRunner {
       nextCommitAt: task.nextCommitAt(),
       timersDueAt: task.timersDueAt(),
       progressDueAt: task.progressDueAt(),
+      progressEchoed: task.progressEchoed(),
       woken,
     };
   }

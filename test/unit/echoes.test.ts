@@ -4,7 +4,9 @@
  * backing off, and arms nothing once every subscriber has heard.
  */
 import { describe, expect, it } from "vitest";
-import { ECHO_MS, echoTargets, MAX_ECHO_MS, nextEchoAt, UNSEEN_READER_ECHOES } from "../../src/log/echoes";
+import { ECHO_MS, echoTargets, firstEchoMs, MAX_ECHO_MS, nextEchoAt, TASK_ECHO_MS, UNSEEN_READER_ECHOES } from "../../src/log/echoes";
+import { hearsByAnswering, instanceName, restoreWorkerName } from "../../src/names";
+import { RECORD_OWED_MS } from "../../src/task/outbox-sender";
 import { WakeUps } from "../../src/log/wake-ups";
 
 describe("echoTargets", () => {
@@ -59,5 +61,19 @@ describe("WakeUps: who heard", () => {
     wakeUps.heard("restore@a", 10);
     wakeUps.forget("restore@a");
     expect(wakeUps.unheard(["restore@a"], 10)).toEqual(["restore@a"]);
+  });
+});
+
+describe("firstEchoMs", () => {
+  const task = instanceName({ taskId: "0_1", placement: "eu" });
+  it("waits TASK_ECHO_MS, past the time a task may owe its group offset, when task instances alone read the partition", () => {
+    expect(TASK_ECHO_MS).toBeGreaterThan(RECORD_OWED_MS);
+    expect(firstEchoMs([task, instanceName({ taskId: "0_1", placement: "us" })], hearsByAnswering)).toBe(TASK_ECHO_MS);
+    expect(nextEchoAt(1_000, 0, TASK_ECHO_MS)).toBe(1_000 + TASK_ECHO_MS);
+  });
+
+  it("keeps ECHO_MS when a listener (a restore worker, a hub) hears by answering", () => {
+    expect(firstEchoMs([restoreWorkerName("eu")], hearsByAnswering)).toBe(ECHO_MS);
+    expect(firstEchoMs([task, restoreWorkerName("us", 2)], hearsByAnswering)).toBe(ECHO_MS);
   });
 });

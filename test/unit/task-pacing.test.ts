@@ -122,6 +122,19 @@ describe("TaskPacing: after a run", () => {
     expect(polled).toEqual({ alarm: { at: NOW, why: "work" } });
   });
 
+  it("looks at progress its input partitions echo for with the timer alone: no alarm written (a polled log echoes nothing)", () => {
+    expect(new TaskPacing(false).afterRun(ran(), pending({ progressDueAt: NOW + 10_000, progressEchoed: true }))).toEqual({
+      timer: { at: NOW + 10_000, why: "progress" },
+    });
+    expect(new TaskPacing(false).afterDrain(pending({ progressDueAt: NOW + 10_000, progressEchoed: true, timersDueAt: NOW + 60_000 }))).toEqual({
+      alarm: { at: NOW + 60_000, why: "timers" },
+      timer: { at: NOW + 10_000, why: "progress" },
+    });
+    expect(new TaskPacing(true).afterDrain(pending({ progressDueAt: NOW + 10_000, progressEchoed: true }))).toEqual({
+      alarm: { at: NOW + 10_000, why: "progress" },
+    });
+  });
+
   it("arms the earliest of everything asked for", () => {
     const plan = new TaskPacing(false).afterRun(ran({ synced: false, lingering: true }), pending({ nextCommitAt: NOW + 100, timersDueAt: NOW + 700 }));
     expect(plan).toEqual({ alarm: { at: NOW + 700, why: "timers" }, timer: { at: NOW + 100, why: "commit" } });

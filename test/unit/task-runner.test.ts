@@ -53,6 +53,7 @@ function setUp(options: Options = {}) {
     nextCommitAt: () => options.nextCommitAt ?? Date.now(),
     timersDueAt: () => undefined,
     progressDueAt: () => undefined,
+    progressEchoed: () => false,
     toldOfInput: () => calls.push("toldOfInput"),
     step: async () => {
       calls.push("step");
