@@ -154,13 +154,13 @@ describe("a commit too big for the book's row", () => {
       expect(await group()).toBeNull();
       // Processed, committed and sent: no lag, though the group has not heard yet.
       expect(task.deliveredPositions()).toEqual({ [`${id}-orders/0`]: 50 });
-      expect(task.progressDueAt()).toBe(1_000_000 + RECORD_OWED_MS);
+      expect(task.pendingWork().progressDueAt).toBe(1_000_000 + RECORD_OWED_MS);
       // Once owed for RECORD_OWED_MS: one group commit for all five, and one book row.
       clock.now = 1_000_000 + RECORD_OWED_MS;
       expect(await task.step()).toBe("idle");
       expect(await group()).toBe(50);
       expect(take()).toEqual({ task_book: 1 });
-      expect(task.progressDueAt()).toBeUndefined();
+      expect(task.pendingWork().progressDueAt).toBeUndefined();
 
       // An echo (the partition's group offset behind its end) makes what is owed due at once.
       await log.append(input, orders(10, 50));

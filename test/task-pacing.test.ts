@@ -197,11 +197,11 @@ describe("adaptive batching", () => {
       expect([task.loaded, task.backlog]).toEqual([true, false]);
       // Three commits, every batch sent: the group has heard of none of it yet.
       expect(await group()).toBeNull();
-      expect(task.progressDueAt()).toBe(1_000_000 + 1_000);
+      expect(task.pendingWork().progressDueAt).toBe(1_000_000 + 1_000);
       clock.now += 1_000;
       expect(await task.step()).toBe("idle");
       expect(await group()).toBe(100);
-      expect(task.progressDueAt()).toBeUndefined();
+      expect(task.pendingWork().progressDueAt).toBeUndefined();
     });
   });
 
@@ -268,7 +268,7 @@ describe("adaptive batching", () => {
       expect(transactions() - before).toBe(51);
       expect(await group()).toBeGreaterThanOrEqual(225);
       expect(stored().committed[key]).toBeGreaterThanOrEqual(200);
-      expect(task.progressDueAt()).toBeDefined();
+      expect(task.pendingWork().progressDueAt).toBeDefined();
       // No more input: once the offsets are due, the instance commits the rest and writes down what it owes.
       clock.now += 100;
       expect(await task.step()).toBe("idle");
@@ -276,7 +276,7 @@ describe("adaptive batching", () => {
       expect(await task.step()).toBe("idle");
       expect(await group()).toBe(250);
       expect(stored()).toEqual({ positions: { [key]: 250 }, committed: { [key]: 250 } });
-      expect(task.progressDueAt()).toBeUndefined();
+      expect(task.pendingWork().progressDueAt).toBeUndefined();
     });
   });
 
@@ -501,7 +501,7 @@ describe("commits when due (a run's steps: Kafka Streams' commit.interval.ms)", 
       expect((await log.offsets(app.changelogPartitions("0_0")[0]!)).latest).toBe(7);
       // The instance comes back for the commit one commit interval after the last one began.
       expect(task.commitDueAt()).toBe(first + 100);
-      expect(task.progressDueAt()).toBeLessThanOrEqual(first + 100);
+      expect(task.pendingWork().progressDueAt).toBeLessThanOrEqual(first + 100);
 
       // Not due yet: a step without input changes nothing.
       clock.now = first + 99;

@@ -18,9 +18,7 @@ import type { TaskMeta, TaskStorage } from "./task-storage";
 import { topicPartition } from "../names";
 import { WatchHold } from "./watch-hold";
 import { sendable } from "./send-window";
-
-/** Incarnations per epoch in the producer epoch: epoch * this + incarnation stays monotonic. */
-const INCARNATIONS_PER_EPOCH = 1_000_000;
+import { taskProducer } from "./task-producer";
 
 /**
  * The default commit interval (`COMMIT_INTERVAL_MS`): how often a task under load commits its
@@ -415,11 +413,7 @@ export class OutboxSender {
   }
 
   producer(meta: TaskMeta, sequence: number): ProducerId {
-    return {
-      producerId: `${this.deps.application.applicationId}-${meta.taskId}`,
-      epoch: meta.epoch * INCARNATIONS_PER_EPOCH + meta.incarnation,
-      sequence,
-    };
+    return taskProducer(this.deps.application.applicationId, meta, sequence);
   }
 
   /**

@@ -35,6 +35,7 @@ import { TaskCounters, type TaskCountersSnapshot } from "./task-metrics";
 import type { TaskOptions } from "./task-options";
 import { TaskStorage, type TaskMeta } from "./task-storage";
 import { topicPartition } from "../names";
+import type { PacingInputs } from "./pacing";
 
 export type { CommitMode } from "./task-commit";
 export type { TaskOptions } from "./task-options";
@@ -237,19 +238,14 @@ export class StreamTask {
     return this.executor.wakeAt();
   }
 
-  /** `wakeAt`'s own timers: the end of a retry back-off, else the earliest wall-clock punctuation. */
-  timersDueAt(): number | undefined {
-    return this.executor.timersDueAt();
-  }
-
-  /** `wakeAt`'s progress owed to the log: output lingering, and input progress due to go to the group. */
-  progressDueAt(): number | undefined {
-    return this.executor.progressDueAt();
-  }
-
-  /** Whether the log wakes the instance again for that progress (see `TaskExecutor.progressEchoed`). */
-  progressEchoed(): boolean {
-    return this.executor.progressEchoed();
+  /**
+   * What `wakeAt` is made of, for the pacing policy (pacing.ts): its own timers (a retry back-off's
+   * end, the earliest wall-clock punctuation), progress owed to the log and the group, and whether
+   * the log wakes the instance again for that progress (`TaskExecutor.progressEchoed`).
+   */
+  pendingWork(): Pick<PacingInputs, "timersDueAt" | "progressDueAt" | "progressEchoed"> {
+    const { executor } = this;
+    return { timersDueAt: executor.timersDueAt(), progressDueAt: executor.progressDueAt(), progressEchoed: executor.progressEchoed() };
   }
 
   /** A wake-up told of input: its push, where its partition ended, or nothing; `lookingAt`: the answer under load (partition-group.ts). */

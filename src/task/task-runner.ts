@@ -151,9 +151,7 @@ export class TaskRunner {
       now: Date.now(),
       instance: task.meta(),
       nextCommitAt: task.nextCommitAt(),
-      timersDueAt: task.timersDueAt(),
-      progressDueAt: task.progressDueAt(),
-      progressEchoed: task.progressEchoed(),
+      ...task.pendingWork(),
       woken,
     };
   }

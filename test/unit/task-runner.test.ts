@@ -51,9 +51,7 @@ function setUp(options: Options = {}) {
     },
     meta: () => current,
     nextCommitAt: () => options.nextCommitAt ?? Date.now(),
-    timersDueAt: () => undefined,
-    progressDueAt: () => undefined,
-    progressEchoed: () => false,
+    pendingWork: () => ({ timersDueAt: undefined, progressDueAt: undefined, progressEchoed: false }),
     toldOfInput: () => calls.push("toldOfInput"),
     step: async () => {
       calls.push("step");
