@@ -22,7 +22,6 @@ import { FOLLOW_FETCH } from "../src/subscriptions/follow-log";
 import {
   acknowledge,
   behind,
-  gapMessage,
   hasRoom,
   type HubSocket,
   startTag,
@@ -31,6 +30,7 @@ import {
   parseHubStart,
   planSocket,
   planTail,
+  planTailOutside,
   RESYNC_CLOSE,
   RESYNC_MESSAGE,
   readFrom,
@@ -171,13 +171,10 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
         else if (h.ws.readyState === WebSocket.OPEN) {
           // Read again: an acknowledgement taken during the reads is in the attachment.
           const state = h.ws.deserializeAttachment() as HubSocket;
-          if (!hasRoom(state)) continue;
-          const to = state.position < range.earliest ? range.earliest : range.latest;
-          h.ws.send(gapMessage(state.position, to));
-          this.counters.pushed++;
-          state.position = to;
-          state.sent++;
-          h.ws.serializeAttachment(state);
+          const messages = planTailOutside(state, range);
+          for (const message of messages) h.ws.send(message);
+          this.counters.pushed += messages.length;
+          if (messages.length > 0) h.ws.serializeAttachment(state);
         }
       }
       return held.some((h) => h.state.view === "tail" || !outside(h.state.position, range));

@@ -16,7 +16,7 @@ import { call, json } from "./support/api";
 import { hubSeries } from "./support/hub-series";
 import { keyOn } from "./support/keys";
 import { application } from "./support/orders-app";
-import { kafka, ok } from "./kafka-rest/support";
+import { fetched } from "./kafka-rest/support";
 import { recovered } from "./support/recovered";
 import { type SocketReader, socketOf } from "./support/socket";
 import { EventReader } from "./support/sse";
@@ -48,11 +48,6 @@ async function socketTail(path: string, autoAck = true): Promise<SocketReader> {
 /** The end offset of a partition now. */
 async function latest(topic: string, partition: number): Promise<number> {
   return (await json<{ partitions: { latest: number }[] }>(await call(`/topics/${topic}`))).partitions[partition]!.latest;
-}
-
-/** What `/kafka/fetch` answers for `count` records of a partition from `offset`. */
-async function fetched(topic: string, partition: number, offset: number, count: number): Promise<Message[]> {
-  return (await ok<Message[]>(kafka("/fetch", { body: { topic, partition, offset } }))).slice(0, count);
 }
 
 beforeAll(async () => {

@@ -16,7 +16,7 @@ import { application } from "./support/orders-app";
 import { EventReader, type ServerSentEvent } from "./support/sse";
 import { TEST_SCOPED_TOKENS } from "./support/tokens";
 import { until } from "./support/until";
-import { kafka, ok } from "./kafka-rest/support";
+import { fetched } from "./kafka-rest/support";
 import { watchSlots } from "../workers/api/subscription-stream";
 import { encodeToken } from "../src/subscriptions/resume-token";
 
@@ -54,11 +54,6 @@ async function records(stream: EventReader, count: number): Promise<Rendered[]> 
 async function order(key: string, times: number): Promise<void> {
   for (let i = 0; i < times; i++) expect((await call("/topics/orders/records", { body: { records: [{ key, value: { amount: 1 } }] } })).status).toBe(200);
   await driver.runUntilQuiet();
-}
-
-/** What `/kafka/fetch` answers for `count` records of a partition from `offset`. */
-async function fetched(topic: string, partition: number, offset: number, count: number): Promise<Rendered[]> {
-  return (await ok<Rendered[]>(kafka("/fetch", { body: { topic, partition, offset } }))).slice(0, count);
 }
 
 beforeAll(async () => {

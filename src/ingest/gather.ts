@@ -37,7 +37,7 @@ import { LogUnavailable } from "../log/errors";
 import type { AppendResult, BatchMeasure } from "../log/types";
 import { utf8Length } from "../log/records";
 import { MAX_ROW_BYTES } from "../log/stored-batch";
-import { LINGER_MIN_RECORDS_PER_S, RATE_WINDOW_MS } from "../log/wake-linger";
+import { type Arrival, LINGER_MIN_RECORDS_PER_S, streaming } from "../log/wake-linger";
 
 /** The partition's bytes per record beside the encoded records (its size and offset: stored-batch.ts). */
 const PER_RECORD_BYTES = 8;
@@ -98,18 +98,7 @@ interface Lane {
   readonly waiting: Waiting[];
   lastSentAt: number;
   /** Members that arrived within the rate window: when, and how many records. */
-  readonly recent: { at: number; records: number }[];
-}
-
-/**
- * Whether a partition takes records fast enough, as of `now`, for its appends to linger: at least
- * `minRecordsPerS` over the last `RATE_WINDOW_MS` (dropping older arrivals from `recent`).
- */
-export function streaming(recent: { at: number; records: number }[], now: number, minRecordsPerS: number): boolean {
-  while (recent.length > 0 && recent[0]!.at <= now - RATE_WINDOW_MS) recent.shift();
-  let records = 0;
-  for (const r of recent) records += r.records;
-  return (records * 1000) / RATE_WINDOW_MS >= minRecordsPerS;
+  readonly recent: Arrival[];
 }
 
 /**

@@ -23,6 +23,24 @@ export const LINGER_MIN_RECORDS_PER_S = 1_000;
 /** The window over which the partition's rate of records appended is counted. */
 export const RATE_WINDOW_MS = 200;
 
+/** Records that arrived: when, and how many (the rate's window of `streaming`). */
+export interface Arrival {
+  readonly at: number;
+  readonly records: number;
+}
+
+/**
+ * Whether records arrive fast enough, as of `now`, to linger: at least `minRecordsPerS` over the
+ * last `RATE_WINDOW_MS` (dropping older arrivals from `recent`). The partitions' held wake-ups and
+ * ingest's paced appends (src/ingest/gather.ts) both go by it.
+ */
+export function streaming(recent: Arrival[], now: number, minRecordsPerS: number): boolean {
+  while (recent.length > 0 && recent[0]!.at <= now - RATE_WINDOW_MS) recent.shift();
+  let records = 0;
+  for (const r of recent) records += r.records;
+  return (records * 1000) / RATE_WINDOW_MS >= minRecordsPerS;
+}
+
 /** A wake-up held: the offset of the first append it is for, and when it goes. */
 export interface HeldWake {
   readonly from: number;
@@ -34,7 +52,7 @@ export type LingerDecision = { readonly kind: "now" } | { readonly kind: "hold";
 
 export class WakeLinger {
   /** Appends within the rate window: when, and how many records. */
-  private readonly recent: { at: number; records: number }[] = [];
+  private readonly recent: Arrival[] = [];
   /** Per subscriber: when it was last woken. */
   private readonly wokenAt = new Map<string, number>();
   /** Per subscriber: its wake-up held. */
@@ -48,14 +66,13 @@ export class WakeLinger {
   /** `records` were appended at `now` (counted towards the rate, whoever is woken). */
   appended(now: number, records: number): void {
     this.recent.push({ at: now, records });
-    while (this.recent.length > 0 && this.recent[0]!.at <= now - RATE_WINDOW_MS) this.recent.shift();
+    // Counted, so that the window stays bounded while no decision looks at it.
+    streaming(this.recent, now, this.minRecordsPerS);
   }
 
   /** Whether the partition takes records fast enough, as of `now`, for wake-ups to be held. */
   streaming(now: number): boolean {
-    let records = 0;
-    for (const r of this.recent) if (r.at > now - RATE_WINDOW_MS) records += r.records;
-    return (records * 1000) / RATE_WINDOW_MS >= this.minRecordsPerS;
+    return streaming(this.recent, now, this.minRecordsPerS);
   }
 
   /** An append at `now` starting at `from`: what it means for waking `name`. */

@@ -256,6 +256,20 @@ export function planTail(
   return messages;
 }
 
+/**
+ * What a tail's socket gets when its position is outside what the partition holds (below its start,
+ * or past its end after the log started over): a `gap` to where it goes on, when the window has
+ * room, advancing its position and count. A tail never resyncs (a key's socket does: `resync`).
+ */
+export function planTailOutside(s: HubSocket, range: OffsetRange, window = SOCKET_WINDOW): string[] {
+  if (!hasRoom(s, window)) return [];
+  const to = s.position < range.earliest ? range.earliest : range.latest;
+  const message = gapMessage(s.position, to);
+  s.position = to;
+  s.sent++;
+  return [message];
+}
+
 /** Whether a socket still has records to read (and room to take them). */
 export function behind(s: HubSocket, latest: number, window = SOCKET_WINDOW): boolean {
   return hasRoom(s, window) && s.position < latest;

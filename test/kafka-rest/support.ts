@@ -1,6 +1,7 @@
 /** Calls the Worker's `/kafka` endpoint as `@upstash/kafka` does: HTTP Basic, JSON bodies. */
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { Message } from "../../src/kafka-rest/dialect";
 import { anyClient, TOKEN } from "../support/api";
 import { TEST_TOKENS } from "../support/tokens";
 
@@ -50,4 +51,9 @@ export async function endOffsets(topic: string, partitions: number): Promise<num
   const tps = Array.from({ length: partitions }, (_, partition) => ({ topic, partition }));
   const offsets = await ok<{ partition: number; offset: number }[]>(kafka("/offsets/latest", { body: tps }));
   return offsets.map((o) => o.offset);
+}
+
+/** What `/kafka/fetch` answers for `count` records of a partition from `offset` (what a tail of it must send). */
+export async function fetched(topic: string, partition: number, offset: number, count: number): Promise<Message[]> {
+  return (await ok<Message[]>(kafka("/fetch", { body: { topic, partition, offset } }))).slice(0, count);
 }

@@ -14,6 +14,7 @@ import {
   parseHubStart,
   planSocket,
   planTail,
+  planTailOutside,
   readFrom,
   refusal,
   stalled,
@@ -123,6 +124,18 @@ describe("planTail", () => {
     expect([s.position, s.sent]).toEqual([3, 3]);
     // Below the batch (its window opened while the batch was read): the next read starts from it.
     expect(planTail(tail(0), { from: 1, records: [rec(1, "a")], latest: 2 }, 0, render)).toEqual([]);
+  });
+
+  it("outside what the partition holds: a gap to its start (below it) or its end (past it), while the window has room", () => {
+    const below = tail(1);
+    expect(planTailOutside(below, { earliest: 4, latest: 9 })).toEqual(['{"event":"gap","data":{"from":1,"to":4}}']);
+    expect([below.position, below.sent]).toEqual([4, 2]);
+    const past = tail(12);
+    expect(planTailOutside(past, { earliest: 0, latest: 3 })).toEqual(['{"event":"gap","data":{"from":12,"to":3}}']);
+    expect(past.position).toBe(3);
+    const full = tail(1);
+    expect(planTailOutside(full, { earliest: 4, latest: 9 }, 1)).toEqual([]);
+    expect([full.position, full.sent]).toEqual([1, 1]);
   });
 
   it("names offsets gone with a gap and goes on (compaction, retention, a log that started over), never a resync", () => {

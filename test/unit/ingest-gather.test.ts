@@ -5,18 +5,9 @@
  * members, in its own context.
  */
 import { describe, expect, it } from "vitest";
-import {
-  AppendGatherer,
-  joinMembers,
-  lingerFor,
-  memberBytes,
-  splitResult,
-  streaming,
-  takeCount,
-  type GatheredBatch,
-  type GatherMember,
-} from "../../src/ingest/gather";
+import { AppendGatherer, joinMembers, lingerFor, memberBytes, splitResult, takeCount, type GatheredBatch, type GatherMember } from "../../src/ingest/gather";
 import { LogUnavailable } from "../../src/log/errors";
+import { streaming } from "../../src/log/wake-linger";
 import { encodeBatch } from "../../src/log/record-batch";
 import type { AppendResult } from "../../src/log/types";
 

@@ -13,6 +13,7 @@ import { CompactedWindow } from "../../src/restore/compacted-window";
 import { POSITION_HEADER, positionFromHeaders, ReachedPositions } from "../../src/streams/runtime/position-header";
 import { TOMBSTONE_HEADER } from "../../src/task/record-collector";
 import { topicPartition } from "../../src/names";
+import { mulberry32 } from "../model/schedule";
 
 const position = (topic: string, partition: number, offset: number): Header => ({ key: POSITION_HEADER, value: `${topic}/${partition}/${offset}` });
 const tombstone: Header = { key: TOMBSTONE_HEADER, value: "1" };
@@ -31,16 +32,7 @@ function replay(records: readonly LogRecord[], into = new Map<string, { value: s
 }
 
 /** A small deterministic generator, so a failure names its seed. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = mulberry32;
 
 /** A changelog history: `count` records over `keys` keys (some null, some tombstones), from two input partitions, with gaps (a compacted log). */
 function history(seed: number, count: number, keys: number): LogRecord[] {
