@@ -91,6 +91,7 @@ const OWN_OBJECTS = [
   "test/coordinator-settings-migration.test.ts",
   "test/outbox-window.test.ts",
   "test/record-cache-commits.test.ts",
+  "test/record-cache-old-values.test.ts",
   "test/refused-sends.test.ts",
   "test/restore-positions.test.ts",
   "test/restore-timestamps.test.ts",
@@ -98,6 +99,8 @@ const OWN_OBJECTS = [
   "test/storage-migrations.test.ts",
   "test/store-pages.test.ts",
   "test/task-book-migration.test.ts",
+  "test/task-policies.test.ts",
+  "test/task-store-cache.test.ts",
 ];
 
 /** The `workers` project's vars on top of the example's (the `log` and `objects` projects' too). */

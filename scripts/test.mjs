@@ -11,7 +11,9 @@ const INJECTED = /injected crash|injected failure|Application called abortAllDur
 const HEADER = /^(uncaught exception;|exception = workerd\/)/;
 const CONTINUATION = /^(stack: |\s+at )/;
 
-const child = spawn(process.execPath, ["node_modules/vitest/vitest.mjs", "run", ...process.argv.slice(2)], {
+// The preload sends vitest's modules to workerd uncompressed (scripts/plain-pool-socket.mjs).
+const preload = ["--import", "./scripts/plain-pool-socket.mjs"];
+const child = spawn(process.execPath, [...preload, "node_modules/vitest/vitest.mjs", "run", ...process.argv.slice(2)], {
   stdio: ["inherit", "pipe", "pipe"],
   env: { WRANGLER_SEND_METRICS: "false", ...(process.stdout.isTTY ? { FORCE_COLOR: "1" } : {}), ...process.env },
 });
