@@ -5,9 +5,10 @@
  * its own records' offsets; a gathered append that fails fails every request in it, and what the
  * clients retry is in the log once; requests with an `Idempotency-Key` still find their duplicates.
  *
- * Not a workerd test: under @cloudflare/vitest-pool-workers, concurrent requests made from the test
- * hang once one settles another's wait ("Cannot perform I/O on behalf of a different request"),
- * while real requests under `wrangler dev` answer as deployed ones do (docs/design.md).
+ * Not a workerd test: @cloudflare/vitest-pool-workers turns cross-request promise resolution off
+ * (`no_handle_cross_request_promise_resolution`), so concurrent requests made from the test hang once
+ * one settles another's wait ("Cannot perform I/O on behalf of a different request"); deployed and
+ * under `wrangler dev` the flag's opposite is on by default (docs/design.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UpstashLog } from "../../src/kafka-rest/upstash-log";
