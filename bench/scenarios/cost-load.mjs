@@ -27,6 +27,12 @@
  *   every object received, per minute — `idle_wakeups_per_min` and per kind
  *   `idle_wakeups_per_min_<task|partition|coordinator|restore|group>`. (In-memory timers wake an
  *   object without a request and are not counted here; they keep it from hibernating.)
+ * - Watched: the same load again (BENCH_COST_LOAD_WATCHED_SECONDS, 30; 0 skips it) while one
+ *   customer of each task is watched over a WebSocket (./push.mjs's subscriber, which checks each
+ *   change comes once and in order): a watched task neither lingers its sends nor defers its
+ *   commits (docs/subscriptions.md), and this is what that costs — the same per-order keys
+ *   prefixed `cost_load_watched_`, and the changes the four subscribers received
+ *   (`cost_load_watched_events`).
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,7 +40,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describeAll, quiet } from "../lib/app.mjs";
 import { call } from "../lib/client.mjs";
 import { startAppWorker } from "../lib/server.mjs";
-import { envInt, note } from "../lib/stats.mjs";
+import { envInt, note, waitFor } from "../lib/stats.mjs";
 import {
   categorize,
   delta,
@@ -50,6 +56,7 @@ import {
   wakeupKeys,
 } from "../lib/usage.mjs";
 import { loaderKeys, startLoader } from "./e2e-load.mjs";
+import { openWatch } from "./push.mjs";
 
 export const name = "cost-load";
 
@@ -81,12 +88,84 @@ function callsByCategory(detail, categoryOf) {
   return out;
 }
 
+/**
+ * The loader at `rate` for `seconds`, counted from its first request until every order is
+ * processed and every standby current: what the objects spent, the load, and the polls made.
+ * One customer's total is checked.
+ */
+async function loadCost(app, keys, categoryOf, { rate, batch, seconds, label }) {
+  const checkKey = keys[1];
+  const checkBefore = await total(app, checkKey);
+  const objectsBefore = await objectsUsage(app);
+  const before = tally(objectsBefore, categoryOf);
+  note(`${label}: ${rate} orders/s in batches of ${batch} over ${keys.length} customers for ${seconds} s`);
+  const loader = startLoader(app, keys, { rate, batch });
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until && !loader.failure) await sleep(Math.min(1000, Math.max(0, until - performance.now())));
+  const load = await loader.stop();
+  const started = performance.now();
+  const polls = await quiet(app, INSTANCES, "every order processed and every standby current", QUIET_TIMEOUT_MS);
+  const objectsAfter = await objectsUsage(app);
+  const spent = delta(tally(objectsAfter, categoryOf), before);
+  note(
+    `${label}: ${load.posted} orders posted in ${((load.stoppedAt - load.started) / 1000).toFixed(1)} s, ${load.accepted} accepted; ` +
+      `all processed and replicated ${((performance.now() - started) / 1000).toFixed(1)} s after the last answer (${polls} polls); ` +
+      `spent ${JSON.stringify({ rowsWritten: spent.rowsWritten, rowsRead: spent.rowsRead, requests: spent.requests })}`,
+  );
+  note(`${label}: requests during the load by category and call: ${JSON.stringify(callsByCategory(wakeupDetail(objectsAfter, objectsBefore), categoryOf))}`);
+
+  const got = await total(app, checkKey);
+  const added = load.added.get(checkKey) ?? { count: 0, sum: 0 };
+  if (got.count !== checkBefore.count + added.count || got.sum !== checkBefore.sum + added.sum) {
+    throw new Error(
+      `${label}: customer ${checkKey} has ${JSON.stringify(got)}, expected ${JSON.stringify({ count: checkBefore.count + added.count, sum: checkBefore.sum + added.sum })}`,
+    );
+  }
+  return { load, polls, spent, objectsBefore, objectsAfter };
+}
+
+/** The same load while one customer of each task is watched: `cost_load_watched_*` per order. */
+async function watchedCost(app, keys, categoryOf, perPoll, { rate, batch, seconds }) {
+  // The loader's keys are interleaved by partition: the first PARTITIONS are one per task.
+  const watchedKeys = keys.slice(0, PARTITIONS);
+  const subscribers = [];
+  try {
+    for (const key of watchedKeys) {
+      const subscriber = await openWatch(app, key);
+      if (!subscriber) throw new Error(`cost-load: the watch of ${key} was refused (503)`);
+      subscribers.push(subscriber);
+    }
+    await waitFor("the watches' snapshots", async () => (subscribers.every((s) => s.last !== undefined || s.failure) ? true : undefined), {
+      timeoutMs: 10_000,
+      intervalMs: 10,
+    });
+    const { load, polls, spent } = await loadCost(app, keys, categoryOf, { rate, batch, seconds, label: "cost-load watched" });
+    const expected = watchedKeys.map((key) => load.added.get(key)?.count ?? 0);
+    await waitFor(
+      "every watched change at its subscriber",
+      async () => (subscribers.every((s, i) => s.failure || s.changes >= expected[i]) ? true : undefined),
+      { timeoutMs: 10_000, intervalMs: 10 },
+    );
+    const failed = subscribers.find((s) => s.failure);
+    if (failed) throw new Error(`cost-load: the watch of ${failed.key}: ${failed.failure}`);
+    const events = subscribers.reduce((sum, s) => sum + s.changes, 0);
+    note(`cost-load watched: the subscribers received ${events} changes (${expected.join(", ")} expected per key)`);
+    return { ...perRecordKeys("cost_load_watched_", lessPolls(spent, polls, perPoll), load.accepted), cost_load_watched_events: events };
+  } finally {
+    for (const s of subscribers) {
+      s.closedByUs = true;
+      s.socket.close();
+    }
+  }
+}
+
 export async function run({ baseUrl }) {
   const rate = envInt("BENCH_COST_LOAD_RATE", 5000);
   const seconds = envInt("BENCH_COST_LOAD_SECONDS", 30);
   const batch = envInt("BENCH_COST_LOAD_BATCH", 100);
   const idleMs = envInt("BENCH_IDLE_MS", 120_000);
   const settleMs = envInt("BENCH_SETTLE_MS", 20_000);
+  const watchedSeconds = envInt("BENCH_COST_LOAD_WATCHED_SECONDS", 30);
   const keys = await loaderKeys(baseUrl);
 
   note(`cost-load: starting the example with NUM_STANDBYS=1 (counting) …`);
@@ -104,35 +183,8 @@ export async function run({ baseUrl }) {
     const categoryOf = categorize(standbyNames(await describeAll(app)));
     const perPoll = await pollCost(app, categoryOf, () => describeAll(app));
 
-    const checkKey = keys[1];
-    const checkBefore = await total(app, checkKey);
-    const objectsBefore = await objectsUsage(app);
-    const before = tally(objectsBefore, categoryOf);
-    note(`cost-load: ${rate} orders/s in batches of ${batch} over ${keys.length} customers for ${seconds} s`);
-    const loader = startLoader(app, keys, { rate, batch });
-    const until = performance.now() + seconds * 1000;
-    while (performance.now() < until && !loader.failure) await sleep(Math.min(1000, Math.max(0, until - performance.now())));
-    const load = await loader.stop();
-    const started = performance.now();
-    const polls = await quiet(app, INSTANCES, "every order processed and every standby current", QUIET_TIMEOUT_MS);
-    const objectsAfter = await objectsUsage(app);
-    const spent = delta(tally(objectsAfter, categoryOf), before);
+    const { load, polls, spent, objectsBefore, objectsAfter } = await loadCost(app, keys, categoryOf, { rate, batch, seconds, label: "cost-load" });
     const records = load.accepted;
-    note(
-      `cost-load: ${load.posted} orders posted in ${((load.stoppedAt - load.started) / 1000).toFixed(1)} s, ${records} accepted; ` +
-        `all processed and replicated ${((performance.now() - started) / 1000).toFixed(1)} s after the last answer (${polls} polls); ` +
-        `spent ${JSON.stringify({ rowsWritten: spent.rowsWritten, rowsRead: spent.rowsRead, requests: spent.requests })}`,
-    );
-
-    note(`cost-load: requests during the load by category and call: ${JSON.stringify(callsByCategory(wakeupDetail(objectsAfter, objectsBefore), categoryOf))}`);
-
-    const got = await total(app, checkKey);
-    const added = load.added.get(checkKey) ?? { count: 0, sum: 0 };
-    if (got.count !== checkBefore.count + added.count || got.sum !== checkBefore.sum + added.sum) {
-      throw new Error(
-        `cost-load: customer ${checkKey} has ${JSON.stringify(got)}, expected ${JSON.stringify({ count: checkBefore.count + added.count, sum: checkBefore.sum + added.sum })}`,
-      );
-    }
 
     // Settled: what the quiet period after the load writes (progress held in memory, quiet compaction).
     await sleep(settleMs);
@@ -147,7 +199,10 @@ export async function run({ baseUrl }) {
     note(`cost-load: idle for ${idleMs / 1000} s: ${JSON.stringify(idle)}`);
     note(`cost-load: idle wake-ups by object and call: ${JSON.stringify(wakeupDetail(idleAfter, idleBefore))}`);
 
+    const watched = watchedSeconds > 0 ? await watchedCost(app, keys, categoryOf, perPoll, { rate, batch, seconds: watchedSeconds }) : {};
+
     return {
+      ...watched,
       ...perRecordKeys("cost_load_", lessPolls(spent, polls, perPoll), records),
       ...settledKeys("cost_load_", lessPolls(spent, polls, perPoll), settled, records),
       ...storageKeys("cost_load_", { before: objectsBefore, after: objectsAfter, records, orderBytes: orderBytes(keys, records) }),

@@ -248,7 +248,7 @@ function subscribe(socket, key, onCount = () => {}) {
 }
 
 /** Opens a key's WebSocket watch (held by its changelog partition's hub): the subscriber, or the status of a refusal (503). */
-async function openWatch(app, key, onCount) {
+export async function openWatch(app, key, onCount) {
   const answer = await openSocket(`${app.baseUrl}/stores/totals/keys/${encodeURIComponent(key)}/watch`, { Authorization: `Bearer ${app.token}` });
   if (answer.status === 101) return subscribe(answer.socket, key, onCount);
   if (answer.status === 503) return undefined;
