@@ -13,7 +13,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { OffsetOutOfRange } from "../src/log/errors";
 import type { LogRecord, TopicPartition } from "../src/log/types";
-import { subscriptionHubName } from "../src/names";
+import { instanceName, subscriptionHubName } from "../src/names";
+import { askActive, type ClusterPort } from "../src/coordinator/assignment-view";
+import { planResnapshot, resnapshotOf } from "../src/subscriptions/hub-resync";
+import { type SnapshotPorts, takeSnapshot } from "../src/subscriptions/store-snapshot";
+import type { Snapshot } from "../src/subscriptions/watch-loop";
 import { toMessage } from "../src/kafka-rest/fetch";
 import { keyForAnswer } from "../src/streams/key-text";
 import { changeData } from "../src/subscriptions/change-data";
@@ -37,10 +41,10 @@ import {
   refusal,
   stalled,
 } from "../src/subscriptions/hub-sockets";
-import { SLOW_SUBSCRIBER } from "../src/subscriptions/socket-credit";
+import { SLOW_SUBSCRIBER, SOCKET_WINDOW } from "../src/subscriptions/socket-credit";
 import { logEvent } from "../src/util/logging";
 import { Serial } from "../src/util/serial";
-import type { ObjectHost, SubscriptionHubCalls } from "./calls";
+import type { ObjectHost, SubscriptionHubCalls, TaskObjectCalls } from "./calls";
 
 /** Batches read per wake-up at most before the hub yields (a wake-up or an acknowledgement goes on). */
 const MAX_ROUNDS = 20;
@@ -164,9 +168,13 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     } catch (error) {
       if (!(error instanceof OffsetOutOfRange)) throw error;
       const range = await this.host.log.offsets(tp);
+      const lost: WebSocket[] = [];
       for (const h of held) {
         if (!outside(h.state.position, range)) continue;
-        if (h.state.view !== "tail") resync(h.ws, this.counters);
+        // A full window waits for its acknowledgement (which pumps again): a snapshot is sent within the window's credit, as any message.
+        if (h.state.view !== "tail") {
+          if (hasRoom(h.state)) lost.push(h.ws);
+        }
         // A tail goes on after the offsets gone, as the Worker's tail does (src/subscriptions/tail-loop.ts).
         else if (h.ws.readyState === WebSocket.OPEN) {
           // Read again: an acknowledgement taken during the reads is in the attachment.
@@ -177,7 +185,8 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
           if (messages.length > 0) h.ws.serializeAttachment(state);
         }
       }
-      return held.some((h) => h.state.view === "tail" || !outside(h.state.position, range));
+      const resnapshotted = await this.resync(lost);
+      return resnapshotted || held.some((h) => h.state.view === "tail" || !outside(h.state.position, range));
     }
     let more = false;
     // One renderer, and one message per record, for all the sockets watching the same key and view.
@@ -189,6 +198,7 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
       tailed.set(record.offset, message);
       return message;
     };
+    const lost: WebSocket[] = [];
     // Read again after the fetch: an acknowledgement taken meanwhile is in the attachment, not in what was read before.
     for (const { ws } of held) {
       if (ws.readyState !== WebSocket.OPEN) continue;
@@ -208,11 +218,78 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
       const plan = planSocket(h.state, { from, records: result.records, latest: result.latest }, now, shared.render, undefined, shared.rendered);
       for (const message of plan.messages) h.ws.send(message);
       this.counters.pushed += plan.messages.length;
-      if (plan.resync) resync(h.ws, this.counters);
-      else if (h.state.position !== position || h.state.sent !== sent || h.state.fullSince !== fullSince) h.ws.serializeAttachment(h.state);
+      // The changes before the gap are sent and written down; the resync comes after them.
+      if (h.state.position !== position || h.state.sent !== sent || h.state.fullSince !== fullSince) h.ws.serializeAttachment(h.state);
+      if (plan.resync) lost.push(h.ws);
       more ||= !plan.resync && behind(h.state, result.latest);
     }
-    return more;
+    return (await this.resync(lost)) || more;
+  }
+
+  /**
+   * Sockets the changelog no longer serves from their position. A subscriber's own socket of a key
+   * (or a key's windows) gets `resync` and a fresh snapshot from the owning task, on the same socket,
+   * one snapshot per key watched (src/subscriptions/hub-resync.ts); any other socket — the Worker's
+   * (it takes the snapshot itself), or one whose snapshot cannot be taken now — is sent `resync` and
+   * closed `4009`. True when a socket goes on (from its snapshot's offset).
+   */
+  private async resync(lost: readonly WebSocket[]): Promise<boolean> {
+    const groups = new Map<string, WebSocket[]>();
+    for (const ws of lost) {
+      const s = ws.deserializeAttachment() as HubSocket;
+      if (!s.snapshots) {
+        closeResync(ws, this.counters);
+        continue;
+      }
+      const watched = `${s.store}\n${s.view}\n${s.key}`;
+      groups.set(watched, [...(groups.get(watched) ?? []), ws]);
+    }
+    let goesOn = false;
+    for (const group of groups.values()) {
+      const first = group[0]!.deserializeAttachment() as HubSocket;
+      const found = this.host.application.store(first.store);
+      const resnapshot = found && resnapshotOf(found.store, first);
+      let snapshot: Snapshot;
+      try {
+        if (!found || !resnapshot) throw new Error(`no fresh snapshot of store ${first.store}'s ${first.view} view`);
+        snapshot = await takeSnapshot(this.snapshotPorts(), found, [first.partition], resnapshot.selection, resnapshot.tooMany);
+      } catch (error) {
+        // The subscriber reconnects without lastEventId, and its Worker takes (or refuses) the snapshot.
+        logEvent("hub.resnapshot-failed", { store: first.store, partition: first.partition, error: String(error) }, "warn");
+        for (const ws of group) closeResync(ws, this.counters);
+        continue;
+      }
+      for (const ws of group) {
+        if (ws.readyState !== WebSocket.OPEN) continue;
+        // Read again: an acknowledgement taken while the snapshot was taken is in the attachment.
+        const state = ws.deserializeAttachment() as HubSocket;
+        const messages = planResnapshot(state, resnapshot.target, snapshot, Date.now(), SOCKET_WINDOW);
+        for (const message of messages) ws.send(message);
+        ws.serializeAttachment(state);
+        this.counters.pushed += messages.length;
+        this.counters.drops.resync++;
+        goesOn = true;
+      }
+    }
+    return goesOn;
+  }
+
+  /** How this hub takes a snapshot: the owning task's active instance, found as the API finds it. */
+  private snapshotPorts(): SnapshotPorts {
+    const objects = this.host.objects;
+    const cluster: ClusterPort<TaskObjectCalls> = {
+      key: this.host,
+      placements: this.host.config.PLACEMENTS,
+      assignment: () => objects.coordinator().snapshot(),
+      instance: (instance) => objects.taskObject(instanceName(instance)),
+    };
+    return {
+      ask: (taskId, store, selection) => askActive(cluster, taskId, (stub) => stub.snapshot(store, selection)),
+      offsets: (tp) => this.host.log.offsets(tp),
+      taskOf: (subtopology, partition) => this.host.application.taskForStorePartition(subtopology, partition),
+      now: () => Date.now(),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    };
   }
 
   private dropSlow(ws: WebSocket): true {
@@ -244,7 +321,7 @@ function close(ws: WebSocket, code: number, reason: string): true {
   return true;
 }
 
-function resync(ws: WebSocket, counters: HubCounters): void {
+function closeResync(ws: WebSocket, counters: HubCounters): void {
   counters.drops.resync++;
   try {
     ws.send(RESYNC_MESSAGE);
