@@ -30,17 +30,15 @@ const ports = new WeakMap<Host, ClusterPort<Stub>>();
 
 /** The cluster as this host reaches it (one per host: the assignment is cached per host, i.e. per isolate). */
 function cluster(host: Host): ClusterPort<Stub> {
-  let port = ports.get(host);
-  if (!port)
-    ports.set(
-      host,
-      (port = {
-        key: host,
-        placements: host.config.PLACEMENTS,
-        assignment: () => host.coordinator().snapshot(),
-        instance: (instance) => host.taskObject(instance),
-      }),
-    );
+  const found = ports.get(host);
+  if (found) return found;
+  const port: ClusterPort<Stub> = {
+    key: host,
+    placements: host.config.PLACEMENTS,
+    assignment: () => host.coordinator().snapshot(),
+    instance: (instance) => host.taskObject(instance),
+  };
+  ports.set(host, port);
   return port;
 }
 

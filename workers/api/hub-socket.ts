@@ -93,7 +93,14 @@ export async function openHubSocket(
   const partition = target.partitions[0]!;
   const position = ("snapshot" in start ? start.snapshot.positions : start.resume).get(partition) ?? 0;
   // The subscriber's own socket: a resync gets its fresh snapshot from the hub, on the same socket.
-  return handOver(c, hub, { topic: target.topic, partition, ...hubStart, position, messages: snapshotMessages(target, start, token(position)), snapshots: true });
+  return handOver(c, hub, {
+    topic: target.topic,
+    partition,
+    ...hubStart,
+    position,
+    messages: snapshotMessages(target, start, token(position)),
+    snapshots: true,
+  });
 }
 
 /**

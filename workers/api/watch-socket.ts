@@ -8,7 +8,7 @@
  */
 import type { Context } from "hono";
 import { SLOW_SUBSCRIBER, SocketCredit } from "../../src/subscriptions/socket-credit";
-import type { FollowedLog, StreamEvent, StreamPorts } from "../../src/subscriptions/follow-log";
+import type { FollowedLog, StreamPorts } from "../../src/subscriptions/follow-log";
 import { logEvent } from "../../src/util/logging";
 import type { ApiEnv } from "./context";
 import { ApiError } from "./http-error";
