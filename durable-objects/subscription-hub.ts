@@ -6,7 +6,8 @@
  * accepts the socket (its state in the socket's attachment, src/subscriptions/hub-sockets.ts),
  * subscribes to its partition while any socket is open, and on each wake-up reads the new records
  * once, from the lowest position among its sockets, and pushes each to the sockets that watch it.
- * A tail's socket gets every record from its position on, with a `gap` for offsets gone.
+ * A tail's socket gets every record from its position on, with a `gap` for offsets gone; a key's
+ * socket the changelog no longer serves gets `resync` and a fresh snapshot from the owning task.
  * It follows the changelog, not the task: a task's migration or crash never touches its sockets.
  * It writes no rows of its own.
  */

@@ -1,7 +1,7 @@
 /**
  * What a subscription hub did (durable-objects/subscription-hub.ts), for `GET /metrics`
  * (docs/subscriptions.md, *Metrics*): events pushed, changelog reads, sockets dropped (closed
- * `4008` as too slow, or sent `resync` and closed `4009`) and sockets refused over a limit. In
+ * `4008` as too slow, or overtaken: sent `resync` and a fresh snapshot, or closed `4009`) and sockets refused over a limit. In
  * memory, from the hub instance's start (`since`): no row is written per push. An eviction of the
  * hub (it hibernates, and the runtime drops an idle object from memory) or a crash starts them
  * again at 0, as a process restart does a process's counters; the sockets held are not counted

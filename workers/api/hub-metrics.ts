@@ -36,7 +36,7 @@ export async function hubFamilies(host: Host, partitions: readonly TopicPartitio
   const drops = hubFamily(
     "drops_total",
     "counter",
-    "Sockets the hub dropped, by reason: slow (a full window for 30 s, closed 4008), resync (compaction or retention overtook it, closed 4009); since the hub instance started.",
+    "Sockets that lost their place, by reason: slow (a full window for 30 s, closed 4008), resync (compaction or retention overtook it: a fresh snapshot, or closed 4009); since the hub instance started.",
   );
   const refused = hubFamily(
     "refused_total",
