@@ -9,7 +9,7 @@
  * A tail's socket gets every record from its position on, with a `gap` for offsets gone; a key's
  * socket the changelog no longer serves gets `resync` and a fresh snapshot from the owning task.
  * It follows the changelog, not the task: a task's migration or crash never touches its sockets.
- * It writes no rows of its own.
+ * It writes one row of its own: its counters (GET /metrics), saved once per wake-up.
  */
 import { DurableObject } from "cloudflare:workers";
 import { OffsetOutOfRange } from "../src/log/errors";
@@ -47,6 +47,9 @@ import { logEvent } from "../src/util/logging";
 import { Serial } from "../src/util/serial";
 import type { ObjectHost, SubscriptionHubCalls, TaskObjectCalls } from "./calls";
 
+/** The hub's one row: its counters (src/subscriptions/hub-counters.ts). */
+const COUNTERS_ROW = "counters";
+
 /** Batches read per wake-up at most before the hub yields (a wake-up or an acknowledgement goes on). */
 const MAX_ROUNDS = 20;
 
@@ -59,8 +62,8 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
   private readonly serial = new Serial();
   /** The partition this hub subscribed to while awake (a subscription is idempotent: unknown after eviction). */
   private subscribed: string | undefined;
-  /** Events pushed, reads, drops and refusals of this instance, in memory (GET /metrics; a reset loses them). */
-  private readonly counters = new HubCounters();
+  /** Events pushed, reads, drops and refusals (GET /metrics): counted in memory, saved in the hub's one row (src/subscriptions/hub-counters.ts). */
+  private counters = new HubCounters();
 
   constructor(
     ctx: DurableObjectState,
@@ -68,6 +71,10 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     private readonly host: ObjectHost,
   ) {
     super(ctx, env as never);
+    // The counts go on from what was saved: an eviction or a crash never lowers them.
+    void ctx.blockConcurrencyWhile(async () => {
+      this.counters = HubCounters.restore(await ctx.storage.get(COUNTERS_ROW)) ?? this.counters;
+    });
   }
 
   /** The upgrade the Worker forwards (its `X-Edge-Streams-Hub-Start` header a HubStart): 101 with the socket, or 503 over a limit. */
@@ -78,7 +85,10 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     const open = { hub: this.open().length, key: this.open(tag).length };
     const limits = { perHub: this.host.config.HUB_MAX_SOCKETS, perKey: this.host.config.HUB_MAX_SOCKETS_PER_KEY };
     const refused = refusal(open, limits, start.view);
-    if (refused) this.counters.refuse(open, limits);
+    if (refused) {
+      this.counters.refuse(open, limits);
+      await this.save(false);
+    }
     if (refused) return Response.json({ code: "unavailable", message: refused }, { status: 503, headers: { "Retry-After": "1" } });
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server, [tag]);
@@ -103,7 +113,18 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
 
   /** Sockets held now and this instance's counters (GET /metrics): no read, no row. */
   async metrics(): Promise<HubMetrics> {
+    // Saved first, and confirmed: the output gate holds this answer until the counts it gives are durable.
+    await this.save(true);
     return this.counters.metrics(this.open().length);
+  }
+
+  /**
+   * Saves the counters when they changed. Unconfirmed at the end of a wake-up (the next pushes are
+   * not held back for it); confirmed before an answer to `metrics()`, so no count answered is lost.
+   */
+  private async save(confirmed: boolean): Promise<void> {
+    const unsaved = this.counters.unsaved();
+    if (unsaved) await this.ctx.storage.put(COUNTERS_ROW, unsaved, { allowUnconfirmed: !confirmed });
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
@@ -144,13 +165,18 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
   /** Pushes what is new to every socket with room; with no socket open, unsubscribes (no more wake-ups). */
   private pump(tp?: TopicPartition): Promise<void> {
     return this.serial.run(async () => {
-      for (let round = 0; round < MAX_ROUNDS; round++) {
-        const held = this.open().map((ws) => ({ ws, state: ws.deserializeAttachment() as HubSocket }));
-        if (held.length === 0) return this.unfollow(tp);
-        if (!(await this.round(held))) return;
+      try {
+        for (let round = 0; round < MAX_ROUNDS; round++) {
+          const held = this.open().map((ws) => ({ ws, state: ws.deserializeAttachment() as HubSocket }));
+          if (held.length === 0) return await this.unfollow(tp);
+          if (!(await this.round(held))) return;
+        }
+        // Still behind: go on after what queued meanwhile (acknowledgements, wake-ups).
+        this.ctx.waitUntil(this.pump(tp));
+      } finally {
+        // Once per wake-up, not per push: an eviction after it loses nothing.
+        await this.save(false);
       }
-      // Still behind: go on after what queued meanwhile (acknowledgements, wake-ups).
-      this.ctx.waitUntil(this.pump(tp));
     });
   }
 

@@ -322,6 +322,25 @@ describe("a key's socket, held by its changelog partition's hibernating hub", ()
     socket.close();
   });
 
+  it("keeps its counters across a reset of the hub (a crash or an eviction): events_pushed_total never falls", async () => {
+    const key = keyOn(1, "hub-counted");
+    const socket = await watchSocket(keyPath(key));
+    await socket.next();
+    await order(key, 2);
+    await socket.take(2);
+    const before = await changelogHubSeries(1);
+    expect(before.get("events_pushed_total")).toBeGreaterThanOrEqual(3);
+    await runInDurableObject(hub(1), (_object, state) => state.abort("injected crash: hub")).catch(() => undefined);
+    await until(async () => socket.closed !== undefined, 10_000, "the hub's reset closed the socket", 20);
+    // A new instance of the hub answers: the counts it had, and the same start.
+    const after = await changelogHubSeries(1);
+    for (const name of ["events_pushed_total", "reads_total", "start_time_seconds"]) expect(after.get(name), name).toBe(before.get(name));
+    const again = await watchSocket(keyPath(key));
+    expect((await again.next()).data).toEqual({ key, value: { count: 2, sum: 2 } });
+    await until(async () => (await changelogHubSeries(1)).get("events_pushed_total")! > before.get("events_pushed_total")!, 10_000, "the count went on", 20);
+    again.close();
+  });
+
   it(`refuses a socket past ${HUB_PER_KEY} on one key (503, Retry-After), not on another key, and takes one again once one closed`, async () => {
     const key = keyOn(1, "hub-limit");
     const held = [];
