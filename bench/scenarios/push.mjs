@@ -40,7 +40,9 @@
  *   BENCH_PUSH_FANOUT_ORDERS (500) orders in requests of 100 posted back to back. Every socket
  *   must see the count go up by one per order, each once, in order (any gap, repeat, resync or
  *   close fails the scenario). `push_events_per_s` = sockets × orders / (the last socket's last
- *   event − the first request sent); `push_hub_drops_metric` the hubs' drops meanwhile (0).
+ *   event − the first request sent); `push_hub_drops_metric` the hubs' drops meanwhile (0);
+ *   `push_hub_events_pushed_metric` what the changelog's hubs counted pushed over the fan-out
+ *   (`edge_streams_hub_events_pushed_total`, monotonic: sockets × (singles + orders) exactly).
  * - **Memory.** The workerd processes' resident memory (bench/lib/rss.mjs; a Worker's heap is not
  *   observable from outside): before the sockets open, while they are held, after the fan-out,
  *   and after they close: `push_workerd_rss_*_mb`.
@@ -546,6 +548,7 @@ async function measure(baseUrl, app) {
     push_hub_sockets_metric: hubSockets - Math.max(0, hubSocketsIdle),
     push_hub_sockets_after_close: hubSocketsClosed,
     push_hub_drops_metric: dropsAfter,
+    push_hub_events_pushed_metric: pushedAfter - pushedBefore,
     push_fanout_first_p50_ms: p(first, 50),
     push_fanout_all_p50_ms: p(all, 50),
     push_fanout_all_p99_ms: p(all, 99),
