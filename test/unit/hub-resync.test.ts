@@ -5,6 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { ordersTotalsTopology } from "../../examples/orders-totals/topology";
+import { pageViewsTopology } from "../../examples/page-views/topology";
+import { encodeTime } from "../../src/streams/state/key-codec";
+import { windowRowsPrefix } from "../../src/subscriptions/window-keys";
 import { Application } from "../../src/application";
 import { newSocket, parseHubStart } from "../../src/subscriptions/hub-sockets";
 import { planResnapshot, RESYNC_EVENT_MESSAGE, resnapshotOf } from "../../src/subscriptions/hub-resync";
@@ -56,6 +59,26 @@ describe("planResnapshot", () => {
     expect(newSocket({ ...start, view: "prefix", snapshots: true }).snapshots).toBeUndefined();
     expect(parseHubStart({ ...start, view: "key", snapshots: "yes" })).toBeUndefined();
     expect(parseHubStart({ ...start, view: "key", snapshots: true })).toMatchObject({ snapshots: true });
+  });
+
+  it("snapshots a key's windows as the windows route does: each row's window, then snapshot-end with the count and the token", () => {
+    const views = new Application(pageViewsTopology()).store("views-per-minute")!;
+    const region = "eu";
+    const s = {
+      ...newSocket({ topic: views.store.changelogTopic, partition: 1, store: views.store.name, view: "windows", key: region, position: 0, messages: [] }),
+      sent: 3,
+      acked: 3,
+    };
+    const resnapshot = resnapshotOf(views.store, s)!;
+    const prefix = windowRowsPrefix(region);
+    expect(resnapshot.selection).toEqual({ prefix, limit: MAX_SNAPSHOT_KEYS + 1 });
+    const row = `${prefix}${encodeTime(60_000)}${encodeTime(120_000)}`;
+    const messages = planResnapshot(s, resnapshot.target, { entries: [{ key: row, value: "2" }], positions: new Map([[1, 9]]) }, 0, 100).map((m) =>
+      JSON.parse(m),
+    );
+    expect(messages.map((m) => m.event)).toEqual(["resync", "snapshot", "snapshot-end"]);
+    expect(messages[1]).toEqual({ event: "snapshot", data: { key: region, window: { start: 60_000, end: 120_000 }, value: 2 } });
+    expect(messages[2]).toEqual({ event: "snapshot-end", data: { key: region, windows: 1 }, id: expect.stringMatching(/^w1\./) });
   });
 
   it("has no fresh snapshot for a prefix's or a tail's socket (the Worker holding the stream takes it)", () => {
