@@ -288,6 +288,28 @@ describe("a key's socket, held by its changelog partition's hibernating hub", ()
     socket.close();
   });
 
+  it("sends resync and closes with 4009 a socket whose fresh snapshot cannot be taken (its task restores): reconnect without lastEventId", async () => {
+    const key = keyOn(2, "hub-stale-restoring");
+    await order(key, 1);
+    const active = await activeInstance(driver.instances(), 2);
+    const token = encodeToken({ topic: "edge-streams-totals-changelog", positions: new Map([[2, 1_000_000]]) });
+    expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
+    try {
+      await driver.task(active).corrupt();
+      const socket = await watchSocket(`${keyPath(key)}?lastEventId=${encodeURIComponent(token)}`);
+      expect((await socket.next()).event).toBe("resync");
+      await until(async () => socket.closed !== undefined, 10_000, "the socket closed", 20);
+      expect(socket.closed?.code).toBe(4009);
+    } finally {
+      expect((await call("/admin/restore/resume", { body: {} })).status).toBe(200);
+    }
+    await driver.runUntilQuiet();
+    // Reconnected without it: the snapshot, from the restored task.
+    const again = await watchSocket(keyPath(key));
+    expect((await again.next()).data).toEqual({ key, value: { count: 1, sum: 1 } });
+    again.close();
+  });
+
   it("gives a slow socket that retention overtook resync, then a snapshot of the current value, then each later change: no gap, no repeat, the same socket", async () => {
     const key = keyOn(3, "hub-slow-resync");
     const tp = { topic: "edge-streams-totals-changelog", partition: 3 };
