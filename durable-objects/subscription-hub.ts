@@ -111,7 +111,7 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     return { sockets: this.open().length, reads: this.counters.reads, subscribed: this.subscribed !== undefined };
   }
 
-  /** Sockets held now and this instance's counters (GET /metrics): no read, no row. */
+  /** Sockets held now and the counters (GET /metrics): no read; a row written only when the counts changed since last saved. */
   async metrics(): Promise<HubMetrics> {
     // Saved first, and confirmed: the output gate holds this answer until the counts it gives are durable.
     await this.save(true);
