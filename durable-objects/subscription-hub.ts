@@ -16,7 +16,7 @@ import { OffsetOutOfRange } from "../src/log/errors";
 import type { LogRecord, TopicPartition } from "../src/log/types";
 import { instanceName, subscriptionHubName } from "../src/names";
 import { askActive, type ClusterPort } from "../src/coordinator/assignment-view";
-import { planResnapshot, resnapshotOf } from "../src/subscriptions/hub-resync";
+import { planResnapshot, resnapshotOf, sortLost } from "../src/subscriptions/hub-resync";
 import { type SnapshotPorts, takeSnapshot } from "../src/subscriptions/store-snapshot";
 import type { Snapshot } from "../src/subscriptions/watch-loop";
 import { toMessage } from "../src/kafka-rest/fetch";
@@ -261,18 +261,10 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
    * closed `4009`. True when a socket goes on (from its snapshot's offset).
    */
   private async resync(lost: readonly WebSocket[]): Promise<boolean> {
-    const groups = new Map<string, WebSocket[]>();
-    for (const ws of lost) {
-      const s = ws.deserializeAttachment() as HubSocket;
-      if (!s.snapshots) {
-        closeResync(ws, this.counters);
-        continue;
-      }
-      const watched = `${s.store}\n${s.view}\n${s.key}`;
-      groups.set(watched, [...(groups.get(watched) ?? []), ws]);
-    }
+    const { groups, close } = sortLost(lost, (ws) => ws.deserializeAttachment() as HubSocket);
+    for (const ws of close) closeResync(ws, this.counters);
     let goesOn = false;
-    for (const group of groups.values()) {
+    for (const group of groups) {
       const first = group[0]!.deserializeAttachment() as HubSocket;
       const found = this.host.application.store(first.store);
       const resnapshot = found && resnapshotOf(found.store, first);

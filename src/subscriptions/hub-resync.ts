@@ -42,6 +42,28 @@ export function resnapshotOf(store: StoreDefinition, s: Pick<HubSocket, "topic" 
   };
 }
 
+/**
+ * The sockets a hub can no longer serve, sorted: those it takes a fresh snapshot for, grouped by
+ * what they watch (one snapshot per group, in the order first met), and the rest — a Worker's
+ * socket (it takes the snapshot itself) or one written before the flag — which it closes `4009`.
+ */
+export function sortLost<T>(lost: readonly T[], state: (socket: T) => HubSocket): { readonly groups: T[][]; readonly close: T[] } {
+  const groups = new Map<string, T[]>();
+  const close: T[] = [];
+  for (const socket of lost) {
+    const s = state(socket);
+    if (!s.snapshots) {
+      close.push(socket);
+      continue;
+    }
+    const watched = `${s.store}\n${s.view}\n${s.key}`;
+    const group = groups.get(watched);
+    if (group) group.push(socket);
+    else groups.set(watched, [socket]);
+  }
+  return { groups: [...groups.values()], close };
+}
+
 /** The `resync` message of a subscriber's socket, as the Worker's socket sends it. */
 export const RESYNC_EVENT_MESSAGE = socketMessage({ event: "resync", data: RESYNC_DATA });
 

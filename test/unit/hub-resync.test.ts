@@ -10,7 +10,7 @@ import { encodeTime } from "../../src/streams/state/key-codec";
 import { windowRowsPrefix } from "../../src/subscriptions/window-keys";
 import { Application } from "../../src/application";
 import { newSocket, parseHubStart } from "../../src/subscriptions/hub-sockets";
-import { planResnapshot, RESYNC_EVENT_MESSAGE, resnapshotOf } from "../../src/subscriptions/hub-resync";
+import { planResnapshot, RESYNC_EVENT_MESSAGE, resnapshotOf, sortLost } from "../../src/subscriptions/hub-resync";
 import { decodeToken } from "../../src/subscriptions/resume-token";
 import { MAX_SNAPSHOT_KEYS, SNAPSHOT_WAIT_MS, SnapshotRefused, type SnapshotPorts, takeSnapshot } from "../../src/subscriptions/store-snapshot";
 import type { SnapshotAnswer } from "../../src/task/protocol";
@@ -79,6 +79,19 @@ describe("planResnapshot", () => {
     expect(messages.map((m) => m.event)).toEqual(["resync", "snapshot", "snapshot-end"]);
     expect(messages[1]).toEqual({ event: "snapshot", data: { key: region, window: { start: 60_000, end: 120_000 }, value: 2 } });
     expect(messages[2]).toEqual({ event: "snapshot-end", data: { key: region, windows: 1 }, id: expect.stringMatching(/^w1\./) });
+  });
+
+  it("sorts the lost sockets: a subscriber's grouped by what it watches (one snapshot each group), a Worker's closed", () => {
+    const at = (key: string, view: "key" | "windows", snapshots?: boolean) => ({
+      ...socket(),
+      key,
+      view,
+      ...(snapshots === undefined ? { snapshots: undefined } : { snapshots }),
+    });
+    const lost = [at("a", "key", true), at("b", "key", true), at("a", "key", undefined), at("a", "windows", true), at("a", "key", true)];
+    const { groups, close } = sortLost(lost, (s) => s);
+    expect(groups).toEqual([[lost[0], lost[4]], [lost[1]], [lost[3]]]);
+    expect(close).toEqual([lost[2]]);
   });
 
   it("has no fresh snapshot for a prefix's or a tail's socket (the Worker holding the stream takes it)", () => {
