@@ -14,7 +14,7 @@ import type { CorruptedInstance } from "../src/restore/restorer";
 import type { RegistrationEnd } from "../src/restore/suspensions";
 import type { InstanceReport } from "../src/summary/summary";
 import type { PartialTaskDescription, TaskDescription } from "../src/task/describe";
-import type { Assignment, InstanceAck, RestoreBatch, RestoreReply, SkipAnswer } from "../src/task/protocol";
+import type { Assignment, InstanceAck, RestoreBatch, RestoreReply, SkipAnswer, SnapshotAnswer, SnapshotSelection } from "../src/task/protocol";
 import type { AppliedReset, InputReset } from "../src/task/input-reset";
 import type { RecordOrigin } from "../src/streams/errors";
 
@@ -40,6 +40,8 @@ export interface TaskObjectCalls {
    * end as the wake-up left (src/task/quiet-inputs.ts).
    */
   wake(pushed?: PushedFetch, echo?: boolean, told?: WakeTold): Promise<number | null>;
+  /** A subscription's snapshot (a subscription hub's fresh one after a resync): RUNNING active only. */
+  snapshot(store: string, selection: SnapshotSelection): Promise<SnapshotAnswer>;
 }
 
 /** A task's request to shut the whole application down (its uncaught error chose `"shutdown-application"`). */
@@ -55,6 +57,8 @@ export interface CoordinatorCalls {
   reportCorruption(corrupted: readonly CorruptedInstance[]): Promise<void>;
   /** A partition's first append while no one listened: the tasks reading it are made if they are not yet. */
   inputArrived(tp: TopicPartition): Promise<void>;
+  /** The assignment (a subscription hub finds a task's active instance by it, src/coordinator/assignment-view.ts). */
+  snapshot(): Promise<AssignmentSnapshot>;
 }
 
 /** The assignment as the API caches it: every instance, and its version (the last epoch handed out). */

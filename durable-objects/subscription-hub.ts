@@ -6,14 +6,19 @@
  * accepts the socket (its state in the socket's attachment, src/subscriptions/hub-sockets.ts),
  * subscribes to its partition while any socket is open, and on each wake-up reads the new records
  * once, from the lowest position among its sockets, and pushes each to the sockets that watch it.
- * A tail's socket gets every record from its position on, with a `gap` for offsets gone.
+ * A tail's socket gets every record from its position on, with a `gap` for offsets gone; a key's
+ * socket the changelog no longer serves gets `resync` and a fresh snapshot from the owning task.
  * It follows the changelog, not the task: a task's migration or crash never touches its sockets.
- * It writes no rows of its own.
+ * It writes one row of its own: its counters (GET /metrics), saved once per wake-up.
  */
 import { DurableObject } from "cloudflare:workers";
 import { OffsetOutOfRange } from "../src/log/errors";
 import type { LogRecord, TopicPartition } from "../src/log/types";
-import { subscriptionHubName } from "../src/names";
+import { instanceName, subscriptionHubName } from "../src/names";
+import { askActive, type ClusterPort } from "../src/coordinator/assignment-view";
+import { planResnapshot, resnapshotOf, sortLost } from "../src/subscriptions/hub-resync";
+import { type SnapshotPorts, takeSnapshot } from "../src/subscriptions/store-snapshot";
+import type { Snapshot } from "../src/subscriptions/watch-loop";
 import { toMessage } from "../src/kafka-rest/fetch";
 import { keyForAnswer } from "../src/streams/key-text";
 import { changeData } from "../src/subscriptions/change-data";
@@ -37,10 +42,13 @@ import {
   refusal,
   stalled,
 } from "../src/subscriptions/hub-sockets";
-import { SLOW_SUBSCRIBER } from "../src/subscriptions/socket-credit";
+import { SLOW_SUBSCRIBER, SOCKET_WINDOW } from "../src/subscriptions/socket-credit";
 import { logEvent } from "../src/util/logging";
 import { Serial } from "../src/util/serial";
-import type { ObjectHost, SubscriptionHubCalls } from "./calls";
+import type { ObjectHost, SubscriptionHubCalls, TaskObjectCalls } from "./calls";
+
+/** The hub's one row: its counters (src/subscriptions/hub-counters.ts). */
+const COUNTERS_ROW = "counters";
 
 /** Batches read per wake-up at most before the hub yields (a wake-up or an acknowledgement goes on). */
 const MAX_ROUNDS = 20;
@@ -54,8 +62,8 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
   private readonly serial = new Serial();
   /** The partition this hub subscribed to while awake (a subscription is idempotent: unknown after eviction). */
   private subscribed: string | undefined;
-  /** Events pushed, reads, drops and refusals of this instance, in memory (GET /metrics; a reset loses them). */
-  private readonly counters = new HubCounters();
+  /** Events pushed, reads, drops and refusals (GET /metrics): counted in memory, saved in the hub's one row (src/subscriptions/hub-counters.ts). */
+  private counters = new HubCounters();
 
   constructor(
     ctx: DurableObjectState,
@@ -63,6 +71,10 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     private readonly host: ObjectHost,
   ) {
     super(ctx, env as never);
+    // The counts go on from what was saved: an eviction or a crash never lowers them.
+    void ctx.blockConcurrencyWhile(async () => {
+      this.counters = HubCounters.restore(await ctx.storage.get(COUNTERS_ROW)) ?? this.counters;
+    });
   }
 
   /** The upgrade the Worker forwards (its `X-Edge-Streams-Hub-Start` header a HubStart): 101 with the socket, or 503 over a limit. */
@@ -73,7 +85,10 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     const open = { hub: this.open().length, key: this.open(tag).length };
     const limits = { perHub: this.host.config.HUB_MAX_SOCKETS, perKey: this.host.config.HUB_MAX_SOCKETS_PER_KEY };
     const refused = refusal(open, limits, start.view);
-    if (refused) this.counters.refuse(open, limits);
+    if (refused) {
+      this.counters.refuse(open, limits);
+      await this.save(false);
+    }
     if (refused) return Response.json({ code: "unavailable", message: refused }, { status: 503, headers: { "Retry-After": "1" } });
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server, [tag]);
@@ -96,9 +111,20 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     return { sockets: this.open().length, reads: this.counters.reads, subscribed: this.subscribed !== undefined };
   }
 
-  /** Sockets held now and this instance's counters (GET /metrics): no read, no row. */
+  /** Sockets held now and the counters (GET /metrics): no read; a row written only when the counts changed since last saved. */
   async metrics(): Promise<HubMetrics> {
+    // Saved first, and confirmed: the output gate holds this answer until the counts it gives are durable.
+    await this.save(true);
     return this.counters.metrics(this.open().length);
+  }
+
+  /**
+   * Saves the counters when they changed. Unconfirmed at the end of a wake-up (the next pushes are
+   * not held back for it); confirmed before an answer to `metrics()`, so no count answered is lost.
+   */
+  private async save(confirmed: boolean): Promise<void> {
+    const unsaved = this.counters.unsaved();
+    if (unsaved) await this.ctx.storage.put(COUNTERS_ROW, unsaved, { allowUnconfirmed: !confirmed });
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
@@ -139,13 +165,18 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
   /** Pushes what is new to every socket with room; with no socket open, unsubscribes (no more wake-ups). */
   private pump(tp?: TopicPartition): Promise<void> {
     return this.serial.run(async () => {
-      for (let round = 0; round < MAX_ROUNDS; round++) {
-        const held = this.open().map((ws) => ({ ws, state: ws.deserializeAttachment() as HubSocket }));
-        if (held.length === 0) return this.unfollow(tp);
-        if (!(await this.round(held))) return;
+      try {
+        for (let round = 0; round < MAX_ROUNDS; round++) {
+          const held = this.open().map((ws) => ({ ws, state: ws.deserializeAttachment() as HubSocket }));
+          if (held.length === 0) return await this.unfollow(tp);
+          if (!(await this.round(held))) return;
+        }
+        // Still behind: go on after what queued meanwhile (acknowledgements, wake-ups).
+        this.ctx.waitUntil(this.pump(tp));
+      } finally {
+        // Once per wake-up, not per push: an eviction after it loses nothing.
+        await this.save(false);
       }
-      // Still behind: go on after what queued meanwhile (acknowledgements, wake-ups).
-      this.ctx.waitUntil(this.pump(tp));
     });
   }
 
@@ -164,9 +195,13 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     } catch (error) {
       if (!(error instanceof OffsetOutOfRange)) throw error;
       const range = await this.host.log.offsets(tp);
+      const lost: WebSocket[] = [];
       for (const h of held) {
         if (!outside(h.state.position, range)) continue;
-        if (h.state.view !== "tail") resync(h.ws, this.counters);
+        // A full window waits for its acknowledgement (which pumps again): a snapshot is sent within the window's credit, as any message.
+        if (h.state.view !== "tail") {
+          if (hasRoom(h.state)) lost.push(h.ws);
+        }
         // A tail goes on after the offsets gone, as the Worker's tail does (src/subscriptions/tail-loop.ts).
         else if (h.ws.readyState === WebSocket.OPEN) {
           // Read again: an acknowledgement taken during the reads is in the attachment.
@@ -177,7 +212,8 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
           if (messages.length > 0) h.ws.serializeAttachment(state);
         }
       }
-      return held.some((h) => h.state.view === "tail" || !outside(h.state.position, range));
+      const resnapshotted = await this.resync(lost);
+      return resnapshotted || held.some((h) => h.state.view === "tail" || !outside(h.state.position, range));
     }
     let more = false;
     // One renderer, and one message per record, for all the sockets watching the same key and view.
@@ -189,6 +225,7 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
       tailed.set(record.offset, message);
       return message;
     };
+    const lost: WebSocket[] = [];
     // Read again after the fetch: an acknowledgement taken meanwhile is in the attachment, not in what was read before.
     for (const { ws } of held) {
       if (ws.readyState !== WebSocket.OPEN) continue;
@@ -208,11 +245,70 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
       const plan = planSocket(h.state, { from, records: result.records, latest: result.latest }, now, shared.render, undefined, shared.rendered);
       for (const message of plan.messages) h.ws.send(message);
       this.counters.pushed += plan.messages.length;
-      if (plan.resync) resync(h.ws, this.counters);
-      else if (h.state.position !== position || h.state.sent !== sent || h.state.fullSince !== fullSince) h.ws.serializeAttachment(h.state);
+      // The changes before the gap are sent and written down; the resync comes after them.
+      if (h.state.position !== position || h.state.sent !== sent || h.state.fullSince !== fullSince) h.ws.serializeAttachment(h.state);
+      if (plan.resync) lost.push(h.ws);
       more ||= !plan.resync && behind(h.state, result.latest);
     }
-    return more;
+    return (await this.resync(lost)) || more;
+  }
+
+  /**
+   * Sockets the changelog no longer serves from their position. A subscriber's own socket of a key
+   * (or a key's windows) gets `resync` and a fresh snapshot from the owning task, on the same socket,
+   * one snapshot per key watched (src/subscriptions/hub-resync.ts); any other socket — the Worker's
+   * (it takes the snapshot itself), or one whose snapshot cannot be taken now — is sent `resync` and
+   * closed `4009`. True when a socket goes on (from its snapshot's offset).
+   */
+  private async resync(lost: readonly WebSocket[]): Promise<boolean> {
+    const { groups, close } = sortLost(lost, (ws) => ws.deserializeAttachment() as HubSocket);
+    for (const ws of close) closeResync(ws, this.counters);
+    let goesOn = false;
+    for (const group of groups) {
+      const first = group[0]!.deserializeAttachment() as HubSocket;
+      const found = this.host.application.store(first.store);
+      const resnapshot = found && resnapshotOf(found.store, first);
+      let snapshot: Snapshot;
+      try {
+        if (!found || !resnapshot) throw new Error(`no fresh snapshot of store ${first.store}'s ${first.view} view`);
+        snapshot = await takeSnapshot(this.snapshotPorts(), found, [first.partition], resnapshot.selection, resnapshot.tooMany);
+      } catch (error) {
+        // The subscriber reconnects without lastEventId, and its Worker takes (or refuses) the snapshot.
+        logEvent("hub.resnapshot-failed", { store: first.store, partition: first.partition, error: String(error) }, "warn");
+        for (const ws of group) closeResync(ws, this.counters);
+        continue;
+      }
+      for (const ws of group) {
+        if (ws.readyState !== WebSocket.OPEN) continue;
+        // Read again: an acknowledgement taken while the snapshot was taken is in the attachment.
+        const state = ws.deserializeAttachment() as HubSocket;
+        const messages = planResnapshot(state, resnapshot.target, snapshot, Date.now(), SOCKET_WINDOW);
+        for (const message of messages) ws.send(message);
+        ws.serializeAttachment(state);
+        this.counters.pushed += messages.length;
+        this.counters.drops.resync++;
+        goesOn = true;
+      }
+    }
+    return goesOn;
+  }
+
+  /** How this hub takes a snapshot: the owning task's active instance, found as the API finds it. */
+  private snapshotPorts(): SnapshotPorts {
+    const objects = this.host.objects;
+    const cluster: ClusterPort<TaskObjectCalls> = {
+      key: this.host,
+      placements: this.host.config.PLACEMENTS,
+      assignment: () => objects.coordinator().snapshot(),
+      instance: (instance) => objects.taskObject(instanceName(instance)),
+    };
+    return {
+      ask: (taskId, store, selection) => askActive(cluster, taskId, (stub) => stub.snapshot(store, selection)),
+      offsets: (tp) => this.host.log.offsets(tp),
+      taskOf: (subtopology, partition) => this.host.application.taskForStorePartition(subtopology, partition),
+      now: () => Date.now(),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    };
   }
 
   private dropSlow(ws: WebSocket): true {
@@ -244,7 +340,7 @@ function close(ws: WebSocket, code: number, reason: string): true {
   return true;
 }
 
-function resync(ws: WebSocket, counters: HubCounters): void {
+function closeResync(ws: WebSocket, counters: HubCounters): void {
   counters.drops.resync++;
   try {
     ws.send(RESYNC_MESSAGE);

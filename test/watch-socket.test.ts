@@ -271,17 +271,96 @@ describe("a key's socket, held by its changelog partition's hibernating hub", ()
     await until(async () => (await hub(3).stats()).subscribed === false, 10_000, "the hub unsubscribed", 20);
   });
 
-  it("sends resync and closes with 4009 a socket whose position the changelog does not hold (reconnect without lastEventId)", async () => {
+  it("answers a token the changelog no longer holds with a fresh snapshot marked as such, on the same socket (no resync: nothing was sent)", async () => {
     const key = keyOn(0, "hub-stale");
+    await order(key, 2);
     const token = encodeToken({ topic: "edge-streams-totals-changelog", positions: new Map([[0, 1_000_000]]) });
     const resyncs = (await changelogHubSeries(0)).get('drops_total{reason="resync"}') ?? 0;
     const socket = await watchSocket(`${keyPath(key)}?lastEventId=${encodeURIComponent(token)}`);
-    expect((await socket.next()).event).toBe("resync");
-    await until(async () => socket.closed !== undefined, 10_000, "the socket closed", 20);
-    expect(socket.closed?.code).toBe(4009);
+    const snapshot = await socket.next();
+    expect(snapshot).toEqual({ event: "snapshot", data: { key, value: { count: 2, sum: 2 } }, id: expect.stringMatching(/^w1\./) });
+    await order(key, 1);
+    expect(counts(await socket.take(1))).toEqual([["message", 3]]);
+    expect(socket.closed).toBeUndefined();
     const after = await changelogHubSeries(0);
     expect(after.get('drops_total{reason="resync"}')).toBe(resyncs + 1);
     expect(after.get('drops_total{reason="slow"}')).toBe(0);
+    socket.close();
+  });
+
+  it("sends resync and closes with 4009 a socket whose fresh snapshot cannot be taken (its task restores): reconnect without lastEventId", async () => {
+    const key = keyOn(2, "hub-stale-restoring");
+    await order(key, 1);
+    const active = await activeInstance(driver.instances(), 2);
+    const token = encodeToken({ topic: "edge-streams-totals-changelog", positions: new Map([[2, 1_000_000]]) });
+    expect((await call("/admin/restore/pause", { method: "POST" })).status).toBe(200);
+    try {
+      await driver.task(active).corrupt();
+      const socket = await watchSocket(`${keyPath(key)}?lastEventId=${encodeURIComponent(token)}`);
+      expect((await socket.next()).event).toBe("resync");
+      await until(async () => socket.closed !== undefined, 10_000, "the socket closed", 20);
+      expect(socket.closed?.code).toBe(4009);
+    } finally {
+      expect((await call("/admin/restore/resume", { body: {} })).status).toBe(200);
+    }
+    await driver.runUntilQuiet();
+    // Reconnected without it: the snapshot, from the restored task.
+    const again = await watchSocket(keyPath(key));
+    expect((await again.next()).data).toEqual({ key, value: { count: 1, sum: 1 } });
+    again.close();
+  });
+
+  it("gives a slow socket that retention overtook resync, then a snapshot of the current value, then each later change: no gap, no repeat, the same socket", async () => {
+    const key = keyOn(3, "hub-slow-resync");
+    const tp = { topic: "edge-streams-totals-changelog", partition: 3 };
+    const socket = await watchSocket(keyPath(key), false);
+    expect(await socket.next()).toMatchObject({ event: "message", data: { key, value: null } });
+    // More changes than the window, in one request: the hub stops at the window while the subscriber acknowledges nothing.
+    const records = Array.from({ length: SOCKET_WINDOW + 10 }, () => ({ key, value: { amount: 1 } }));
+    expect((await call("/topics/orders/records", { body: { records } })).status).toBe(200);
+    await driver.runUntilQuiet();
+    const window = await socket.take(SOCKET_WINDOW - 1);
+    expect(window.map((e) => e.data.value.count)).toEqual(Array.from({ length: SOCKET_WINDOW - 1 }, (_, i) => i + 1));
+    expect(socket.received).toBe(SOCKET_WINDOW);
+    const before = await hub(3).metrics();
+    // Retention removes the changes the subscriber has not read.
+    const end = (await json<{ partitions: { latest: number }[] }>(await call(`/topics/${tp.topic}`))).partitions[3]!.latest;
+    const deleted = await env.LOG_PARTITION.getByName(`${tp.topic}/3`).deleteRecordsBefore(tp, end);
+    if (!deleted.ok) throw new Error(deleted.failure.message);
+    socket.ack();
+    expect(await socket.next()).toMatchObject({ event: "resync" });
+    const snapshot = await socket.next();
+    expect(snapshot).toEqual({ event: "snapshot", data: { key, value: { count: records.length, sum: records.length } }, id: expect.stringMatching(/^w1\./) });
+    socket.ack();
+    await order(key, 2);
+    expect(counts(await socket.take(2))).toEqual([
+      ["message", records.length + 1],
+      ["message", records.length + 2],
+    ]);
+    expect(socket.closed).toBeUndefined();
+    const after = await hub(3).metrics();
+    expect(after.drops.resync).toBe(before.drops.resync + 1);
+    expect(after.pushed - before.pushed).toBe(4);
+    socket.close();
+  });
+
+  it("keeps its counters across a reset of the hub (a crash or an eviction): events_pushed_total never falls", async () => {
+    const key = keyOn(1, "hub-counted");
+    const socket = await watchSocket(keyPath(key));
+    await socket.next();
+    await order(key, 2);
+    await socket.take(2);
+    const before = await changelogHubSeries(1);
+    expect(before.get("events_pushed_total")).toBeGreaterThanOrEqual(3);
+    await runInDurableObject(hub(1), (_object, state) => state.abort("injected crash: hub")).catch(() => undefined);
+    await until(async () => socket.closed !== undefined, 10_000, "the hub's reset closed the socket", 20);
+    // A new instance of the hub answers: the counts it had, and the same start.
+    const after = await changelogHubSeries(1);
+    for (const name of ["events_pushed_total", "reads_total", "start_time_seconds"]) expect(after.get(name), name).toBe(before.get(name));
+    const again = await watchSocket(keyPath(key));
+    expect((await again.next()).data).toEqual({ key, value: { count: 2, sum: 2 } });
+    await until(async () => (await changelogHubSeries(1)).get("events_pushed_total")! > before.get("events_pushed_total")!, 10_000, "the count went on", 20);
+    again.close();
   });
 
   it(`refuses a socket past ${HUB_PER_KEY} on one key (503, Retry-After), not on another key, and takes one again once one closed`, async () => {

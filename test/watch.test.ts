@@ -163,6 +163,32 @@ describe("watching a key", () => {
     await stream.close();
   });
 
+  it("a slow subscriber that retention overtook gets resync, then a fresh snapshot of the current value, then each later change, on the same stream", async () => {
+    const key = keyOn(2, "watch-slow-resync");
+    const stream = await watchKey(key);
+    expect(total(await stream.next()).value).toBeNull();
+    // More changes than a hub's window (100) while the subscriber reads nothing: the hub stops at its window.
+    const records = Array.from({ length: 250 }, () => ({ key, value: { amount: 1 } }));
+    expect((await call("/topics/orders/records", { body: { records } })).status).toBe(200);
+    await driver.runUntilQuiet();
+    // Retention removes the changes it has not read yet.
+    const tp = { topic: CHANGELOG, partition: 2 };
+    const end = (await json<{ partitions: { latest: number }[] }>(await call(`/topics/${CHANGELOG}`))).partitions[2]!.latest;
+    const deleted = await env.LOG_PARTITION.getByName(`${CHANGELOG}/2`).deleteRecordsBefore(tp, end);
+    if (!deleted.ok) throw new Error(deleted.failure.message);
+    // What was passed on before comes in order, then resync and the fresh snapshot.
+    const before: ServerSentEvent[] = [];
+    for (let e = await stream.next(); e.event !== "resync"; e = await stream.next()) before.push(e);
+    expect(before.length).toBeLessThan(records.length);
+    expect(before.map((e) => total(e).value?.count)).toEqual(before.map((_, i) => i + 1));
+    const snapshot = await stream.next();
+    expect(snapshot.event).toBe("snapshot");
+    expect(total(snapshot)).toEqual({ key, value: { count: records.length, sum: records.length } });
+    await order(key, 1);
+    await expectCounts(stream, key, records.length + 1, 1);
+    await stream.close();
+  });
+
   it("refuses a Last-Event-ID that is not this subscription's token (400)", async () => {
     const key = keyOn(0, "watch-bad-id");
     for (const bad of [

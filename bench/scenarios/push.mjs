@@ -40,7 +40,9 @@
  *   BENCH_PUSH_FANOUT_ORDERS (500) orders in requests of 100 posted back to back. Every socket
  *   must see the count go up by one per order, each once, in order (any gap, repeat, resync or
  *   close fails the scenario). `push_events_per_s` = sockets × orders / (the last socket's last
- *   event − the first request sent); `push_hub_drops_metric` the hubs' drops meanwhile (0).
+ *   event − the first request sent); `push_hub_drops_metric` the hubs' drops meanwhile (0);
+ *   `push_hub_events_pushed_metric` what the changelog's hubs counted pushed over the fan-out
+ *   (`edge_streams_hub_events_pushed_total`, monotonic: sockets × (singles + orders) exactly).
  * - **Memory.** The workerd processes' resident memory (bench/lib/rss.mjs; a Worker's heap is not
  *   observable from outside): before the sockets open, while they are held, after the fan-out,
  *   and after they close: `push_workerd_rss_*_mb`.
@@ -65,6 +67,8 @@ export const name = "push";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const CHANGELOG_TOPICS = "edge-streams-totals-changelog=4(min.compaction.lag.ms=600000)";
+/** The label of the store changelog's hub series on /metrics (the fan-out's hub is among them). */
+const CHANGELOG_HUBS = 'topic="edge-streams-totals-changelog"';
 
 const SAMPLE_TIMEOUT_MS = 10_000;
 const OPEN_CONCURRENCY = 50;
@@ -453,7 +457,9 @@ async function measure(baseUrl, app) {
   const { held, refused } = await openWatches(app, fanoutKey, subscribers);
   note(`push: ${held.length} of ${subscribers} sockets held, ${refused} refused (503) in ${((performance.now() - openStarted) / 1000).toFixed(1)} s`);
   const hubSockets = await metricSum(app, "edge_streams_hub_sockets");
-  const pushedBefore = await metricSum(app, "edge_streams_hub_events_pushed_total");
+  // The store's changelog hubs only: a tail's hub leaves /metrics when its last tail closes, which
+  // made a sum over every hub fall between two reads (docs/subscriptions.md, *Metrics*).
+  const pushedBefore = await metricSum(app, "edge_streams_hub_events_pushed_total", CHANGELOG_HUBS);
   const rssHeld = await workerdRssBytes(app.pid);
   const first = [];
   const all = [];
@@ -492,7 +498,7 @@ async function measure(baseUrl, app) {
       if (s.changes !== fanoutSingles + fanoutOrders) throw new Error(`push: a watch saw ${s.changes} changes, not ${fanoutSingles + fanoutOrders}`);
     eventsPerS = (held.length * fanoutOrders) / ((lastAt - started) / 1000);
     rssFanout = await workerdRssBytes(app.pid);
-    pushedAfter = await metricSum(app, "edge_streams_hub_events_pushed_total");
+    pushedAfter = await metricSum(app, "edge_streams_hub_events_pushed_total", CHANGELOG_HUBS);
     dropsAfter = await metricSum(app, "edge_streams_hub_drops_total");
     note(
       `push: ${held.length} sockets × ${fanoutOrders} changes, each once in order, in ${((lastAt - started) / 1000).toFixed(2)} s: ${Math.round(eventsPerS)} events/s; ` +
@@ -542,6 +548,7 @@ async function measure(baseUrl, app) {
     push_hub_sockets_metric: hubSockets - Math.max(0, hubSocketsIdle),
     push_hub_sockets_after_close: hubSocketsClosed,
     push_hub_drops_metric: dropsAfter,
+    push_hub_events_pushed_metric: pushedAfter - pushedBefore,
     push_fanout_first_p50_ms: p(first, 50),
     push_fanout_all_p50_ms: p(all, 50),
     push_fanout_all_p99_ms: p(all, 99),

@@ -1,11 +1,14 @@
 /**
  * What a subscription hub did (durable-objects/subscription-hub.ts), for `GET /metrics`
- * (docs/subscriptions.md, *Metrics*): events pushed, changelog reads, sockets dropped (closed
- * `4008` as too slow, or sent `resync` and closed `4009`) and sockets refused over a limit. In
- * memory, from the hub instance's start (`since`): no row is written per push. An eviction of the
- * hub (it hibernates, and the runtime drops an idle object from memory) or a crash starts them
- * again at 0, as a process restart does a process's counters; the sockets held are not counted
- * here but read from the runtime, which keeps them across hibernation. Platform-free.
+ * (docs/subscriptions.md, *Metrics*): events pushed, changelog reads, sockets that lost their place
+ * (closed `4008` as too slow, or overtaken: sent `resync` and a fresh snapshot, or closed `4009`)
+ * and sockets refused over a limit. Counted in memory and saved in the hub's one row (`saved`) at
+ * the end of each wake-up and before every answer to `metrics()`, so that the counts are
+ * monotonic: an eviction of the hub (it hibernates, and the runtime drops an idle object from
+ * memory) or a crash starts again from the saved counts, and a count once answered was saved
+ * first (the object's output gate holds the answer until its write is durable). Summing them over
+ * hubs was what showed falls before: the counts restarted at 0 in memory, and a tail's hub leaves
+ * the page when its last tail closes. Platform-free.
  */
 import type { HubLimits } from "./hub-sockets";
 
@@ -22,7 +25,16 @@ export interface HubMetrics {
   readonly reads: number;
   readonly drops: Readonly<Record<HubDrop, number>>;
   readonly refused: Readonly<Record<HubLimit, number>>;
-  /** When these counters started (ms since the epoch): the hub instance's start. */
+  /** When these counters started (ms since the epoch): the hub's first count, kept across its resets. */
+  readonly since: number;
+}
+
+/** The counters as the hub's row keeps them. */
+export interface SavedHubCounters {
+  readonly pushed: number;
+  readonly reads: number;
+  readonly drops: Readonly<Record<HubDrop, number>>;
+  readonly refused: Readonly<Record<HubLimit, number>>;
   readonly since: number;
 }
 
@@ -31,8 +43,38 @@ export class HubCounters {
   reads = 0;
   readonly drops: Record<HubDrop, number> = { slow: 0, resync: 0 };
   readonly refused: Record<HubLimit, number> = { hub: 0, key: 0 };
+  /** What was last saved (or restored), to save only what changed. */
+  private savedText: string | undefined;
 
   constructor(readonly since = Date.now()) {}
+
+  /** The counters a row kept; undefined for a row that is not counters (none yet, or damaged: start again). */
+  static restore(saved: unknown): HubCounters | undefined {
+    const s = saved as Partial<SavedHubCounters> | null | undefined;
+    const count = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
+    if (typeof s !== "object" || s === null || !count(s.pushed) || !count(s.reads) || !count(s.since)) return undefined;
+    if (!count(s.drops?.slow) || !count(s.drops?.resync) || !count(s.refused?.hub) || !count(s.refused?.key)) return undefined;
+    const counters = new HubCounters(s.since);
+    counters.pushed = s.pushed;
+    counters.reads = s.reads;
+    Object.assign(counters.drops, { slow: s.drops.slow, resync: s.drops.resync });
+    Object.assign(counters.refused, { hub: s.refused.hub, key: s.refused.key });
+    counters.savedText = JSON.stringify(counters.toSaved());
+    return counters;
+  }
+
+  toSaved(): SavedHubCounters {
+    return { pushed: this.pushed, reads: this.reads, drops: { ...this.drops }, refused: { ...this.refused }, since: this.since };
+  }
+
+  /** The counters to save when they changed since the last save (which this counts as made), else undefined. */
+  unsaved(): SavedHubCounters | undefined {
+    const saved = this.toSaved();
+    const text = JSON.stringify(saved);
+    if (text === this.savedText) return undefined;
+    this.savedText = text;
+    return saved;
+  }
 
   /** Counts a refusal of a socket, by the limit it hit (as hub-sockets.ts `refusal` decides). */
   refuse(open: { hub: number; key: number }, limits: HubLimits): void {

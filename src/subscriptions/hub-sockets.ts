@@ -44,6 +44,12 @@ export interface HubSocket {
   acked: number;
   /** Since when the window is full (null: it has room). */
   fullSince: number | null;
+  /**
+   * A subscriber's own socket (handed over by the Worker): on a resync the hub takes its fresh
+   * snapshot and goes on (hub-resync.ts). Otherwise (the Worker's socket feeding a stream it holds,
+   * or an attachment written before this field) it is sent `resync` and closed `RESYNC_CLOSE`.
+   */
+  readonly snapshots?: boolean;
 }
 
 /** What a Worker hands a hub with the upgrade: the socket's start and the snapshot's messages (none on a resume). */
@@ -57,6 +63,8 @@ export interface HubStart {
   readonly position: number;
   /** Messages to send first, in order (the snapshot), already rendered. */
   readonly messages: readonly string[];
+  /** The subscriber's own socket: the hub takes its fresh snapshot on a resync (`HubSocket.snapshots`). */
+  readonly snapshots?: boolean;
 }
 
 /** The start a request's body holds; undefined when it is not one. */
@@ -67,13 +75,15 @@ export function parseHubStart(body: unknown): HubStart | undefined {
   if (typeof b.topic !== "string" || typeof b.store !== "string" || typeof b.key !== "string") return undefined;
   if (!count(b.partition) || !count(b.position) || !["key", "windows", "prefix", "tail"].includes(b.view as string)) return undefined;
   if (!Array.isArray(b.messages) || !b.messages.every((m) => typeof m === "string")) return undefined;
+  if (b.snapshots !== undefined && typeof b.snapshots !== "boolean") return undefined;
   return b as HubStart;
 }
 
 /** The socket a start opens (the snapshot's messages counted as sent). */
 export function newSocket(start: HubStart): HubSocket {
   const { topic, partition, store, view, key, position, messages } = start;
-  return { topic, partition, store, view, key, position, sent: messages.length, acked: 0, fullSince: null };
+  const socket: HubSocket = { topic, partition, store, view, key, position, sent: messages.length, acked: 0, fullSince: null };
+  return start.snapshots && (view === "key" || view === "windows") ? { ...socket, snapshots: true } : socket;
 }
 
 /**

@@ -3,13 +3,16 @@
  * page-views example's window store, read as a client reads server-sent events. First the key's
  * windows and `snapshot-end`, then each committed change of one of its windows, naming the window
  * as the read route does; a client back with its last id after the task's object crashed gets the
- * changes after it, once.
+ * changes after it, once; a socket its hub holds with a token too old gets a fresh snapshot from
+ * the hub, on the same socket.
  */
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { application } from "../../examples/page-views/app";
 import { MINUTE_MS } from "../../examples/page-views/topology";
 import { TestDriver } from "../../platform/testing/test-driver";
+import { partitionForKey } from "../../src/log/partitioner";
+import { encodeToken } from "../../src/subscriptions/resume-token";
 import { call, json } from "../support/api";
 import { socketOf } from "../support/socket";
 import { EventReader, type ServerSentEvent } from "../support/sse";
@@ -107,4 +110,22 @@ it("answers 401 without a token, 404 for an unknown store and 400 for a store wi
   expect(keyValue.status).toBe(400);
   expect(await json(keyValue)).toMatchObject({ error: "invalid_input", message: expect.stringContaining("not a window or session store") });
   expect((await call("/stores/views-per-minute/windows/eu/watch?from=1")).status).toBe(400);
+});
+
+it("answers a token the changelog no longer holds, on a socket its hub holds, with a fresh snapshot of the windows marked as such, then the changes", async () => {
+  await viewAt("sa", 9 * MINUTE_MS);
+  const { store, subtopology } = application.store("views-per-minute")!;
+  const partition = partitionForKey(store.keySerde.serialize("sa"), subtopology.partitions);
+  const stale = encodeToken({ topic: store.changelogTopic, positions: new Map([[partition, 1_000_000]]) });
+  const socket = await socketOf(
+    await call(`/stores/views-per-minute/windows/sa/watch?lastEventId=${encodeURIComponent(stale)}`, { headers: { Upgrade: "websocket" } }),
+  );
+  expect(await socket.take(2)).toEqual([
+    { event: "snapshot", data: { key: "sa", window: windowAt(9), value: 1 } },
+    { event: "snapshot-end", data: { key: "sa", windows: 1 }, id: expect.stringMatching(/^w1\./) },
+  ]);
+  await viewAt("sa", 9 * MINUTE_MS + 1);
+  expect(await socket.next()).toEqual({ event: "message", data: { key: "sa", window: windowAt(9), value: 2 }, id: expect.stringMatching(/^w1\./) });
+  expect(socket.closed).toBeUndefined();
+  socket.close();
 });

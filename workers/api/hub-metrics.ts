@@ -30,20 +30,20 @@ export async function hubFamilies(host: Host, partitions: readonly TopicPartitio
   const pushed = hubFamily(
     "events_pushed_total",
     "counter",
-    "Messages the hub sent to its sockets (snapshots and changes), since the hub instance started (an eviction or crash restarts it at 0).",
+    "Messages the hub sent to its sockets (snapshots and changes), since the hub first counted (saved: an eviction or crash never lowers it).",
   );
-  const reads = hubFamily("reads_total", "counter", "Changelog reads the hub made (each serves all of its sockets), since the hub instance started.");
+  const reads = hubFamily("reads_total", "counter", "Changelog reads the hub made (each serves all of its sockets), since the hub first counted.");
   const drops = hubFamily(
     "drops_total",
     "counter",
-    "Sockets the hub dropped, by reason: slow (a full window for 30 s, closed 4008), resync (compaction or retention overtook it, closed 4009); since the hub instance started.",
+    "Sockets that lost their place, by reason: slow (a full window for 30 s, closed 4008), resync (compaction or retention overtook it: a fresh snapshot, or closed 4009); since the hub first counted.",
   );
   const refused = hubFamily(
     "refused_total",
     "counter",
-    "Sockets the hub refused (503), by the limit reached: hub (HUB_MAX_SOCKETS) or key (HUB_MAX_SOCKETS_PER_KEY); since the hub instance started.",
+    "Sockets the hub refused (503), by the limit reached: hub (HUB_MAX_SOCKETS) or key (HUB_MAX_SOCKETS_PER_KEY); since the hub first counted.",
   );
-  const started = hubFamily("start_time_seconds", "gauge", "When the hub instance whose counters these are started (Unix seconds).");
+  const started = hubFamily("start_time_seconds", "gauge", "When the hub first counted (Unix seconds; kept across its evictions and crashes).");
   const listed = hubbed(host, partitions, subscribed);
   const answers = await Promise.allSettled(listed.map(async (tp) => (await host.subscriptionHub(tp)?.metrics()) as HubMetrics | undefined));
   answers.forEach((answer, i) => {

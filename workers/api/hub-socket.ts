@@ -92,7 +92,15 @@ export async function openHubSocket(
 ): Promise<Response | undefined> {
   const partition = target.partitions[0]!;
   const position = ("snapshot" in start ? start.snapshot.positions : start.resume).get(partition) ?? 0;
-  return handOver(c, hub, { topic: target.topic, partition, ...hubStart, position, messages: snapshotMessages(target, start, token(position)) });
+  // The subscriber's own socket: a resync gets its fresh snapshot from the hub, on the same socket.
+  return handOver(c, hub, {
+    topic: target.topic,
+    partition,
+    ...hubStart,
+    position,
+    messages: snapshotMessages(target, start, token(position)),
+    snapshots: true,
+  });
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import type { Context } from "hono";
 import { SLOW_SUBSCRIBER, SocketCredit } from "../../src/subscriptions/socket-credit";
-import type { FollowedLog, StreamEvent, StreamPorts } from "../../src/subscriptions/follow-log";
+import type { FollowedLog, StreamPorts } from "../../src/subscriptions/follow-log";
 import { logEvent } from "../../src/util/logging";
 import type { ApiEnv } from "./context";
 import { ApiError } from "./http-error";
@@ -20,10 +20,9 @@ export function wantsWebSocket(request: Request): boolean {
   return request.headers.get("Upgrade")?.toLowerCase() === "websocket";
 }
 
-/** The message an event is sent as: its data is JSON already, sent as the value it stands for. */
-export function socketMessage(event: StreamEvent): string {
-  return JSON.stringify({ event: event.event ?? "message", data: JSON.parse(event.data), ...(event.id !== undefined && { id: event.id }) });
-}
+import { socketMessage } from "../../src/subscriptions/socket-message";
+
+export { socketMessage };
 
 /** Accepts the socket and runs the subscription reading `topic` on it until either side closes it; the slot is given back then. */
 export function openSocket(c: Context<ApiEnv>, topic: string, release: () => void, run: (ports: StreamPorts & FollowedLog) => Promise<void>): Response {

@@ -42,12 +42,19 @@ const lastEventId = z.string().optional();
 const prefixQuery = z.object({ prefix: z.string().max(16_384, "at most 16384 characters").optional(), lastEventId }).strict();
 const windowsQuery = z.object({ lastEventId }).strict();
 
-/** The store, if a subscription can watch it: a key-value store of the application's own tasks. */
+/** The store, if a subscription can watch it: a key-value store of the application's own tasks (a global table's too). */
 function watchedStore(c: Context<ApiEnv>): WatchedStore {
-  const name = c.req.param("store")!;
-  const found = queryableStore(c.var.host.application, name, "keys");
-  if (found.store.global) throw new ApiError(400, "invalid_input", `store ${name} is a global table: subscriptions to it are not built yet`);
-  return found;
+  return queryableStore(c.var.host.application, c.req.param("store")!, "keys");
+}
+
+/**
+ * The changelog partitions a prefix subscription follows: every one; a global table's first only.
+ * Every task of a global table holds the whole table and logs every change of it to its own
+ * changelog partition, so one partition (the task a scan asks) has every change once, where all
+ * of them would have each change once per task (docs/subscriptions.md, *Global tables*).
+ */
+function prefixPartitions(found: WatchedStore): number[] {
+  return found.store.global ? [0] : Array.from({ length: found.subtopology.partitions }, (_, p) => p);
 }
 
 /** The store, if a windows subscription can watch it: a window or session store (404 unknown, 400 another kind, as the read). */
@@ -130,7 +137,7 @@ export const watch = new Hono<ApiEnv>()
     const found = watchedStore(c);
     const text = c.req.valid("query").prefix ?? "";
     const prefix = serializedPrefixFromText(found.store.keySerde, text);
-    const partitions = Array.from({ length: found.subtopology.partitions }, (_, p) => p);
+    const partitions = prefixPartitions(found);
     const selection = { prefix, limit: MAX_SNAPSHOT_KEYS + 1 };
     const data = changeData(found.store, "prefix", prefix, undefined);
     const present = (k: string, value: string | null) => JSON.stringify(data(k, value));
