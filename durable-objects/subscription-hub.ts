@@ -9,7 +9,8 @@
  * A tail's socket gets every record from its position on, with a `gap` for offsets gone; a key's
  * socket the changelog no longer serves gets `resync` and a fresh snapshot from the owning task.
  * It follows the changelog, not the task: a task's migration or crash never touches its sockets.
- * It writes one row of its own: its counters (GET /metrics), saved once per wake-up.
+ * It writes one row of its own: its counters (GET /metrics), saved at most every
+ * COUNTERS_SAVE_MS at the end of a wake-up, and before every answer to `metrics()`.
  */
 import { DurableObject } from "cloudflare:workers";
 import { OffsetOutOfRange } from "../src/log/errors";
@@ -49,6 +50,11 @@ import type { ObjectHost, SubscriptionHubCalls, TaskObjectCalls } from "./calls"
 
 /** The hub's one row: its counters (src/subscriptions/hub-counters.ts). */
 const COUNTERS_ROW = "counters";
+/**
+ * How often a wake-up saves the counters at most: a row per wake-up would be a row per commit of a
+ * watched task. An eviction loses at most this much counting; a count once answered is never lost.
+ */
+const COUNTERS_SAVE_MS = 10_000;
 
 /** Batches read per wake-up at most before the hub yields (a wake-up or an acknowledgement goes on). */
 const MAX_ROUNDS = 20;
@@ -64,6 +70,8 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
   private subscribed: string | undefined;
   /** Events pushed, reads, drops and refusals (GET /metrics): counted in memory, saved in the hub's one row (src/subscriptions/hub-counters.ts). */
   private counters = new HubCounters();
+  /** When the counters were last saved (ms since the epoch; 0: not since this instance started). */
+  private savedAt = 0;
 
   constructor(
     ctx: DurableObjectState,
@@ -87,7 +95,7 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
     const refused = refusal(open, limits, start.view);
     if (refused) {
       this.counters.refuse(open, limits);
-      await this.save(false);
+      await this.save(false, COUNTERS_SAVE_MS);
     }
     if (refused) return Response.json({ code: "unavailable", message: refused }, { status: 503, headers: { "Retry-After": "1" } });
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
@@ -114,17 +122,22 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
   /** Sockets held now and the counters (GET /metrics): no read; a row written only when the counts changed since last saved. */
   async metrics(): Promise<HubMetrics> {
     // Saved first, and confirmed: the output gate holds this answer until the counts it gives are durable.
-    await this.save(true);
+    await this.save(true, 0);
     return this.counters.metrics(this.open().length);
   }
 
   /**
-   * Saves the counters when they changed. Unconfirmed at the end of a wake-up (the next pushes are
-   * not held back for it); confirmed before an answer to `metrics()`, so no count answered is lost.
+   * Saves the counters when they changed and the last save is `atMostEveryMs` old. Unconfirmed at
+   * the end of a wake-up (the next pushes are not held back for it); confirmed before an answer to
+   * `metrics()`, so no count answered is lost.
    */
-  private async save(confirmed: boolean): Promise<void> {
+  private async save(confirmed: boolean, atMostEveryMs: number): Promise<void> {
+    const now = Date.now();
+    if (now - this.savedAt < atMostEveryMs) return;
     const unsaved = this.counters.unsaved();
-    if (unsaved) await this.ctx.storage.put(COUNTERS_ROW, unsaved, { allowUnconfirmed: !confirmed });
+    if (!unsaved) return;
+    this.savedAt = now;
+    await this.ctx.storage.put(COUNTERS_ROW, unsaved, { allowUnconfirmed: !confirmed });
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
@@ -174,8 +187,8 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
         // Still behind: go on after what queued meanwhile (acknowledgements, wake-ups).
         this.ctx.waitUntil(this.pump(tp));
       } finally {
-        // Once per wake-up, not per push: an eviction after it loses nothing.
-        await this.save(false);
+        // Not per push, nor per wake-up: at most every COUNTERS_SAVE_MS.
+        await this.save(false, COUNTERS_SAVE_MS);
       }
     });
   }

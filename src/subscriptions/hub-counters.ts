@@ -2,11 +2,12 @@
  * What a subscription hub did (durable-objects/subscription-hub.ts), for `GET /metrics`
  * (docs/subscriptions.md, *Metrics*): events pushed, changelog reads, sockets that lost their place
  * (closed `4008` as too slow, or overtaken: sent `resync` and a fresh snapshot, or closed `4009`)
- * and sockets refused over a limit. Counted in memory and saved in the hub's one row (`saved`) at
- * the end of each wake-up and before every answer to `metrics()`, so that the counts are
- * monotonic: an eviction of the hub (it hibernates, and the runtime drops an idle object from
- * memory) or a crash starts again from the saved counts, and a count once answered was saved
- * first (the object's output gate holds the answer until its write is durable). Summing them over
+ * and sockets refused over a limit. Counted in memory and saved in the hub's one row (`saved`)
+ * before every answer to `metrics()` and at the end of a wake-up at most every 10 s, so that the
+ * counts are monotonic: an eviction of the hub (it hibernates, and the runtime drops an idle
+ * object from memory) or a crash starts again from the saved counts (losing at most the last 10 s
+ * of counting), and a count once answered was saved first (the object's output gate holds the
+ * answer until its write is durable). Summing them over
  * hubs was what showed falls before: the counts restarted at 0 in memory, and a tail's hub leaves
  * the page when its last tail closes. Platform-free.
  */
