@@ -67,8 +67,9 @@ export function reportDue(
   if (!shownChanged(a, next)) return false;
   // Catching up: the last word of a busy spell is never held back (nothing may come after it).
   if (caughtUp(next)) return !caughtUp(a) || now - last.at >= REPORT_INTERVAL_MS;
-  // Fallen behind after a report that said caught up: told once the spell lasts the interval.
-  if (caughtUp(a) && (behindSince === undefined || now - behindSince < REPORT_INTERVAL_MS)) return false;
+  // Fallen behind after a report that said caught up: told once the spell lasts the interval
+  // (a restore's progress as before: a restore is never a spell of milliseconds).
+  if (caughtUp(a) && !restoringActive(next) && (behindSince === undefined || now - behindSince < REPORT_INTERVAL_MS)) return false;
   return now - last.at >= REPORT_INTERVAL_MS;
 }
 
