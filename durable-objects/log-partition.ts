@@ -100,7 +100,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       heard: () => this.settleSoon(),
       background: (work) => this.ctx.waitUntil(work),
       groups: (tp) => this.store.groupsHeld(tp),
-      commitAnswered: (tp, { group, committed }, told) => this.commitAnswered(tp, group, committed, told),
+      commitAnswered: (tp, { group, committed }) => this.commitAnswered(tp, group, committed),
     });
   }
 
@@ -392,16 +392,15 @@ export class LogPartition extends DurableObject implements PartitionCalls {
 
   /**
    * A task's answer to a wake-up carried its group's offset here (`WakeAnswer`): committed as a
-   * `commitOffset` would be, with its epoch fenced the same way — only if the group still holds
-   * what the wake-up told (`told`) and only forward: a commit or an input reset made since wins
-   * over an answer that may have overtaken it. A failure only leaves the offset owed: the task counts it as taken
+   * `commitOffset` would be, only forward (an answer may overtake a commit made after it), with its
+   * epoch fenced the same way. A failure only leaves the offset owed: the task counts it as taken
    * only when a later wake-up tells it so, and meanwhile commits it itself once due, or when this
    * partition echoes (its group's offset stays behind the end).
    */
-  private commitAnswered(tp: TopicPartition, group: string, committed: CommittedOffset, told: number | undefined): void {
+  private commitAnswered(tp: TopicPartition, group: string, committed: CommittedOffset): void {
     try {
-      const held = this.store.committedOffset(group, tp)?.offset;
-      if (held !== told || (held !== undefined && held >= committed.offset)) return;
+      const held = this.store.committedOffset(group, tp);
+      if (held !== null && held.offset >= committed.offset) return;
       this.store.commitOffset(group, tp, committed);
       this.settleSoon();
     } catch (error) {

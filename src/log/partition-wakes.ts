@@ -20,8 +20,8 @@ export interface WakeTargets {
   wakeTask(name: string, pushed: PushedFetch | undefined, echo: boolean, told: WakeTold): Promise<WakeAnswer | number | null>;
   /** The offsets task instances' groups committed at the partition, by group (`WakeTold.groups`). */
   groups?(tp: TopicPartition): Readonly<Record<string, number>>;
-  /** Commits the group's offset a task's answer carried (see `WakeAnswer`), if the group still holds `told` (what the wake-up told). */
-  commitAnswered?(tp: TopicPartition, commit: WakeAnswer["commit"], told: number | undefined): void;
+  /** Commits the group's offset a task's answer carried (see `WakeAnswer`). */
+  commitAnswered?(tp: TopicPartition, commit: WakeAnswer["commit"]): void;
   /** Wakes a restore worker or a hub (it answers once it noted the growth). */
   wakeListener(name: string, tp: TopicPartition): Promise<void>;
   /** The partition's fetch, encoded, as a reader's would be. */
@@ -150,7 +150,7 @@ export class PartitionWakes {
           ...(groups ? { groups } : {}),
         });
         this.wakeUps.answered(name, answeredAt(answer));
-        if (answer !== null && typeof answer === "object") this.targets.commitAnswered?.(tp, answer.commit, groups?.[answer.commit.group]);
+        if (answer !== null && typeof answer === "object") this.targets.commitAnswered?.(tp, answer.commit);
         return;
       } catch (error) {
         const delay = wakeRetryDelay(attempt);

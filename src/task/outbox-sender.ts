@@ -19,7 +19,7 @@ import { topicPartition } from "../names";
 import { WatchHold } from "./watch-hold";
 import { sendable } from "./send-window";
 import { taskProducer } from "./task-producer";
-import { answerDue, answeredCommit, heldAsTold, processedAny, sameInstance, type AnsweredCommit, type GroupCommit } from "./wake-commits";
+import { answeredCommit, heldAsTold, processedAny, sameInstance, type AnsweredCommit, type GroupCommit } from "./wake-commits";
 
 /**
  * The default commit interval (`COMMIT_INTERVAL_MS`): how often a task under load commits its
@@ -362,7 +362,7 @@ export class OutboxSender {
   /** The group's offset at `tp` for the answer to its wake-up; not counted as taken (wake-commits.ts). */
   answerCommit(tp: TopicPartition): AnsweredCommit | undefined {
     const meta = this.deps.storage.meta();
-    if (!meta || this.unsentBatches() > 0 || !answerDue(this.owedDueAt(this.now()), this.owedMs, this.now())) return undefined;
+    if (!meta || this.unsentBatches() > 0) return undefined;
     return answeredCommit(meta, tp, this.deps.application, this.uncommittedPositions(), this.producer(meta, 0).epoch);
   }
 

@@ -8,12 +8,6 @@
  * until told otherwise the offset stays owed — committed by the task once due, or when the
  * partition echoes (its group's offset behind its end). Pure; OutboxSender applies it, and the
  * helpers it shares with it live here too.
- *
- * An answer carries the offset only once it has been owed for ANSWER_OWED_SHARE of
- * RECORD_OWED_MS: the partition writes the group's row for each, and a row costs more than the
- * request it saves ($1.00 against $0.15 per million), so answers must not commit more often than
- * the timer would. Carried by every answer, the offset was a row per arrival at 256 partitions
- * (0.25 rows per order, from 0.065); from 80% on, about as often as the timer committed it.
  */
 import type { Application } from "../application";
 import type { CommittedOffset, TopicPartition } from "../log/types";
@@ -45,14 +39,6 @@ export function sameInstance(now: TaskMeta, owner: { readonly incarnation: numbe
  */
 export function processedAny(positions: InputPositions): boolean {
   return Object.values(positions).some((offset) => offset > 0);
-}
-
-/** The share of RECORD_OWED_MS an offset is owed before an answer carries it (see above). */
-export const ANSWER_OWED_SHARE = 0.8;
-
-/** Whether an answer now carries what is owed, due at `dueAt` (undefined: nothing owed) when owed for `owedMs` at most. */
-export function answerDue(dueAt: number | undefined, owedMs: number, now: number): boolean {
-  return dueAt !== undefined && now >= dueAt - owedMs * (1 - ANSWER_OWED_SHARE);
 }
 
 /** Whether `meta` commits input offsets to the group at `tp`: a running active, not for a global table's input (its changelog keeps it). */

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { Application } from "../../src/application";
 import type { TaskMeta } from "../../src/task/task-storage";
-import { ANSWER_OWED_SHARE, answerDue, answeredCommit, heldAsTold } from "../../src/task/wake-commits";
+import { answeredCommit, heldAsTold } from "../../src/task/wake-commits";
 
 const application = { groupId: "app", isGlobalInput: (_task: string, topic: string) => topic === "rates" } as unknown as Application;
 const meta = (over: Partial<TaskMeta> = {}) =>
@@ -43,16 +43,5 @@ describe("heldAsTold", () => {
     expect(heldAsTold(meta(), orders, undefined, facts)).toBeUndefined();
     expect(heldAsTold(meta(), { topic: "rates", partition: 0 }, 15, { ...facts, positions: { "rates/0": 20 } })).toBeUndefined();
     expect(heldAsTold(meta({ role: "standby" }), orders, 15, facts)).toBeUndefined();
-  });
-});
-
-describe("answerDue", () => {
-  it("carries what is owed only once owed ANSWER_OWED_SHARE of its time (an answer's commit writes a row, as the timer's does)", () => {
-    // Owed since 0 for 10,000 ms: due at 10,000.
-    expect(answerDue(10_000, 10_000, 0)).toBe(false);
-    expect(answerDue(10_000, 10_000, 10_000 * ANSWER_OWED_SHARE - 1)).toBe(false);
-    expect(answerDue(10_000, 10_000, 10_000 * ANSWER_OWED_SHARE)).toBe(true);
-    expect(answerDue(10_000, 10_000, 12_000)).toBe(true);
-    expect(answerDue(undefined, 10_000, 12_000)).toBe(false);
   });
 });
