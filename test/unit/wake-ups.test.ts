@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { CoordinatorNotice, COORDINATOR_RETRY_MS } from "../../src/log/partition/coordinator-notice";
 import { PartitionWakes } from "../../src/log/partition-wakes";
-import type { PushedFetch, WakeAnswer, WakeTold } from "../../src/log/pushed-fetches";
+import type { PushedFetch, WakeTold } from "../../src/log/pushed-fetches";
 import { LINGER_MIN_RECORDS_PER_S, RATE_WINDOW_MS, WAKE_LINGER_MS, WakeLinger } from "../../src/log/wake-linger";
 import { WAKE_MARGIN_MS, WakeUps, wakeRetryDelay } from "../../src/log/wake-ups";
 import { subscriptionHubName } from "../../src/names";
@@ -261,40 +261,5 @@ describe("PartitionWakes (src/log/partition-wakes.ts): what a held wake-up carri
     expect(woken.at(-1)!.told.end).toBe(log.end);
     await vi.advanceTimersByTimeAsync(WAKE_LINGER_MS * 2);
     expect(woken).toHaveLength(before + 1);
-  });
-});
-
-describe("PartitionWakes (src/log/partition-wakes.ts): the group's offset in a task's answer", () => {
-  const TP = { topic: "orders", partition: 0 };
-
-  it("tells the groups' offsets with the wake-up and commits the offset a task's answer carries, once; a plain answer commits nothing", async () => {
-    const told: WakeTold[] = [];
-    const committed: unknown[] = [];
-    const answers: (WakeAnswer | number | null)[] = [
-      { at: null, commit: { group: "app", committed: { offset: 4, metadata: "epoch=1", epoch: 1_000_000 } } },
-      null,
-    ];
-    const sent: Promise<unknown>[] = [];
-    const wakes = new PartitionWakes({
-      wakeTask: async (_name, _pushed, _echo, t) => {
-        told.push(t);
-        return answers.shift() ?? null;
-      },
-      wakeListener: async () => {},
-      fetchEncoded: (_tp, offset) => ({ batches: [], nextOffset: offset, earliest: 0, latest: offset }),
-      end: () => 6,
-      heard: () => {},
-      background: (work) => void sent.push(work),
-      groups: () => ({ app: 3 }),
-      commitAnswered: (tp, commit) => void committed.push({ tp, commit }),
-    });
-    wakes.wake(TP, 6, ["t@a"], { baseOffset: 5, count: 1, duplicate: false });
-    await Promise.all(sent);
-    expect(told).toEqual([{ tp: TP, end: 6, groups: { app: 3 } }]);
-    expect(committed).toEqual([{ tp: TP, commit: { group: "app", committed: { offset: 4, metadata: "epoch=1", epoch: 1_000_000 } } }]);
-    wakes.wake(TP, 6, ["t@a"], undefined, true);
-    await Promise.all(sent);
-    expect(told).toHaveLength(2);
-    expect(committed).toHaveLength(1);
   });
 });
