@@ -7,7 +7,7 @@
 import type { Application } from "../src/application";
 import type { Config } from "../src/config";
 import type { ApplicationShutdown, InstanceAssignment } from "../src/coordinator/coordinator-store";
-import type { PushedFetch, WakeAnswer, WakeTold } from "../src/log/pushed-fetches";
+import type { PushedFetch, WakeTold } from "../src/log/pushed-fetches";
 import type { Log, TopicPartition } from "../src/log/types";
 import type { Registration } from "../src/restore/registry";
 import type { CorruptedInstance } from "../src/restore/restorer";
@@ -37,10 +37,9 @@ export interface TaskObjectCalls {
    * anyway (a task under load looks at its next commit), so that wake-ups until then
    * can be skipped; null when it relies on wake-ups. After an append, `pushed` is the fetch a
    * caught-up instance would make next (src/log/pushed-fetches.ts); `told`, the partition and its
-   * end as the wake-up left (src/task/quiet-inputs.ts) and what the groups hold there; when the
-   * instance owes its group's offset there, the answer carries it (`WakeAnswer`).
+   * end as the wake-up left (src/task/quiet-inputs.ts).
    */
-  wake(pushed?: PushedFetch, echo?: boolean, told?: WakeTold): Promise<WakeAnswer | number | null>;
+  wake(pushed?: PushedFetch, echo?: boolean, told?: WakeTold): Promise<number | null>;
 }
 
 /** A task's request to shut the whole application down (its uncaught error chose `"shutdown-application"`). */

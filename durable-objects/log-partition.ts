@@ -99,8 +99,6 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       end: (tp) => this.store.offsets(tp).latest,
       heard: () => this.settleSoon(),
       background: (work) => this.ctx.waitUntil(work),
-      groups: (tp) => this.store.groupsHeld(tp),
-      commitAnswered: (tp, { group, committed }) => this.commitAnswered(tp, group, committed),
     });
   }
 
@@ -388,24 +386,6 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     // The reader's offset may have reached the end: the echo alarm may be taken back.
     if (result.ok) this.settleSoon();
     return result;
-  }
-
-  /**
-   * A task's answer to a wake-up carried its group's offset here (`WakeAnswer`): committed as a
-   * `commitOffset` would be, only forward (an answer may overtake a commit made after it), with its
-   * epoch fenced the same way. A failure only leaves the offset owed: the task counts it as taken
-   * only when a later wake-up tells it so, and meanwhile commits it itself once due, or when this
-   * partition echoes (its group's offset stays behind the end).
-   */
-  private commitAnswered(tp: TopicPartition, group: string, committed: CommittedOffset): void {
-    try {
-      const held = this.store.committedOffset(group, tp);
-      if (held !== null && held.offset >= committed.offset) return;
-      this.store.commitOffset(group, tp, committed);
-      this.settleSoon();
-    } catch (error) {
-      logEvent("log.answered-commit-failed", { topic: tp.topic, partition: tp.partition, group, error: String(error) }, "debug");
-    }
   }
 
   committedOffset(group: string, tp: TopicPartition): Outcome<CommittedOffset | null> {

@@ -11,7 +11,7 @@
  * crash points in src/task/task-crash-points.ts, who answers a store read in src/task/read-standing.ts.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { PushedFetch, WakeAnswer, WakeTold } from "../src/log/pushed-fetches";
+import type { PushedFetch, WakeTold } from "../src/log/pushed-fetches";
 import { EarliestAlarm } from "../src/util/alarm";
 import { instanceAck, type Assignment, type CommitStep, type InstanceAck, type LifecycleStep, type QueryAnswer } from "../src/task/protocol";
 import type {
@@ -159,7 +159,7 @@ export class TaskObject extends DurableObject implements TaskObjectCalls {
   }
 
   /** Input arrived (or may have): see `TaskRunner.wake`. */
-  async wake(pushed?: PushedFetch, echo?: boolean, told?: WakeTold): Promise<WakeAnswer | number | null> {
+  async wake(pushed?: PushedFetch, echo?: boolean, told?: WakeTold): Promise<number | null> {
     return this.runner.wake(pushed, echo, told);
   }
 

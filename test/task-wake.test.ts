@@ -12,7 +12,6 @@ import { describe, expect, it } from "vitest";
 import type { TaskObject } from "../durable-objects/task-object";
 import { COORDINATOR_NAME, instanceName, topicPartition } from "../src/names";
 import type { Log } from "../src/log/types";
-import { answeredAt } from "../src/log/pushed-fetches";
 import type { StepOutcome } from "../src/task/protocol";
 import type { CommitMode, StreamTask } from "../src/task/stream-task";
 import { TestDriver } from "../platform/testing/test-driver";
@@ -93,8 +92,7 @@ describe("a task object's wake-ups and alarm", () => {
         const outcome = await step(mode);
         task.step = step;
         await driver.log.append(input, [{ key, value: '{"amount":4}' }]);
-        // No `told`: the answer is only when the instance looks anyway (no group offset rides it).
-        woke = answeredAt(await instance.wake());
+        woke = await instance.wake();
         expect(await state.storage.getAlarm()).toBeNull();
         return outcome;
       };

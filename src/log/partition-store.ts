@@ -341,12 +341,6 @@ export class PartitionStore {
     return this.groups.readers(this.log.range(tp).logEnd);
   }
 
-  /** The offsets task instances' groups committed here, by group (a wake-up tells them: `WakeTold.groups`). */
-  groupsHeld(tp: TopicPartition): Record<string, number> {
-    this.log.range(tp);
-    return this.groups.held();
-  }
-
   /** The topic's configuration as last given (by the producers' side: see `configure`); null before any. */
   config(): TopicConfig | null {
     return this.configs.current();

@@ -9,7 +9,7 @@
  */
 import { hearsByAnswering } from "../names";
 import type { EncodedFetch } from "./record-batch";
-import { answeredAt, pushFrom, type PushedFetch, type WakeAnswer, type WakeTold } from "./pushed-fetches";
+import { pushFrom, type PushedFetch, type WakeTold } from "./pushed-fetches";
 import type { AppendResult, FetchBounds, TopicPartition } from "./types";
 import { WakeLinger } from "./wake-linger";
 import { WakeUps, wakeRetryDelay } from "./wake-ups";
@@ -17,11 +17,7 @@ import { WakeUps, wakeRetryDelay } from "./wake-ups";
 /** What the partition gives its wake-ups. */
 export interface WakeTargets {
   /** Wakes a task instance; its answer (see `TaskObjectCalls.wake`). */
-  wakeTask(name: string, pushed: PushedFetch | undefined, echo: boolean, told: WakeTold): Promise<WakeAnswer | number | null>;
-  /** The offsets task instances' groups committed at the partition, by group (`WakeTold.groups`). */
-  groups?(tp: TopicPartition): Readonly<Record<string, number>>;
-  /** Commits the group's offset a task's answer carried (see `WakeAnswer`). */
-  commitAnswered?(tp: TopicPartition, commit: WakeAnswer["commit"]): void;
+  wakeTask(name: string, pushed: PushedFetch | undefined, echo: boolean, told: WakeTold): Promise<number | null>;
   /** Wakes a restore worker or a hub (it answers once it noted the growth). */
   wakeListener(name: string, tp: TopicPartition): Promise<void>;
   /** The partition's fetch, encoded, as a reader's would be. */
@@ -143,14 +139,7 @@ export class PartitionWakes {
           this.wakeUps.heard(name, end);
           return this.targets.heard();
         }
-        const groups = this.targets.groups?.(tp);
-        const answer = await this.targets.wakeTask(name, pushed, echo, {
-          tp: { topic: tp.topic, partition: tp.partition },
-          end,
-          ...(groups ? { groups } : {}),
-        });
-        this.wakeUps.answered(name, answeredAt(answer));
-        if (answer !== null && typeof answer === "object") this.targets.commitAnswered?.(tp, answer.commit);
+        this.wakeUps.answered(name, await this.targets.wakeTask(name, pushed, echo, { tp: { topic: tp.topic, partition: tp.partition }, end }));
         return;
       } catch (error) {
         const delay = wakeRetryDelay(attempt);

@@ -7,7 +7,7 @@
  * with a restart.
  */
 import { decodeFetch, type EncodedFetch } from "./record-batch";
-import type { AppendResult, CommittedOffset, FetchBounds, FetchResult, TopicPartition } from "./types";
+import type { AppendResult, FetchBounds, FetchResult, TopicPartition } from "./types";
 import { topicPartition } from "../names";
 
 /** What a wake-up after an append carries: the partition's fetch from `from` with `bounds`, which reached the end of the log. */
@@ -18,31 +18,10 @@ export interface PushedFetch {
   readonly fetch: EncodedFetch;
 }
 
-/**
- * What every wake-up of a task reader tells besides its push: the partition, its end as the
- * wake-up left, and the offsets committed there by groups whose committer holds an epoch (task
- * instances), by group — durable before the wake-up left (the runtime holds it until then).
- */
+/** What every wake-up of a task reader tells besides its push: the partition, and its end as the wake-up left. */
 export interface WakeTold {
   readonly tp: TopicPartition;
   readonly end: number;
-  readonly groups?: Readonly<Record<string, number>>;
-}
-
-/**
- * A task reader's answer to a wake-up, when it owes its group's offset at that partition: when it
- * looks at its input anyway (as the plain answer, a number or null) and the offset, which the
- * partition commits as it reads the answer — the request that would have carried it on its own is
- * not made (issue #33). The reader counts it as taken only once a later wake-up tells it so.
- */
-export interface WakeAnswer {
-  readonly at: number | null;
-  readonly commit: { readonly group: string; readonly committed: CommittedOffset };
-}
-
-/** When a wake-up's answer says the reader looks anyway (see `WakeAnswer`). */
-export function answeredAt(answer: WakeAnswer | number | null): number | null {
-  return answer !== null && typeof answer === "object" ? answer.at : answer;
 }
 
 /** A partition pushes the records it just appended when they are at most this many bytes (a reader's default fetch takes 1 MiB). */

@@ -19,7 +19,6 @@ import { topicPartition } from "../names";
 import { WatchHold } from "./watch-hold";
 import { sendable } from "./send-window";
 import { taskProducer } from "./task-producer";
-import { answeredCommit, heldAsTold, processedAny, sameInstance, type AnsweredCommit, type GroupCommit } from "./wake-commits";
 
 /**
  * The default commit interval (`COMMIT_INTERVAL_MS`): how often a task under load commits its
@@ -61,6 +60,13 @@ export interface OutboxSenderDeps {
 interface Ack {
   readonly batch: OutboxBatch;
   readonly result: AppendResult;
+  readonly incarnation: number;
+  readonly epoch: number;
+}
+
+/** Input offsets the group took from the instance (incarnation and epoch) that committed them. */
+interface GroupCommit {
+  readonly positions: InputPositions;
   readonly incarnation: number;
   readonly epoch: number;
 }
@@ -347,31 +353,12 @@ export class OutboxSender {
             this.deps.log.commitOffset(this.deps.application.groupId, tp, { offset: pending[topicPartition(tp)]!, metadata: `epoch=${meta.epoch}`, epoch }),
           ),
       );
-      this.took(meta, pending);
+      const held = this.committed && sameInstance(meta, this.committed) ? this.committed.positions : {};
+      this.committed = { positions: { ...held, ...pending }, incarnation: meta.incarnation, epoch: meta.epoch };
     }
     if (record === "now") this.recordOwed();
-  }
-
-  /** The group took `positions`: noted (see `Owed`), and the clock starts again with what is owed next. */
-  private took(meta: TaskMeta, positions: InputPositions): void {
-    const held = this.committed && sameInstance(meta, this.committed) ? this.committed.positions : {};
-    this.committed = { positions: { ...held, ...positions }, incarnation: meta.incarnation, epoch: meta.epoch };
-    this.owedSince = undefined;
-  }
-
-  /** The group's offset at `tp` for the answer to its wake-up; not counted as taken (wake-commits.ts). */
-  answerCommit(tp: TopicPartition): AnsweredCommit | undefined {
-    const meta = this.deps.storage.meta();
-    if (!meta || this.unsentBatches() > 0) return undefined;
-    return answeredCommit(meta, tp, this.deps.application, this.uncommittedPositions(), this.producer(meta, 0).epoch);
-  }
-
-  /** A wake-up told what the groups hold at its partition: what the group took is noted (wake-commits.ts). */
-  heardGroup(told: { readonly tp: TopicPartition; readonly groups?: Readonly<Record<string, number>> }): void {
-    const meta = this.deps.storage.meta();
-    const facts = { application: this.deps.application, positions: this.deps.storage.positions(), committed: this.committedPositions() };
-    const taken = meta && heldAsTold(meta, told.tp, told.groups?.[this.deps.application.groupId], facts);
-    if (meta && taken) this.took(meta, taken);
+    // The group took everything processed: the clock starts again with what is owed next.
+    if (Object.keys(pending).length > 0) this.owedSince = undefined;
   }
 
   /** The instance found no input: what is owed goes once due (see `commitInputOffsets`). */
@@ -447,4 +434,17 @@ export class OutboxSender {
       if (!(error instanceof ProducerFenced)) throw error;
     }
   }
+}
+
+/** Whether what was acknowledged to `owner` belongs to the instance as it is now. */
+function sameInstance(now: TaskMeta, owner: { readonly incarnation: number; readonly epoch: number }): boolean {
+  return now.incarnation === owner.incarnation && now.epoch === owner.epoch;
+}
+
+/**
+ * Whether uncommitted positions hold any processed input: positions still at 0 are nothing
+ * processed, so they wait for a commit that is asked for (not worth a timer).
+ */
+function processedAny(positions: InputPositions): boolean {
+  return Object.values(positions).some((offset) => offset > 0);
 }

@@ -45,7 +45,7 @@ export class StreamTask {
   private readonly storage: TaskStorage;
   private readonly outbox: Outbox;
   private readonly stores: SqliteStoreBackend;
-  readonly sender: OutboxSender;
+  private readonly sender: OutboxSender;
   private readonly restoration: Restoration;
   /** Processing, the work processed since the last commit, and the commit (task-commit.ts). */
   private readonly work: TaskCommit;

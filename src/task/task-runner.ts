@@ -6,7 +6,7 @@
  * never fails: a failure is logged and the alarm armed again with a back-off (Cloudflare drops an
  * alarm after 6 failed retries). The Durable Object gives it its alarm and `waitUntil`.
  */
-import type { PushedFetch, WakeAnswer, WakeTold } from "../log/pushed-fetches";
+import type { PushedFetch, WakeTold } from "../log/pushed-fetches";
 import { logEvent } from "../util/logging";
 import type { Serial } from "../util/serial";
 import { EarliestTimer } from "../util/timer";
@@ -59,21 +59,18 @@ export class TaskRunner {
    * `told`: the partition and its end as the wake-up left (a step that only commits need not fetch
    * a partition known to end at its position: src/task/quiet-inputs.ts).
    */
-  async wake(pushed?: PushedFetch, echo = false, told?: WakeTold): Promise<WakeAnswer | number | null> {
+  async wake(pushed?: PushedFetch, echo = false, told?: WakeTold): Promise<number | null> {
     const { task } = this.deps;
     if (task.meta()?.role !== "active") return null;
-    if (told) task.sender.heardGroup(told);
     task.toldOfInput(pushed, told);
     if (echo) task.owedDueNow();
-    // The group's offset owed at the waking partition rides the answer (an echo's run commits it itself).
-    const commit = told && !echo ? task.sender.answerCommit(told.tp) : undefined;
     const at = task.nextCommitAt();
     const action = this.wakeRuns.wake(at, Date.now());
     if (action === "run") this.runInBackground();
     else if (action === "arm") await this.arm(this.pacing.lookBy(at, Date.now(), "commit"));
-    if (!task.loaded) return commit ? { at: null, commit } : null;
+    if (!task.loaded) return null;
     task.toldOfInput(undefined, told, at);
-    return commit ? { at, commit } : at;
+    return at;
   }
 
   /**

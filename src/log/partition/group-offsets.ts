@@ -68,14 +68,6 @@ export class GroupOffsets {
     return row.epoch === null ? { offset: row.offset, metadata: row.metadata } : { offset: row.offset, metadata: row.metadata, epoch: row.epoch };
   }
 
-  /** The offsets committed by committers with an epoch (task instances), by group. */
-  held(): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const row of this.db.cursor<{ group_id: string; offset: number }>(sql`SELECT group_id, offset FROM committed_offsets WHERE epoch IS NOT NULL`))
-      out[row.group_id] = row.offset;
-    return out;
-  }
-
   /**
    * Whether the partition's task readers are behind `logEnd` (their lag is what a lost wake-up
    * would leave): "behind" when the committer with an epoch (a task instance) has not committed
