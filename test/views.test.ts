@@ -193,11 +193,21 @@ describe("summaries (pure)", () => {
     expect(reportDue(last, report({ lag: 5 }), 1_001)).toBe(false);
     expect(reportDue(last, report({ lag: 5 }), 1_000 + REPORT_INTERVAL_MS)).toBe(true);
     expect(reportDue(last, report({ lag: 0 }), 1_001)).toBe(true);
-    // Still caught up after a report that said so: the summary would not change, so at most every REPORT_INTERVAL_MS.
+    // Still caught up after a report that said so: a running instance's changelog progress is not
+    // shown by the summary, so it is never sent; a restoring active's is, at most every REPORT_INTERVAL_MS.
     const caughtUp = { report: report({ lag: 0, restored: 40, total: 40 }), at: 1_000 };
     expect(reportDue(caughtUp, report({ lag: 0, restored: 45, total: 45 }), 1_001)).toBe(false);
-    expect(reportDue(caughtUp, report({ lag: 0, restored: 45, total: 45 }), 1_000 + REPORT_INTERVAL_MS)).toBe(true);
-    expect(reportDue(caughtUp, report({ lag: 3, restored: 45, total: 45 }), 1_001)).toBe(false);
+    expect(reportDue(caughtUp, report({ lag: 0, restored: 45, total: 45 }), 1_000 + REPORT_INTERVAL_MS)).toBe(false);
+    expect(reportDue(caughtUp, report({ lag: 0, restored: 45, total: 48 }), 1_000 + REPORT_INTERVAL_MS)).toBe(false);
+    const restoring = { report: report({ state: "RESTORING", lag: 0, restored: 40, total: 90 }), at: 1_000 };
+    expect(reportDue(restoring, report({ state: "RESTORING", lag: 0, restored: 60, total: 90 }), 1_001)).toBe(false);
+    expect(reportDue(restoring, report({ state: "RESTORING", lag: 0, restored: 60, total: 90 }), 1_000 + REPORT_INTERVAL_MS)).toBe(true);
+    expect(reportDue(restoring, report({ state: "RESTORING", lag: 0, restored: 90, total: 90 }), 1_001)).toBe(true);
+    // Fallen behind after a report that said caught up: told only once behind REPORT_INTERVAL_MS without a break.
+    expect(reportDue(caughtUp, report({ lag: 3 }), 1_001, 1_001)).toBe(false);
+    expect(reportDue(caughtUp, report({ lag: 3 }), 1_000 + REPORT_INTERVAL_MS, 1_001)).toBe(false);
+    expect(reportDue(caughtUp, report({ lag: 3 }), 1_001 + REPORT_INTERVAL_MS, 1_001)).toBe(true);
+    expect(reportDue(caughtUp, report({ lag: 3 }), 1_000 + 10 * REPORT_INTERVAL_MS, undefined)).toBe(false);
   });
 
   it("sums reports by state and role, restore progress over restoring actives only, and merges shards", () => {

@@ -199,6 +199,17 @@ export function wakeupDetail(after, before) {
   return out;
 }
 
+/** `wakeupDetail`'s calls summed by category of object: `{ "<category>": { alarm: n, <method>: n } }`. */
+export function callsByCategory(detail, categoryOf) {
+  const out = {};
+  for (const [key, calls] of Object.entries(detail)) {
+    const category = categoryOf(key);
+    out[category] ??= {};
+    for (const [method, n] of Object.entries(calls)) out[category][method] = (out[category][method] ?? 0) + n;
+  }
+  return out;
+}
+
 /**
  * With what the quiet period after a measurement wrote (`settled`: a tally's difference; progress
  * the objects write within seconds, their backstop alarms, quiet compaction), per record:

@@ -52,6 +52,7 @@ import {
   storageKeys,
   tally,
   wakeupDetail,
+  callsByCategory,
   settledKeys,
   wakeupKeys,
 } from "../lib/usage.mjs";
@@ -75,17 +76,6 @@ function orderBytes(keys, count) {
   let bytes = 0;
   for (let n = 0; n < count; n++) bytes += Buffer.byteLength(JSON.stringify({ key: keys[n % keys.length], value: { amount: 1 + (n % 97) } }));
   return bytes / count;
-}
-
-/** `wakeupDetail`'s calls summed by category of object: `{ "<category>": { alarm: n, <method>: n } }`. */
-function callsByCategory(detail, categoryOf) {
-  const out = {};
-  for (const [key, calls] of Object.entries(detail)) {
-    const category = categoryOf(key);
-    out[category] ??= {};
-    for (const [method, n] of Object.entries(calls)) out[category][method] = (out[category][method] ?? 0) + n;
-  }
-  return out;
 }
 
 /**

@@ -52,7 +52,20 @@ import { describeAll, quiet } from "../lib/app.mjs";
 import { call, request } from "../lib/client.mjs";
 import { startAppWorker } from "../lib/server.mjs";
 import { envInt, median, note } from "../lib/stats.mjs";
-import { categorize, delta, lessPolls, objectsUsage, pollCost, perRecordKeys, settledKeys, standbyNames, storageKeys, tally } from "../lib/usage.mjs";
+import {
+  callsByCategory,
+  categorize,
+  delta,
+  lessPolls,
+  objectsUsage,
+  pollCost,
+  perRecordKeys,
+  settledKeys,
+  standbyNames,
+  storageKeys,
+  tally,
+  wakeupDetail,
+} from "../lib/usage.mjs";
 
 export const name = "scale";
 
@@ -121,6 +134,16 @@ function bodies(count, batch, prefix) {
   return out;
 }
 
+/** `callsByCategory`'s counts divided by `records`, to four decimals. */
+function perOrder(byCall, records) {
+  const out = {};
+  for (const [category, calls] of Object.entries(byCall)) {
+    out[category] = {};
+    for (const [method, n] of Object.entries(calls)) out[category][method] = Number((n / records).toFixed(4));
+  }
+  return out;
+}
+
 /** Partition counts from a comma-separated list (empty: none). */
 function partitionList(raw) {
   if (!raw) return [];
@@ -170,6 +193,9 @@ async function measure({ partitions, standbys, records, batch, views }) {
     const objectsAfter = await objectsUsage(app);
     const spent = delta(tally(objectsAfter, categoryOf), before);
     const filesAfter = await bytesUnder(app.persistDir);
+    // Requests by category and call (the polls' `describe` calls included: `per poll` below).
+    const byCall = callsByCategory(wakeupDetail(objectsAfter, objectsBefore), categoryOf);
+    note(`${partitions} partitions: requests per order by category and call: ${JSON.stringify(perOrder(byCall, records))}`);
     // What the quiet period after writes (progress held in memory, backstop alarms, quiet compaction).
     await sleep(SETTLE_MS);
     const settled = delta(tally(await objectsUsage(app), categoryOf), tally(objectsAfter, categoryOf));

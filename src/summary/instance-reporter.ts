@@ -3,13 +3,13 @@
  * (summary.ts), and when — from what the instance knows without calling the log: its meta row,
  * its checkpoints and positions, and the ends its last fetches and restore batches saw. A report
  * is due at once when its role, state, epoch, incarnation or failure changed or when it caught up,
- * else at most every REPORT_INTERVAL_MS (`reportDue`). A report is never awaited (it is not on the
+ * else at most every REPORT_INTERVAL_MS, and a spell behind only once it lasted that long (`reportDue`). A report is never awaited (it is not on the
  * processing path); one that failed is forgotten, so that the next one goes.
  */
 import type { TopicPartition } from "../log/types";
 import { logEvent } from "../util/logging";
 import type { TaskMeta } from "../task/task-storage";
-import { instanceReport, reportDue, type InstanceReport } from "./summary";
+import { caughtUp, instanceReport, reportDue, type InstanceReport } from "./summary";
 import { topicPartition } from "../names";
 
 /** What the reporter reads of the instance (`StreamTask`) and of its application. */
@@ -46,6 +46,8 @@ export interface ReporterDeps {
 export class InstanceReporter {
   /** The last report handed out, and when. */
   private last: SentReport | undefined;
+  /** Since when the instance has been behind without a break, as its reports saw it (undefined: caught up). */
+  private behindSince: number | undefined;
   /** Orders this instance's reports, across its object's restarts too (it starts from the clock). */
   private seq: number;
   /** Each changelog's end as the last restore batch or description saw it (in memory). */
@@ -82,7 +84,9 @@ export class InstanceReporter {
   /** The report to send now, if one is due (it counts as sent until `failed` says otherwise). */
   private due(now: number): SentReport | undefined {
     const report = this.current();
-    if (!report || !reportDue(this.last, report, now)) return undefined;
+    if (!report) return undefined;
+    this.behindSince = caughtUp(report) ? undefined : (this.behindSince ?? now);
+    if (!reportDue(this.last, report, now, this.behindSince)) return undefined;
     this.last = { report, at: now };
     return this.last;
   }

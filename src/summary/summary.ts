@@ -47,21 +47,46 @@ export const REPORTED_FAILURE_CHARS = 300;
 /** Failed instances a summary names (`GET /health`'s reasons); the count goes on beyond. */
 export const FAILURES_NAMED = 100;
 
-/** Whether `next` must be sent, given the last report sent (and when). */
-export function reportDue(last: { readonly report: InstanceReport; readonly at: number } | undefined, next: InstanceReport, now: number): boolean {
+/**
+ * Whether `next` must be sent, given the last report sent (and when) and since when the instance
+ * has been behind without a break (`behindSince`, undefined while caught up). Only what the summary
+ * shows counts: lag (and with it the oldest record waiting), and restore progress for an active
+ * still restoring. A spell behind that ends within REPORT_INTERVAL_MS is never told: at 256
+ * partitions each task's input arrives every few seconds and is processed within milliseconds,
+ * and telling the spell and its end was a request per instance per few seconds (issue #33).
+ */
+export function reportDue(
+  last: { readonly report: InstanceReport; readonly at: number } | undefined,
+  next: InstanceReport,
+  now: number,
+  behindSince?: number,
+): boolean {
   if (!last) return true;
   const a = last.report;
   if (a.role !== next.role || a.state !== next.state || a.epoch !== next.epoch || a.incarnation !== next.incarnation || a.failed !== next.failed) return true;
-  if (a.lag === next.lag && a.restored === next.restored && a.total === next.total) return false;
+  if (!shownChanged(a, next)) return false;
   // Catching up: the last word of a busy spell is never held back (nothing may come after it).
-  // Caught up again, after a report that said so, changes nothing the summary shows: a task
-  // that keeps up with steady input would otherwise report after every commit.
-  if (caughtUp(next) && !caughtUp(a)) return true;
+  if (caughtUp(next)) return !caughtUp(a) || now - last.at >= REPORT_INTERVAL_MS;
+  // Fallen behind after a report that said caught up: told once the spell lasts the interval
+  // (a restore's progress as before: a restore is never a spell of milliseconds).
+  if (caughtUp(a) && !restoringActive(next) && (behindSince === undefined || now - behindSince < REPORT_INTERVAL_MS)) return false;
   return now - last.at >= REPORT_INTERVAL_MS;
 }
 
-function caughtUp(report: InstanceReport): boolean {
-  return report.lag === 0 && report.restored === report.total;
+/** An active instance restoring: the only one whose restore progress the summary shows. */
+function restoringActive(report: InstanceReport): boolean {
+  return report.role === "active" && report.state === "RESTORING";
+}
+
+/** Whether `next` differs from `last` in anything the summary shows. */
+function shownChanged(last: InstanceReport, next: InstanceReport): boolean {
+  if (last.lag !== next.lag) return true;
+  return restoringActive(next) && (last.restored !== next.restored || last.total !== next.total);
+}
+
+/** Nothing left to process or apply, as the summary sees it. */
+export function caughtUp(report: InstanceReport): boolean {
+  return report.lag === 0 && (!restoringActive(report) || report.restored === report.total);
 }
 
 /** What an instance knows of itself without calling the log, from which its report is made. */

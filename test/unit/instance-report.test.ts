@@ -3,7 +3,9 @@
  * instance knows of itself: pure, without the runtime.
  */
 import { describe, expect, it } from "vitest";
-import { instanceReport, REPORTED_FAILURE_CHARS, type InstanceFacts } from "../../src/summary/summary";
+import { InstanceReporter } from "../../src/summary/instance-reporter";
+import { instanceReport, REPORT_INTERVAL_MS, REPORTED_FAILURE_CHARS, type InstanceFacts, type InstanceReport } from "../../src/summary/summary";
+import type { TaskMeta } from "../../src/task/task-storage";
 
 const changelogs = [
   { topic: "app-counts-changelog", partition: 3 },
@@ -108,5 +110,70 @@ describe("instanceReport (pure)", () => {
     const { meta, input } = facts();
     const caughtUp = () => ({ ...input(), positions: { "orders/3": 100, "customers/0": 5 }, oldestWaiting: 1_000 });
     expect(instanceReport(facts({ role: "active", meta: { ...meta, role: "active" }, input: caughtUp }))).toMatchObject({ lag: 0, oldestWaiting: null });
+  });
+});
+
+describe("InstanceReporter (pure): what it sends", () => {
+  /** An active instance of task 0_3 whose input end, position and changelog checkpoint the test moves. */
+  function active() {
+    const state = { end: 0, position: 0, checkpoint: 0, changelogEnd: 0 };
+    const sent: InstanceReport[] = [];
+    const reporter = new InstanceReporter({
+      instance: {
+        meta: () =>
+          ({
+            taskId: "0_3",
+            placement: "eu",
+            role: "active",
+            state: "RUNNING",
+            epoch: 1,
+            incarnation: 0,
+            failure: null,
+            failedAt: null,
+          }) as unknown as TaskMeta,
+        checkpoints: () => new Map([["app-counts-changelog/3", state.checkpoint]]),
+        positions: () => ({ "orders/3": state.position }),
+        knownInputEnds: () => new Map([["orders/3", state.end]]),
+        oldestWaiting: () => null,
+      },
+      application: { changelogPartitions: () => [changelogs[0]!], inputPartitions: () => [inputs[0]!] },
+      deliver: async (report) => void sent.push(report),
+      background: () => {},
+      now: 0,
+    });
+    return { state, sent, reporter };
+  }
+
+  it("tells no spell behind that ends within REPORT_INTERVAL_MS, however often they come (256 partitions: a few orders every few seconds)", () => {
+    const { state, sent, reporter } = active();
+    reporter.report(0);
+    expect(sent).toHaveLength(1);
+    // Every 2.7 s four orders arrive (the wake-up tells the end) and are processed 5 ms later,
+    // the changelog's end and checkpoint moving with each commit.
+    for (let t = 2_700; t < 120_000; t += 2_700) {
+      state.end += 4;
+      reporter.report(t);
+      state.position = state.end;
+      state.changelogEnd += 4;
+      reporter.sawChangelogEnd(changelogs[0]!, state.changelogEnd);
+      reporter.report(t + 5);
+      state.checkpoint = state.changelogEnd;
+    }
+    expect(sent).toHaveLength(1);
+  });
+
+  it("tells a spell behind once it lasted REPORT_INTERVAL_MS, its progress at most that often, and catching up at once", () => {
+    const { state, sent, reporter } = active();
+    reporter.report(0);
+    state.end = 1_000;
+    for (let t = 1_000; t <= 1_000 + 2 * REPORT_INTERVAL_MS; t += 500) {
+      state.position = Math.min(state.end - 1, state.position + 10);
+      reporter.report(t);
+    }
+    // Behind from 1,000: told at 6,000 (the interval since it fell behind) and 11,000.
+    expect(sent.map((r) => r.lag)).toEqual([0, 890, 790]);
+    state.position = state.end;
+    reporter.report(11_100);
+    expect(sent.map((r) => r.lag)).toEqual([0, 890, 790, 0]);
   });
 });
