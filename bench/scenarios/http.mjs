@@ -28,7 +28,8 @@
  *   (`POST /bench/orders`) and is read back the same way (`GET /bench/orders/totals`). New
  *   customers and a new baseline object every round; after an untimed round of each, the medians
  *   of BENCH_HTTP_PROCESS_ROUNDS (3, alternating which goes first) of `http_process_records_per_s`
- *   and `http_process_baseline_records_per_s`.
+ *   and `http_process_baseline_records_per_s`. Each round's note splits its time seen from outside:
+ *   posting, then the last customers' totals, then the scans.
  * - One order to its visible total (`http_e2e_p50_ratio`, `http_e2e_p99_ratio` = app ÷ baseline):
  *   from sending one order until a read of its customer's total shows it (read back to back), over
  *   10 customers; BENCH_HTTP_E2E_SAMPLES (100) samples of each after BENCH_HTTP_E2E_WARMUP (10),
@@ -124,16 +125,30 @@ async function allVisible(target, prefix, added) {
 async function processRound(target, work, prefix, lastKeys, concurrency) {
   const started = performance.now();
   await inParallel(work.bodies, concurrency, target.post);
+  const posted = performance.now();
+  let lastPolls = 0;
   await waitFor(
     `the last customers' totals under ${prefix}`,
-    async () => ((await Promise.all(lastKeys.map(async (key) => same(await target.total(key), work.added.get(key))))).every(Boolean) ? true : undefined),
+    async () => {
+      lastPolls++;
+      return (await Promise.all(lastKeys.map(async (key) => same(await target.total(key), work.added.get(key))))).every(Boolean) ? true : undefined;
+    },
     { timeoutMs: WAIT_MS, intervalMs: 5 },
   );
-  await waitFor(`every total under ${prefix}`, async () => ((await allVisible(target, prefix, work.added)) ? true : undefined), {
-    timeoutMs: WAIT_MS,
-    intervalMs: 10,
-  });
-  return performance.now() - started;
+  const lastSeen = performance.now();
+  let scans = 0;
+  await waitFor(
+    `every total under ${prefix}`,
+    async () => {
+      scans++;
+      return (await allVisible(target, prefix, work.added)) ? true : undefined;
+    },
+    { timeoutMs: WAIT_MS, intervalMs: 10 },
+  );
+  const ended = performance.now();
+  // Where the round's time went, seen from outside: posting, the last totals' wait, the scans.
+  const phases = `posted ${(posted - started).toFixed(0)} ms, last totals +${(lastSeen - posted).toFixed(0)} ms (${lastPolls} polls), every total +${(ended - lastSeen).toFixed(0)} ms (${scans} scans)`;
+  return { ms: ended - started, phases };
 }
 
 /** One order for `key` (whose count is `want - 1`), timed from sending it until a read shows count `want`. */
@@ -248,9 +263,9 @@ export async function run({ baseUrl }) {
       const order = round % 2 ? ["app", "baseline"] : ["baseline", "app"];
       const byName = targets(round);
       for (const which of order) {
-        const ms = await processRound(byName[which], shape.work, shape.prefix, shape.lastKeys, concurrency);
+        const { ms, phases } = await processRound(byName[which], shape.work, shape.prefix, shape.lastKeys, concurrency);
         rates[which].push(processRecords / (ms / 1000));
-        note(`http process round ${round} ${which.padEnd(8)} ${Math.round(processRecords / (ms / 1000))}/s (${ms.toFixed(0)} ms)`);
+        note(`http process round ${round} ${which.padEnd(8)} ${Math.round(processRecords / (ms / 1000))}/s (${ms.toFixed(0)} ms: ${phases})`);
       }
     }
 
