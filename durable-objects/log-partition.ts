@@ -259,6 +259,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * Never fails: an alarm that fails 6 times is dropped, so a failure is logged and retried later.
    */
   override async alarm(): Promise<void> {
+    const armedFor = this.alarms.armedAt;
     this.alarms.fired();
     const tp = this.store.boundPartition();
     if (!tp) return;
@@ -266,7 +267,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     let next: number | undefined;
     const sooner = (at: number | undefined) => (next = earliestOf(next, at));
     const echo = this.echoDue(tp);
-    const waitUntil = echo && echoWaitsUntil({ now, lastAppendAt: this.lastAppendAt, first: this.firstEcho, echoes: this.echoes, waited: this.echoWaited });
+    const waitUntil = echo && echoWaitsUntil({ now, armedFor, lastAppendAt: this.lastAppendAt, first: this.firstEcho, echoes: this.echoes, waited: this.echoWaited });
     this.echoWaited = waitUntil !== undefined;
     if (waitUntil !== undefined) sooner(waitUntil);
     else if (echo) {

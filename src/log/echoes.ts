@@ -84,6 +84,8 @@ export function firstEchoMs(subscribers: readonly string[], hearsByAnswering: (n
 /** What the partition's alarm knows when it finds an echo due. */
 export interface EchoClock {
   readonly now: number;
+  /** The time the alarm was armed for (undefined: not known, after a restart). */
+  readonly armedFor: number | null | undefined;
   /** This object's latest append (undefined after a restart). */
   readonly lastAppendAt: number | undefined;
   /** The first echo's delay (`firstEchoMs`) as of that append. */
@@ -95,17 +97,18 @@ export interface EchoClock {
 }
 
 /**
- * When an echo found due now waits instead (undefined: it goes now). The alarm stays armed for the
- * first append of a spell (moving it later per append would cost a storage write each), so it may
+ * When an echo found due now waits instead (undefined: it goes now). The alarm stays armed for an
+ * earlier append of a spell (moving it later per append would cost a storage write each), so it may
  * come before the latest append is `first` old: subscribers have likely not heard of that one yet
  * only because it is young, and waking them early would only hurry them (a task's group offset may
  * be owed RECORD_OWED_MS). The first echo waits for it, once: appends that keep coming with every
- * wake-up lost still get their echo within twice `first` of the first.
+ * wake-up lost still get their echo within twice `first` of the first. An alarm armed for the
+ * latest append's echo itself (or not known to be) does not wait, however early it runs.
  */
-export function echoWaitsUntil({ now, lastAppendAt, first, echoes, waited }: EchoClock): number | undefined {
-  if (waited || echoes !== 0 || lastAppendAt === undefined) return undefined;
+export function echoWaitsUntil({ now, armedFor, lastAppendAt, first, echoes, waited }: EchoClock): number | undefined {
+  if (waited || echoes !== 0 || lastAppendAt === undefined || armedFor === null || armedFor === undefined) return undefined;
   const at = lastAppendAt + first;
-  return now < at ? at : undefined;
+  return now < at && armedFor + ALARM_SLACK_MS < at ? at : undefined;
 }
 
 /**

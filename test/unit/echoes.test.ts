@@ -120,16 +120,20 @@ describe("one alarm write per spell on a changelog (issue #33)", () => {
     expect(keepsAlarm(11_000, 13_000, undefined)).toBe(false);
   });
 
-  it("an echo found due before the latest append is a first echo old waits for it, once, and not after a restart or a first echo", () => {
-    const clock = { now: 15_000, lastAppendAt: 10_000, first: TASK_ECHO_MS, echoes: 0, waited: false };
+  it("an echo found due before the latest append is a first echo old waits for it, once, when the alarm was armed for an earlier append", () => {
+    // Armed for an append at 0 (its echo at 15_000), the latest at 10_000.
+    const clock = { now: 15_000, armedFor: TASK_ECHO_MS, lastAppendAt: 10_000, first: TASK_ECHO_MS, echoes: 0, waited: false };
     expect(echoWaitsUntil(clock)).toBe(10_000 + TASK_ECHO_MS);
     // Once: appends that keep coming with every wake-up lost still get their echo.
     expect(echoWaitsUntil({ ...clock, waited: true })).toBeUndefined();
     // The latest append is old enough: the echo goes now.
     expect(echoWaitsUntil({ ...clock, now: 10_000 + TASK_ECHO_MS })).toBeUndefined();
-    // Echoes already made (backing off), or nothing known of the appends (a restart): now.
+    // Armed for the latest append's echo (a few milliseconds before the append was noted), however early it runs: now.
+    expect(echoWaitsUntil({ ...clock, now: 11_000, armedFor: 10_000 - 5 + TASK_ECHO_MS })).toBeUndefined();
+    // Echoes already made (backing off), or not known what it was armed for or when the last append was (a restart): now.
     expect(echoWaitsUntil({ ...clock, echoes: 1 })).toBeUndefined();
     expect(echoWaitsUntil({ ...clock, echoes: undefined })).toBeUndefined();
     expect(echoWaitsUntil({ ...clock, lastAppendAt: undefined })).toBeUndefined();
+    expect(echoWaitsUntil({ ...clock, armedFor: undefined })).toBeUndefined();
   });
 });
