@@ -9,7 +9,8 @@
  * - a restore worker once it answered a wake-up: it notes the growth in its storage before it
  *   answers, and its own alarm does the rest.
  * An echo goes only to subscribers that have not heard, backing off; once all have, the partition
- * takes its echo alarm back (`SETTLE_MS`): an idle partition has nothing armed.
+ * takes its echo alarm back (`SETTLE_MS`), or keeps it when it comes soon anyway (`keepsAlarm`: it
+ * comes once and arms only what maintenance is due): an idle partition ends with no echo armed.
  */
 import { backoffDelay } from "../util/backoff";
 import { QUIET_COMPACTION_MS } from "./partition/log-cleaner-manager";
@@ -116,7 +117,7 @@ export function echoWaitsUntil({ now, armedFor, lastAppendAt, first, echoes, wai
  * (which moves it later or deletes it: a storage write, and the next append arms it again, another).
  * It keeps one armed no later than the first echo of its latest append (`horizon`), and no later
  * than what is due next (`due`, with ALARM_SLACK_MS): it comes once, soon, finds nothing to echo and
- * arms what is due, or nothing — an idle partition still ends with nothing armed, a first echo's
+ * arms what is due, or nothing — an idle partition still ends with no echo armed, a first echo's
  * delay after its last append. One armed later (an echo backing off) is taken back, as before.
  */
 export function keepsAlarm(armed: number | null | undefined, due: number | undefined, horizon: number | undefined): boolean {
