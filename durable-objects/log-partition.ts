@@ -23,17 +23,7 @@ import type {
 } from "../src/log/types";
 import { hearsByAnswering, isSubscriptionHubName, subscriptionHubName } from "../src/names";
 import { PartitionWakes } from "../src/log/partition-wakes";
-import {
-  ALARM_SLACK_MS,
-  ECHO_MS,
-  echoTargets,
-  echoWaitsUntil,
-  firstEchoMs,
-  keepsAlarm,
-  nextEchoAt,
-  SETTLE_MS,
-  type TaskReaders,
-} from "../src/log/echoes";
+import { ALARM_SLACK_MS, ECHO_MS, echoTargets, echoWaitsUntil, firstEchoMs, keepsAlarm, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
 import { compacts, type TopicConfig } from "../src/log/topic-config";
 import { PartitionSinks, sinkPartition, type PartitionSink, type SinkCrashPoint } from "../src/connectors/partition-sinks";
 import type { SinkPartitionStatus } from "../src/connectors/sink-delivery";
@@ -267,7 +257,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     let next: number | undefined;
     const sooner = (at: number | undefined) => (next = earliestOf(next, at));
     const echo = this.echoDue(tp);
-    const waitUntil = echo && echoWaitsUntil({ now, armedFor, lastAppendAt: this.lastAppendAt, first: this.firstEcho, echoes: this.echoes, waited: this.echoWaited });
+    const waitUntil =
+      echo && echoWaitsUntil({ now, armedFor, lastAppendAt: this.lastAppendAt, first: this.firstEcho, echoes: this.echoes, waited: this.echoWaited });
     this.echoWaited = waitUntil !== undefined;
     if (waitUntil !== undefined) sooner(waitUntil);
     else if (echo) {
