@@ -64,6 +64,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   /** When this object last appended (unknown after a restart), and the first echo's delay then (src/log/echoes.ts). */
   private lastAppendAt: number | undefined;
   private firstEcho = ECHO_MS;
+  /** Whether a listener (a restore worker, a hub) read the partition at the latest append. */
+  private listened = false;
   /** This round's first echo waited once for the latest append (`echoWaitsUntil`). */
   private echoWaited = false;
   /** Appends since the object started: a settling planned before the latest one is void. */
@@ -227,6 +229,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const subscribers = this.subscribers.list();
     const known = config ?? this.store.config();
     this.firstEcho = firstEchoMs(subscribers, hearsByAnswering, known !== null && compacts(known));
+    this.listened = subscribers.some(hearsByAnswering);
     if (subscribers.length > 0) await this.alarms.armBy(nextEchoAt(Date.now(), 0, this.firstEcho));
     // Sinks deliver from the alarm: armed before the append too, so a crash after it still delivers.
     if (this.sinks.delivers(tp.topic)) await this.alarms.armBy(Date.now());
@@ -258,7 +261,16 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const sooner = (at: number | undefined) => (next = earliestOf(next, at));
     const echo = this.echoDue(tp);
     const waitUntil =
-      echo && echoWaitsUntil({ now, armedFor, lastAppendAt: this.lastAppendAt, first: this.firstEcho, echoes: this.echoes, waited: this.echoWaited });
+      echo &&
+      echoWaitsUntil({
+        now,
+        listened: this.listened,
+        armedFor,
+        lastAppendAt: this.lastAppendAt,
+        first: this.firstEcho,
+        echoes: this.echoes,
+        waited: this.echoWaited,
+      });
     this.echoWaited = waitUntil !== undefined;
     if (waitUntil !== undefined) sooner(waitUntil);
     else if (echo) {
@@ -335,7 +347,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const now = Date.now();
     const due = earliestOf(this.store.maintenanceDueAt(now), this.sinks.delivers(tp.topic) ? this.sinks.dueAt(tp.topic, tp.partition, now) : undefined);
     const horizon = this.lastAppendAt === undefined ? undefined : this.lastAppendAt + this.firstEcho;
-    if (keepsAlarm(this.alarms.armedAt, due, horizon)) return;
+    if (keepsAlarm(this.alarms.armedAt, due, horizon, this.listened)) return;
     await this.alarms.rearm(due === undefined ? undefined : Math.max(now, due));
   }
 

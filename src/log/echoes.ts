@@ -85,6 +85,8 @@ export function firstEchoMs(subscribers: readonly string[], hearsByAnswering: (n
 /** What the partition's alarm knows when it finds an echo due. */
 export interface EchoClock {
   readonly now: number;
+  /** Whether a listener reads the partition (see `keepsAlarm`: only there is an alarm kept for an earlier append). */
+  readonly listened: boolean;
   /** The time the alarm was armed for (undefined: not known, after a restart). */
   readonly armedFor: number | null | undefined;
   /** This object's latest append (undefined after a restart). */
@@ -106,8 +108,8 @@ export interface EchoClock {
  * wake-up lost still get their echo within twice `first` of the first. An alarm armed for the
  * latest append's echo itself (or not known to be) does not wait, however early it runs.
  */
-export function echoWaitsUntil({ now, armedFor, lastAppendAt, first, echoes, waited }: EchoClock): number | undefined {
-  if (waited || echoes !== 0 || lastAppendAt === undefined || armedFor === null || armedFor === undefined) return undefined;
+export function echoWaitsUntil({ now, listened, armedFor, lastAppendAt, first, echoes, waited }: EchoClock): number | undefined {
+  if (!listened || waited || echoes !== 0 || lastAppendAt === undefined || armedFor === null || armedFor === undefined) return undefined;
   const at = lastAppendAt + first;
   return now < at && armedFor + ALARM_SLACK_MS < at ? at : undefined;
 }
@@ -119,8 +121,13 @@ export function echoWaitsUntil({ now, armedFor, lastAppendAt, first, echoes, wai
  * than what is due next (`due`, with ALARM_SLACK_MS): it comes once, soon, finds nothing to echo and
  * arms what is due, or nothing — an idle partition still ends with no echo armed, a first echo's
  * delay after its last append. One armed later (an echo backing off) is taken back, as before.
+ *
+ * Only on a partition a listener reads (a changelog and its restore workers): where task instances
+ * alone read it (the input), keeping it was measured to save no alarm write (its next append came
+ * after the echo anyway) and to trade the echo that hurries a task's group offset for a commit of
+ * that offset on the task's timer, one more per partition (docs/scale.md, 2026-12-06).
  */
-export function keepsAlarm(armed: number | null | undefined, due: number | undefined, horizon: number | undefined): boolean {
-  if (armed === null || armed === undefined || horizon === undefined) return false;
+export function keepsAlarm(armed: number | null | undefined, due: number | undefined, horizon: number | undefined, listened: boolean): boolean {
+  if (!listened || armed === null || armed === undefined || horizon === undefined) return false;
   return armed <= horizon && (due === undefined || armed <= due + ALARM_SLACK_MS);
 }

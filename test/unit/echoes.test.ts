@@ -104,25 +104,27 @@ describe("one alarm write per spell on a changelog (issue #33)", () => {
     expect(firstEchoMs([restoreWorkerName("eu")], hearsByAnswering, false)).toBe(ECHO_MS);
   });
 
-  it("keeps an alarm that comes no later than the latest append's first echo and than what is due, rather than move it later or delete it", () => {
+  it("keeps an alarm that comes no later than the latest append's first echo and than what is due, rather than move it later or delete it, where a listener reads the partition", () => {
     // Armed for the first append of the spell (at 11_000), the latest append at 3_000: kept, whether maintenance is due later or never.
-    expect(keepsAlarm(11_000, 13_000, 3_000 + 11_000)).toBe(true);
-    expect(keepsAlarm(11_000, undefined, 3_000 + 11_000)).toBe(true);
+    expect(keepsAlarm(11_000, 13_000, 3_000 + 11_000, true)).toBe(true);
+    expect(keepsAlarm(11_000, undefined, 3_000 + 11_000, true)).toBe(true);
     // The compaction due a few milliseconds before it: within the slack, kept.
-    expect(keepsAlarm(11_000, 11_000 - ALARM_SLACK_MS, 14_000)).toBe(true);
+    expect(keepsAlarm(11_000, 11_000 - ALARM_SLACK_MS, 14_000, true)).toBe(true);
     // Due sooner than the slack allows: moved.
-    expect(keepsAlarm(11_000, 9_000, 14_000)).toBe(false);
+    expect(keepsAlarm(11_000, 9_000, 14_000, true)).toBe(false);
     // Later than the first echo of the latest append (an echo backing off): taken back, so that an idle partition's alarm does not come again.
-    expect(keepsAlarm(40_000, 60_000, 14_000)).toBe(false);
+    expect(keepsAlarm(40_000, 60_000, 14_000, true)).toBe(false);
     // Nothing armed, or not known (after a restart): nothing to keep.
-    expect(keepsAlarm(null, 13_000, 14_000)).toBe(false);
-    expect(keepsAlarm(undefined, 13_000, 14_000)).toBe(false);
-    expect(keepsAlarm(11_000, 13_000, undefined)).toBe(false);
+    expect(keepsAlarm(null, 13_000, 14_000, true)).toBe(false);
+    expect(keepsAlarm(undefined, 13_000, 14_000, true)).toBe(false);
+    expect(keepsAlarm(11_000, 13_000, undefined, true)).toBe(false);
+    // Not where task instances alone read the partition (the input): taken back there, as before.
+    expect(keepsAlarm(11_000, 13_000, 14_000, false)).toBe(false);
   });
 
-  it("an echo found due before the latest append is a first echo old waits for it, once, when the alarm was armed for an earlier append", () => {
+  it("an echo found due before the latest append is a first echo old waits for it, once, when the alarm was armed for an earlier append of a partition a listener reads", () => {
     // Armed for an append at 0 (its echo at 15_000), the latest at 10_000.
-    const clock = { now: 15_000, armedFor: TASK_ECHO_MS, lastAppendAt: 10_000, first: TASK_ECHO_MS, echoes: 0, waited: false };
+    const clock = { now: 15_000, listened: true, armedFor: TASK_ECHO_MS, lastAppendAt: 10_000, first: TASK_ECHO_MS, echoes: 0, waited: false };
     expect(echoWaitsUntil(clock)).toBe(10_000 + TASK_ECHO_MS);
     // Once: appends that keep coming with every wake-up lost still get their echo.
     expect(echoWaitsUntil({ ...clock, waited: true })).toBeUndefined();
@@ -135,5 +137,7 @@ describe("one alarm write per spell on a changelog (issue #33)", () => {
     expect(echoWaitsUntil({ ...clock, echoes: undefined })).toBeUndefined();
     expect(echoWaitsUntil({ ...clock, lastAppendAt: undefined })).toBeUndefined();
     expect(echoWaitsUntil({ ...clock, armedFor: undefined })).toBeUndefined();
+    // Where task instances alone read the partition its alarm is not kept: an early one does not wait.
+    expect(echoWaitsUntil({ ...clock, listened: false })).toBeUndefined();
   });
 });
