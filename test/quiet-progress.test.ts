@@ -64,9 +64,6 @@ describe("progress owed after a quiet spell's commit", { timeout: 60_000 }, () =
     await runInDurableObject(task, (_object, state) => state.abort("injected crash: owing the group its offset")).catch(() => undefined);
     expect((await driver.log.committedOffset(application.groupId, input))?.offset ?? -1).toBeLessThan(end);
     // The partition's echo (run here rather than waited for) wakes it, and it commits the offset at once.
-    // Its alarm may still be the one armed for the first order's echo, kept as the group took that
-    // order (issue #33): run that early, it waits once for this order's echo (src/log/echoes.ts `echoWaitsUntil`).
-    await runDurableObjectAlarm(partition);
     await runDurableObjectAlarm(partition);
     await until(async () => (await driver.log.committedOffset(application.groupId, input))?.offset === end, 20_000, "the group's offset at the end");
     expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 7 });
