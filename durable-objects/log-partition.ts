@@ -6,7 +6,6 @@ import { DurableObject } from "cloudflare:workers";
 import { EarliestAlarm } from "../src/util/alarm";
 import { LogUnavailable, outcome, type Outcome } from "../src/log/errors";
 import { PartitionStore, Subscribers, type MaintenanceResult, type PartitionStats } from "../src/log/partition-store";
-import type { TopicConfig } from "../src/log/topic-config";
 import { logEvent } from "../src/util/logging";
 import { decodeFetch, type EncodedFetch } from "../src/log/record-batch";
 import type { AppendOrigin } from "../src/log/durable-log";
@@ -24,7 +23,8 @@ import type {
 } from "../src/log/types";
 import { hearsByAnswering, isSubscriptionHubName, subscriptionHubName } from "../src/names";
 import { PartitionWakes } from "../src/log/partition-wakes";
-import { echoTargets, firstEchoMs, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
+import { ALARM_SLACK_MS, ECHO_MS, echoTargets, echoWaitsUntil, firstEchoMs, keepsAlarm, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
+import { compacts, type TopicConfig } from "../src/log/topic-config";
 import { PartitionSinks, sinkPartition, type PartitionSink, type SinkCrashPoint } from "../src/connectors/partition-sinks";
 import type { SinkPartitionStatus } from "../src/connectors/sink-delivery";
 import { CrashPoints } from "../src/util/crash-points";
@@ -61,6 +61,13 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   private readonly wakes: PartitionWakes;
   /** Echo wake-ups made since the last append (for their back-off); unknown after a restart. */
   private echoes: number | undefined;
+  /** When this object last appended (unknown after a restart), and the first echo's delay then (src/log/echoes.ts). */
+  private lastAppendAt: number | undefined;
+  private firstEcho = ECHO_MS;
+  /** Whether a listener (a restore worker, a hub) read the partition at the latest append. */
+  private listened = false;
+  /** This round's first echo waited once for the latest append (`echoWaitsUntil`). */
+  private echoWaited = false;
   /** Appends since the object started: a settling planned before the latest one is void. */
   private appends = 0;
   /** Takes the echo alarm back once every subscriber has heard (see `settleSoon`). */
@@ -133,7 +140,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     config?: TopicConfig,
     origin?: AppendOrigin,
   ): Promise<Outcome<AppendResult>> {
-    await this.armEcho(tp);
+    await this.armEcho(tp, config);
     return this.afterAppend(
       tp,
       config,
@@ -154,7 +161,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     origin?: AppendOrigin,
     measure?: BatchMeasure,
   ): Promise<Outcome<AppendResult>> {
-    await this.armEcho(tp);
+    await this.armEcho(tp, config);
     return this.afterAppend(
       tp,
       config,
@@ -174,7 +181,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     origin?: AppendOrigin,
     measure?: BatchMeasure,
   ): Promise<Outcome<UnseenAppendResult>> {
-    await this.armEcho(tp);
+    await this.armEcho(tp, config);
     return this.afterAppend(
       tp,
       config,
@@ -194,6 +201,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (!result.value.duplicate) {
       this.appends++;
       this.echoes = 0;
+      this.lastAppendAt = Date.now();
       this.wakes.wake(tp, result.value.baseOffset + result.value.count, this.subscribers.list(), result.value);
       // Only the application's own appends make its tasks (see AppendOrigin): an external
       // producer may be another deployment using this log, whose tasks read these partitions.
@@ -206,7 +214,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
       }
     }
     const due = this.store.maintenanceDueAt(Date.now());
-    if (due !== undefined) await this.alarms.armBy(due);
+    // Maintenance may come a little late: the echo armed just after a changelog's quiet compaction serves it.
+    if (due !== undefined) await this.alarms.armBy(due, ALARM_SLACK_MS);
     // Watched: a producer that lingers makes every subscriber wait for it (send-schedule.ts).
     return this.subscribers.list().some(isSubscriptionHubName) ? { ok: true, value: { ...result.value, watched: true } } : result;
   }
@@ -216,9 +225,12 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * that a crash at any await after the append's write still has its subscribers woken again
    * (also when the producer's retry is taken as a duplicate). No write while one is armed sooner.
    */
-  private async armEcho(tp: TopicPartition): Promise<void> {
+  private async armEcho(tp: TopicPartition, config: TopicConfig | undefined): Promise<void> {
     const subscribers = this.subscribers.list();
-    if (subscribers.length > 0) await this.alarms.armBy(nextEchoAt(Date.now(), 0, firstEchoMs(subscribers, hearsByAnswering)));
+    const known = config ?? this.store.config();
+    this.firstEcho = firstEchoMs(subscribers, hearsByAnswering, known !== null && compacts(known));
+    this.listened = subscribers.some(hearsByAnswering);
+    if (subscribers.length > 0) await this.alarms.armBy(nextEchoAt(Date.now(), 0, this.firstEcho));
     // Sinks deliver from the alarm: armed before the append too, so a crash after it still delivers.
     if (this.sinks.delivers(tp.topic)) await this.alarms.armBy(Date.now());
   }
@@ -240,6 +252,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * Never fails: an alarm that fails 6 times is dropped, so a failure is logged and retried later.
    */
   override async alarm(): Promise<void> {
+    const armedFor = this.alarms.armedAt;
     this.alarms.fired();
     const tp = this.store.boundPartition();
     if (!tp) return;
@@ -247,7 +260,20 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     let next: number | undefined;
     const sooner = (at: number | undefined) => (next = earliestOf(next, at));
     const echo = this.echoDue(tp);
-    if (echo) {
+    const waitUntil =
+      echo &&
+      echoWaitsUntil({
+        now,
+        listened: this.listened,
+        armedFor,
+        lastAppendAt: this.lastAppendAt,
+        first: this.firstEcho,
+        echoes: this.echoes,
+        waited: this.echoWaited,
+      });
+    this.echoWaited = waitUntil !== undefined;
+    if (waitUntil !== undefined) sooner(waitUntil);
+    else if (echo) {
       const names = this.subscribers.list().filter((name) => (hearsByAnswering(name) ? echo.others.includes(name) : echo.tasks));
       this.wakes.wake(tp, this.store.offsets(tp).latest, names, undefined, true);
       this.echoes = (this.echoes ?? 0) + 1;
@@ -298,8 +324,11 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   /**
    * Every subscriber may have heard of the appends (a restore worker answered, or a task reader's
    * offset reached the end): unless another append comes within SETTLE_MS, the echo alarm is taken
-   * back — armed instead for what else is due (maintenance), or not at all. In memory: an object
-   * that dies first only has its alarm fire once for nothing.
+   * back — armed instead for what else is due (maintenance), or not at all — unless it comes soon
+   * anyway (`keepsAlarm`: no later than the latest append's first echo, nor than what is due), where
+   * it stays: taking it back is a storage write, and the next append would arm it again, another;
+   * it comes once and arms what is due. In memory: an object that dies first only has its alarm
+   * fire once for nothing.
    */
   private settleSoon(): void {
     if (!this.alarms.isArmed) return;
@@ -317,6 +346,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (!tp || this.echoDue(tp) || this.notice.owed) return;
     const now = Date.now();
     const due = earliestOf(this.store.maintenanceDueAt(now), this.sinks.delivers(tp.topic) ? this.sinks.dueAt(tp.topic, tp.partition, now) : undefined);
+    const horizon = this.lastAppendAt === undefined ? undefined : this.lastAppendAt + this.firstEcho;
+    if (keepsAlarm(this.alarms.armedAt, due, horizon, this.listened)) return;
     await this.alarms.rearm(due === undefined ? undefined : Math.max(now, due));
   }
 

@@ -9,9 +9,11 @@
  * - a restore worker once it answered a wake-up: it notes the growth in its storage before it
  *   answers, and its own alarm does the rest.
  * An echo goes only to subscribers that have not heard, backing off; once all have, the partition
- * takes its echo alarm back (`SETTLE_MS`): an idle partition has nothing armed.
+ * takes its echo alarm back (`SETTLE_MS`), or keeps it when it comes soon anyway (`keepsAlarm`: it
+ * comes once and arms only what maintenance is due): an idle partition ends with no echo armed.
  */
 import { backoffDelay } from "../util/backoff";
+import { QUIET_COMPACTION_MS } from "./partition/log-cleaner-manager";
 
 /** The first echo comes this long after an append; the next ones back off, doubling up to MAX_ECHO_MS. */
 export const ECHO_MS = 5_000;
@@ -61,7 +63,71 @@ export function nextEchoAt(now: number, echoes: number, first = ECHO_MS): number
   return now + backoffDelay(first, MAX_ECHO_MS, echoes);
 }
 
-/** The first echo's delay for a partition's subscribers: TASK_ECHO_MS when task instances alone read it, ECHO_MS when a listener (a restore worker, a hub) hears by answering. */
-export function firstEchoMs(subscribers: readonly string[], hearsByAnswering: (name: string) => boolean): number {
-  return subscribers.some(hearsByAnswering) ? ECHO_MS : TASK_ECHO_MS;
+/**
+ * How late an alarm may come for maintenance and echoes (not for a sink's delivery): an alarm
+ * armed up to this much after the time asked for serves, rather than a storage write to move it.
+ * Also what a listener's first echo on a compacted partition comes after its quiet compaction.
+ */
+export const ALARM_SLACK_MS = 1_000;
+
+/**
+ * The first echo's delay for a partition's subscribers: TASK_ECHO_MS when task instances alone read
+ * it, ECHO_MS when a listener (a restore worker, a hub) hears by answering — on a compacted
+ * partition (a changelog) just after its quiet compaction instead (QUIET_COMPACTION_MS after the
+ * append, and ALARM_SLACK_MS): one alarm for both, armed once per spell, where an echo 5 s after
+ * the append and the compaction 10 s after it took two alarm writes a spell (issue #33).
+ */
+export function firstEchoMs(subscribers: readonly string[], hearsByAnswering: (name: string) => boolean, compacted = false): number {
+  if (!subscribers.some(hearsByAnswering)) return TASK_ECHO_MS;
+  return compacted ? QUIET_COMPACTION_MS + ALARM_SLACK_MS : ECHO_MS;
+}
+
+/** What the partition's alarm knows when it finds an echo due. */
+export interface EchoClock {
+  readonly now: number;
+  /** Whether a listener reads the partition (see `keepsAlarm`: only there is an alarm kept for an earlier append). */
+  readonly listened: boolean;
+  /** The time the alarm was armed for (undefined: not known, after a restart). */
+  readonly armedFor: number | null | undefined;
+  /** This object's latest append (undefined after a restart). */
+  readonly lastAppendAt: number | undefined;
+  /** The first echo's delay (`firstEchoMs`) as of that append. */
+  readonly first: number;
+  /** Echoes made since that append (undefined after a restart). */
+  readonly echoes: number | undefined;
+  /** Whether this round's first echo already waited once. */
+  readonly waited: boolean;
+}
+
+/**
+ * When an echo found due now waits instead (undefined: it goes now). The alarm stays armed for an
+ * earlier append of a spell (moving it later per append would cost a storage write each), so it may
+ * come before the latest append is `first` old: subscribers have likely not heard of that one yet
+ * only because it is young, and waking them early would only hurry them (a task's group offset may
+ * be owed RECORD_OWED_MS). The first echo waits for it, once: appends that keep coming with every
+ * wake-up lost still get their echo within twice `first` of the first. An alarm armed for the
+ * latest append's echo itself (or not known to be) does not wait, however early it runs.
+ */
+export function echoWaitsUntil({ now, listened, armedFor, lastAppendAt, first, echoes, waited }: EchoClock): number | undefined {
+  if (!listened || waited || echoes !== 0 || lastAppendAt === undefined || armedFor === null || armedFor === undefined) return undefined;
+  const at = lastAppendAt + first;
+  return now < at && armedFor + ALARM_SLACK_MS < at ? at : undefined;
+}
+
+/**
+ * Whether a partition whose subscribers have all heard keeps its alarm rather than take it back
+ * (which moves it later or deletes it: a storage write, and the next append arms it again, another).
+ * It keeps one armed no later than the first echo of its latest append (`horizon`), and no later
+ * than what is due next (`due`, with ALARM_SLACK_MS): it comes once, soon, finds nothing to echo and
+ * arms what is due, or nothing — an idle partition still ends with no echo armed, a first echo's
+ * delay after its last append. One armed later (an echo backing off) is taken back, as before.
+ *
+ * Only on a partition a listener reads (a changelog and its restore workers): where task instances
+ * alone read it (the input), keeping it was measured to save no alarm write (its next append came
+ * after the echo anyway) and to trade the echo that hurries a task's group offset for a commit of
+ * that offset on the task's timer, one more per partition (docs/scale.md, 2026-12-06).
+ */
+export function keepsAlarm(armed: number | null | undefined, due: number | undefined, horizon: number | undefined, listened: boolean): boolean {
+  if (!listened || armed === null || armed === undefined || horizon === undefined) return false;
+  return armed <= horizon && (due === undefined || armed <= due + ALARM_SLACK_MS);
 }

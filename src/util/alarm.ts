@@ -20,10 +20,13 @@ export class EarliestAlarm {
 
   constructor(private readonly storage: AlarmStorage) {}
 
-  /** Arms the alarm at `at`, unless it is armed sooner. */
-  async armBy(at: number): Promise<void> {
+  /**
+   * Arms the alarm at `at`, unless it is armed sooner — or no more than `slack` later, for work
+   * that may come that much late (rather than a storage write to move it sooner).
+   */
+  async armBy(at: number, slack = 0): Promise<void> {
     if (this.armed === undefined) this.armed = await this.storage.getAlarm();
-    if (this.armed !== null && this.armed <= at) return;
+    if (this.armed !== null && this.armed <= at + slack) return;
     await this.set(at);
   }
 
@@ -42,6 +45,11 @@ export class EarliestAlarm {
     if (this.armed === undefined) return false;
     if (this.armed === (at ?? null)) return Promise.resolve();
     return at === undefined ? this.delete() : this.set(at);
+  }
+
+  /** The time armed (null: none), as far as known (undefined: not read from storage yet). */
+  get armedAt(): number | null | undefined {
+    return this.armed;
   }
 
   /** Whether an alarm is armed, as far as known (undefined: not read from storage yet). */

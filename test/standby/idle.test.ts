@@ -1,8 +1,10 @@
 /**
  * Idle costs nothing: once processing is done and standbys are current, no task instance has an
  * alarm or an in-memory timer armed, and no partition keeps its echo alarm (the wake-ups after
- * appends are taken back once every subscriber has heard) — only maintenance that is due
- * (retention when the oldest row's time is up, a compaction once quiet), which runs once.
+ * appends are taken back once every subscriber has heard; a changelog's, which comes with its quiet
+ * compaction, is kept rather than moved with a storage write, comes once and arms nothing more) —
+ * only maintenance that is due (retention when the oldest row's time is up, a compaction once
+ * quiet), which runs once.
  */
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
@@ -48,8 +50,9 @@ describe("an idle application", { timeout: 60_000 }, () => {
     );
     const inputs = application.taskIds().map((_, p) => ({ topic: "orders", partition: p }));
     const changelogs = application.taskIds().flatMap((taskId) => application.changelogPartitions(taskId));
-    // Each partition takes its echo back within a second of its subscribers having heard; due
-    // maintenance (the changelogs' compaction once quiet) runs when its alarm comes, and arms nothing after.
+    // Each partition takes its echo back within a second of its subscribers having heard (a
+    // changelog's comes with its compaction); due maintenance (the changelogs' compaction once
+    // quiet) runs when its alarm comes (run here rather than waited for), and arms nothing after.
     for (const tp of [...inputs, ...changelogs]) {
       await until(
         async () => {

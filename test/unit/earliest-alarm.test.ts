@@ -85,4 +85,17 @@ describe("EarliestAlarm", () => {
     await alarms.rearm(undefined);
     expect(calls).toEqual({ get: 1, set: 1, delete: 1 });
   });
+
+  it("with a slack, keeps an alarm armed up to that much later than asked, and arms the time asked when it is later still", async () => {
+    const { storage, calls, alarm } = fakeStorage(1_500);
+    const alarms = new EarliestAlarm(storage);
+    await alarms.armBy(1_000, 500);
+    expect(alarm()).toBe(1_500);
+    expect(alarms.armedAt).toBe(1_500);
+    await alarms.armBy(999, 500);
+    expect(alarm()).toBe(999);
+    expect(calls).toEqual({ get: 1, set: 1, delete: 0 });
+    alarms.fired();
+    expect(alarms.armedAt).toBeNull();
+  });
 });

@@ -4,7 +4,19 @@
  * backing off, and arms nothing once every subscriber has heard.
  */
 import { describe, expect, it } from "vitest";
-import { ECHO_MS, echoTargets, firstEchoMs, MAX_ECHO_MS, nextEchoAt, TASK_ECHO_MS, UNSEEN_READER_ECHOES } from "../../src/log/echoes";
+import {
+  ALARM_SLACK_MS,
+  ECHO_MS,
+  echoTargets,
+  echoWaitsUntil,
+  firstEchoMs,
+  keepsAlarm,
+  MAX_ECHO_MS,
+  nextEchoAt,
+  TASK_ECHO_MS,
+  UNSEEN_READER_ECHOES,
+} from "../../src/log/echoes";
+import { QUIET_COMPACTION_MS } from "../../src/log/partition/log-cleaner-manager";
 import { hearsByAnswering, instanceName, restoreWorkerName } from "../../src/names";
 import { RECORD_OWED_MS } from "../../src/task/outbox-sender";
 import { WakeUps } from "../../src/log/wake-ups";
@@ -75,5 +87,57 @@ describe("firstEchoMs", () => {
   it("keeps ECHO_MS when a listener (a restore worker, a hub) hears by answering", () => {
     expect(firstEchoMs([restoreWorkerName("eu")], hearsByAnswering)).toBe(ECHO_MS);
     expect(firstEchoMs([task, restoreWorkerName("us", 2)], hearsByAnswering)).toBe(ECHO_MS);
+  });
+});
+
+describe("one alarm write per spell on a changelog (issue #33)", () => {
+  it("a listener's first echo on a compacted partition comes just after its quiet compaction: one alarm serves both", () => {
+    const first = firstEchoMs([restoreWorkerName("eu")], hearsByAnswering, true);
+    expect(first).toBe(QUIET_COMPACTION_MS + ALARM_SLACK_MS);
+    // The compaction due after an append made a few milliseconds after the echo was armed is served by it.
+    const armed = nextEchoAt(1_000, 0, first);
+    const compactionDue = 1_003 + QUIET_COMPACTION_MS;
+    expect(armed).toBeGreaterThanOrEqual(compactionDue);
+    expect(armed).toBeLessThanOrEqual(compactionDue + ALARM_SLACK_MS);
+    // Not on a partition tasks alone read, nor on one that does not compact.
+    expect(firstEchoMs([instanceName({ taskId: "0_1", placement: "eu" })], hearsByAnswering, true)).toBe(TASK_ECHO_MS);
+    expect(firstEchoMs([restoreWorkerName("eu")], hearsByAnswering, false)).toBe(ECHO_MS);
+  });
+
+  it("keeps an alarm that comes no later than the latest append's first echo and than what is due, rather than move it later or delete it, where a listener reads the partition", () => {
+    // Armed for the first append of the spell (at 11_000), the latest append at 3_000: kept, whether maintenance is due later or never.
+    expect(keepsAlarm(11_000, 13_000, 3_000 + 11_000, true)).toBe(true);
+    expect(keepsAlarm(11_000, undefined, 3_000 + 11_000, true)).toBe(true);
+    // The compaction due a few milliseconds before it: within the slack, kept.
+    expect(keepsAlarm(11_000, 11_000 - ALARM_SLACK_MS, 14_000, true)).toBe(true);
+    // Due sooner than the slack allows: moved.
+    expect(keepsAlarm(11_000, 9_000, 14_000, true)).toBe(false);
+    // Later than the first echo of the latest append (an echo backing off): taken back, so that an idle partition's alarm does not come again.
+    expect(keepsAlarm(40_000, 60_000, 14_000, true)).toBe(false);
+    // Nothing armed, or not known (after a restart): nothing to keep.
+    expect(keepsAlarm(null, 13_000, 14_000, true)).toBe(false);
+    expect(keepsAlarm(undefined, 13_000, 14_000, true)).toBe(false);
+    expect(keepsAlarm(11_000, 13_000, undefined, true)).toBe(false);
+    // Not where task instances alone read the partition (the input): taken back there, as before.
+    expect(keepsAlarm(11_000, 13_000, 14_000, false)).toBe(false);
+  });
+
+  it("an echo found due before the latest append is a first echo old waits for it, once, when the alarm was armed for an earlier append of a partition a listener reads", () => {
+    // Armed for an append at 0 (its echo at 15_000), the latest at 10_000.
+    const clock = { now: 15_000, listened: true, armedFor: TASK_ECHO_MS, lastAppendAt: 10_000, first: TASK_ECHO_MS, echoes: 0, waited: false };
+    expect(echoWaitsUntil(clock)).toBe(10_000 + TASK_ECHO_MS);
+    // Once: appends that keep coming with every wake-up lost still get their echo.
+    expect(echoWaitsUntil({ ...clock, waited: true })).toBeUndefined();
+    // The latest append is old enough: the echo goes now.
+    expect(echoWaitsUntil({ ...clock, now: 10_000 + TASK_ECHO_MS })).toBeUndefined();
+    // Armed for the latest append's echo (a few milliseconds before the append was noted), however early it runs: now.
+    expect(echoWaitsUntil({ ...clock, now: 11_000, armedFor: 10_000 - 5 + TASK_ECHO_MS })).toBeUndefined();
+    // Echoes already made (backing off), or not known what it was armed for or when the last append was (a restart): now.
+    expect(echoWaitsUntil({ ...clock, echoes: 1 })).toBeUndefined();
+    expect(echoWaitsUntil({ ...clock, echoes: undefined })).toBeUndefined();
+    expect(echoWaitsUntil({ ...clock, lastAppendAt: undefined })).toBeUndefined();
+    expect(echoWaitsUntil({ ...clock, armedFor: undefined })).toBeUndefined();
+    // Where task instances alone read the partition its alarm is not kept: an early one does not wait.
+    expect(echoWaitsUntil({ ...clock, listened: false })).toBeUndefined();
   });
 });
