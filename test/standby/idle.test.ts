@@ -14,6 +14,7 @@ import { topicPartition } from "../../src/names";
 import { TestDriver } from "../../platform/testing/test-driver";
 import { application } from "../support/orders-app";
 import { keysOn } from "../support/keys";
+import { allCurrent } from "../support/recovered";
 import { until } from "../support/until";
 
 const driver = new TestDriver(env, application);
@@ -39,15 +40,7 @@ describe("an idle application", { timeout: 60_000 }, () => {
       );
     }
     await driver.runUntilQuiet();
-    // The standbys learn of their changelogs' growth from the partitions' wake-ups; rounds here only hurry them.
-    await until(
-      async () => {
-        await driver.restoreRound();
-        return (await Promise.all(instances.map((i) => driver.task(i).describe()))).every((d) => d.lag === 0);
-      },
-      20_000,
-      "every instance current",
-    );
+    await allCurrent(driver, instances);
     const inputs = application.taskIds().map((_, p) => ({ topic: "orders", partition: p }));
     const changelogs = application.taskIds().flatMap((taskId) => application.changelogPartitions(taskId));
     // Each partition takes its echo back within a second of its subscribers having heard (a

@@ -17,6 +17,7 @@ import { QUIET_COMPACTION_MS } from "../../src/log/partition-store";
 import { TestDriver } from "../../platform/testing/test-driver";
 import { application } from "../support/orders-app";
 import { keysOn } from "../support/keys";
+import { allCurrent } from "../support/recovered";
 import { until } from "../support/until";
 
 const driver = new TestDriver(env, application);
@@ -46,14 +47,7 @@ describe("a changelog partition's alarm over quiet spells", { timeout: 90_000 },
       await driver.runUntilQuiet();
     };
     await spell(0);
-    await until(
-      async () => {
-        await driver.restoreRound();
-        return (await Promise.all(instances.map((i) => driver.task(i).describe()))).every((d) => d.lag === 0);
-      },
-      20_000,
-      "every instance current",
-    );
+    await allCurrent(driver, instances);
     // Count the alarm writes the partition's alarm makes, and its runs, from here (on this object:
     // one started anew would have no counts, and fails the test below).
     await runInDurableObject(partition(tp), (object) => {
