@@ -23,7 +23,7 @@ import type {
 } from "../src/log/types";
 import { hearsByAnswering, isSubscriptionHubName, subscriptionHubName } from "../src/names";
 import { PartitionWakes } from "../src/log/partition-wakes";
-import { ALARM_SLACK_MS, ECHO_MS, echoTargets, echoWaitsUntil, firstEchoMs, keepsAlarm, nextEchoAt, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
+import { ALARM_SLACK_MS, EchoSchedule, echoTargets, SETTLE_MS, type TaskReaders } from "../src/log/echoes";
 import { compacts, type TopicConfig } from "../src/log/topic-config";
 import { PartitionSinks, sinkPartition, type PartitionSink, type SinkCrashPoint } from "../src/connectors/partition-sinks";
 import type { SinkPartitionStatus } from "../src/connectors/sink-delivery";
@@ -59,15 +59,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
   private failuresToInject = 0;
   /** Whom appends and echoes wake, and when (src/log/partition-wakes.ts). */
   private readonly wakes: PartitionWakes;
-  /** Echo wake-ups made since the last append (for their back-off); unknown after a restart. */
-  private echoes: number | undefined;
-  /** When this object last appended (unknown after a restart), and the first echo's delay then (src/log/echoes.ts). */
-  private lastAppendAt: number | undefined;
-  private firstEcho = ECHO_MS;
-  /** Whether a listener (a restore worker, a hub) read the partition at the latest append. */
-  private listened = false;
-  /** This round's first echo waited once for the latest append (`echoWaitsUntil`). */
-  private echoWaited = false;
+  /** The echoes' bookkeeping between appends and the alarm, in memory (src/log/echoes.ts). */
+  private readonly echoes = new EchoSchedule();
   /** Appends since the object started: a settling planned before the latest one is void. */
   private appends = 0;
   /** Takes the echo alarm back once every subscriber has heard (see `settleSoon`). */
@@ -200,8 +193,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (config) this.store.configure(tp, config);
     if (!result.value.duplicate) {
       this.appends++;
-      this.echoes = 0;
-      this.lastAppendAt = Date.now();
+      this.echoes.appended(Date.now());
       this.wakes.wake(tp, result.value.baseOffset + result.value.count, this.subscribers.list(), result.value);
       // Only the application's own appends make its tasks (see AppendOrigin): an external
       // producer may be another deployment using this log, whose tasks read these partitions.
@@ -226,11 +218,9 @@ export class LogPartition extends DurableObject implements PartitionCalls {
    * (also when the producer's retry is taken as a duplicate). No write while one is armed sooner.
    */
   private async armEcho(tp: TopicPartition, config: TopicConfig | undefined): Promise<void> {
-    const subscribers = this.subscribers.list();
     const known = config ?? this.store.config();
-    this.firstEcho = firstEchoMs(subscribers, hearsByAnswering, known !== null && compacts(known));
-    this.listened = subscribers.some(hearsByAnswering);
-    if (subscribers.length > 0) await this.alarms.armBy(nextEchoAt(Date.now(), 0, this.firstEcho));
+    const echoAt = this.echoes.beforeAppend(Date.now(), this.subscribers.list(), hearsByAnswering, known !== null && compacts(known));
+    if (echoAt !== undefined) await this.alarms.armBy(echoAt);
     // Sinks deliver from the alarm: armed before the append too, so a crash after it still delivers.
     if (this.sinks.delivers(tp.topic)) await this.alarms.armBy(Date.now());
   }
@@ -241,7 +231,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     const tasks = names.some((name) => !hearsByAnswering(name));
     const taskReaders: TaskReaders = tasks ? this.store.readers(tp) : "none";
     const unheard = this.wakes.wakeUps.unheard(names.filter(hearsByAnswering), this.store.offsets(tp).latest);
-    return echoTargets({ taskReaders, unheard, echoes: this.echoes });
+    return echoTargets({ taskReaders, unheard, echoes: this.echoes.echoes });
   }
 
   /**
@@ -260,24 +250,12 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     let next: number | undefined;
     const sooner = (at: number | undefined) => (next = earliestOf(next, at));
     const echo = this.echoDue(tp);
-    const waitUntil =
-      echo &&
-      echoWaitsUntil({
-        now,
-        listened: this.listened,
-        armedFor,
-        lastAppendAt: this.lastAppendAt,
-        first: this.firstEcho,
-        echoes: this.echoes,
-        waited: this.echoWaited,
-      });
-    this.echoWaited = waitUntil !== undefined;
+    const waitUntil = this.echoes.waitUntil(now, armedFor, echo !== undefined);
     if (waitUntil !== undefined) sooner(waitUntil);
     else if (echo) {
       const names = this.subscribers.list().filter((name) => (hearsByAnswering(name) ? echo.others.includes(name) : echo.tasks));
       this.wakes.wake(tp, this.store.offsets(tp).latest, names, undefined, true);
-      this.echoes = (this.echoes ?? 0) + 1;
-      sooner(nextEchoAt(now, this.echoes));
+      sooner(this.echoes.echoed(now));
     }
     if (this.notice.owed && this.coordinatorMustHear(tp) && !(await this.tellCoordinator(tp))) sooner(this.notice.retryAt(now));
     try {
@@ -346,8 +324,7 @@ export class LogPartition extends DurableObject implements PartitionCalls {
     if (!tp || this.echoDue(tp) || this.notice.owed) return;
     const now = Date.now();
     const due = earliestOf(this.store.maintenanceDueAt(now), this.sinks.delivers(tp.topic) ? this.sinks.dueAt(tp.topic, tp.partition, now) : undefined);
-    const horizon = this.lastAppendAt === undefined ? undefined : this.lastAppendAt + this.firstEcho;
-    if (keepsAlarm(this.alarms.armedAt, due, horizon, this.listened)) return;
+    if (this.echoes.keeps(this.alarms.armedAt, due)) return;
     await this.alarms.rearm(due === undefined ? undefined : Math.max(now, due));
   }
 

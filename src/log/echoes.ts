@@ -131,3 +131,59 @@ export function keepsAlarm(armed: number | null | undefined, due: number | undef
   if (!listened || armed === null || armed === undefined || horizon === undefined) return false;
   return armed <= horizon && (due === undefined || armed <= due + ALARM_SLACK_MS);
 }
+
+/**
+ * A partition's echo bookkeeping between its appends and its alarm, in memory: unknown after a
+ * restart, which the rules above take for "not known" (an echo then goes at once, an alarm is
+ * taken back as before). One owner for what `echoWaitsUntil` and `keepsAlarm` are asked about.
+ */
+export class EchoSchedule {
+  /** Echo wake-ups made since the last append (for their back-off); undefined after a restart. */
+  private made: number | undefined;
+  /** When this object last appended (undefined after a restart), and the first echo's delay then. */
+  private lastAppendAt: number | undefined;
+  private first = ECHO_MS;
+  /** Whether a listener (a restore worker, a hub) read the partition at the latest append. */
+  private listened = false;
+  /** This round's first echo waited once for the latest append (`echoWaitsUntil`). */
+  private waited = false;
+
+  /** Echoes made since the last append (`echoTargets`' `echoes`). */
+  get echoes(): number | undefined {
+    return this.made;
+  }
+
+  /** Before an append: the first echo's delay as of these subscribers, and when it comes (undefined: no subscriber). */
+  beforeAppend(now: number, subscribers: readonly string[], hearsByAnswering: (name: string) => boolean, compacted: boolean): number | undefined {
+    this.first = firstEchoMs(subscribers, hearsByAnswering, compacted);
+    this.listened = subscribers.some(hearsByAnswering);
+    return subscribers.length > 0 ? nextEchoAt(now, 0, this.first) : undefined;
+  }
+
+  /** An append was written (not a duplicate): echoes start over. */
+  appended(now: number): void {
+    this.made = 0;
+    this.lastAppendAt = now;
+  }
+
+  /** The alarm ran, armed for `armedFor`, with an echo due or not: when that echo waits until instead (undefined: it goes now, or none is due). */
+  waitUntil(now: number, armedFor: number | null | undefined, due: boolean): number | undefined {
+    const at = due
+      ? echoWaitsUntil({ now, listened: this.listened, armedFor, lastAppendAt: this.lastAppendAt, first: this.first, echoes: this.made, waited: this.waited })
+      : undefined;
+    this.waited = at !== undefined;
+    return at;
+  }
+
+  /** An echo went now: when the next one comes. */
+  echoed(now: number): number {
+    this.made = (this.made ?? 0) + 1;
+    return nextEchoAt(now, this.made);
+  }
+
+  /** Whether the alarm armed at `armed` stays once every subscriber heard (`keepsAlarm`), with `due` what else is due. */
+  keeps(armed: number | null | undefined, due: number | undefined): boolean {
+    const horizon = this.lastAppendAt === undefined ? undefined : this.lastAppendAt + this.first;
+    return keepsAlarm(armed, due, horizon, this.listened);
+  }
+}

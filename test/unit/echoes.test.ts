@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   ALARM_SLACK_MS,
   ECHO_MS,
+  EchoSchedule,
   echoTargets,
   echoWaitsUntil,
   firstEchoMs,
@@ -139,5 +140,29 @@ describe("one alarm write per spell on a changelog (issue #33)", () => {
     expect(echoWaitsUntil({ ...clock, armedFor: undefined })).toBeUndefined();
     // Where task instances alone read the partition its alarm is not kept: an early one does not wait.
     expect(echoWaitsUntil({ ...clock, listened: false })).toBeUndefined();
+  });
+});
+
+describe("EchoSchedule: the bookkeeping a partition keeps between its appends and its alarm", () => {
+  const listener = (name: string) => name.startsWith("restore:");
+  it("arms the first echo per its subscribers, waits once for the latest append, backs off after each echo, and keeps an alarm within the horizon", () => {
+    const echoes = new EchoSchedule();
+    expect(echoes.beforeAppend(0, [], listener, true)).toBeUndefined();
+    const first = echoes.beforeAppend(0, ["restore:a"], listener, true)!;
+    expect(first).toBe(firstEchoMs(["restore:a"], listener, true));
+    echoes.appended(0);
+    expect(echoes.echoes).toBe(0);
+    // An alarm armed for an earlier append runs before the latest append's first echo: it waits, once.
+    echoes.beforeAppend(4_000, ["restore:a"], listener, true);
+    echoes.appended(4_000);
+    expect(echoes.waitUntil(first, first, true)).toBe(4_000 + first);
+    expect(echoes.waitUntil(4_000 + first, 4_000 + first, true)).toBeUndefined();
+    expect(echoes.echoed(4_000 + first)).toBe(nextEchoAt(4_000 + first, 1));
+    expect(echoes.echoes).toBe(1);
+    // Kept: armed no later than the latest append's first echo; taken back when later.
+    expect(echoes.keeps(4_000 + first, undefined)).toBe(true);
+    expect(echoes.keeps(4_000 + first + 1, undefined)).toBe(false);
+    // Nothing due: no wait.
+    expect(echoes.waitUntil(0, 0, false)).toBeUndefined();
   });
 });
