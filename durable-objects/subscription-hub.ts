@@ -18,7 +18,7 @@ import type { LogRecord, TopicPartition } from "../src/log/types";
 import { instanceName, subscriptionHubName } from "../src/names";
 import { askActive, type ClusterPort } from "../src/coordinator/assignment-view";
 import { planResnapshot, resnapshotOf, sortLost } from "../src/subscriptions/hub-resync";
-import { type SnapshotPorts, takeSnapshot } from "../src/subscriptions/store-snapshot";
+import { type SnapshotPorts, snapshotPorts, takeSnapshot } from "../src/subscriptions/store-snapshot";
 import type { Snapshot } from "../src/subscriptions/watch-loop";
 import { toMessage } from "../src/kafka-rest/fetch";
 import { keyForAnswer } from "../src/streams/key-text";
@@ -315,13 +315,11 @@ export class SubscriptionHub extends DurableObject implements SubscriptionHubCal
       assignment: () => objects.coordinator().snapshot(),
       instance: (instance) => objects.taskObject(instanceName(instance)),
     };
-    return {
-      ask: (taskId, store, selection) => askActive(cluster, taskId, (stub) => stub.snapshot(store, selection)),
-      offsets: (tp) => this.host.log.offsets(tp),
-      taskOf: (subtopology, partition) => this.host.application.taskForStorePartition(subtopology, partition),
-      now: () => Date.now(),
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    };
+    return snapshotPorts(
+      (taskId, store, selection) => askActive(cluster, taskId, (stub) => stub.snapshot(store, selection)),
+      this.host.log,
+      this.host.application,
+    );
   }
 
   private dropSlow(ws: WebSocket): true {

@@ -45,6 +45,24 @@ export interface SnapshotPorts {
   sleep(ms: number): Promise<void>;
 }
 
+/**
+ * The ports as the Worker and a hub give them: `ask` reaches the owning task's active instance their
+ * own way (src/coordinator/assignment-view.ts); the log and the application are the host's.
+ */
+export function snapshotPorts(
+  ask: SnapshotPorts["ask"],
+  log: { offsets(tp: TopicPartition): Promise<OffsetRange> },
+  application: { taskForStorePartition(subtopology: Subtopology, partition: number): string },
+): SnapshotPorts {
+  return {
+    ask,
+    offsets: (tp) => log.offsets(tp),
+    taskOf: (subtopology, partition) => application.taskForStorePartition(subtopology, partition),
+    now: () => Date.now(),
+    sleep: (ms) => new Promise<void>((resolve) => setTimeout(() => resolve(), ms)),
+  };
+}
+
 /** The snapshot of `selection` in the store's changelog `partitions`; refused (400) with `tooMany` past `MAX_SNAPSHOT_KEYS` entries. */
 export async function takeSnapshot(
   ports: SnapshotPorts,

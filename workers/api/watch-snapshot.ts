@@ -4,7 +4,7 @@
  * `Retry-After` while a task restores or cannot answer yet, 400 for too many keys).
  */
 import type { Host } from "../../platform/host";
-import { MAX_SNAPSHOT_KEYS, SnapshotRefused, takeSnapshot as take, type WatchedStore } from "../../src/subscriptions/store-snapshot";
+import { MAX_SNAPSHOT_KEYS, SnapshotRefused, snapshotPorts, takeSnapshot as take, type WatchedStore } from "../../src/subscriptions/store-snapshot";
 import type { Snapshot } from "../../src/subscriptions/watch-loop";
 import type { SnapshotAnswer, SnapshotSelection } from "../../src/task/protocol";
 import { askActive } from "./cluster";
@@ -20,14 +20,11 @@ export async function takeSnapshot(
   selection: SnapshotSelection,
   tooMany = `prefix: more than ${MAX_SNAPSHOT_KEYS} keys of store ${found.store.name} have it; watch a longer prefix`,
 ): Promise<Snapshot> {
-  const ports = {
-    ask: (taskId: string, store: string, selection: SnapshotSelection) =>
-      askActive(host, taskId, async (stub) => (await stub.snapshot(store, selection)) as SnapshotAnswer),
-    offsets: (tp: { topic: string; partition: number }) => host.log.offsets(tp),
-    taskOf: host.application.taskForStorePartition.bind(host.application),
-    now: () => Date.now(),
-    sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
-  };
+  const ports = snapshotPorts(
+    (taskId, store, selection) => askActive(host, taskId, async (stub) => (await stub.snapshot(store, selection)) as SnapshotAnswer),
+    host.log,
+    host.application,
+  );
   try {
     return await take(ports, found, partitions, selection, tooMany);
   } catch (error) {
