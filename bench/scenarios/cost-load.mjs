@@ -57,7 +57,7 @@ import {
   wakeupKeys,
 } from "../lib/usage.mjs";
 import { loaderKeys, startLoader } from "./e2e-load.mjs";
-import { openWatch } from "./push.mjs";
+import { closeAll, openWatch } from "./push.mjs";
 
 export const name = "cost-load";
 
@@ -142,10 +142,7 @@ async function watchedCost(app, keys, categoryOf, perPoll, { rate, batch, second
     note(`cost-load watched: the subscribers received ${events} changes (${expected.join(", ")} expected per key)`);
     return { ...perRecordKeys("cost_load_watched_", lessPolls(spent, polls, perPoll), load.accepted), cost_load_watched_events: events };
   } finally {
-    for (const s of subscribers) {
-      s.closedByUs = true;
-      s.socket.close();
-    }
+    closeAll(subscribers);
   }
 }
 

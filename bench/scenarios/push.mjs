@@ -259,7 +259,7 @@ export async function openWatch(app, key, onCount) {
   throw new Error(`socket watch of ${key}: HTTP ${answer.status}: ${answer.text}`);
 }
 
-const closeAll = (subscribers) => {
+export const closeAll = (subscribers) => {
   for (const s of subscribers) {
     s.closedByUs = true;
     s.socket.close();
