@@ -82,7 +82,8 @@ export interface RestoreWorkerCalls {
   /** `worker`: the name the instance reached this worker by (its shard), which its changelogs wake. */
   register(registration: Registration & { placement: string; worker?: string }): Promise<boolean>;
   unregister(instance: string, incarnation: number, end?: RegistrationEnd, epoch?: number): Promise<void>;
-  wake(source?: TopicPartition): Promise<void>;
+  /** A changelog grew; true: the worker reads it after this wake-up (its next round), so appends until it fetched need not wake it. */
+  wake(source?: TopicPartition): Promise<boolean>;
   /** An instance of the shard says what it is now, for the application summary. */
   report(report: InstanceReport): Promise<void>;
 }
@@ -112,7 +113,7 @@ export interface ObjectDirectory {
   /** A restore worker by its object name (`restoreWorkerName(placement, shard)`). */
   restoreWorker(name: string): RestoreWorkerCalls;
   /** A subscriber that hears of appends by answering (`hearsByAnswering`): a restore worker or a subscription hub. */
-  listener(name: string): { wake(source?: TopicPartition): Promise<void> };
+  listener(name: string): { wake(source?: TopicPartition): Promise<boolean | undefined | void> };
   partition(tp: TopicPartition): PartitionCalls;
   groupDirectory(): GroupDirectoryCalls;
 }

@@ -370,6 +370,8 @@ export class LogPartition extends DurableObject implements PartitionCalls {
 
   /** `read`, encoded: stored batches as they are, decoded by the caller (`DurableLog`); below the local part, from R2. */
   async readEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<Outcome<EncodedFetch>> {
+    // Before the read: an append after it wakes the reader again; one before it is read.
+    if (bounds.reader !== undefined) this.wakes.readBy(bounds.reader);
     const remote = this.remote;
     if (!remote) return this.call(() => this.store.fetchEncoded(tp, offset, bounds));
     return this.callAsync(() => remote.fetchEncoded(tp, offset, bounds));

@@ -86,6 +86,8 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       batchRecords: config.RESTORE_BATCH_RECORDS,
       batchBytes: config.RESTORE_BATCH_BYTES,
       readAhead: config.RESTORE_READ_AHEAD,
+      // Its fetches say who reads: the partition skips wake-ups until then (see `wake`).
+      reader: () => this.ctx.storage.kv.get<string>(NAME_KEY),
       apply: (instance, batch) => this.apply(instance, batch),
       reportCorruption: (corrupted) => this.reportCorrupted(corrupted),
       restoreListener: application.restoreListener,
@@ -153,11 +155,17 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     }
   }
 
-  /** A changelog this worker keeps standbys on grew. */
-  async wake(source?: TopicPartition): Promise<void> {
+  /**
+   * A changelog this worker keeps standbys on grew. Answers true when a round is coming that reads
+   * it (the alarm is armed; a restarted worker reads every changelog once): its partition then skips
+   * waking this worker until it fetched (src/log/wake-ups.ts). Not while stopping, nor while a test
+   * holds rounds for `runRound`.
+   */
+  async wake(source?: TopicPartition): Promise<boolean> {
     if (source) this.registry.changelogGrew(source);
     this.progress.later();
     await this.schedule();
+    return source !== undefined && !this.stopping && !this.crashes.pending;
   }
 
   async pause(): Promise<void> {

@@ -7,7 +7,8 @@
  * - a task instance once its group offset here reaches the end (it processed and committed the
  *   input): its answer to a wake-up is not enough, since the run it starts may die;
  * - a restore worker once it answered a wake-up: it notes the growth in its storage before it
- *   answers, and its own alarm does the rest.
+ *   answers, and its own alarm does the rest; and, while it promised to read the partition after
+ *   a wake-up and has not fetched since, of every append (src/log/wake-ups.ts).
  * An echo goes only to subscribers that have not heard, backing off; once all have, the partition
  * takes its echo alarm back (`SETTLE_MS`), or keeps it when it comes soon anyway (`keepsAlarm`: it
  * comes once and arms only what maintenance is due): an idle partition ends with no echo armed.

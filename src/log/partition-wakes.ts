@@ -3,7 +3,8 @@
  * durable-objects/log-partition.ts, only wires it): task instances reading the partition — each
  * woken at once or, under a steady stream of small appends, once per linger with the appends
  * gathered (src/log/wake-linger.ts), carrying the fetch it makes next (src/log/pushed-fetches.ts)
- * — and restore workers and hubs (`hearsByAnswering`), woken at once. A failed wake-up is tried
+ * — and restore workers and hubs (`hearsByAnswering`), woken at once, except a restore worker
+ * that promised to read the partition and has not fetched since (src/log/wake-ups.ts). A failed wake-up is tried
  * again twice, then only delays work: the partition's echo alarm wakes readers that lag. All in
  * memory.
  */
@@ -18,8 +19,8 @@ import { WakeUps, wakeRetryDelay } from "./wake-ups";
 export interface WakeTargets {
   /** Wakes a task instance; its answer (see `TaskObjectCalls.wake`). */
   wakeTask(name: string, pushed: PushedFetch | undefined, echo: boolean, told: WakeTold): Promise<number | null>;
-  /** Wakes a restore worker or a hub (it answers once it noted the growth). */
-  wakeListener(name: string, tp: TopicPartition): Promise<void>;
+  /** Wakes a restore worker or a hub (it answers once it noted the growth; true: it reads the partition after this wake-up). */
+  wakeListener(name: string, tp: TopicPartition): Promise<boolean | undefined | void>;
   /** The partition's fetch, encoded, as a reader's would be. */
   fetchEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): EncodedFetch;
   /** The partition's end now. */
@@ -62,7 +63,14 @@ export class PartitionWakes {
     if (now < this.dropUntil) return;
     const names = subscribers.filter((name) => this.wakeUps.needed(name, now));
     const woken: string[] = [];
+    let heard = false;
     for (const name of names) {
+      if (appended && !echo && this.wakeUps.readsAnyway(name)) {
+        // It reads the partition to its end after this append anyway: heard, as if it answered.
+        this.wakeUps.heard(name, end);
+        heard = true;
+        continue;
+      }
       if (hearsByAnswering(name) || !appended || echo) {
         if (!hearsByAnswering(name)) this.voidHeld(name, now);
         woken.push(name);
@@ -72,6 +80,7 @@ export class PartitionWakes {
       if (decision.kind === "now") woken.push(name);
       else if (decision.kind === "hold") this.holdUntil(tp, name, decision.at);
     }
+    if (heard) this.targets.heard();
     if (woken.length === 0) return;
     const pushedTo = (name: string) => !hearsByAnswering(name) && this.wakeUps.wantsPush(name);
     const pushed = appended && !echo && woken.some(pushedTo) ? pushFrom(tp, appended.baseOffset, appended.count, this.fetch) : undefined;
@@ -88,7 +97,12 @@ export class PartitionWakes {
 
   /** `name` (re)subscribed: it is woken by the next append, whatever it said before. */
   subscribed(name: string): void {
-    this.wakeUps.answered(name, null);
+    this.wakeUps.wakeNext(name);
+  }
+
+  /** A fetch of `name` (a listener that says who reads, see `FetchBounds.reader`) came in: the next append wakes it. */
+  readBy(name: string): void {
+    this.wakeUps.read(name);
   }
 
   /** `name` unsubscribed: what it said and any wake-up held for it are forgotten. */
@@ -135,8 +149,10 @@ export class PartitionWakes {
     for (let attempt = 0; ; attempt++) {
       try {
         if (hearsByAnswering(name)) {
-          await this.targets.wakeListener(name, tp);
-          this.wakeUps.heard(name, end);
+          const mark = this.wakeUps.sending();
+          const reads = await this.targets.wakeListener(name, tp);
+          // A promise to read after this wake-up covers the appends made since it was sent too.
+          this.wakeUps.heard(name, reads === true && this.wakeUps.promised(name, mark) ? this.targets.end(tp) : end);
           return this.targets.heard();
         }
         this.wakeUps.answered(name, await this.targets.wakeTask(name, pushed, echo, { tp: { topic: tp.topic, partition: tp.partition }, end }));

@@ -72,6 +72,12 @@ export interface FetchBounds {
    * record is returned even when it alone is larger, so a consumer always makes progress.
    */
   readonly maxBytes: number;
+  /**
+   * Who fetches, when it is a subscriber the partition wakes by name (a restore worker): the
+   * partition then knows it read since its last wake-up (src/log/wake-ups.ts). Optional; a log
+   * that wakes no one ignores it.
+   */
+  readonly reader?: string;
 }
 
 export interface FetchResult {

@@ -45,6 +45,8 @@ export interface RestorerOptions {
    * (src/restore/compacted-window.ts); 0: each round applies one batch as fetched.
    */
   readonly readAhead: number;
+  /** The worker's name as its changelogs' partitions wake it, said with each fetch (`FetchBounds.reader`). */
+  readonly reader?: () => string | undefined;
   /** Instances restored at the same time. */
   readonly parallelism?: number;
   /** Consecutive failed fetches of one changelog before it counts as corrupted. */
@@ -127,7 +129,7 @@ export class Restorer {
   private async restoreOne(work: ChangelogWork): Promise<"applied" | "skipped" | { reason: string }> {
     const { log, registry } = this.options;
     const tp = { topic: work.topic, partition: work.partition };
-    const bounds = { maxRecords: this.options.batchRecords, maxBytes: this.options.batchBytes ?? 4 << 20 };
+    const bounds = { maxRecords: this.options.batchRecords, maxBytes: this.options.batchBytes ?? 4 << 20, reader: this.options.reader?.() };
     const { readAhead } = this.options;
     let batch: RestoreBatch;
     let from = work.position;

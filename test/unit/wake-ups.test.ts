@@ -9,7 +9,7 @@ import { PartitionWakes } from "../../src/log/partition-wakes";
 import type { PushedFetch, WakeTold } from "../../src/log/pushed-fetches";
 import { LINGER_MIN_RECORDS_PER_S, RATE_WINDOW_MS, WAKE_LINGER_MS, WakeLinger } from "../../src/log/wake-linger";
 import { WAKE_MARGIN_MS, WakeUps, wakeRetryDelay } from "../../src/log/wake-ups";
-import { subscriptionHubName } from "../../src/names";
+import { restoreWorkerName, subscriptionHubName } from "../../src/names";
 
 describe("WakeUps", () => {
   it("wakes a subscriber it has not heard from, and one that relies on wake-ups", () => {
@@ -261,5 +261,92 @@ describe("PartitionWakes (src/log/partition-wakes.ts): what a held wake-up carri
     expect(woken.at(-1)!.told.end).toBe(log.end);
     await vi.advanceTimersByTimeAsync(WAKE_LINGER_MS * 2);
     expect(woken).toHaveLength(before + 1);
+  });
+});
+
+describe("PartitionWakes: a restore worker that promised to read is not woken again until it fetched", () => {
+  const TP = { topic: "edge-streams-totals-changelog", partition: 0 };
+  const worker = restoreWorkerName("a");
+
+  /** A changelog partition whose restore worker answers every wake-up with `promise`; the heard ends noted. */
+  function changelog(promise: boolean) {
+    const log = { end: 0 };
+    const woken: number[] = [];
+    const answers: (() => void)[] = [];
+    const wakes = new PartitionWakes({
+      wakeTask: async () => null,
+      wakeListener: async () => {
+        woken.push(log.end);
+        // The answer comes when the test lets it (a wake-up in flight), or at once.
+        await new Promise<void>((resolve) => answers.push(resolve));
+        return promise;
+      },
+      fetchEncoded: () => ({ batches: [], nextOffset: log.end, earliest: 0, latest: log.end }),
+      end: () => log.end,
+      heard: () => {},
+      background: () => {},
+    });
+    const append = () => {
+      const appended = { baseOffset: log.end, count: 1, duplicate: false };
+      log.end += 1;
+      wakes.wake(TP, log.end, [worker], appended);
+    };
+    const answer = async () => {
+      for (const resolve of answers.splice(0)) resolve();
+      // The answers' continuations run (microtasks only: no timer is involved).
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    };
+    const unheard = () => wakes.wakeUps.unheard([worker], log.end);
+    return { wakes, woken, append, answer, unheard };
+  }
+
+  it("skips the appends after a promise, counts them heard, and wakes again after the worker's fetch", async () => {
+    const { wakes, woken, append, answer, unheard } = changelog(true);
+    append();
+    await answer();
+    expect(woken).toEqual([1]);
+    for (let i = 0; i < 5; i++) append();
+    // Five appends, no wake-up: the round it promised reads them; none is left for the echo.
+    expect(woken).toEqual([1]);
+    expect(unheard()).toEqual([]);
+    wakes.readBy(worker);
+    append();
+    expect(woken).toEqual([1, 7]);
+  });
+
+  it("wakes every append while a wake-up is in flight, and a fetch made meanwhile voids the promise", async () => {
+    const { wakes, woken, append, answer } = changelog(true);
+    append();
+    append();
+    expect(woken).toEqual([1, 2]);
+    // The worker's round fetched before the answers came back: the promise may predate the fetch.
+    wakes.readBy(worker);
+    await answer();
+    append();
+    expect(woken).toEqual([1, 2, 3]);
+  });
+
+  it("wakes every append of a listener that makes no promise (a hub, a stopping worker)", async () => {
+    const { woken, append, answer, unheard } = changelog(false);
+    for (let i = 0; i < 3; i++) {
+      append();
+      await answer();
+    }
+    expect(woken).toEqual([1, 2, 3]);
+    expect(unheard()).toEqual([]);
+  });
+
+  it("an echo wakes it whatever it promised, and a new subscription forgets the promise", async () => {
+    const { wakes, woken, append, answer } = changelog(true);
+    append();
+    await answer();
+    append();
+    expect(woken).toEqual([1]);
+    wakes.wake(TP, 2, [worker], undefined, true);
+    expect(woken).toEqual([1, 2]);
+    await answer();
+    wakes.subscribed(worker);
+    append();
+    expect(woken).toEqual([1, 2, 3]);
   });
 });
