@@ -60,7 +60,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     );
     const { application, config } = host;
     // A log that sends no wake-ups (a remote one): standbys' changelogs are polled.
-    this.pacing = new RoundPacing(!host.log.capabilities.wakesReaders);
+    this.pacing = new RoundPacing(!host.log.capabilities.wakesReaders, config.STANDBY_UPDATE_INTERVAL_MS);
     this.registry = new RestoreRegistry(ctx.storage);
     this.reports = new InstanceReports(ctx.storage);
     this.log = host.log;
@@ -164,7 +164,8 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   async wake(source?: TopicPartition): Promise<boolean> {
     if (source) this.registry.changelogGrew(source);
     this.progress.later();
-    await this.schedule();
+    // Standbys are fed at most every STANDBY_UPDATE_INTERVAL_MS; a round armed sooner (a restoration) stays.
+    await this.schedule(this.pacing.afterGrowth(Date.now()));
     return source !== undefined && !this.stopping && !this.crashes.pending;
   }
 
@@ -200,7 +201,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   /** Runs one round now (tests and the test driver; alarms do the same). */
   async runRound() {
     try {
-      return await this.serial.run(() => this.restorer.round());
+      return await this.serial.run(() => this.round());
     } finally {
       this.progress.later();
     }
@@ -215,19 +216,27 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
     // While a crash is planned, only `runRound` runs rounds, so the test chooses where it dies.
     if (this.stopping || this.crashes.pending) return;
     let more: boolean;
+    let backlog = true;
     let progressed = false;
     try {
       this.dropForeignRegistrations();
-      const result = await this.serial.run(() => this.restorer.round());
+      const result = await this.serial.run(() => this.round());
       more = result.more;
+      backlog = result.backlog;
       progressed = result.applied > 0 || result.corrupted.length > 0;
     } catch (error) {
       logEvent("restore.round-failed", { error: String(error) }, "warn");
       more = true;
     }
     this.progress.later();
-    const next = this.pacing.next({ more, progressed }, () => this.registry.everyChangelogMayHaveGrown());
+    const next = this.pacing.next({ more, backlog, progressed }, () => this.registry.everyChangelogMayHaveGrown(), Date.now());
     if (next !== undefined) await this.schedule(next);
+  }
+
+  /** One round of the restorer, its start noted for the pacing of standbys' updates. */
+  private round() {
+    this.pacing.began(Date.now());
+    return this.restorer.round();
   }
 
   /**

@@ -53,6 +53,13 @@ const schema = z.object({
    * batch per round, as fetched.
    */
   RESTORE_READ_AHEAD: count(4, 0),
+  /**
+   * The least time between two rounds of a restore worker that its standbys' changelogs' growth
+   * brings: a standby is fed at most this often, each time with every append since (one fetch,
+   * one batch, its store's rows once per update rather than per commit of a busy task). A
+   * restoration, or a standby behind by more than a batch, goes on at once. 0: at every growth.
+   */
+  STANDBY_UPDATE_INTERVAL_MS: count(1_000, 0),
   /** Restore workers per placement: a number, or `auto` (one per 128 tasks, up to 32). */
   RESTORE_SHARDS: z
     .string()

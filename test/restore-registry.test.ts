@@ -167,12 +167,42 @@ describe("the restorer and its instances' replies", () => {
           };
         },
       });
-      await restorer.round();
+      const first = await restorer.round();
       expect(position).toBe(5);
+      // Work remains, but only growth heard while the round ran: it waits for the standby's next update.
+      expect(first).toMatchObject({ more: true, backlog: false });
       const second = await restorer.round();
       expect(second.applied).toBe(1);
       expect(position).toBe(6);
       expect(registry.all()[0]).toMatchObject({ caughtUp: true, position: 6 });
+    });
+  });
+
+  it("a standby behind where the round read it, or one the round did not reach, is a backlog: the next round comes at once", async () => {
+    const { log, tp } = await changelog(30);
+    /** A standby that applies every batch from where it stands. */
+    const standby = () => {
+      const at = new Map<string, number>();
+      return async (instance: string, batch: RestoreBatch): Promise<RestoreReply> => {
+        const applied = batch.fromOffset === (at.get(instance) ?? batch.earliest);
+        if (applied) at.set(instance, batch.nextOffset);
+        const checkpoint = at.get(instance) ?? null;
+        return { applied, incarnation: 0, epoch: 1, role: "standby", state: "UPDATING", checkpoint, caughtUp: checkpoint !== null && checkpoint >= batch.end };
+      };
+    };
+    await withRegistry(async (registry) => {
+      registry.register(registration("0_0@b", "standby", tp));
+      const restorer = new Restorer({ registry, log, batchRecords: 10, readAhead: 0, reportCorruption: async () => {}, apply: standby() });
+      // 10 of 30 records read, and nothing appended since: behind.
+      expect(await restorer.round()).toMatchObject({ more: true, backlog: true });
+    });
+    await withRegistry(async (registry) => {
+      registry.register(registration("0_0@b", "standby", tp));
+      registry.register(registration("1_0@b", "standby", tp));
+      const restorer = new Restorer({ registry, log, batchRecords: 100, readAhead: 0, parallelism: 1, reportCorruption: async () => {}, apply: standby() });
+      // One instance a round: the other was not reached.
+      expect(await restorer.round()).toMatchObject({ more: true, backlog: true });
+      expect(await restorer.round()).toMatchObject({ more: false, backlog: false });
     });
   });
 

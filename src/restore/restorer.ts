@@ -62,8 +62,14 @@ export interface RestorerOptions {
 export interface RoundResult {
   /** Batches applied this round. */
   readonly applied: number;
-  /** There is more to do right away. */
+  /** There is more to do. */
   readonly more: boolean;
+  /**
+   * Of it, work to do right away: a changelog the round did not reach, or one still behind where
+   * the round read it. The rest is growth heard while the round ran, which a standby takes at its
+   * next update (`STANDBY_UPDATE_INTERVAL_MS`, src/restore/round-pacing.ts).
+   */
+  readonly backlog: boolean;
   readonly corrupted: CorruptedInstance[];
 }
 
@@ -78,6 +84,8 @@ export class Restorer {
       byInstance.set(work.instance, [...(byInstance.get(work.instance) ?? []), work]);
     }
     const chosen = [...byInstance.values()].slice(0, this.options.parallelism ?? 4);
+    // What each changelog this round reads had grown to when it began (`backlog` below).
+    const grownAtStart = new Map(chosen.flat().map((w) => [workKey(w), w.grown]));
     const corrupted = new Map<string, CorruptedInstance>();
     let applied = 0;
     await Promise.all(
@@ -117,8 +125,14 @@ export class Restorer {
       }
     }
     const control = registry.control();
-    const more = registry.all().some((w) => !w.caughtUp) && (!control.paused || (control.budget ?? 0) > 0);
-    return { applied, more, corrupted: report };
+    const open = !control.paused || (control.budget ?? 0) > 0;
+    const waiting = open ? registry.all().filter((w) => !w.caughtUp) : [];
+    // Still waiting with no growth heard since the round began: not reached, or behind where it was read.
+    const backlog = waiting.some((w) => {
+      const grown = grownAtStart.get(workKey(w));
+      return grown === undefined || grown === w.grown;
+    });
+    return { applied, more: waiting.length > 0, backlog, corrupted: report };
   }
 
   /**
@@ -217,4 +231,9 @@ export class Restorer {
     this.options.restoreListener?.onBatchRestored?.(work, work.store, batch.nextOffset, records);
     if (reply.caughtUp) this.options.restoreListener?.onRestoreEnd?.(work, work.store, work.restored + records);
   }
+}
+
+/** A registration's changelog, as one round tells it apart from the others. */
+function workKey(w: ChangelogWork): string {
+  return `${w.instance}\u0000${w.incarnation}\u0000${w.epoch}\u0000${w.topic}\u0000${w.partition}`;
 }

@@ -32,4 +32,21 @@ describe("RoundPacing", () => {
     expect(pacing.next({ more: false, progressed: false }, () => true)).toBe(2 * RETRY_MS);
     expect(pacing.next({ more: false, progressed: false }, () => false)).toBeUndefined();
   });
+
+  it("feeds standbys at most every update interval: growth heard is read that long after the last round began", () => {
+    const pacing = new RoundPacing(false, 1_000);
+    // A worker that has run no round (or restarted) reads growth at once.
+    expect(pacing.afterGrowth(5_000)).toBe(0);
+    pacing.began(10_000);
+    expect(pacing.afterGrowth(10_050)).toBe(950);
+    expect(pacing.afterGrowth(11_000)).toBe(0);
+    expect(pacing.afterGrowth(12_500)).toBe(0);
+    // A round that left only growth heard meanwhile is followed at the next update, not at once.
+    expect(pacing.next({ more: true, backlog: false, progressed: true }, never, 10_200)).toBe(800);
+    // One that left a backlog (a changelog not reached, or behind where it was read) at once.
+    expect(pacing.next({ more: true, backlog: true, progressed: true }, never, 10_200)).toBe(0);
+    // Without a time, or with the interval 0, as before: at once.
+    expect(pacing.next({ more: true, backlog: false, progressed: true }, never)).toBe(0);
+    expect(new RoundPacing(false, 0).next({ more: true, backlog: false, progressed: true }, never, 10_200)).toBe(0);
+  });
 });
