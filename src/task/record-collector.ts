@@ -42,7 +42,10 @@ export class RecordCollector implements RecordSink {
   send(record: OutgoingRecord): void {
     const partition = record.partition ?? this.partitionFor(record.topic, record.key);
     let byPartition = this.pending.get(record.topic);
-    if (!byPartition) this.pending.set(record.topic, (byPartition = []));
+    if (!byPartition) {
+      byPartition = [];
+      this.pending.set(record.topic, byPartition);
+    }
     let batch = byPartition[partition];
     if (!batch) {
       batch = { tp: { topic: record.topic, partition }, changelog: this.changelogTopics.has(record.topic), records: [] };
