@@ -11,7 +11,9 @@
  * cache) tune it. PROFILE_LOAD_RATE=5000 profiles the e2e-load scenario's load instead (its loader:
  * that many orders/s in batches of 100 over all four partitions, for PROFILE_LOAD_SECONDS, 10);
  * PROFILE_HEAP=file.json also samples the heap over the same span (what is still live at its end,
- * after a collection, by allocating stack; V8's sampling heap profile format).
+ * after a collection, by allocating stack; V8's sampling heap profile format). PROFILE_CUSTOMERS=2000
+ * PROFILE_CONCURRENCY=4 profile the http scenario's processing shape instead: that many customers
+ * over every partition, that many requests at a time.
  */
 import { writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -159,13 +161,18 @@ async function main() {
   const loadRate = envInt("PROFILE_LOAD_RATE", 0);
   const loadSeconds = envInt("PROFILE_LOAD_SECONDS", 10);
   const batch = envInt("PROFILE_BATCH", 1000);
+  const customers = envInt("PROFILE_CUSTOMERS", 0);
+  const concurrency = envInt("PROFILE_CONCURRENCY", 1);
   const bench = await startBenchWorker({ root });
   const inspectorPort = await freePort();
   // PROFILE_CACHED=1: the example topology with its store cached (bench/cached-app), as the bench's cached run.
   const config = process.env.PROFILE_CACHED === "1" ? join(root, "bench", "cached-app", "wrangler.toml") : undefined;
   const app = await startAppWorker({ root, inspectorPort, config });
   try {
-    const { keys } = (await call(bench.baseUrl, "GET", "/bench/keys?partitions=4&partition=0&count=1000&prefix=customer-")).body;
+    const keys =
+      customers > 0
+        ? Array.from({ length: customers }, (_, n) => `profile-${n}`)
+        : (await call(bench.baseUrl, "GET", "/bench/keys?partitions=4&partition=0&count=1000&prefix=customer-")).body.keys;
     const bodies = [];
     for (let start = 0; start < records; start += batch) {
       const orders = [];
@@ -202,7 +209,13 @@ async function main() {
       note(
         `load: ${load.accepted} orders accepted at ${loadRate}/s; ingest requests p50 ${percentile(load.requestMs, 50).toFixed(1)} ms, p99 ${percentile(load.requestMs, 99).toFixed(1)} ms`,
       );
-    } else for (const body of bodies) await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body });
+    } else {
+      let next = 0;
+      const poster = async () => {
+        while (next < bodies.length) await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: bodies[next++] });
+      };
+      await Promise.all(Array.from({ length: concurrency }, poster));
+    }
     const ingested = performance.now();
     await lagZero();
     const done = performance.now();

@@ -46,6 +46,9 @@ export interface OutsideDeps {
 }
 
 export class OutsideReconciliation {
+  /** `SYNCED_KEY` as stored (null: absent), once read: this class alone writes it, so every run need not read storage. */
+  private synced: string | null | undefined;
+
   constructor(private readonly deps: OutsideDeps) {}
 
   /** Makes the outside match the instance's durable state (see the file's comment). False when it could not be done now (the alarm tries again). */
@@ -54,7 +57,8 @@ export class OutsideReconciliation {
     const meta = task.meta();
     if (!meta) return true;
     const goal = `${outsideGoal(meta)}/${this.deps.restoreWorkerNameOf(meta)}`;
-    if (!force && kv.get<string>(SYNCED_KEY) === goal) return true;
+    this.synced ??= kv.get<string>(SYNCED_KEY) ?? null;
+    if (!force && this.synced === goal) return true;
     try {
       const name = instanceName(meta);
       await Promise.all(
@@ -71,12 +75,14 @@ export class OutsideReconciliation {
       return false;
     }
     kv.put(SYNCED_KEY, goal);
+    this.synced = goal;
     return true;
   }
 
   /** Forgets what the outside was last brought in line with: the next reconciliation does it all again. */
   forget(): void {
     this.deps.kv.delete(SYNCED_KEY);
+    this.synced = null;
   }
 
   /**

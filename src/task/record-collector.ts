@@ -12,15 +12,23 @@ import type { ProducerRecord, TopicPartition } from "../log/types";
 import type { OutgoingRecord, RecordSink } from "../streams/runtime/types";
 import type { Outbox } from "./outbox";
 import { CHANGELOG_PHASE, OUTPUT_PHASE } from "./outbox";
-import { topicPartition } from "../names";
 
 /** Header marking a changelog or output record as a delete (the log keeps string values only). */
 export { TOMBSTONE_HEADER };
 
 export type { InputPositions } from "./task-storage";
 
+interface PendingBatch {
+  readonly tp: TopicPartition;
+  readonly changelog: boolean;
+  readonly records: ProducerRecord[];
+}
+
 export class RecordCollector implements RecordSink {
-  private pending = new Map<string, { tp: TopicPartition; changelog: boolean; records: ProducerRecord[] }>();
+  /** Per topic, per partition: looked up without building a name or an object per record. */
+  private pending = new Map<string, PendingBatch[]>();
+  /** The batches in the order their partitions were first sent to this commit (the order they go to the outbox). */
+  private order: PendingBatch[] = [];
   private roundRobin = 0;
 
   constructor(
@@ -33,11 +41,16 @@ export class RecordCollector implements RecordSink {
   /** Buffers a record for the current commit; keyed records without a partition use murmur2. */
   send(record: OutgoingRecord): void {
     const partition = record.partition ?? this.partitionFor(record.topic, record.key);
-    const key = topicPartition({ topic: record.topic, partition });
-    let batch = this.pending.get(key);
+    let byPartition = this.pending.get(record.topic);
+    if (!byPartition) {
+      byPartition = [];
+      this.pending.set(record.topic, byPartition);
+    }
+    let batch = byPartition[partition];
     if (!batch) {
       batch = { tp: { topic: record.topic, partition }, changelog: this.changelogTopics.has(record.topic), records: [] };
-      this.pending.set(key, batch);
+      byPartition[partition] = batch;
+      this.order.push(batch);
     }
     const headers = record.value === null ? [...record.headers, { key: TOMBSTONE_HEADER, value: "1" }] : record.headers;
     batch.records.push({ key: record.key, value: record.value ?? "", timestamp: record.timestamp, headers });
@@ -55,16 +68,17 @@ export class RecordCollector implements RecordSink {
   writeTo(outbox: Outbox, commitId: number): number {
     let written = 0;
     const joined = outbox.joinableCommit(commitId);
-    for (const { tp, changelog, records } of this.pending.values()) {
+    for (const { tp, changelog, records } of this.order) {
       outbox.add(joined, changelog ? CHANGELOG_PHASE : OUTPUT_PHASE, tp, records);
       written += records.length;
     }
-    this.pending.clear();
+    this.discard();
     return written;
   }
 
   /** Forgets what the current commit buffered (the commit was rolled back). */
   discard(): void {
     this.pending.clear();
+    this.order = [];
   }
 }

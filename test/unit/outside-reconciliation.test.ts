@@ -21,6 +21,7 @@ function meta(over: Partial<TaskMeta> = {}): TaskMeta {
 function setUp(initial: TaskMeta, options: { registration?: RestoreRegistration; fail?: "subscribe" | "register"; registered?: boolean } = {}) {
   const calls: string[] = [];
   const kv = new Map<string, unknown>();
+  const reads: string[] = [];
   let current: TaskMeta | undefined = initial;
   const deps: OutsideDeps = {
     task: { meta: () => current, restoreRegistration: () => options.registration },
@@ -42,13 +43,16 @@ function setUp(initial: TaskMeta, options: { registration?: RestoreRegistration;
       unregister: async (instance, incarnation, end, epoch) => calls.push(`unregister ${name} ${instance} ${incarnation} ${end} ${epoch}`),
     }),
     kv: {
-      get: <T>(key: string) => kv.get(key) as T | undefined,
+      get: <T>(key: string) => {
+        reads.push(key);
+        return kv.get(key) as T | undefined;
+      },
       put: (key, value) => void kv.set(key, value),
       delete: (key) => kv.delete(key),
     },
     reachAfterWrites: async () => {},
   };
-  return { outside: new OutsideReconciliation(deps), calls, kv, setMeta: (m: TaskMeta | undefined) => (current = m) };
+  return { outside: new OutsideReconciliation(deps), deps, calls, kv, reads, setMeta: (m: TaskMeta | undefined) => (current = m) };
 }
 
 describe("OutsideReconciliation", () => {
@@ -65,6 +69,15 @@ describe("OutsideReconciliation", () => {
     outside.forget();
     expect(await outside.reconcile()).toBe(true);
     expect(calls).toHaveLength(9);
+  });
+
+  it("reads what was brought in line from storage once (an object restarted keeps it), then from memory: a run reads no storage for it", async () => {
+    const { deps, calls, kv, reads } = setUp(meta());
+    kv.set(SYNCED_KEY, "3/1/active/RUNNING/restore@a");
+    const restarted = new OutsideReconciliation(deps);
+    for (let run = 0; run < 3; run++) expect(await restarted.reconcile()).toBe(true);
+    expect(calls).toEqual([]);
+    expect(reads).toEqual([SYNCED_KEY]);
   });
 
   it("unsubscribes a restoring standby and registers it with its restore worker", async () => {

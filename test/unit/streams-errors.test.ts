@@ -197,6 +197,18 @@ describe("production errors", () => {
     expect(dead.tasks.get("0_0")!.eventMetrics.productionErrorsDeadLettered).toBe(1);
   });
 
+  it("a production handler is given the record the sink was producing, with its topic", () => {
+    const seen: unknown[] = [];
+    const driver = producing({
+      onProductionError: (_context, _error, record) => {
+        seen.push(record);
+        return "continue";
+      },
+    });
+    driver.pipe("in", "k", "b!", { timestamp: 5 });
+    expect(seen).toEqual([{ topic: "out", key: "k", value: "b!", timestamp: 5, headers: [] }]);
+  });
+
   it("a partitioner's failure is a production error too", () => {
     const builder = new StreamsBuilder();
     builder.stream("in", str).to("out", { partitioner: () => 7 });

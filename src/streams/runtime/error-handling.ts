@@ -50,9 +50,25 @@ export class ErrorGuards {
     return this.guard("processing", this.handling.processing, node, body, record);
   }
 
-  /** Turns `record` into outgoing ones for the sink `node`; undefined when that failed and was handled. */
-  production<T>(node: string, body: () => T, record: ProductionRecord): T | undefined {
-    return this.guard("production", this.handling.production, node, body, record);
+  /**
+   * Turns `record` into outgoing ones for the sink `node` writing to `topic`; undefined when that
+   * failed and was handled. The handler's record (`record` with its topic) is made only on a failure.
+   */
+  production<T>(node: string, body: () => T, topic: string, record: StreamRecord<unknown, unknown>): T | undefined {
+    try {
+      return body();
+    } catch (thrown) {
+      const failed: ProductionRecord = { topic, ...record };
+      return this.guard(
+        "production",
+        this.handling.production,
+        node,
+        () => {
+          throw thrown;
+        },
+        failed,
+      );
+    }
   }
 
   private guard<T, R>(stage: "processing" | "production", handler: ErrorHandler<R>, node: string, body: () => T, record: R): T | undefined {

@@ -48,7 +48,7 @@ export function wireSubtopology(
     if (node.kind === "sink") {
       const limit = read.has(node.topic) ? MAX_INPUT_RECORD_BYTES : MAX_RECORD_BYTES;
       receivers.set(node.name, (record) => {
-        const out = errors.production(node.name, () => outgoing(node, record, limit), { topic: node.topic, ...record });
+        const out = errors.production(node.name, () => outgoing(node, record, limit), node.topic, record);
         for (const each of out ?? []) collector.send(each);
       });
     } else if (node.kind === "processor") {
