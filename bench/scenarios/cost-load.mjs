@@ -146,6 +146,12 @@ async function watchedCost(app, keys, categoryOf, perPoll, { rate, batch, second
   }
 }
 
+/** BENCH_INGEST_LINGER_MS, when set, is the app's INGEST_LINGER_MS (to compare lingers; unset: the default). */
+function ingestLinger() {
+  const ms = process.env.BENCH_INGEST_LINGER_MS;
+  return ms === undefined || ms === "" ? {} : { INGEST_LINGER_MS: ms };
+}
+
 export async function run({ baseUrl }) {
   const rate = envInt("BENCH_COST_LOAD_RATE", 5000);
   const seconds = envInt("BENCH_COST_LOAD_SECONDS", 30);
@@ -159,7 +165,7 @@ export async function run({ baseUrl }) {
   const app = await startAppWorker({
     root,
     script: join(root, "bench", "counting-app.ts"),
-    vars: { PARTITIONS: String(PARTITIONS), PLACEMENTS: "a,b", NUM_STANDBYS: "1", LOG_LEVEL: "warn" },
+    vars: { PARTITIONS: String(PARTITIONS), PLACEMENTS: "a,b", NUM_STANDBYS: "1", LOG_LEVEL: "warn", ...ingestLinger() },
   });
   try {
     await quiet(app, INSTANCES, `all ${INSTANCES} instances to run`, QUIET_TIMEOUT_MS);

@@ -16,6 +16,18 @@
  * meanwhile. Not a fixed timer: that would delay every lone append (one order at a time), while
  * this one delays only appends of a partition already taking a stream, by at most the linger.
  *
+ * Why pace at all: under a steady stream every append costs more than itself — the task's wake-up,
+ * its commit, the changelog and output appends and the standby's round follow each append that
+ * comes a commit interval or more after the last (docs/scale.md, cost-load) — so gathering only
+ * behind an append in flight made the cost of a stream depend on whether its appends happened to
+ * overlap (how busy the machine was). Paced, a partition streaming from an isolate takes one
+ * append per linger whatever the machine's speed. Two limits keep the linger from only waiting:
+ * an append goes at once once the waiting members hold `LINGER_BATCH_BYTES` (Kafka's
+ * `batch.size`: a faster stream sends fuller appends sooner, not more of them), and a linger that
+ * no request joined (the requests came one at a time, each waiting for its answer: a client in a
+ * loop) is not tried again on that partition for `LINGER_RETRY_MS`, so that such a client is not
+ * held up by a linger on every request.
+ *
  * A gathered append is bounded so that it stays one row (`MAX_ROW_BYTES`, the 1 MiB row cap, with
  * the partition's 8 bytes per record): members are taken oldest first while they fit, the rest
  * wait for the next one; a member too big for a row alone goes alone (the partition splits it as
@@ -42,6 +54,15 @@ import { type Arrival, LINGER_MIN_RECORDS_PER_S, streaming } from "../log/wake-l
 /** The partition's bytes per record beside the encoded records (its size and offset: stored-batch.ts). */
 const PER_RECORD_BYTES = 8;
 
+/**
+ * A lingering append goes at once when its members hold this many bytes (Kafka's producer
+ * `batch.size`, 16 KiB by default): at 5,000 orders a second over 4 partitions a 200 ms linger
+ * gathers about 11 KB, so the linger paces it; a faster stream fills this sooner.
+ */
+export const LINGER_BATCH_BYTES = 16 * 1024;
+/** After a linger that no request joined, the partition's appends do not linger for this long. */
+export const LINGER_RETRY_MS = 1_000;
+
 /** One request's records for one partition, encoded by `encodeBatch` (record-batch.ts) and measured. */
 export interface GatherMember {
   readonly text: string;
@@ -64,6 +85,10 @@ export interface GatherOptions {
   readonly lingerMs?: number;
   /** The rate from which appends linger (default `LINGER_MIN_RECORDS_PER_S`, as the partitions' held wake-ups). */
   readonly minRecordsPerS?: number;
+  /** The members' bytes at which a lingering append goes at once (default `LINGER_BATCH_BYTES`). */
+  readonly batchBytes?: number;
+  /** How long a partition does not linger after a linger no request joined (default `LINGER_RETRY_MS`). */
+  readonly lingerRetryMs?: number;
   /** The clock (milliseconds). */
   readonly now?: () => number;
   /** The largest gathered append, bytes as a row counts them (default `MAX_ROW_BYTES`). */
@@ -99,6 +124,10 @@ interface Lane {
   lastSentAt: number;
   /** Members that arrived within the rate window: when, and how many records. */
   readonly recent: Arrival[];
+  /** Until when the lane does not linger (a linger that no request joined; see `LINGER_RETRY_MS`). */
+  noLingerUntil: number;
+  /** Told when a member arrives, while the lane's next append lingers (it may be full now). */
+  arrived?: () => void;
 }
 
 /**
@@ -108,6 +137,13 @@ interface Lane {
 export function lingerFor(lastSentAt: number, now: number, lingerMs: number, isStreaming: boolean): number {
   if (lingerMs <= 0 || !isStreaming) return 0;
   return Math.max(0, lastSentAt + lingerMs - now);
+}
+
+/** The bytes of the members waiting (all of them: the next append takes what fits). */
+export function waitingBytes(waiting: readonly { readonly bytes: number }[]): number {
+  let bytes = 0;
+  for (const w of waiting) bytes += w.bytes;
+  return bytes;
 }
 
 /** The bytes a member takes in a row: its encoded records' UTF-8 bytes and the per-record bytes. */
@@ -164,6 +200,8 @@ export class AppendGatherer {
   private readonly lanes = new Map<string, Lane>();
   private readonly lingerMs: number;
   private readonly minRecordsPerS: number;
+  private readonly batchBytes: number;
+  private readonly lingerRetryMs: number;
   private readonly now: () => number;
   private readonly maxBytes: number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -176,6 +214,8 @@ export class AppendGatherer {
   ) {
     this.lingerMs = options.lingerMs ?? 0;
     this.minRecordsPerS = options.minRecordsPerS ?? LINGER_MIN_RECORDS_PER_S;
+    this.batchBytes = options.batchBytes ?? LINGER_BATCH_BYTES;
+    this.lingerRetryMs = options.lingerRetryMs ?? LINGER_RETRY_MS;
     this.now = options.now ?? Date.now;
     this.maxBytes = options.maxBytes ?? MAX_ROW_BYTES;
     this.sleep = options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(() => resolve(), ms)));
@@ -192,7 +232,7 @@ export class AppendGatherer {
   async append(lane: string, member: GatherMember): Promise<AppendResult> {
     let state = this.lanes.get(lane);
     if (!state) {
-      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [] };
+      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [], noLingerUntil: -Infinity };
       this.lanes.set(lane, state);
     }
     state.recent.push({ at: this.now(), records: member.measure.sizes.length });
@@ -209,6 +249,7 @@ export class AppendGatherer {
       entry = { member, bytes: memberBytes(member), count: member.measure.sizes.length, lead, resolve, reject };
       state.waiting.push(entry);
     });
+    state.arrived?.();
     if (!state.busy) {
       state.busy = true;
       lead();
@@ -240,11 +281,31 @@ export class AppendGatherer {
     return this.lanes.get(lane)?.waiting.length ?? 0;
   }
 
+  /**
+   * Waits before the lane's next append while it streams (see `lingerFor`), ending early once the
+   * members waiting hold `batchBytes`; a linger that no member joined turns lingering off for
+   * `lingerRetryMs` (see the file's comment).
+   */
+  private async linger(state: Lane): Promise<void> {
+    const now = this.now();
+    if (now < state.noLingerUntil) return;
+    const linger = lingerFor(state.lastSentAt, now, this.lingerMs, streaming(state.recent, now, this.minRecordsPerS));
+    if (linger <= 0 || waitingBytes(state.waiting) >= this.batchBytes) return;
+    const members = state.waiting.length;
+    let full!: () => void;
+    const filled = new Promise<void>((resolve) => (full = resolve));
+    state.arrived = () => {
+      if (waitingBytes(state.waiting) >= this.batchBytes) full();
+    };
+    // A linger that fails only ends early: the lane must still send, or its members would wait for nothing.
+    await Promise.race([this.sleep(linger).catch(() => {}), filled]);
+    state.arrived = undefined;
+    if (state.waiting.length <= members) state.noLingerUntil = this.now() + this.lingerRetryMs;
+  }
+
   /** Sends the next append of `lane`: the oldest waiting members that fit, joined. The lane stays busy until it is answered. */
   private async sendNext(lane: string, state: Lane): Promise<void> {
-    const linger = lingerFor(state.lastSentAt, this.now(), this.lingerMs, streaming(state.recent, this.now(), this.minRecordsPerS));
-    // A linger that fails only ends early: the lane must still send, or its members would wait for nothing.
-    if (linger > 0) await this.sleep(linger).catch(() => {});
+    await this.linger(state);
     state.lastSentAt = this.now();
     const taken = state.waiting.splice(0, takeCount(state.waiting, this.maxBytes));
     let outcome: { ok: true; shares: AppendResult[] } | { ok: false; error: unknown };
