@@ -39,7 +39,7 @@ import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describeAll, quiet } from "../lib/app.mjs";
 import { call } from "../lib/client.mjs";
-import { startAppWorker } from "../lib/server.mjs";
+import { ingestLinger, startAppWorker } from "../lib/server.mjs";
 import { envInt, note, waitFor } from "../lib/stats.mjs";
 import {
   categorize,
@@ -144,12 +144,6 @@ async function watchedCost(app, keys, categoryOf, perPoll, { rate, batch, second
   } finally {
     closeAll(subscribers);
   }
-}
-
-/** BENCH_INGEST_LINGER_MS, when set, is the app's INGEST_LINGER_MS (to compare lingers; unset: the default). */
-function ingestLinger() {
-  const ms = process.env.BENCH_INGEST_LINGER_MS;
-  return ms === undefined || ms === "" ? {} : { INGEST_LINGER_MS: ms };
 }
 
 export async function run({ baseUrl }) {
