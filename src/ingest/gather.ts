@@ -26,7 +26,8 @@
  * `batch.size`: a faster stream sends fuller appends sooner, not more of them), and a linger that
  * no request joined (the requests came one at a time, each waiting for its answer: a client in a
  * loop) is not tried again on that partition for `LINGER_RETRY_MS`, so that such a client is not
- * held up by a linger on every request.
+ * held up by a linger on every request. And no linger while live subscribers wait on the partition
+ * (its answer said `watched`, as for a task's sends: src/task/watch-hold.ts): they would wait it out.
  *
  * A gathered append is bounded so that it stays one row (`MAX_ROW_BYTES`, the 1 MiB row cap, with
  * the partition's 8 bytes per record): members are taken oldest first while they fit, the rest
@@ -50,6 +51,7 @@ import type { AppendResult, BatchMeasure } from "../log/types";
 import { utf8Length } from "../log/records";
 import { MAX_ROW_BYTES } from "../log/stored-batch";
 import { type Arrival, LINGER_MIN_RECORDS_PER_S, streaming } from "../log/wake-linger";
+import { WATCHED_HOLD_MS } from "../task/watch-hold";
 
 /** The partition's bytes per record beside the encoded records (its size and offset: stored-batch.ts). */
 const PER_RECORD_BYTES = 8;
@@ -126,6 +128,8 @@ interface Lane {
   readonly recent: Arrival[];
   /** Until when the lane does not linger (a linger that no request joined; see `LINGER_RETRY_MS`). */
   noLingerUntil: number;
+  /** Until when live subscribers wait on the partition (its last `watched` answer and `WATCHED_HOLD_MS`): no linger. */
+  watchedUntil: number;
   /** Told when a member arrives, while the lane's next append lingers (it may be full now). */
   arrived?: () => void;
 }
@@ -232,7 +236,7 @@ export class AppendGatherer {
   async append(lane: string, member: GatherMember): Promise<AppendResult> {
     let state = this.lanes.get(lane);
     if (!state) {
-      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [], noLingerUntil: -Infinity };
+      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [], noLingerUntil: -Infinity, watchedUntil: -Infinity };
       this.lanes.set(lane, state);
     }
     state.recent.push({ at: this.now(), records: member.measure.sizes.length });
@@ -288,7 +292,7 @@ export class AppendGatherer {
    */
   private async linger(state: Lane): Promise<void> {
     const now = this.now();
-    if (now < state.noLingerUntil) return;
+    if (now < state.noLingerUntil || now < state.watchedUntil) return;
     const linger = lingerFor(state.lastSentAt, now, this.lingerMs, streaming(state.recent, now, this.minRecordsPerS));
     if (linger <= 0 || waitingBytes(state.waiting) >= this.batchBytes) return;
     const members = state.waiting.length;
@@ -311,6 +315,7 @@ export class AppendGatherer {
     let outcome: { ok: true; shares: AppendResult[] } | { ok: false; error: unknown };
     try {
       const result = await this.send(lane, joinMembers(taken.map((w) => w.member)));
+      if (result.watched) state.watchedUntil = this.now() + WATCHED_HOLD_MS;
       outcome = {
         ok: true,
         shares: splitResult(

@@ -339,6 +339,31 @@ describe("AppendGatherer", () => {
     await Promise.all(joined);
   });
 
+  it("does not linger while live subscribers wait on the partition (its answer said watched)", async () => {
+    let now = 0;
+    const sent: { batch: GatheredBatch; resolve: (result: AppendResult) => void }[] = [];
+    const gatherer = new AppendGatherer((_, batch) => new Promise<AppendResult>((resolve) => sent.push({ batch, resolve })), {
+      lingerMs: 40,
+      minRecordsPerS: 10,
+      now: () => now,
+      // A linger would never end: only an append that does not linger is sent.
+      sleep: () => new Promise<void>(() => {}),
+    });
+    const first = gatherer.append("orders/0", member("a"));
+    await settle();
+    sent[0]!.resolve({ baseOffset: 0, count: 1, duplicate: false, watched: true });
+    await first;
+    // Streaming by its rate, yet each append goes at once while the watch holds.
+    for (let i = 1; i < 4; i++) {
+      now += 5;
+      const appended = gatherer.append("orders/0", member(`v${i}`));
+      await settle();
+      expect(sent).toHaveLength(i + 1);
+      sent[i]!.resolve({ baseOffset: i, count: 1, duplicate: false });
+      await appended;
+    }
+  });
+
   it("never lingers below the rate: appends one at a time go at once", async () => {
     const p = partition();
     let now = 0;
