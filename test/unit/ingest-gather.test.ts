@@ -339,6 +339,39 @@ describe("AppendGatherer", () => {
     await Promise.all(joined);
   });
 
+  it("goes on lingering after a short linger that no request joined (the tick was near: it says nothing)", async () => {
+    const p = partition();
+    let now = 35;
+    const lingers: number[] = [];
+    const gatherer = new AppendGatherer(p.send, {
+      lingerMs: 40,
+      minRecordsPerS: 10,
+      now: () => now,
+      sleep: async (ms) => {
+        lingers.push(ms);
+        now += ms;
+      },
+    });
+    // Below the rate: at once, at 35.
+    const first = gatherer.append("orders/0", member("a"));
+    await settle();
+    p.sent[0]!.resolve();
+    await first;
+    // Streaming at 38: lingers until the tick at 40, and no one joins those 2 ms.
+    now = 38;
+    const second = gatherer.append("orders/0", member("b"));
+    await settle();
+    p.sent[1]!.resolve();
+    await second;
+    // At 45 it lingers again, until the tick at 80.
+    now = 45;
+    const third = gatherer.append("orders/0", member("c"));
+    await settle();
+    p.sent[2]!.resolve();
+    await third;
+    expect(lingers).toEqual([2, 35]);
+  });
+
   it("does not linger while live subscribers wait on the partition (its answer said watched)", async () => {
     let now = 0;
     const sent: { batch: GatheredBatch; resolve: (result: AppendResult) => void }[] = [];
@@ -414,9 +447,13 @@ describe("joining members", () => {
     expect(takeCount([], 25)).toBe(0);
   });
 
-  it("lingers only while streaming, until the linger after the last append", () => {
-    expect(lingerFor(100, 110, 40, true)).toBe(30);
-    expect(lingerFor(100, 150, 40, true)).toBe(0);
+  it("lingers only while streaming, until the linger's next tick after the last append: every partition on the same ticks", () => {
+    expect(lingerFor(120, 130, 40, true)).toBe(30);
+    expect(lingerFor(120, 170, 40, true)).toBe(0);
+    // Two partitions whose last appends went at 85 and at 115 both go next at 120, the tick after.
+    expect(lingerFor(85, 110, 40, true)).toBe(10);
+    expect(lingerFor(115, 116, 40, true)).toBe(4);
+    expect(lingerFor(100, 110, 40, true)).toBe(10);
     expect(lingerFor(100, 110, 40, false)).toBe(0);
     expect(lingerFor(100, 110, 0, true)).toBe(0);
     const recent = [
