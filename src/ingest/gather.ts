@@ -135,17 +135,16 @@ interface Lane {
 }
 
 /**
- * How long the next append of a lane waits before it goes, while the partition is streaming: until
- * the first tick of the clock's `lingerMs` grid after the last one went (at most `lingerMs` after
- * it), so that every partition of the isolate sends on the same ticks — a request appending to
- * four partitions then waits for one tick, not for the latest of four lingers each on its own
- * phase (the mean of the latest of four uniform waits is 0.8 of the linger, of one 0.5). Not
- * streaming: not at all (a lone append goes at once).
+ * How long the next append of a lane waits before it goes: until `lingerMs` after the last one
+ * went, while the partition is streaming; else not at all (a lone append goes at once). Each
+ * partition on its own phase: lingers aligned to common ticks (so that a request to four
+ * partitions waits for one tick, not the latest of four) were tried and left out — the four
+ * partitions' appends, wake-ups and commits then came at once, and under `wrangler dev` (one
+ * thread for every object) the latency from an answer to its total visible grew (docs/scale.md).
  */
 export function lingerFor(lastSentAt: number, now: number, lingerMs: number, isStreaming: boolean): number {
   if (lingerMs <= 0 || !isStreaming) return 0;
-  const tick = (Math.floor(lastSentAt / lingerMs) + 1) * lingerMs;
-  return Math.max(0, tick - now);
+  return Math.max(0, lastSentAt + lingerMs - now);
 }
 
 /** The bytes of the members waiting (all of them: the next append takes what fits). */
@@ -309,7 +308,7 @@ export class AppendGatherer {
     // A linger that fails only ends early: the lane must still send, or its members would wait for nothing.
     await Promise.race([this.sleep(linger).catch(() => {}), filled]);
     state.arrived = undefined;
-    // Judged only when it lasted: a short one (the tick was near) says nothing of who comes next.
+    // Judged only when it lasted: a short one (its end was near) says nothing of who comes next.
     if (state.waiting.length <= members && linger >= this.lingerMs / 2) state.noLingerUntil = this.now() + this.lingerRetryMs;
   }
 
