@@ -23,10 +23,11 @@
  * overlap (how busy the machine was). Paced, a partition streaming from an isolate takes one
  * append per linger whatever the machine's speed. Two limits keep the linger from only waiting:
  * an append goes at once once the waiting members hold `LINGER_BATCH_BYTES` (Kafka's
- * `batch.size`: a faster stream sends fuller appends sooner, not more of them), and a linger that
- * no request joined (the requests came one at a time, each waiting for its answer: a client in a
- * loop) is not tried again on that partition for `LINGER_RETRY_MS`, so that such a client is not
- * held up by a linger on every request. And no linger while live subscribers wait on the partition
+ * `batch.size`: a faster stream or bigger requests send full appends sooner — more of them, but
+ * each as full), and a linger of half the linger or more that no request joined (the requests
+ * came one at a time, each waiting for its answer: a client in a loop) is not tried again on that
+ * partition for `LINGER_RETRY_MS`, so that such a client is not held up by a linger on every
+ * request. And no linger while live subscribers wait on the partition
  * (its answer said `watched`, as for a task's sends: src/task/watch-hold.ts): they would wait it out.
  *
  * A gathered append is bounded so that it stays one row (`MAX_ROW_BYTES`, the 1 MiB row cap, with
