@@ -372,6 +372,31 @@ describe("AppendGatherer", () => {
     expect(lingers).toEqual([2, 35]);
   });
 
+  it("does not hold a big request (LINGER_ALONE_BYTES): it goes at once, with whatever waits beside it", async () => {
+    const p = partition();
+    let now = 0;
+    const small = memberBytes(member("a"));
+    const gatherer = new AppendGatherer(p.send, {
+      lingerMs: 40,
+      minRecordsPerS: 10,
+      aloneBytes: small * 2,
+      now: () => now,
+      // A linger would never end: only an append that does not linger is sent.
+      sleep: () => new Promise<void>(() => {}),
+    });
+    const first = gatherer.append("orders/0", member("a"));
+    await settle();
+    p.sent[0]!.resolve();
+    await first;
+    // Streaming, and a request of two records' bytes or more: not held.
+    now = 5;
+    const big = gatherer.append("orders/0", member("b", "c", "d"));
+    await settle();
+    expect(p.sent).toHaveLength(2);
+    p.sent[1]!.resolve();
+    expect((await big).count).toBe(3);
+  });
+
   it("does not linger while live subscribers wait on the partition (its answer said watched)", async () => {
     let now = 0;
     const sent: { batch: GatheredBatch; resolve: (result: AppendResult) => void }[] = [];
