@@ -38,7 +38,7 @@
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
+import { ingestLinger, startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
 import { note } from "./lib/stats.mjs";
 
 const SCENARIOS = [
@@ -76,7 +76,7 @@ async function main() {
   const app = () =>
     (appWorker ??= (async () => {
       note("starting the example app with wrangler dev …");
-      const started = await startAppWorker({ root });
+      const started = await startAppWorker({ root, vars: ingestLinger() });
       note(`app ready at ${started.baseUrl}`);
       return started;
     })());

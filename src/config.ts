@@ -87,10 +87,11 @@ const schema = z.object({
   /**
    * Ingest's producer `linger.ms` (src/ingest/gather.ts): while a partition takes at least 1,000
    * records a second from an isolate's ingest requests, its appends go at most one per linger, each
-   * holding every request's records that arrived meanwhile. Either way appends gather behind one in
-   * flight to the same partition, and an append of a partition not streaming goes at once. 0: no pacing.
+   * holding every request's records that arrived meanwhile (sooner once they hold 16 KiB; not after
+   * a linger no request joined, for a second). Either way appends gather behind one in flight to the
+   * same partition, and an append of a partition not streaming goes at once. 0: no pacing.
    */
-  INGEST_LINGER_MS: count(0, 0),
+  INGEST_LINGER_MS: count(200, 0),
   /** The first back-off of the `"retry"` uncaught-error policy; it doubles per failure, up to 60 s. */
   RETRY_BACKOFF_MS: count(1000, 1),
   FAULT_INJECTION: onOff.default("off"),

@@ -139,6 +139,12 @@ export function startBenchWorker({ root }) {
  * `config` and `vars` start it from another configuration or with other variables; `script`
  * with another Worker module than the configuration's `main` (bench/counting-app.ts).
  */
+/** BENCH_INGEST_LINGER_MS, when set, is the app's INGEST_LINGER_MS (to compare lingers in one tree; unset: the default). */
+export function ingestLinger() {
+  const ms = process.env.BENCH_INGEST_LINGER_MS;
+  return ms === undefined || ms === "" ? {} : { INGEST_LINGER_MS: ms };
+}
+
 export async function startAppWorker({ root, token = "bench", inspectorPort, config = join(root, "wrangler.toml"), script, vars = {} }) {
   const worker = await startWrangler({
     root,

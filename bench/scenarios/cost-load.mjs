@@ -39,7 +39,7 @@ import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describeAll, quiet } from "../lib/app.mjs";
 import { call } from "../lib/client.mjs";
-import { startAppWorker } from "../lib/server.mjs";
+import { ingestLinger, startAppWorker } from "../lib/server.mjs";
 import { envInt, note, waitFor } from "../lib/stats.mjs";
 import {
   categorize,
@@ -159,7 +159,7 @@ export async function run({ baseUrl }) {
   const app = await startAppWorker({
     root,
     script: join(root, "bench", "counting-app.ts"),
-    vars: { PARTITIONS: String(PARTITIONS), PLACEMENTS: "a,b", NUM_STANDBYS: "1", LOG_LEVEL: "warn" },
+    vars: { PARTITIONS: String(PARTITIONS), PLACEMENTS: "a,b", NUM_STANDBYS: "1", LOG_LEVEL: "warn", ...ingestLinger() },
   });
   try {
     await quiet(app, INSTANCES, `all ${INSTANCES} instances to run`, QUIET_TIMEOUT_MS);

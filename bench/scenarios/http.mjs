@@ -43,7 +43,7 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { corruptAndRestore, sqliteInsertMs } from "../lib/app.mjs";
 import { call } from "../lib/client.mjs";
-import { startAppWorker } from "../lib/server.mjs";
+import { ingestLinger, startAppWorker } from "../lib/server.mjs";
 import { envInt, median, note, percentile, waitFor } from "../lib/stats.mjs";
 import { workload } from "./process.mjs";
 
@@ -240,7 +240,10 @@ export async function run({ baseUrl }) {
   const readAhead = process.env.BENCH_HTTP_RESTORE_READ_AHEAD;
   if (readAhead !== undefined && !/^[0-9]+$/.test(readAhead))
     throw new Error(`BENCH_HTTP_RESTORE_READ_AHEAD must be a whole number, got ${JSON.stringify(readAhead)}`);
-  const app = await startAppWorker({ root, vars: { FAULT_INJECTION: "on", ...(readAhead === undefined ? {} : { RESTORE_READ_AHEAD: readAhead }) } });
+  const app = await startAppWorker({
+    root,
+    vars: { FAULT_INJECTION: "on", ...ingestLinger(), ...(readAhead === undefined ? {} : { RESTORE_READ_AHEAD: readAhead }) },
+  });
   try {
     await settled(app, "0_0", "the app's tasks to run");
 

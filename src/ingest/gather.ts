@@ -16,6 +16,21 @@
  * meanwhile. Not a fixed timer: that would delay every lone append (one order at a time), while
  * this one delays only appends of a partition already taking a stream, by at most the linger.
  *
+ * Why pace at all: under a steady stream every append costs more than itself — the task's wake-up,
+ * its commit, the changelog and output appends and the standby's round follow each append that
+ * comes a commit interval or more after the last (docs/scale.md, cost-load) — so gathering only
+ * behind an append in flight made the cost of a stream depend on whether its appends happened to
+ * overlap (how busy the machine was). Paced, a partition streaming from an isolate takes one
+ * append per linger whatever the machine's speed. Two limits keep the linger from only waiting:
+ * an append goes at once once the waiting members hold `LINGER_BATCH_BYTES` (Kafka's
+ * `batch.size`: a faster stream or bigger requests send full appends sooner — more of them, but
+ * each as full), and a linger of half the linger or more that no request joined (the requests
+ * came one at a time, each waiting for its answer: a client in a loop) is not tried again on that
+ * partition for `LINGER_RETRY_MS`, so that such a client is not held up by a linger on every
+ * request. A request that brings `LINGER_ALONE_BYTES` or more is not held at all. And no linger
+ * while live subscribers wait on the partition
+ * (its answer said `watched`, as for a task's sends: src/task/watch-hold.ts): they would wait it out.
+ *
  * A gathered append is bounded so that it stays one row (`MAX_ROW_BYTES`, the 1 MiB row cap, with
  * the partition's 8 bytes per record): members are taken oldest first while they fit, the rest
  * wait for the next one; a member too big for a row alone goes alone (the partition splits it as
@@ -38,9 +53,27 @@ import type { AppendResult, BatchMeasure } from "../log/types";
 import { utf8Length } from "../log/records";
 import { MAX_ROW_BYTES } from "../log/stored-batch";
 import { type Arrival, LINGER_MIN_RECORDS_PER_S, streaming } from "../log/wake-linger";
+import { WATCHED_HOLD_MS } from "../task/watch-hold";
 
 /** The partition's bytes per record beside the encoded records (its size and offset: stored-batch.ts). */
 const PER_RECORD_BYTES = 8;
+
+/**
+ * A lingering append goes at once when its members hold this many bytes (Kafka's producer
+ * `batch.size`, 16 KiB by default): at 5,000 orders a second over 4 partitions a 200 ms linger
+ * gathers about 11 KB, so the linger paces it; a faster stream fills this sooner.
+ */
+export const LINGER_BATCH_BYTES = 16 * 1024;
+/**
+ * A request that brings at least this much to a partition (about 80 of the example's orders) is not
+ * held by the linger: its append carries enough to be worth its cost alone, and such requests come
+ * from clients that wait for each answer (a bulk load, several requests at a time), whose next
+ * requests a linger cannot gather — each request's lingers on its other partitions would only hold
+ * up the others (measured: the `http` scenario's 500-order requests, 4 at a time, 15–25% slower).
+ */
+export const LINGER_ALONE_BYTES = 4 * 1024;
+/** After a linger that no request joined, the partition's appends do not linger for this long. */
+export const LINGER_RETRY_MS = 1_000;
 
 /** One request's records for one partition, encoded by `encodeBatch` (record-batch.ts) and measured. */
 export interface GatherMember {
@@ -64,6 +97,12 @@ export interface GatherOptions {
   readonly lingerMs?: number;
   /** The rate from which appends linger (default `LINGER_MIN_RECORDS_PER_S`, as the partitions' held wake-ups). */
   readonly minRecordsPerS?: number;
+  /** The members' bytes at which a lingering append goes at once (default `LINGER_BATCH_BYTES`). */
+  readonly batchBytes?: number;
+  /** How long a partition does not linger after a linger no request joined (default `LINGER_RETRY_MS`). */
+  readonly lingerRetryMs?: number;
+  /** The bytes from which a member is not held by the linger (default `LINGER_ALONE_BYTES`). */
+  readonly aloneBytes?: number;
   /** The clock (milliseconds). */
   readonly now?: () => number;
   /** The largest gathered append, bytes as a row counts them (default `MAX_ROW_BYTES`). */
@@ -99,15 +138,32 @@ interface Lane {
   lastSentAt: number;
   /** Members that arrived within the rate window: when, and how many records. */
   readonly recent: Arrival[];
+  /** Until when the lane does not linger (a linger that no request joined; see `LINGER_RETRY_MS`). */
+  noLingerUntil: number;
+  /** Until when live subscribers wait on the partition (its last `watched` answer and `WATCHED_HOLD_MS`): no linger. */
+  watchedUntil: number;
+  /** Told when a member arrives, while the lane's next append lingers (it may be full now). */
+  arrived?: () => void;
 }
 
 /**
  * How long the next append of a lane waits before it goes: until `lingerMs` after the last one
- * went, while the partition is streaming; else not at all (a lone append goes at once).
+ * went, while the partition is streaming; else not at all (a lone append goes at once). Each
+ * partition on its own phase: lingers aligned to common ticks (so that a request to four
+ * partitions waits for one tick, not the latest of four) were tried and left out — the four
+ * partitions' appends, wake-ups and commits then came at once, and under `wrangler dev` (one
+ * thread for every object) the latency from an answer to its total visible grew (docs/scale.md).
  */
 export function lingerFor(lastSentAt: number, now: number, lingerMs: number, isStreaming: boolean): number {
   if (lingerMs <= 0 || !isStreaming) return 0;
   return Math.max(0, lastSentAt + lingerMs - now);
+}
+
+/** The bytes of the members waiting (all of them: the next append takes what fits). */
+export function waitingBytes(waiting: readonly { readonly bytes: number }[]): number {
+  let bytes = 0;
+  for (const w of waiting) bytes += w.bytes;
+  return bytes;
 }
 
 /** The bytes a member takes in a row: its encoded records' UTF-8 bytes and the per-record bytes. */
@@ -164,6 +220,9 @@ export class AppendGatherer {
   private readonly lanes = new Map<string, Lane>();
   private readonly lingerMs: number;
   private readonly minRecordsPerS: number;
+  private readonly batchBytes: number;
+  private readonly lingerRetryMs: number;
+  private readonly aloneBytes: number;
   private readonly now: () => number;
   private readonly maxBytes: number;
   private readonly sleep: (ms: number) => Promise<void>;
@@ -176,6 +235,9 @@ export class AppendGatherer {
   ) {
     this.lingerMs = options.lingerMs ?? 0;
     this.minRecordsPerS = options.minRecordsPerS ?? LINGER_MIN_RECORDS_PER_S;
+    this.batchBytes = options.batchBytes ?? LINGER_BATCH_BYTES;
+    this.lingerRetryMs = options.lingerRetryMs ?? LINGER_RETRY_MS;
+    this.aloneBytes = options.aloneBytes ?? LINGER_ALONE_BYTES;
     this.now = options.now ?? Date.now;
     this.maxBytes = options.maxBytes ?? MAX_ROW_BYTES;
     this.sleep = options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(() => resolve(), ms)));
@@ -192,7 +254,7 @@ export class AppendGatherer {
   async append(lane: string, member: GatherMember): Promise<AppendResult> {
     let state = this.lanes.get(lane);
     if (!state) {
-      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [] };
+      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [], noLingerUntil: -Infinity, watchedUntil: -Infinity };
       this.lanes.set(lane, state);
     }
     state.recent.push({ at: this.now(), records: member.measure.sizes.length });
@@ -209,6 +271,7 @@ export class AppendGatherer {
       entry = { member, bytes: memberBytes(member), count: member.measure.sizes.length, lead, resolve, reject };
       state.waiting.push(entry);
     });
+    state.arrived?.();
     if (!state.busy) {
       state.busy = true;
       lead();
@@ -240,16 +303,38 @@ export class AppendGatherer {
     return this.lanes.get(lane)?.waiting.length ?? 0;
   }
 
+  /**
+   * Waits before the lane's next append while it streams (see `lingerFor`), ending early once the
+   * members waiting hold `batchBytes`; a linger that no member joined turns lingering off for
+   * `lingerRetryMs` (see the file's comment).
+   */
+  private async linger(state: Lane): Promise<void> {
+    const now = this.now();
+    if (now < state.noLingerUntil || now < state.watchedUntil) return;
+    const linger = lingerFor(state.lastSentAt, now, this.lingerMs, streaming(state.recent, now, this.minRecordsPerS));
+    if (linger <= 0 || waitingBytes(state.waiting) >= this.batchBytes || state.waiting.some((w) => w.bytes >= this.aloneBytes)) return;
+    const members = state.waiting.length;
+    let full!: () => void;
+    const filled = new Promise<void>((resolve) => (full = resolve));
+    state.arrived = () => {
+      if (waitingBytes(state.waiting) >= this.batchBytes) full();
+    };
+    // A linger that fails only ends early: the lane must still send, or its members would wait for nothing.
+    await Promise.race([this.sleep(linger).catch(() => {}), filled]);
+    state.arrived = undefined;
+    // Judged only when it lasted: a short one (its end was near) says nothing of who comes next.
+    if (state.waiting.length <= members && linger >= this.lingerMs / 2) state.noLingerUntil = this.now() + this.lingerRetryMs;
+  }
+
   /** Sends the next append of `lane`: the oldest waiting members that fit, joined. The lane stays busy until it is answered. */
   private async sendNext(lane: string, state: Lane): Promise<void> {
-    const linger = lingerFor(state.lastSentAt, this.now(), this.lingerMs, streaming(state.recent, this.now(), this.minRecordsPerS));
-    // A linger that fails only ends early: the lane must still send, or its members would wait for nothing.
-    if (linger > 0) await this.sleep(linger).catch(() => {});
+    await this.linger(state);
     state.lastSentAt = this.now();
     const taken = state.waiting.splice(0, takeCount(state.waiting, this.maxBytes));
     let outcome: { ok: true; shares: AppendResult[] } | { ok: false; error: unknown };
     try {
       const result = await this.send(lane, joinMembers(taken.map((w) => w.member)));
+      if (result.watched) state.watchedUntil = this.now() + WATCHED_HOLD_MS;
       outcome = {
         ok: true,
         shares: splitResult(

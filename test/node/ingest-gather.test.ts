@@ -25,6 +25,8 @@ const LOG_TOKEN = `node-log-${Math.random().toString(36).slice(2)}`;
 const REQUESTS = 12;
 /** Rounds of concurrent requests sent at most until one gathered (see the tests). */
 const ROUNDS = 5;
+/** Requests of the paced stream (see its test): half a second of it. */
+const PACED_REQUESTS = 25;
 
 type App = { baseUrl: string; token: string; stop(): Promise<void> };
 type Offsets = { offsets: { partition: number; offset: number }[] };
@@ -104,6 +106,35 @@ describe("gathered ingest appends", () => {
     }
     // Fewer appends than requests: the requests that came while one was in flight went as one.
     expect(gathered).toBe(true);
+  });
+
+  it("pace a streaming partition's requests that do not overlap into one append per linger (INGEST_LINGER_MS)", async () => {
+    const partition = 0;
+    const before = await appendsOf(partition);
+    const start = (await log.offsets({ topic: TOPIC, partition })).latest;
+    // A client streaming on its own schedule (as the bench's loader): a request of 40 records every
+    // 20 ms (2,000 records a second), each sent whether or not the one before was answered. An
+    // append takes a few milliseconds here, so without the linger they seldom overlap: one each.
+    const bodies = Array.from({ length: PACED_REQUESTS }, (_, r) =>
+      Array.from({ length: 40 }, (_, i) => ({ key: `p-${r}-${i}`, value: { request: r, i }, partition })),
+    );
+    const sent: Promise<Response>[] = [];
+    for (const records of bodies) {
+      sent.push(post(records));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const responses = await Promise.all(sent);
+    expect(responses.map((r) => r.status)).toEqual(bodies.map(() => 200));
+    const answers = await Promise.all(responses.map((r) => r.json() as Promise<Offsets>));
+    const after = await appendsOf(partition);
+    // Paced: about one append per 200 ms of the stream (the first ones, before the partition counts
+    // as streaming, alone), not one per request.
+    expect(after.calls - before.calls).toBeLessThan(PACED_REQUESTS / 2);
+    const stored = await keysFrom(partition, start);
+    expect(stored.size).toBe(PACED_REQUESTS * 40);
+    answers.forEach(({ offsets }, r) => {
+      expect(offsets.map((o) => stored.get(o.offset))).toEqual(bodies[r]!.map((record) => record.key));
+    });
   });
 
   it("fail every request of a gathered append that fails; what the clients retry is in the log once", async () => {

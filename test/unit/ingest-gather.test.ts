@@ -270,6 +270,158 @@ describe("AppendGatherer", () => {
     expect((await Promise.all([second, third])).map((r) => r.baseOffset)).toEqual([1, 2]);
   });
 
+  it("ends a linger once the members waiting hold a batch's bytes (Kafka's batch.size)", async () => {
+    const p = partition();
+    let now = 0;
+    const one = memberBytes(member("b"));
+    const gatherer = new AppendGatherer(p.send, {
+      lingerMs: 40,
+      minRecordsPerS: 10,
+      batchBytes: one * 3,
+      now: () => now,
+      // The linger never ends by itself: only the batch filling up sends the append.
+      sleep: () => new Promise<void>(() => {}),
+    });
+    const first = gatherer.append("orders/0", member("a"));
+    await settle();
+    p.sent[0]!.resolve();
+    await first;
+    now = 10;
+    const waiting = [gatherer.append("orders/0", member("b")), gatherer.append("orders/0", member("c"))];
+    await settle();
+    // Two members' bytes: still lingering.
+    expect(p.sent).toHaveLength(1);
+    waiting.push(gatherer.append("orders/0", member("d")));
+    await settle();
+    // The third fills the batch: the append goes at once, holding all three.
+    expect(p.sent).toHaveLength(2);
+    expect(p.sent[1]!.batch.members).toBe(3);
+    p.sent[1]!.resolve();
+    expect((await Promise.all(waiting)).map((r) => r.baseOffset)).toEqual([1, 2, 3]);
+  });
+
+  it("does not linger again for a while after a linger that no request joined (a client sending one request at a time)", async () => {
+    const p = partition();
+    let now = 0;
+    let lingers = 0;
+    const gatherer = new AppendGatherer(p.send, {
+      lingerMs: 40,
+      minRecordsPerS: 10,
+      lingerRetryMs: 1_000,
+      now: () => now,
+      sleep: async (ms) => {
+        lingers++;
+        now += ms;
+      },
+    });
+    // One request at a time, each sent once the one before was answered: streaming by its rate.
+    for (let i = 0; i < 6; i++) {
+      const appended = gatherer.append("orders/0", member(`v${i}`));
+      await settle();
+      p.sent[i]!.resolve();
+      await appended;
+      now += 5;
+    }
+    // The second append lingered, and no one joined it: the next ones within the second go at once.
+    expect(lingers).toBe(1);
+    expect(p.sent.map((s) => s.batch.members)).toEqual([1, 1, 1, 1, 1, 1]);
+    // After the second, the partition lingers again (and goes on lingering while requests join).
+    now += 1_000;
+    const next = gatherer.append("orders/0", member("late"));
+    await settle();
+    p.sent.at(-1)!.resolve();
+    await next;
+    const joined = [gatherer.append("orders/0", member("x")), gatherer.append("orders/0", member("y"))];
+    await settle();
+    expect(lingers).toBe(2);
+    expect(p.sent.at(-1)!.batch.members).toBe(2);
+    p.sent.at(-1)!.resolve();
+    await Promise.all(joined);
+  });
+
+  it("goes on lingering after a short linger that no request joined (its end was near: it says nothing)", async () => {
+    const p = partition();
+    let now = 0;
+    const lingers: number[] = [];
+    const gatherer = new AppendGatherer(p.send, {
+      lingerMs: 40,
+      minRecordsPerS: 10,
+      now: () => now,
+      sleep: async (ms) => {
+        lingers.push(ms);
+        now += ms;
+      },
+    });
+    // Below the rate: at once, at 0.
+    const first = gatherer.append("orders/0", member("a"));
+    await settle();
+    p.sent[0]!.resolve();
+    await first;
+    // Streaming at 38: lingers until 40, and no one joins those 2 ms.
+    now = 38;
+    const second = gatherer.append("orders/0", member("b"));
+    await settle();
+    p.sent[1]!.resolve();
+    await second;
+    // At 45 it lingers again, until 80.
+    now = 45;
+    const third = gatherer.append("orders/0", member("c"));
+    await settle();
+    p.sent[2]!.resolve();
+    await third;
+    expect(lingers).toEqual([2, 35]);
+  });
+
+  it("does not hold a big request (LINGER_ALONE_BYTES): it goes at once, with whatever waits beside it", async () => {
+    const p = partition();
+    let now = 0;
+    const small = memberBytes(member("a"));
+    const gatherer = new AppendGatherer(p.send, {
+      lingerMs: 40,
+      minRecordsPerS: 10,
+      aloneBytes: small * 2,
+      now: () => now,
+      // A linger would never end: only an append that does not linger is sent.
+      sleep: () => new Promise<void>(() => {}),
+    });
+    const first = gatherer.append("orders/0", member("a"));
+    await settle();
+    p.sent[0]!.resolve();
+    await first;
+    // Streaming, and a request of two records' bytes or more: not held.
+    now = 5;
+    const big = gatherer.append("orders/0", member("b", "c", "d"));
+    await settle();
+    expect(p.sent).toHaveLength(2);
+    p.sent[1]!.resolve();
+    expect((await big).count).toBe(3);
+  });
+
+  it("does not linger while live subscribers wait on the partition (its answer said watched)", async () => {
+    let now = 0;
+    const sent: { batch: GatheredBatch; resolve: (result: AppendResult) => void }[] = [];
+    const gatherer = new AppendGatherer((_, batch) => new Promise<AppendResult>((resolve) => sent.push({ batch, resolve })), {
+      lingerMs: 40,
+      minRecordsPerS: 10,
+      now: () => now,
+      // A linger would never end: only an append that does not linger is sent.
+      sleep: () => new Promise<void>(() => {}),
+    });
+    const first = gatherer.append("orders/0", member("a"));
+    await settle();
+    sent[0]!.resolve({ baseOffset: 0, count: 1, duplicate: false, watched: true });
+    await first;
+    // Streaming by its rate, yet each append goes at once while the watch holds.
+    for (let i = 1; i < 4; i++) {
+      now += 5;
+      const appended = gatherer.append("orders/0", member(`v${i}`));
+      await settle();
+      expect(sent).toHaveLength(i + 1);
+      sent[i]!.resolve({ baseOffset: i, count: 1, duplicate: false });
+      await appended;
+    }
+  });
+
   it("never lingers below the rate: appends one at a time go at once", async () => {
     const p = partition();
     let now = 0;
