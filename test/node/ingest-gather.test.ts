@@ -127,7 +127,7 @@ describe("gathered ingest appends", () => {
     expect(responses.map((r) => r.status)).toEqual(bodies.map(() => 200));
     const answers = await Promise.all(responses.map((r) => r.json() as Promise<Offsets>));
     const after = await appendsOf(partition);
-    // Paced: about one append per 200 ms of the stream (the first ones, before the partition counts
+    // Paced: about one append per linger (100 ms by default) of the stream (the first ones, before the partition counts
     // as streaming, alone), not one per request.
     expect(after.calls - before.calls).toBeLessThan(PACED_REQUESTS / 2);
     const stored = await keysFrom(partition, start);
