@@ -47,6 +47,8 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   /** Writes the progress and reports held in memory, when and how src/restore/progress-flusher.ts says. */
   private readonly progress: ProgressFlusher;
   private readonly progressTimer = new EarliestTimer(() => this.progress.flush());
+  /** `NAME_KEY` as stored, once read (see `name`). */
+  private knownName: string | undefined;
 
   constructor(
     ctx: DurableObjectState,
@@ -87,7 +89,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
       batchBytes: config.RESTORE_BATCH_BYTES,
       readAhead: config.RESTORE_READ_AHEAD,
       // Its fetches say who reads: the partition skips wake-ups until then (see `wake`).
-      reader: () => this.ctx.storage.kv.get<string>(NAME_KEY),
+      reader: () => this.name(),
       apply: (instance, batch) => this.apply(instance, batch),
       reportCorruption: (corrupted) => this.reportCorrupted(corrupted),
       restoreListener: application.restoreListener,
@@ -105,7 +107,10 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
   async register(registration: Registration & { placement: string; worker?: string }): Promise<boolean> {
     await this.schedule();
     const name = registration.worker ?? restoreWorkerName(registration.placement);
-    if (this.ctx.storage.kv.get(NAME_KEY) !== name) this.ctx.storage.kv.put(NAME_KEY, name);
+    if (this.name() !== name) {
+      this.ctx.storage.kv.put(NAME_KEY, name);
+      this.knownName = name;
+    }
     const previous = this.registry.ofInstance(registration.instance);
     const outcome = this.registry.register(registration);
     this.progress.later();
@@ -245,7 +250,7 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
    * instance keeps in line, see TaskObject), and batches are idempotent meanwhile (I4).
    */
   private dropForeignRegistrations(): void {
-    const name = this.ctx.storage.kv.get<string>(NAME_KEY);
+    const name = this.name();
     const self = name === undefined ? undefined : parseRestoreWorkerName(name);
     if (!self) return;
     for (const instance of instancesOfOtherShards(this.registry.all(), self.shard, this.host.restoreShards))
@@ -287,6 +292,12 @@ export class RestoreWorker extends DurableObject implements RestoreWorkerCalls {
 
   private partition(tp: TopicPartition) {
     return this.host.objects.partition(tp);
+  }
+
+  /** The name instances reach this worker by (its shard): written by `register` alone, so read once and kept. */
+  private name(): string | undefined {
+    this.knownName ??= this.ctx.storage.kv.get<string>(NAME_KEY);
+    return this.knownName;
   }
 
   /** Arms the alarm `delayMs` from now, unless one is armed sooner. */

@@ -39,6 +39,17 @@ function partition() {
 /** Lets every promise continuation run. */
 const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
+/** A linger that never ends by itself: only an append that does not linger (or ends it early) is sent. */
+const neverEnds = () => new Promise<void>(() => {});
+
+/** Appends `value` to `orders/0` and answers that append (the latest sent), as a client waiting for each answer sees it. */
+async function appendAnswered(gatherer: AppendGatherer, p: ReturnType<typeof partition>, value: string): Promise<AppendResult> {
+  const appended = gatherer.append("orders/0", member(value));
+  await settle();
+  p.sent.at(-1)!.resolve();
+  return appended;
+}
+
 /** Node's AsyncLocalStorage (the project's types are the Workers'): a context that follows promise continuations, as a request's does. */
 interface Contexts {
   run<R>(store: string, fn: () => R): R;
@@ -279,13 +290,10 @@ describe("AppendGatherer", () => {
       minRecordsPerS: 10,
       batchBytes: one * 3,
       now: () => now,
-      // The linger never ends by itself: only the batch filling up sends the append.
-      sleep: () => new Promise<void>(() => {}),
+      // Only the batch filling up sends the append.
+      sleep: neverEnds,
     });
-    const first = gatherer.append("orders/0", member("a"));
-    await settle();
-    p.sent[0]!.resolve();
-    await first;
+    await appendAnswered(gatherer, p, "a");
     now = 10;
     const waiting = [gatherer.append("orders/0", member("b")), gatherer.append("orders/0", member("c"))];
     await settle();
@@ -316,10 +324,7 @@ describe("AppendGatherer", () => {
     });
     // One request at a time, each sent once the one before was answered: streaming by its rate.
     for (let i = 0; i < 6; i++) {
-      const appended = gatherer.append("orders/0", member(`v${i}`));
-      await settle();
-      p.sent[i]!.resolve();
-      await appended;
+      await appendAnswered(gatherer, p, `v${i}`);
       now += 5;
     }
     // The second append lingered, and no one joined it: the next ones within the second go at once.
@@ -327,10 +332,7 @@ describe("AppendGatherer", () => {
     expect(p.sent.map((s) => s.batch.members)).toEqual([1, 1, 1, 1, 1, 1]);
     // After the second, the partition lingers again (and goes on lingering while requests join).
     now += 1_000;
-    const next = gatherer.append("orders/0", member("late"));
-    await settle();
-    p.sent.at(-1)!.resolve();
-    await next;
+    await appendAnswered(gatherer, p, "late");
     const joined = [gatherer.append("orders/0", member("x")), gatherer.append("orders/0", member("y"))];
     await settle();
     expect(lingers).toBe(2);
@@ -353,16 +355,10 @@ describe("AppendGatherer", () => {
       },
     });
     // Below the rate: at once, at 0.
-    const first = gatherer.append("orders/0", member("a"));
-    await settle();
-    p.sent[0]!.resolve();
-    await first;
+    await appendAnswered(gatherer, p, "a");
     // Streaming at 38: lingers until 40, and no one joins those 2 ms.
     now = 38;
-    const second = gatherer.append("orders/0", member("b"));
-    await settle();
-    p.sent[1]!.resolve();
-    await second;
+    await appendAnswered(gatherer, p, "b");
     // At 45 it lingers again, until 80.
     now = 45;
     const third = gatherer.append("orders/0", member("c"));
@@ -381,13 +377,9 @@ describe("AppendGatherer", () => {
       minRecordsPerS: 10,
       aloneBytes: small * 2,
       now: () => now,
-      // A linger would never end: only an append that does not linger is sent.
-      sleep: () => new Promise<void>(() => {}),
+      sleep: neverEnds,
     });
-    const first = gatherer.append("orders/0", member("a"));
-    await settle();
-    p.sent[0]!.resolve();
-    await first;
+    await appendAnswered(gatherer, p, "a");
     // Streaming, and a request of two records' bytes or more: not held.
     now = 5;
     const big = gatherer.append("orders/0", member("b", "c", "d"));
@@ -404,8 +396,7 @@ describe("AppendGatherer", () => {
       lingerMs: 40,
       minRecordsPerS: 10,
       now: () => now,
-      // A linger would never end: only an append that does not linger is sent.
-      sleep: () => new Promise<void>(() => {}),
+      sleep: neverEnds,
     });
     const first = gatherer.append("orders/0", member("a"));
     await settle();
@@ -428,10 +419,7 @@ describe("AppendGatherer", () => {
     const gatherer = new AppendGatherer(p.send, { lingerMs: 40, now: () => now, sleep: () => Promise.reject(new Error("no linger expected")) });
     for (let i = 0; i < 5; i++) {
       now += 5;
-      const appended = gatherer.append("orders/0", member(`v${i}`));
-      await settle();
-      p.sent[i]!.resolve();
-      await appended;
+      await appendAnswered(gatherer, p, `v${i}`);
     }
     expect(p.sent.map((s) => s.batch.members)).toEqual([1, 1, 1, 1, 1]);
   });
