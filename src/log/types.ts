@@ -4,6 +4,7 @@
  * only; the embedded `LogPartition` objects (`DurableLog`) and `@upstash/kafka` (`UpstashLog`,
  * src/kafka-rest/upstash-log.ts) implement it, each saying what it can do (`LogCapabilities`).
  */
+import type { EncodedFetch } from "./record-batch";
 
 export interface Header {
   readonly key: string;
@@ -177,6 +178,12 @@ export interface Log {
   appendUnseen?(tp: TopicPartition, records: readonly ProducerRecord[]): Promise<UnseenAppendResult>;
   /** Reads from `offset` within the bounds; an offset outside the kept range is `OffsetOutOfRange`. */
   fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult>;
+  /**
+   * Optional: `fetch`, its records left as the stored batches they cross as (record-batch.ts), for
+   * a reader that keeps few of the records it reads (a restore window keeps each key's latest):
+   * it decodes only what it keeps.
+   */
+  fetchEncoded?(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<EncodedFetch>;
   offsets(tp: TopicPartition): Promise<OffsetRange>;
   /** The first offset whose timestamp is at or after `timestamp`, or the end offset when none is. */
   offsetForTimestamp(tp: TopicPartition, timestamp: number): Promise<number>;

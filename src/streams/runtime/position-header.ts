@@ -61,23 +61,35 @@ export class ReachedPositions {
   add(headers: readonly Header[]): void {
     for (const header of headers) {
       if (header.key !== POSITION_HEADER) continue;
-      const value = header.value;
-      if (value.startsWith("{")) {
-        const position = positionFromJson(value);
-        if (position) this.reach(topicPartition(position), position.offset);
-        return;
-      }
-      const last = value.lastIndexOf("/");
-      const tp = value.slice(0, last);
-      let valid = this.partitions.get(tp);
-      if (valid === undefined) {
-        valid = parseTopicPartition(tp) !== undefined;
-        this.partitions.set(tp, valid);
-      }
-      const offset = value.slice(last + 1);
-      if (valid && COUNT.test(offset)) this.reach(tp, Number(offset));
+      this.addValue(header.value);
       return;
     }
+  }
+
+  /** `add` of headers as a stored entry flattens them: `[key0, value0, key1, value1, …]` (src/log/record-batch.ts). */
+  addFlat(flat: readonly string[]): void {
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      if (flat[i] !== POSITION_HEADER) continue;
+      this.addValue(flat[i + 1]!);
+      return;
+    }
+  }
+
+  private addValue(value: string): void {
+    if (value.startsWith("{")) {
+      const position = positionFromJson(value);
+      if (position) this.reach(topicPartition(position), position.offset);
+      return;
+    }
+    const last = value.lastIndexOf("/");
+    const tp = value.slice(0, last);
+    let valid = this.partitions.get(tp);
+    if (valid === undefined) {
+      valid = parseTopicPartition(tp) !== undefined;
+      this.partitions.set(tp, valid);
+    }
+    const offset = value.slice(last + 1);
+    if (valid && COUNT.test(offset)) this.reach(tp, Number(offset));
   }
 
   /** Positions gathered elsewhere (`reached` of another run), as if their records were added. */
