@@ -79,6 +79,14 @@ export interface FetchBounds {
    * that wakes no one ignores it.
    */
   readonly reader?: string;
+  /**
+   * `fetchEncoded` only: a stored batch the bounds cut (or the fetch starts inside) comes as it is
+   * stored, with the stretch of it the fetch returns (`EncodedBatch.from`, `count`), rather than
+   * parsed and encoded again at the log. For a reader that parses each stored batch once however
+   * many fetches cut it (a restore window); what crosses may then exceed the bytes bound by the
+   * cut batches' other records. A log that ignores it cuts them as before.
+   */
+  readonly uncut?: boolean;
 }
 
 export interface FetchResult {

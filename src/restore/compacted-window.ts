@@ -23,7 +23,7 @@
  * the same is folded only up to there; the window ends at the first record left out, which the
  * next round fetches again.
  */
-import type { EncodedFetch, Entry } from "../log/record-batch";
+import { batchEntries, type EncodedFetch, type Entry } from "../log/record-batch";
 import { recordBytes, utf8Length } from "../log/records";
 import type { FetchResult, Header, LogRecord } from "../log/types";
 import { POSITION_HEADER, ReachedPositions } from "../streams/runtime/position-header";
@@ -52,6 +52,8 @@ export class CompactedWindow {
   private readonly reached = new ReachedPositions();
   /** The last batch added: its records and bytes, and how much the window grew by it. */
   private last = { records: 0, bytes: 0, growth: 0 };
+  /** The last stored batch parsed (see `parse`). */
+  private parsed: { readonly text: string; readonly entries: readonly Entry[] } | undefined;
 
   constructor(
     /** Where the window starts: the instance's position. */
@@ -79,7 +81,7 @@ export class CompactedWindow {
 
   private addRecords(records: readonly LogRecord[]): boolean {
     for (const record of records) {
-      if (!this.fold(record.offset, record.key, recordBytes(record.key, record.value, record.headers), { record })) return false;
+      if (!this.fold(record.offset, record.key, { bytes: recordBytes(record.key, record.value, record.headers), record })) return false;
       this.reached.add(record.headers);
     }
     return true;
@@ -87,27 +89,41 @@ export class CompactedWindow {
 
   private addEncoded(batches: EncodedFetch["batches"]): boolean {
     for (const batch of batches) {
-      const entries = JSON.parse(batch.records) as Entry[];
-      for (let i = 0; i < entries.length; i++) {
+      const entries = this.parse(batch.records);
+      const { first, end } = batchEntries(batch, entries);
+      for (let i = first; i < end; i++) {
         const entry = entries[i]!;
-        const offset = batch.offsets ? batch.offsets[i]! : batch.base + i;
+        const offset = batch.offsets ? batch.offsets[i - first]! : batch.base + i - first;
         const flat = entry[3];
-        // As `recordBytes` measures the decoded record: key, value, each header's key and value.
-        let bytes = (entry[0] === null ? 0 : utf8Length(entry[0])) + utf8Length(entry[1]);
-        if (flat) for (const text of flat) bytes += utf8Length(text);
-        if (!this.fold(offset, entry[0], bytes, { entry, offset, appendTime: batch.appendTime })) return false;
+        // As the log measured it, else as `recordBytes` measures the decoded record: key, value, each header's key and value.
+        let bytes = batch.sizes?.[i - first];
+        if (bytes === undefined) {
+          bytes = (entry[0] === null ? 0 : utf8Length(entry[0])) + utf8Length(entry[1]);
+          if (flat) for (const text of flat) bytes += utf8Length(text);
+        }
+        if (!this.fold(offset, entry[0], { bytes, entry, offset, appendTime: batch.appendTime })) return false;
         if (flat) this.reached.addFlat(flat);
       }
     }
     return true;
   }
 
+  /**
+   * A stored batch's entries. The last one parsed is kept: a batch the log sent uncut
+   * (`FetchBounds.uncut`) comes again with the next fetch, which takes up where the last one's bounds cut it.
+   */
+  private parse(text: string): readonly Entry[] {
+    if (this.parsed?.text !== text) this.parsed = { text, entries: JSON.parse(text) as Entry[] };
+    return this.parsed.entries;
+  }
+
   /** One record in, unless it would overflow the window: then the window ends before it (false). */
-  private fold(offset: number, recordKey: string | null, bytes: number, kept: Omit<Kept, "bytes">): boolean {
+  private fold(offset: number, recordKey: string | null, kept: Kept): boolean {
     if (offset < this.next) throw new Error(`restore window: record at offset ${offset} before the window's end ${this.next}`);
     // A null key restores as the key "" (src/task/restoration.ts), so it compacts as that key.
     const key = recordKey ?? "";
     const replaced = this.latest.get(key);
+    const { bytes } = kept;
     const after = this.keptBytes - (replaced?.bytes ?? 0) + bytes;
     if (this.read > 0 && after > this.maxBytes) {
       // Ends before this record: the next round reads it again.
@@ -117,7 +133,7 @@ export class CompactedWindow {
     }
     // Deleted first, so the key moves to where its latest record stands.
     if (replaced) this.latest.delete(key);
-    this.latest.set(key, { ...kept, bytes } as Kept);
+    this.latest.set(key, kept);
     this.keptBytes = after;
     this.read++;
     this.last.records++;

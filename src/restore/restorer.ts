@@ -162,9 +162,10 @@ export class Restorer {
           records: first.records,
         };
       } else {
-        // Encoded where the log can: the window decodes only the records it keeps.
+        // Encoded where the log can: the window decodes only the records it keeps, and parses a
+        // stored batch its fetches cut once (uncut: sent as stored, not encoded again at the log).
         const fetch = (offset: number, maxBytes: number) =>
-          log.fetchEncoded ? log.fetchEncoded(tp, offset, { ...bounds, maxBytes }) : log.fetch(tp, offset, { ...bounds, maxBytes });
+          log.fetchEncoded ? log.fetchEncoded(tp, offset, { ...bounds, maxBytes, uncut: true }) : log.fetch(tp, offset, { ...bounds, maxBytes });
         const first = await fetch(from, bounds.maxBytes);
         const read = { ...tp, incarnation: work.incarnation, epoch: work.epoch, fromOffset: from, earliest: first.earliest };
         const window = new CompactedWindow(from, bounds.maxBytes);

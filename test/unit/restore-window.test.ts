@@ -67,9 +67,10 @@ function fetches(records: readonly LogRecord[], size: number, end: number) {
 /**
  * `fetched` as the log's stored batches carry it (src/log/record-batch.ts): cut into batches at
  * `cuts`, each with its offsets when they have gaps, a record whose timestamp is the batch's append
- * time stored without one.
+ * time stored without one. `uncut`: as an uncut fetch serves them, each batch a stretch of a
+ * larger stored row (`from`, `count`), with the records' sizes.
  */
-function encoded(fetched: { records: readonly LogRecord[]; nextOffset: number }, cuts: readonly number[]) {
+function encoded(fetched: { records: readonly LogRecord[]; nextOffset: number }, cuts: readonly number[], uncut = false) {
   const batches: EncodedBatch[] = [];
   let start = 0;
   for (const end of [...cuts.filter((c) => c > 0 && c < fetched.records.length), fetched.records.length]) {
@@ -83,7 +84,16 @@ function encoded(fetched: { records: readonly LogRecord[]; nextOffset: number },
     });
     const base = slice[0]!.offset;
     const dense = slice.every((r, i) => r.offset === base + i);
-    batches.push({ base, appendTime, records: JSON.stringify(entries), ...(dense ? {} : { offsets: slice.map((r) => r.offset) }) });
+    const offsets = dense ? {} : { offsets: slice.map((r) => r.offset) };
+    if (!uncut) batches.push({ base, appendTime, records: JSON.stringify(entries), ...offsets });
+    else {
+      // Records of the row before and after the stretch, which are not the fetch's.
+      const other: Entry = ["other", "x".repeat(50), null, [POSITION_HEADER, "orders/0/999999"]];
+      const from = start % 3;
+      const sizes = Uint32Array.from(slice, (r) => recordBytes(r.key, r.value, r.headers));
+      const row = [...Array.from({ length: from }, () => other), ...entries, other];
+      batches.push({ base, appendTime, records: JSON.stringify(row), from, count: entries.length, sizes, ...offsets });
+    }
   }
   // The encoding itself is right: decoded, it is the records again.
   expect(decodeBatches(batches)).toEqual(fetched.records);
@@ -245,7 +255,7 @@ describe("a restore window", () => {
         const add = (fetched: { records: LogRecord[]; nextOffset: number }) => {
           const taken = window.add(fetched);
           const cuts = [Math.floor(next() * fetched.records.length), Math.floor(next() * fetched.records.length)].sort((a, b) => a - b);
-          expect(fromEncoded.add(encoded(fetched, cuts)), `seed ${seed}`).toBe(taken);
+          expect(fromEncoded.add(encoded(fetched, cuts, next() < 0.5)), `seed ${seed}`).toBe(taken);
           expect([fromEncoded.nextOffset, fromEncoded.recordsRead, fromEncoded.bytes, fromEncoded.lastAdded]).toEqual([
             window.nextOffset,
             window.recordsRead,
@@ -286,6 +296,14 @@ describe("input positions gathered for a restore", () => {
     const values = [
       "orders/0/5",
       "orders/0/12",
+      "orders/0/4",
+      "orders/0/",
+      "orders/0/1e3",
+      "orders/0/0",
+      "orders/0/007",
+      "orders/3/123456789012345678",
+      "orders/00/7",
+      "orders/0/a/7",
       "orders/1/3",
       "orders/1/03",
       "orders/x/3",
@@ -315,8 +333,22 @@ describe("input positions gathered for a restore", () => {
     }
     expect(reached.reached).toEqual(expected);
     expect(flat.reached).toEqual(expected);
-    expect(expected).toEqual({ "orders/0": 13, "orders/1": 10 });
+    // Value by value, after a header that named another partition, or one whose name starts alike.
+    const named = (value: string) => {
+      const p = positionFromHeaders([{ key: POSITION_HEADER, value }]);
+      return p ? { [topicPartition(p)]: p.offset + 1 } : {};
+    };
+    for (const before of ["orders/0/0", "orders/00/0", "orders/1/0", "orders/0/a/0", "order/0/0"])
+      for (const value of values) {
+        const one = new ReachedPositions();
+        one.addFlat([POSITION_HEADER, before]);
+        one.addFlat(["other", "orders/0/99", POSITION_HEADER, value]);
+        const want = { ...named(before) };
+        for (const [tp, next] of Object.entries(named(value))) want[tp] = Math.max(want[tp] ?? 0, next);
+        expect(one.reached, `${before}, then ${value}`).toEqual(want);
+      }
+    expect(expected).toEqual({ "orders/0": 13, "orders/1": 10, "orders/3": 123456789012345680 });
     reached.merge({ "orders/1": 4, "orders/2": 8 });
-    expect(reached.reached).toEqual({ "orders/0": 13, "orders/1": 10, "orders/2": 8 });
+    expect(reached.reached).toEqual({ "orders/0": 13, "orders/1": 10, "orders/2": 8, "orders/3": 123456789012345680 });
   });
 });
