@@ -13,13 +13,17 @@
  * PROFILE_HEAP=file.json also samples the heap over the same span (what is still live at its end,
  * after a collection, by allocating stack; V8's sampling heap profile format). PROFILE_CUSTOMERS=2000
  * PROFILE_CONCURRENCY=4 profile the http scenario's processing shape instead: that many customers
- * over every partition, that many requests at a time.
+ * over every partition, that many requests at a time. PROFILE_RESTORE_KEYS=13000 profiles the http
+ * scenario's restore instead: per round a task of its own (0_1, 0_2, 0_3; PROFILE_RESTORE_ROUNDS, 3)
+ * gets PROFILE_RECORDS orders over that many customers of its partition, and the profile covers
+ * only the corruption of each until `GET /tasks` shows it RUNNING with lag 0.
  */
 import { writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws"; // a dependency of wrangler; Node 20 has no WebSocket client of its own
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { activeTask, corruptAndRestore } from "./lib/app.mjs";
 import { call } from "./lib/client.mjs";
 import { freePort, startAppWorker, startBenchWorker, stopAll } from "./lib/server.mjs";
 import { envInt, note, percentile, waitFor } from "./lib/stats.mjs";
@@ -156,6 +160,40 @@ function summarize(profile, maps = new Map()) {
   return { total, selfBy, inclusiveBy, componentBy };
 }
 
+/** The http scenario's restore, profiled: only from each corruption until RUNNING with lag 0 (see the header). */
+async function profileRestore(bench, app, devtools, { records, keys, rounds }) {
+  const tasks = [];
+  for (let round = 1; round <= rounds; round++) {
+    const customers = (await call(bench.baseUrl, "GET", `/bench/keys?partitions=4&partition=${round}&count=${keys}&prefix=pr-`)).body.keys;
+    for (let start = 0; start < records; start += 1000) {
+      const batch = [];
+      for (let n = start; n < Math.min(records, start + 1000); n++) batch.push({ key: customers[n % keys], value: { amount: 1 + (n % 97) } });
+      await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: { records: batch } });
+    }
+    tasks.push(`0_${round}`);
+  }
+  for (const taskId of tasks)
+    await waitFor(
+      `${taskId} to process its orders`,
+      async () => {
+        const t = await activeTask(app, taskId);
+        return t.state === "RUNNING" && t.lag === 0 && t.pendingBatches === 0 ? t : undefined;
+      },
+      { timeoutMs: 300_000, intervalMs: 100 },
+    );
+  await devtools.send("Profiler.enable");
+  await devtools.send("Profiler.setSamplingInterval", { interval: 100 });
+  await devtools.send("Profiler.start");
+  let wall = 0;
+  for (const taskId of tasks) {
+    const { ms } = await corruptAndRestore(app, taskId, (t) => t.lag === 0, { what: `${taskId} to restore`, timeoutMs: 120_000, intervalMs: 5 });
+    note(`restore of ${taskId}: RUNNING with lag 0 in ${ms.toFixed(0)} ms`);
+    wall += ms;
+  }
+  const { profile } = await devtools.send("Profiler.stop");
+  return { profile, wall };
+}
+
 async function main() {
   let records = envInt("PROFILE_RECORDS", 50_000);
   const loadRate = envInt("PROFILE_LOAD_RATE", 0);
@@ -167,8 +205,26 @@ async function main() {
   const inspectorPort = await freePort();
   // PROFILE_CACHED=1: the example topology with its store cached (bench/cached-app), as the bench's cached run.
   const config = process.env.PROFILE_CACHED === "1" ? join(root, "bench", "cached-app", "wrangler.toml") : undefined;
-  const app = await startAppWorker({ root, inspectorPort, config });
+  const restoreKeys = envInt("PROFILE_RESTORE_KEYS", 0);
+  const app = await startAppWorker({ root, inspectorPort, config, ...(restoreKeys > 0 && { vars: { FAULT_INJECTION: "on" } }) });
   try {
+    if (restoreKeys > 0) {
+      const devtools = await inspector(inspectorPort);
+      const rounds = envInt("PROFILE_RESTORE_ROUNDS", 3);
+      const { profile, wall } = await profileRestore(bench, app, devtools, { records, keys: restoreKeys, rounds });
+      const maps = await moduleMaps(devtools, profile);
+      devtools.close();
+      if (process.env.PROFILE_OUT) await writeFile(process.env.PROFILE_OUT, JSON.stringify(profile));
+      const { total, selfBy, inclusiveBy } = summarize(profile, maps);
+      const ms = (us) => (us / 1000).toFixed(1).padStart(7);
+      const pct = (us) => ((100 * us) / total).toFixed(1).padStart(5);
+      console.log(`profiled ${ms(total)} ms over ${rounds} restores (wall ${wall.toFixed(0)} ms)`);
+      console.log("\n-- self time, top 50 --");
+      for (const [l, us] of [...selfBy].sort((a, b) => b[1] - a[1]).slice(0, 50)) console.log(`${ms(us)} ms ${pct(us)}%  ${l}`);
+      console.log("\n-- inclusive time, top 100 --");
+      for (const [l, us] of [...inclusiveBy].sort((a, b) => b[1] - a[1]).slice(0, 100)) console.log(`${ms(us)} ms ${pct(us)}%  ${l}`);
+      return;
+    }
     const keys =
       customers > 0
         ? Array.from({ length: customers }, (_, n) => `profile-${n}`)

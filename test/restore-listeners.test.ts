@@ -13,6 +13,7 @@ import { restartDurableObject } from "./support/restart";
 import { describe, expect, it } from "vitest";
 import { DurableLog } from "../src/log/durable-log";
 import { TopicCatalog } from "../src/log/topics";
+import { decodeBatches } from "../src/log/record-batch";
 import type { TopicPartition } from "../src/log/types";
 import { RestoreRegistry, type Registration } from "../src/restore/registry";
 import { Restorer, type CorruptedInstance, type RestorerOptions } from "../src/restore/restorer";
@@ -374,10 +375,11 @@ describe("restore windows", () => {
     const { name, catalog } = newTopic();
     const log = new DurableLog(env.LOG_PARTITION, catalog);
     let fetched = 0;
-    const fetch = log.fetch.bind(log);
-    log.fetch = async (...args) => {
+    // A window reads the log's stored batches as they are (`fetchEncoded`), decoding only what it keeps.
+    const fetch = log.fetchEncoded.bind(log);
+    log.fetchEncoded = async (...args) => {
       const result = await fetch(...args);
-      fetched += result.records.length;
+      fetched += decodeBatches(result.batches).length;
       return result;
     };
     const tp = { topic: name, partition: 0 };

@@ -135,7 +135,11 @@ export class DurableLog<P = PartitionObject> implements Log {
 
   /** Stored batches cross encoded, and are decoded here. */
   async fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult> {
-    return decodeFetch(await this.call(tp, (s, at) => s.readEncoded(at, offset, bounds)));
+    return decodeFetch(await this.fetchEncoded(tp, offset, bounds));
+  }
+
+  fetchEncoded(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<EncodedFetch> {
+    return this.call(tp, (s, at) => s.readEncoded(at, offset, bounds));
   }
 
   offsets(tp: TopicPartition): Promise<OffsetRange> {

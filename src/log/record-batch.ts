@@ -29,6 +29,23 @@ export interface EncodedBatch {
   readonly records: string;
   /** Each entry's offset, when they are not `base`, `base + 1`, …: compaction removed some between them. */
   readonly offsets?: readonly number[];
+  /**
+   * A stored batch sent uncut (`FetchBounds.uncut`): the batch is entries `from` … `from + count - 1`
+   * of `records` (`base` and `offsets` are theirs); the others are not part of the fetch.
+   */
+  readonly from?: number;
+  readonly count?: number;
+  /**
+   * Uncut fetches only: each of the batch's records' size as the log measured it when appended
+   * (key, value and headers in UTF-8 bytes, as `recordBytes`), so the reader need not measure them again.
+   */
+  readonly sizes?: Uint32Array;
+}
+
+/** The entries of `records` an encoded batch holds: all of them, or the stretch an uncut one names. */
+export function batchEntries(batch: EncodedBatch, entries: readonly Entry[]): { first: number; end: number } {
+  const first = batch.from ?? 0;
+  return { first, end: batch.count === undefined ? entries.length : first + batch.count };
 }
 
 /** A fetch, encoded: `FetchResult` with batches in place of records. */
@@ -207,10 +224,11 @@ export function decodeBatches(batches: readonly EncodedBatch[]): LogRecord[] {
   const records: LogRecord[] = [];
   for (const batch of batches) {
     const entries = JSON.parse(batch.records) as Entry[];
-    for (let i = 0; i < entries.length; i++) {
+    const { first, end } = batchEntries(batch, entries);
+    for (let i = first; i < end; i++) {
       const entry = entries[i]!;
       records.push({
-        offset: batch.offsets ? batch.offsets[i]! : batch.base + i,
+        offset: batch.offsets ? batch.offsets[i - first]! : batch.base + i - first,
         key: entry[0],
         value: entry[1],
         headers: headersOf(entry),

@@ -140,7 +140,7 @@ export class RemoteLogManager {
     const maxRecords = positiveInteger(bounds.maxRecords, "maxRecords");
     const maxBytes = positiveInteger(bounds.maxBytes, "maxBytes");
     const batches = await this.read(segment);
-    const taken = takeFromRows(batches, offset, maxRecords, maxBytes);
+    const taken = takeFromRows(batches, offset, maxRecords, maxBytes, bounds.uncut === true);
     // The range as it is now: the read awaited, and retention may have moved the start meanwhile.
     const { earliest, latest } = this.store.offsets(tp);
     return { batches: taken.batches, nextOffset: taken.nextOffset ?? segment.last_offset + 1, earliest, latest };

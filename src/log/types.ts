@@ -4,6 +4,7 @@
  * only; the embedded `LogPartition` objects (`DurableLog`) and `@upstash/kafka` (`UpstashLog`,
  * src/kafka-rest/upstash-log.ts) implement it, each saying what it can do (`LogCapabilities`).
  */
+import type { EncodedFetch } from "./record-batch";
 
 export interface Header {
   readonly key: string;
@@ -78,6 +79,14 @@ export interface FetchBounds {
    * that wakes no one ignores it.
    */
   readonly reader?: string;
+  /**
+   * `fetchEncoded` only: a stored batch the bounds cut (or the fetch starts inside) comes as it is
+   * stored, with the stretch of it the fetch returns (`EncodedBatch.from`, `count`), rather than
+   * parsed and encoded again at the log. For a reader that parses each stored batch once however
+   * many fetches cut it (a restore window); what crosses may then exceed the bytes bound by the
+   * cut batches' other records. A log that ignores it cuts them as before.
+   */
+  readonly uncut?: boolean;
 }
 
 export interface FetchResult {
@@ -177,6 +186,12 @@ export interface Log {
   appendUnseen?(tp: TopicPartition, records: readonly ProducerRecord[]): Promise<UnseenAppendResult>;
   /** Reads from `offset` within the bounds; an offset outside the kept range is `OffsetOutOfRange`. */
   fetch(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<FetchResult>;
+  /**
+   * Optional: `fetch`, its records left as the stored batches they cross as (record-batch.ts), for
+   * a reader that keeps few of the records it reads (a restore window keeps each key's latest):
+   * it decodes only what it keeps.
+   */
+  fetchEncoded?(tp: TopicPartition, offset: number, bounds: FetchBounds): Promise<EncodedFetch>;
   offsets(tp: TopicPartition): Promise<OffsetRange>;
   /** The first offset whose timestamp is at or after `timestamp`, or the end offset when none is. */
   offsetForTimestamp(tp: TopicPartition, timestamp: number): Promise<number>;

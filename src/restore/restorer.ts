@@ -149,18 +149,33 @@ export class Restorer {
     let from = work.position;
     try {
       if (from === null) from = (await log.offsets(tp)).earliest;
-      const first = await log.fetch(tp, from, bounds);
-      const read = { ...tp, incarnation: work.incarnation, epoch: work.epoch, fromOffset: from, earliest: first.earliest };
-      if (readAhead === 0) batch = { ...read, nextOffset: first.nextOffset, end: first.latest, records: first.records };
-      else {
+      if (readAhead === 0) {
+        const first = await log.fetch(tp, from, bounds);
+        batch = {
+          ...tp,
+          incarnation: work.incarnation,
+          epoch: work.epoch,
+          fromOffset: from,
+          earliest: first.earliest,
+          nextOffset: first.nextOffset,
+          end: first.latest,
+          records: first.records,
+        };
+      } else {
+        // Encoded where the log can: the window decodes only the records it keeps, and parses a
+        // stored batch its fetches cut once (uncut: sent as stored, not encoded again at the log).
+        const fetch = (offset: number, maxBytes: number) =>
+          log.fetchEncoded ? log.fetchEncoded(tp, offset, { ...bounds, maxBytes, uncut: true }) : log.fetch(tp, offset, { ...bounds, maxBytes });
+        const first = await fetch(from, bounds.maxBytes);
+        const read = { ...tp, incarnation: work.incarnation, epoch: work.epoch, fromOffset: from, earliest: first.earliest };
         const window = new CompactedWindow(from, bounds.maxBytes);
         let last = first;
         // More while the window took the whole batch, has room, and the changelog had more when it was read.
-        for (let left = readAhead; window.add(last) && left > 0 && last.records.length > 0 && last.nextOffset < last.latest; left--) {
+        for (let left = readAhead; window.add(last) && left > 0 && window.lastAdded > 0 && last.nextOffset < last.latest; left--) {
           const maxBytes = window.nextFetchBytes(bounds.maxBytes);
           if (maxBytes === 0) break;
           this.options.onStep?.("mid-window");
-          last = await log.fetch(tp, last.nextOffset, { ...bounds, maxBytes });
+          last = await fetch(last.nextOffset, maxBytes);
         }
         batch = {
           ...read,

@@ -23,7 +23,7 @@ import { TopicConfigStore } from "../../src/log/partition/topic-config-store";
 import { PartitionTransactions } from "../../src/log/partition/transactions";
 import type { LatestRecord } from "../../src/log/compaction";
 import { decodeFetch, type Entry, toEntry } from "../../src/log/record-batch";
-import { checkBatch } from "../../src/log/records";
+import { checkBatch, recordBytes } from "../../src/log/records";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import { topicConfig } from "../../src/log/topic-config";
 import { REMEMBERED_BATCHES, type AppendResult, type ProducerId, type ProducerRecord } from "../../src/log/types";
@@ -322,6 +322,40 @@ describe("LogCleaner", () => {
       expect(values(p)).toEqual(["a3", "b3", "newest"]);
       expect(p.log.offsets(tp)).toEqual({ earliest: 0, latest: 9 });
       expect(p.checkpoint.read(0)).toMatchObject({ indexedTo: 9, sweepCursor: null, sweepTo: 9, cleanRecords: 3 });
+    }));
+
+  it("serves an uncut fetch the rows as stored, naming the stretch taken and its sizes: the records a cut fetch serves, dense or thinned", () =>
+    withParts((p, storage) => {
+      const headers = [{ key: "h", value: "ü" }];
+      for (let round = 0; round < 3; round++)
+        append(p, [put("a", `a${round}`), { key: "b", value: `b${round}-é`, headers }, put(`c${round}`, "c"), put("d", `d${round}`, 5 + round)]);
+      const stored = new Set(
+        storage.sql
+          .exec<{ records: string }>("SELECT records FROM record_batches")
+          .toArray()
+          .map((r) => r.records),
+      );
+      const same = () => {
+        const { latest } = p.log.offsets(tp);
+        for (let from = p.log.offsets(tp).earliest; from < latest; from++)
+          for (let maxRecords = 1; maxRecords <= 12; maxRecords++)
+            for (const maxBytes of [1, 9, 20, 1 << 20]) {
+              const bounds = { maxRecords, maxBytes };
+              const cut = p.log.fetchEncoded(tp, from, bounds);
+              const uncut = p.log.fetchEncoded(tp, from, { ...bounds, uncut: true });
+              expect(decodeFetch(uncut), `from ${from}, ${maxRecords} records, ${maxBytes} bytes`).toEqual(decodeFetch(cut));
+              const records = decodeFetch(uncut).records;
+              // Each row as stored, never encoded again; the sizes as the log measured them on append.
+              for (const batch of uncut.batches) expect(stored.has(batch.records)).toBe(true);
+              expect(uncut.batches.flatMap((b) => [...b.sizes!])).toEqual(records.map((r) => recordBytes(r.key, r.value, r.headers)));
+            }
+      };
+      same();
+      p.cleaner.compact(p.log.range(tp), config, NOW, { indexRecords: 1_000, sweepRows: 100 });
+      stored.clear();
+      for (const r of storage.sql.exec<{ records: string }>("SELECT records FROM record_batches").toArray()) stored.add(r.records);
+      expect(values(p)).toEqual(["c", "c", "a2", "b2-é", "c", "d2"]);
+      same();
     }));
 
   it("sweeps a call's rows in one transaction: the checkpoint is written once per phase, not per row", () =>

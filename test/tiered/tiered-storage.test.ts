@@ -76,6 +76,8 @@ async function readAll(p: Parts, tp: TopicPartition, from = 0, maxRecords = 7): 
   let offset = from;
   for (;;) {
     const fetched = decodeFetch(await p.remote.fetchEncoded(tp, offset, { maxRecords, maxBytes: 1 << 20 }));
+    // An uncut fetch (a restore window's) serves the same records, remote rows as stored too.
+    expect(decodeFetch(await p.remote.fetchEncoded(tp, offset, { maxRecords, maxBytes: 1 << 20, uncut: true }))).toEqual(fetched);
     out.push(...fetched.records);
     if (fetched.nextOffset >= fetched.latest) return out;
     offset = fetched.nextOffset;

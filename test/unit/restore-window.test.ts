@@ -7,6 +7,7 @@
  * (Windowed stores restored through windows: test/unit/time-keyed-changelog.test.ts.)
  */
 import { describe, expect, it } from "vitest";
+import { decodeBatches, type EncodedBatch, type Entry } from "../../src/log/record-batch";
 import { recordBytes } from "../../src/log/records";
 import type { Header, LogRecord } from "../../src/log/types";
 import { CompactedWindow } from "../../src/restore/compacted-window";
@@ -61,6 +62,42 @@ function fetches(records: readonly LogRecord[], size: number, end: number) {
     out.push({ records: slice, nextOffset: i + size < records.length ? records[i + size]!.offset : end });
   }
   return out;
+}
+
+/**
+ * `fetched` as the log's stored batches carry it (src/log/record-batch.ts): cut into batches at
+ * `cuts`, each with its offsets when they have gaps, a record whose timestamp is the batch's append
+ * time stored without one. `uncut`: as an uncut fetch serves them, each batch a stretch of a
+ * larger stored row (`from`, `count`), with the records' sizes.
+ */
+function encoded(fetched: { records: readonly LogRecord[]; nextOffset: number }, cuts: readonly number[], uncut = false) {
+  const batches: EncodedBatch[] = [];
+  let start = 0;
+  for (const end of [...cuts.filter((c) => c > 0 && c < fetched.records.length), fetched.records.length]) {
+    const slice = fetched.records.slice(start, end);
+    start = end;
+    if (slice.length === 0) continue;
+    const appendTime = slice[0]!.timestamp;
+    const entries: Entry[] = slice.map((r) => {
+      const timestamp = r.timestamp === appendTime ? null : r.timestamp;
+      return r.headers.length > 0 ? [r.key, r.value, timestamp, r.headers.flatMap((h) => [h.key, h.value])] : [r.key, r.value, timestamp];
+    });
+    const base = slice[0]!.offset;
+    const dense = slice.every((r, i) => r.offset === base + i);
+    const offsets = dense ? {} : { offsets: slice.map((r) => r.offset) };
+    if (!uncut) batches.push({ base, appendTime, records: JSON.stringify(entries), ...offsets });
+    else {
+      // Records of the row before and after the stretch, which are not the fetch's.
+      const other: Entry = ["other", "x".repeat(50), null, [POSITION_HEADER, "orders/0/999999"]];
+      const from = start % 3;
+      const sizes = Uint32Array.from(slice, (r) => recordBytes(r.key, r.value, r.headers));
+      const row = [...Array.from({ length: from }, () => other), ...entries, other];
+      batches.push({ base, appendTime, records: JSON.stringify(row), from, count: entries.length, sizes, ...offsets });
+    }
+  }
+  // The encoding itself is right: decoded, it is the records again.
+  expect(decodeBatches(batches)).toEqual(fetched.records);
+  return { batches, nextOffset: fetched.nextOffset };
 }
 
 describe("a restore window", () => {
@@ -185,7 +222,7 @@ describe("a restore window", () => {
     expect(empty.nextFetchBytes(10_000)).toBe(0);
   });
 
-  it("applied window after window, leaves every store a replay of the records it covers would, at every window's end", () => {
+  it("applied window after window, leaves every store a replay of the records it covers would, at every window's end, from decoded records or stored batches alike", () => {
     for (let seed = 1; seed <= 40; seed++) {
       const records = history(seed, 300, 2 + (seed % 30));
       const end = records.at(-1)!.offset + 1;
@@ -213,13 +250,30 @@ describe("a restore window", () => {
           }
           return fetches(records.slice(i, i + n), n, i + n < records.length ? records[i + n]!.offset : end)[0]!;
         };
+        // The same window of the same fetches as the log's stored batches carry them (`fetchEncoded`).
+        const fromEncoded = new CompactedWindow(at, maxBytes);
+        const add = (fetched: { records: LogRecord[]; nextOffset: number }) => {
+          const taken = window.add(fetched);
+          const cuts = [Math.floor(next() * fetched.records.length), Math.floor(next() * fetched.records.length)].sort((a, b) => a - b);
+          expect(fromEncoded.add(encoded(fetched, cuts, next() < 0.5)), `seed ${seed}`).toBe(taken);
+          expect([fromEncoded.nextOffset, fromEncoded.recordsRead, fromEncoded.bytes, fromEncoded.lastAdded]).toEqual([
+            window.nextOffset,
+            window.recordsRead,
+            window.bytes,
+            window.lastAdded,
+          ]);
+          expect(fromEncoded.nextFetchBytes(maxBytes)).toBe(window.nextFetchBytes(maxBytes));
+          return taken;
+        };
         let fetched = fetchAt(at, maxBytes);
-        for (let left = readAhead; window.add(fetched) && left > 0 && fetched.nextOffset < end; left--) {
+        for (let left = readAhead; add(fetched) && left > 0 && fetched.nextOffset < end; left--) {
           // Mostly as the restorer reads; now and then a full batch whatever the room, so that windows get cut too.
           const bytes = next() < 0.3 ? maxBytes : window.nextFetchBytes(maxBytes);
           if (bytes === 0) break;
           fetched = fetchAt(fetched.nextOffset, bytes);
         }
+        expect(fromEncoded.records(), `seed ${seed}`).toEqual(window.records());
+        expect(fromEncoded.positions(), `seed ${seed}`).toEqual(window.positions());
         expect(window.nextOffset, `seed ${seed}`).toBeGreaterThan(at);
         replay(window.records(), store);
         reached.merge(window.positions());
@@ -238,10 +292,18 @@ describe("a restore window", () => {
 });
 
 describe("input positions gathered for a restore", () => {
-  it("are what positionFromHeaders reads record by record, in either header form, whatever a header holds", () => {
+  it("are what positionFromHeaders reads record by record, in either header form, whatever a header holds, from headers or flattened", () => {
     const values = [
       "orders/0/5",
       "orders/0/12",
+      "orders/0/4",
+      "orders/0/",
+      "orders/0/1e3",
+      "orders/0/0",
+      "orders/0/007",
+      "orders/3/123456789012345678",
+      "orders/00/7",
+      "orders/0/a/7",
       "orders/1/3",
       "orders/1/03",
       "orders/x/3",
@@ -255,6 +317,7 @@ describe("input positions gathered for a restore", () => {
       "{not json",
     ];
     const reached = new ReachedPositions();
+    const flat = new ReachedPositions();
     const expected: Record<string, number> = {};
     for (const value of values) {
       const headers = [
@@ -263,12 +326,29 @@ describe("input positions gathered for a restore", () => {
         { key: POSITION_HEADER, value: "orders/5/1000" },
       ];
       reached.add(headers);
+      // Headers as a stored entry flattens them (a restore window's encoded fetches) name the same.
+      flat.addFlat(headers.flatMap((h) => [h.key, h.value]));
       const p = positionFromHeaders(headers);
       if (p) expected[topicPartition(p)] = Math.max(expected[topicPartition(p)] ?? 0, p.offset + 1);
     }
     expect(reached.reached).toEqual(expected);
-    expect(expected).toEqual({ "orders/0": 13, "orders/1": 10 });
+    expect(flat.reached).toEqual(expected);
+    // Value by value, after a header that named another partition, or one whose name starts alike.
+    const named = (value: string) => {
+      const p = positionFromHeaders([{ key: POSITION_HEADER, value }]);
+      return p ? { [topicPartition(p)]: p.offset + 1 } : {};
+    };
+    for (const before of ["orders/0/0", "orders/00/0", "orders/1/0", "orders/0/a/0", "order/0/0"])
+      for (const value of values) {
+        const one = new ReachedPositions();
+        one.addFlat([POSITION_HEADER, before]);
+        one.addFlat(["other", "orders/0/99", POSITION_HEADER, value]);
+        const want = { ...named(before) };
+        for (const [tp, next] of Object.entries(named(value))) want[tp] = Math.max(want[tp] ?? 0, next);
+        expect(one.reached, `${before}, then ${value}`).toEqual(want);
+      }
+    expect(expected).toEqual({ "orders/0": 13, "orders/1": 10, "orders/3": 123456789012345680 });
     reached.merge({ "orders/1": 4, "orders/2": 8 });
-    expect(reached.reached).toEqual({ "orders/0": 13, "orders/1": 10, "orders/2": 8 });
+    expect(reached.reached).toEqual({ "orders/0": 13, "orders/1": 10, "orders/2": 8, "orders/3": 123456789012345680 });
   });
 });

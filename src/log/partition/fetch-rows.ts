@@ -14,8 +14,12 @@ export interface TakenRows {
   readonly nextOffset: number | undefined;
 }
 
-/** Rows from the one holding `offset` (or the last one before it) on; no row is read beyond the first one a bound stops in. */
-export function takeFromRows(rows: Iterable<BatchRow>, offset: number, maxRecords: number, maxBytes: number): TakenRows {
+/**
+ * Rows from the one holding `offset` (or the last one before it) on; no row is read beyond the first
+ * one a bound stops in. `uncut` (`FetchBounds.uncut`): a row the bounds cut goes as stored, naming
+ * the stretch taken, instead of parsed and encoded again.
+ */
+export function takeFromRows(rows: Iterable<BatchRow>, offset: number, maxRecords: number, maxBytes: number, uncut = false): TakenRows {
   const batches: EncodedBatch[] = [];
   let records = 0;
   let bytes = 0;
@@ -33,11 +37,17 @@ export function takeFromRows(rows: Iterable<BatchRow>, offset: number, maxRecord
     if (end === start && start < row.count) return { batches, nextOffset };
     if (end > start) {
       const whole = start === 0 && end === row.count;
-      const text = whole ? batch.records : JSON.stringify((JSON.parse(batch.records) as Entry[]).slice(start, end));
       const base = entryOffset(row, start);
       const sparse = row.offsets !== undefined && entryOffset(row, end - 1) - base !== end - 1 - start;
       const offsets = sparse ? Array.from({ length: end - start }, (_, i) => entryOffset(row, start + i)) : undefined;
-      batches.push({ base, appendTime: row.appendTime, records: text, ...(offsets ? { offsets } : {}) });
+      if (!uncut) {
+        const text = whole ? batch.records : JSON.stringify((JSON.parse(batch.records) as Entry[]).slice(start, end));
+        batches.push({ base, appendTime: row.appendTime, records: text, ...(offsets ? { offsets } : {}) });
+      } else {
+        const stretch = whole ? {} : { from: start, count: end - start };
+        const sizes = row.sizes.slice(start, end);
+        batches.push({ base, appendTime: row.appendTime, records: batch.records, ...stretch, sizes, ...(offsets ? { offsets } : {}) });
+      }
     }
     // Offsets compaction removed after the last record taken are skipped too.
     nextOffset = end < row.count ? entryOffset(row, end) : row.base + row.span;

@@ -145,7 +145,7 @@ export class LocalLog {
           WHERE base_offset >= COALESCE((SELECT MAX(base_offset) FROM record_batches WHERE base_offset <= ${offset}), ${offset})
           ORDER BY base_offset`,
     );
-    const { batches, nextOffset } = takeFromRows(rows, offset, maxRecords, maxBytes);
+    const { batches, nextOffset } = takeFromRows(rows, offset, maxRecords, maxBytes, bounds.uncut === true);
     return { batches, nextOffset: nextOffset ?? logEnd, earliest: logStart, latest: logEnd };
   }
 

@@ -25,6 +25,20 @@ export function positionFromHeaders(headers: readonly Header[]): RecordMetadata 
 
 const COUNT = /^(0|[1-9][0-9]*)$/;
 
+/** `value` from `start` on as `COUNT` reads it (a whole number, no leading zero), without cutting it out; undefined when it is not one. */
+function countAt(value: string, start: number): number | undefined {
+  const length = value.length - start;
+  if (length <= 0 || length > 15) return length > 15 && COUNT.test(value.slice(start)) ? Number(value.slice(start)) : undefined;
+  if (length > 1 && value.charCodeAt(start) === 48) return undefined;
+  let n = 0;
+  for (let i = start; i < value.length; i++) {
+    const digit = value.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return undefined;
+    n = n * 10 + digit;
+  }
+  return n;
+}
+
 function positionFromPath(value: string): RecordMetadata | undefined {
   const last = value.lastIndexOf("/");
   const tp = parseTopicPartition(value.slice(0, last));
@@ -57,27 +71,47 @@ export class ReachedPositions {
   readonly reached: Record<string, number> = {};
   /** `topic/partition` as a header names it → whether it is one (checked once per partition). */
   private readonly partitions = new Map<string, boolean>();
+  /** The partition the last header named. */
+  private lastPartition: { readonly tp: string; readonly valid: boolean } | undefined;
 
   add(headers: readonly Header[]): void {
     for (const header of headers) {
       if (header.key !== POSITION_HEADER) continue;
-      const value = header.value;
-      if (value.startsWith("{")) {
-        const position = positionFromJson(value);
-        if (position) this.reach(topicPartition(position), position.offset);
-        return;
-      }
-      const last = value.lastIndexOf("/");
+      this.addValue(header.value);
+      return;
+    }
+  }
+
+  /** `add` of headers as a stored entry flattens them: `[key0, value0, key1, value1, …]` (src/log/record-batch.ts). */
+  addFlat(flat: readonly string[]): void {
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      if (flat[i] !== POSITION_HEADER) continue;
+      this.addValue(flat[i + 1]!);
+      return;
+    }
+  }
+
+  private addValue(value: string): void {
+    if (value.startsWith("{")) {
+      const position = positionFromJson(value);
+      if (position) this.reach(topicPartition(position), position.offset);
+      return;
+    }
+    const last = value.lastIndexOf("/");
+    // Records in a row mostly name the partition the one before named: its name is not cut out again.
+    let seen = this.lastPartition;
+    if (seen === undefined || last !== seen.tp.length || !value.startsWith(seen.tp)) {
       const tp = value.slice(0, last);
       let valid = this.partitions.get(tp);
       if (valid === undefined) {
         valid = parseTopicPartition(tp) !== undefined;
         this.partitions.set(tp, valid);
       }
-      const offset = value.slice(last + 1);
-      if (valid && COUNT.test(offset)) this.reach(tp, Number(offset));
-      return;
+      seen = this.lastPartition = { tp, valid };
     }
+    if (!seen.valid) return;
+    const offset = countAt(value, last + 1);
+    if (offset !== undefined) this.reach(seen.tp, offset);
   }
 
   /** Positions gathered elsewhere (`reached` of another run), as if their records were added. */
