@@ -194,6 +194,25 @@ describe("a task object's wake-ups and alarm", () => {
     expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 8 });
   });
 
+  it("a wake-up's run starts after the wake-up has answered (a turn of the event loop later): on a thread the objects share, the append that woke it answers first", async () => {
+    const key = keyOn(0, "answered-first");
+    await withWaitingOrder(0, key, 9, async ({ instance, outcomes }) => {
+      const events: string[] = [];
+      const task = (instance as unknown as { task: { step(mode?: CommitMode): Promise<StepOutcome> } }).task;
+      const step = task.step.bind(task);
+      task.step = (mode?: CommitMode) => {
+        events.push("run's step");
+        return step(mode);
+      };
+      await instance.wake();
+      events.push("wake-up answered");
+      await until(async () => outcomes.length > 0, 10_000, "the wake-up's run to take a step");
+      expect(events).toEqual(["wake-up answered", "run's step"]);
+      expect(outcomes[0]).toBe("more");
+    });
+    expect(await driver.get("totals", key)).toEqual({ count: 1, sum: 9 });
+  });
+
   it("output lingering after a run is sent by the in-memory timer, with no alarm written for it: the input partition's echo stands behind it", async () => {
     const first = keyOn(1, "linger-first");
     const second = keyOn(1, "linger-second");

@@ -66,7 +66,7 @@ export class TaskRunner {
     if (echo) task.owedDueNow();
     const at = task.nextCommitAt();
     const action = this.wakeRuns.wake(at, Date.now());
-    if (action === "run") this.runInBackground();
+    if (action === "run") this.runInBackground(true);
     else if (action === "arm") await this.arm(this.pacing.lookBy(at, Date.now(), "commit"));
     if (!task.loaded) return null;
     task.toldOfInput(undefined, told, at);
@@ -78,11 +78,19 @@ export class TaskRunner {
    * alarm's stands behind lost wake-ups, so it fetches every input partition (quiet-inputs.ts).
    */
   async run(fromAlarm = false): Promise<void> {
+    this.wakeRuns.started();
+    return this.runStarted(fromAlarm);
+  }
+
+  /** `run`, counted as in progress already (`WakeRuns.started`). */
+  private async runStarted(fromAlarm: boolean): Promise<void> {
     if (fromAlarm) this.deps.task.toldOfInput(undefined, undefined);
     // While a commit crash is planned, only `drain` runs commits, so the test chooses where it
     // dies; the alarm comes back for whatever work the crash leaves.
-    if (this.deps.crashes.commitCrashPlanned) return this.armRecovery();
-    this.wakeRuns.started();
+    if (this.deps.crashes.commitCrashPlanned) {
+      this.wakeRuns.ended();
+      return this.armRecovery();
+    }
     let result: RunResult = { status: "failed" };
     try {
       result = await this.deps.serial.run(async () => {
@@ -169,8 +177,24 @@ export class TaskRunner {
     if (this.wakeRuns.wake(now, now) === "run") this.runInBackground();
   }
 
-  /** A run in the background of the current call (a wake-up's or the timer's); one that dies is made up for as a lost wake-up is. */
-  private runInBackground(): void {
-    this.deps.background(this.run().catch((error: unknown) => logEvent("task.background-run-failed", { ...this.identity(), error: String(error) }, "warn")));
+  /**
+   * A run in the background of the current call (a wake-up's or the timer's); one that dies is
+   * made up for as a lost wake-up is. A wake-up's run starts a turn of the event loop later
+   * (`afterTurn`), counted as in progress from now (a wake-up meanwhile is noted for it): the
+   * append that woke the instance answers its producer at the same moment as the wake-up leaves,
+   * and where the objects share a thread (`wrangler dev`, one isolate) a run started inside the
+   * wake-up's call put its processing, its storage commit (an fsync there) and its sends before
+   * that answer — before the ingest's HTTP answer, which waits only for the input's append
+   * (acks=all). Queries read what it processed either way once it ran (docs/performance.md).
+   */
+  private runInBackground(afterWake = false): void {
+    this.wakeRuns.started();
+    const run = afterWake ? afterTurn().then(() => this.runStarted(false)) : this.runStarted(false);
+    this.deps.background(run.catch((error: unknown) => logEvent("task.background-run-failed", { ...this.identity(), error: String(error) }, "warn")));
   }
+}
+
+/** Resolves in a later turn of the event loop (a timer of 0 ms), after what is queued now: other objects' answers and calls. */
+function afterTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(() => resolve(), 0));
 }
