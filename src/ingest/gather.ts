@@ -50,7 +50,7 @@
  */
 import { LogUnavailable } from "../log/errors";
 import type { AppendResult, BatchMeasure } from "../log/types";
-import { utf8Length } from "../log/records";
+import { encodedBytes } from "../log/record-batch";
 import { MAX_ROW_BYTES } from "../log/stored-batch";
 import { type Arrival, LINGER_MIN_RECORDS_PER_S, streaming } from "../log/wake-linger";
 import { WATCHED_HOLD_MS } from "../task/watch-hold";
@@ -79,6 +79,8 @@ export const LINGER_RETRY_MS = 1_000;
 export interface GatherMember {
   readonly text: string;
   readonly measure: BatchMeasure;
+  /** The UTF-8 bytes of `text` when `encodeBatch` found them (`EncodedRecords.bytes`); else counted when it joins. */
+  readonly bytes?: number;
 }
 
 /** What goes to the partition: members' records joined in order, one encoded batch. */
@@ -168,7 +170,7 @@ export function waitingBytes(waiting: readonly { readonly bytes: number }[]): nu
 
 /** The bytes a member takes in a row: its encoded records' UTF-8 bytes and the per-record bytes. */
 export function memberBytes(member: GatherMember): number {
-  return utf8Length(member.text) + PER_RECORD_BYTES * member.measure.sizes.length;
+  return encodedBytes(member) + PER_RECORD_BYTES * member.measure.sizes.length;
 }
 
 /**

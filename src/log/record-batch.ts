@@ -71,6 +71,11 @@ export interface EncodedRecords {
   readonly text: string;
   /** Undefined when a record breaks one of the log's rules (`checkEntries`): the partition must see it to refuse it. */
   readonly measure: BatchMeasure | undefined;
+  /**
+   * The UTF-8 bytes of `text`, when known without scanning it again (an ASCII text: one byte per
+   * character, found by the scan `encodeBatch` makes anyway); undefined otherwise.
+   */
+  readonly bytes?: number;
 }
 
 /**
@@ -108,20 +113,31 @@ export function encodeBatch(records: readonly ProducerRecord[]): EncodedRecords 
   }
   const text = JSON.stringify(entries);
   if (!valid) return { text, measure: undefined };
-  if (!isPlainAscii(text)) for (let i = 0; i < records.length; i++) sizes[i] = recordBytes(records[i]!.key, records[i]!.value, records[i]!.headers ?? []);
-  for (const size of sizes) if (size > MAX_RECORD_BYTES) return { text, measure: undefined };
-  return { text, measure: { sizes, maxTimestamp, untimed } };
+  const ascii = ASCII.test(text);
+  const bytes = ascii ? text.length : undefined;
+  // The strings an ASCII text decodes to are ASCII too, unless a `\u` escape stands for another character.
+  if (!ascii || text.includes("\\u"))
+    for (let i = 0; i < records.length; i++) sizes[i] = recordBytes(records[i]!.key, records[i]!.value, records[i]!.headers ?? []);
+  for (const size of sizes) if (size > MAX_RECORD_BYTES) return { text, measure: undefined, bytes };
+  return { text, measure: { sizes, maxTimestamp, untimed }, bytes };
+}
+
+/** The UTF-8 bytes of an encoded batch's text: as `encodeBatch` found them, else counted now. */
+export function encodedBytes(encoded: Pick<EncodedRecords, "text" | "bytes">): number {
+  return encoded.bytes ?? utf8Length(encoded.text);
 }
 
 /** Two encoded batches joined into one, in order: the entries of both, measured when both were. */
 export function joinEncoded(first: EncodedRecords, second: EncodedRecords): EncodedRecords {
   const text = `${first.text.slice(0, -1)},${second.text.slice(1)}`;
-  if (!first.measure || !second.measure) return { text, measure: undefined };
+  // One "]" and one "[" give way to one ",": a byte less than both.
+  const bytes = first.bytes !== undefined && second.bytes !== undefined ? first.bytes + second.bytes - 1 : undefined;
+  if (!first.measure || !second.measure) return { text, measure: undefined, bytes };
   const sizes = new Uint32Array(first.measure.sizes.length + second.measure.sizes.length);
   sizes.set(first.measure.sizes);
   sizes.set(second.measure.sizes, first.measure.sizes.length);
   const maxTimestamp = Math.max(first.measure.maxTimestamp, second.measure.maxTimestamp);
-  return { text, measure: { sizes, maxTimestamp, untimed: first.measure.untimed || second.measure.untimed } };
+  return { text, measure: { sizes, maxTimestamp, untimed: first.measure.untimed || second.measure.untimed }, bytes };
 }
 
 /**

@@ -179,7 +179,7 @@ export class Outbox {
     const count = known.records.length + records.length;
     if (!fitsInOneRow(joined.text, count)) return false;
     this.storage.edit((book) => {
-      book.batches[index] = inlineBatch({ ...batch, text: joined.text });
+      book.batches[index] = inlineBatch({ ...batch, text: joined.text }, joined.bytes);
     });
     this.decoded.set(batch.id, { records: [...known.records, ...records], encoded: joined });
     return true;
@@ -191,7 +191,7 @@ export class Outbox {
       const sequence = takeSequence(book, tp);
       const id = book.nextBatchId++;
       const text = encoded?.text ?? JSON.stringify(records);
-      book.batches.push(inlineBatch({ id, commitId, phase, topic: tp.topic, partition: tp.partition, sequence, text }));
+      book.batches.push(inlineBatch({ id, commitId, phase, topic: tp.topic, partition: tp.partition, sequence, text }, encoded?.bytes));
       this.decoded.set(id, { records: records as ProducerRecord[], encoded });
     });
   }

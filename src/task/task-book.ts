@@ -179,9 +179,12 @@ export function decodeBook(row: BookRow): TaskBook {
   return book;
 }
 
-/** A new inline batch (placed by `planRow` when the book is next written). */
-export function inlineBatch(fields: Omit<BookBatch, "bytes" | "spilled">): BookBatch {
-  return { ...fields, bytes: utf8Length(fields.text!), spilled: false };
+/**
+ * A new inline batch (placed by `planRow` when the book is next written). `bytes`: its text's
+ * UTF-8 bytes when the caller knows them (see `EncodedRecords.bytes`), else counted here.
+ */
+export function inlineBatch(fields: Omit<BookBatch, "bytes" | "spilled">, bytes?: number): BookBatch {
+  return { ...fields, bytes: bytes ?? utf8Length(fields.text!), spilled: false };
 }
 
 // The rules of the book's entries (as the tables' SQL had them).

@@ -130,7 +130,7 @@ export const ingest = new Hono<ApiEnv>().post(
         if (key !== undefined) return log.append(tp, batch.records, { producerId: `ingest:${key}`, epoch: 0, sequence: 0 });
         const member = gatherer && encodeBatch(batch.records);
         if (!gatherer || !member?.measure) return log.append(tp, batch.records);
-        const appended = gatherer.append(topicPartition(tp), { text: member.text, measure: member.measure });
+        const appended = gatherer.append(topicPartition(tp), { text: member.text, measure: member.measure, bytes: member.bytes });
         // Its append may carry other requests' records: it runs to its end even if this client goes.
         c.executionCtx.waitUntil(appended.catch(() => {}));
         return appended;
