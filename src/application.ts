@@ -50,6 +50,8 @@ export class Application {
   readonly sinks: SinkDefinitions;
   /** The topics its tasks read (sources, repartition topics included). */
   private readonly inputTopics: ReadonlySet<string>;
+  /** Each task's input partitions, found once (a task asks several times a step; the topology does not change). */
+  private readonly inputsByTask = new Map<string, readonly TopicPartition[]>();
 
   constructor(
     readonly topology: Topology,
@@ -113,13 +115,20 @@ export class Application {
    * The input partitions a task reads: its partition of its source topics, and every partition of
    * the topics of the global tables it joins (each task keeps a whole copy of those).
    */
-  inputPartitions(taskId: string): TopicPartition[] {
+  inputPartitions(taskId: string): readonly TopicPartition[] {
+    let inputs = this.inputsByTask.get(taskId);
+    if (inputs) return inputs;
     const task = this.requireTask(taskId);
     const counts = this.topology.topics();
-    return [
-      ...task.subtopology.sourceTopics.map((topic) => ({ topic, partition: task.partition })),
-      ...task.subtopology.globalSourceTopics.flatMap((topic) => Array.from({ length: counts[topic] ?? 0 }, (_, partition) => ({ topic, partition }))),
-    ];
+    inputs = Object.freeze([
+      ...task.subtopology.sourceTopics.map((topic) => Object.freeze({ topic, partition: task.partition })),
+      ...task.subtopology.globalSourceTopics.flatMap((topic) =>
+        Array.from({ length: counts[topic] ?? 0 }, (_, partition) => Object.freeze({ topic, partition })),
+      ),
+    ]);
+    // Only ids of the application's tasks get here (`requireTask` throws for others): bounded by its tasks.
+    this.inputsByTask.set(taskId, inputs);
+    return inputs;
   }
 
   /**
