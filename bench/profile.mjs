@@ -18,7 +18,7 @@
  * gets PROFILE_RECORDS orders over that many customers of its partition, and the profile covers
  * only the corruption of each until `GET /tasks` shows it RUNNING with lag 0.
  */
-import { writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import WebSocket from "ws"; // a dependency of wrangler; Node 20 has no WebSocket client of its own
 import { dirname, join } from "node:path";
@@ -30,6 +30,30 @@ import { envInt, note, percentile, waitFor } from "./lib/stats.mjs";
 import { loaderKeys, startLoader } from "./scenarios/e2e-load.mjs";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
+
+/**
+ * CPU time (user + system, ms) the app's workerd has used so far: every process of wrangler's
+ * process group (`pgid`) named workerd, from /proc (Linux; undefined elsewhere). Unlike the
+ * profile's sampled time, which counts a thread the machine did not run as busy, it counts only
+ * the CPU the app got: the figure to compare on a loaded machine.
+ */
+async function workerdCpuMs(pgid) {
+  try {
+    let ticks = 0;
+    for (const pid of await readdir("/proc")) {
+      if (!/^\d+$/.test(pid)) continue;
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      // Fields after the name: state, ppid, pgrp, …; utime and stime are the 14th and 15th of the line.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (!name.startsWith("workerd") || Number(fields[2]) !== pgid) continue;
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    return (ticks * 1000) / 100; // USER_HZ: 100 on Linux
+  } catch {
+    return undefined;
+  }
+}
 
 async function inspector(port) {
   const targets = await waitFor(
@@ -256,6 +280,7 @@ async function main() {
       await devtools.send("HeapProfiler.enable");
       await devtools.send("HeapProfiler.startSampling", { samplingInterval: 16_384 });
     }
+    const cpuBefore = await workerdCpuMs(app.pid);
     const started = performance.now();
     if (loadRate > 0) {
       const loader = startLoader(app, await loaderKeys(bench.baseUrl), { rate: loadRate, batch: 100 });
@@ -275,6 +300,7 @@ async function main() {
     const ingested = performance.now();
     await lagZero();
     const done = performance.now();
+    const cpuAfter = await workerdCpuMs(app.pid);
     const { profile } = await devtools.send("Profiler.stop");
     if (process.env.PROFILE_HEAP) {
       await devtools.send("HeapProfiler.collectGarbage");
@@ -294,6 +320,10 @@ async function main() {
     const pct = (us) => ((100 * us) / total).toFixed(1).padStart(5);
     const perRecord = (us) => (us / records).toFixed(1).padStart(5);
     console.log(`profiled ${ms(total)} ms in total (wall ${(done - started).toFixed(0)} ms), ${(total / records).toFixed(1)} µs per record`);
+    if (cpuBefore !== undefined && cpuAfter !== undefined) {
+      const cpu = cpuAfter - cpuBefore;
+      console.log(`workerd CPU ${cpu.toFixed(0)} ms (all its threads, profiler included), ${((cpu * 1000) / records).toFixed(1)} µs per record`);
+    }
     console.log("\n-- by component (inclusive) --");
     for (const [name, us] of componentBy) console.log(`${ms(us)} ms ${pct(us)}% ${perRecord(us)} µs/rec  ${name}`);
     console.log("\n-- self time, top 45 --");
