@@ -2,7 +2,8 @@
  * The records of an HTTP ingest request, encoded for their topic (src/streams/topology/input-encoding.ts:
  * the same bytes `TestDriver.pipe` and `TopologyTestDriver.pipeInput` write) — or the first one
  * refused, so that nothing of a request is appended when one record of it fails. A key in the
- * body is the key as text, as in a URL path (src/streams/key-text.ts).
+ * body is the key as text, as in a URL path (src/streams/key-text.ts). `records`' values must be
+ * as `JSON.parse` made them (the request's body): a JSON serde checks them without a round trip.
  */
 import type { ProducerRecord } from "../log/types";
 import { KeyTextError, keyFromText } from "../streams/key-text";
@@ -20,7 +21,8 @@ export function encodeIngest(records: readonly IngestRecord[], serdes: InputSerd
     try {
       checkKeyText(record.key);
       const key = serdes ? typedKey(serdes, record.key) : record.key;
-      encoded[index] = toProducerRecord(encodeInput(serdes, key, record.value), record.timestamp);
+      // The values come from the request's JSON body, as JSON.parse made them.
+      encoded[index] = toProducerRecord(encodeInput(serdes, key, record.value, true), record.timestamp);
     } catch (error) {
       if (error instanceof RefusedRecord) return { ok: false, index, refused: error };
       throw error;

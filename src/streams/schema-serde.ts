@@ -6,7 +6,7 @@
  * of an object, say), so the schema should accept its own output: no transforms.
  */
 import { DeserializationError, messageOf } from "./errors";
-import type { Serde } from "./serde";
+import { CHECK_PARSED_JSON, type ChecksParsedJson, type Serde } from "./serde";
 import type { SchemaOutput, StandardIssue, StandardSchemaV1 } from "./standard-schema";
 import { formatPath } from "../util/path";
 
@@ -16,8 +16,15 @@ function describeIssue(issue: StandardIssue | undefined): string {
   return `${path}${issue.message}`;
 }
 
-export function schemaSerde<S extends StandardSchemaV1>(schema: S): Serde<SchemaOutput<S>> {
+export function schemaSerde<S extends StandardSchemaV1>(schema: S): Serde<SchemaOutput<S>> & ChecksParsedJson {
   const validate = schema["~standard"].validate;
+  const check = (parsed: unknown): SchemaOutput<S> => {
+    const result = validate(parsed);
+    // Records are deserialized synchronously, inside the task's transaction.
+    if (result instanceof Promise) throw new DeserializationError("the schema validates asynchronously; a serde needs a synchronous schema");
+    if (result.issues) throw new DeserializationError(`does not match the schema: ${describeIssue(result.issues[0])}`);
+    return result.value as SchemaOutput<S>;
+  };
   return {
     serialize: (value) => {
       const text = JSON.stringify(value);
@@ -31,11 +38,10 @@ export function schemaSerde<S extends StandardSchemaV1>(schema: S): Serde<Schema
       } catch (error) {
         throw new DeserializationError(`invalid JSON: ${messageOf(error)}`, undefined, { cause: error });
       }
-      const result = validate(parsed);
-      // Records are deserialized synchronously, inside the task's transaction.
-      if (result instanceof Promise) throw new DeserializationError("the schema validates asynchronously; a serde needs a synchronous schema");
-      if (result.issues) throw new DeserializationError(`does not match the schema: ${describeIssue(result.issues[0])}`);
-      return result.value as SchemaOutput<S>;
+      return check(parsed);
+    },
+    [CHECK_PARSED_JSON]: (value: unknown) => {
+      check(value);
     },
   };
 }

@@ -4,7 +4,7 @@
  * need one: docs/dsl.md).
  */
 import { DeserializationError, messageOf } from "./errors";
-import type { Serde } from "./serde";
+import { CHECK_PARSED_JSON, type ChecksParsedJson, type Serde } from "./serde";
 import { schemaSerde } from "./schema-serde";
 import type { SchemaOutput, StandardSchemaV1 } from "./standard-schema";
 import { windowedSerde, type Windowed } from "./windowed";
@@ -12,7 +12,7 @@ import { windowedSerde, type Windowed } from "./windowed";
 export type { Serde };
 
 /** The JSON serde without a schema: one object, so streams with the default serde have the same one. */
-const jsonSerde: Serde<unknown> = {
+const jsonSerde: Serde<unknown> & ChecksParsedJson = {
   serialize: (value) => {
     const text = JSON.stringify(value);
     // JSON.stringify answers undefined for undefined and functions: not a value the log can hold.
@@ -26,6 +26,8 @@ const jsonSerde: Serde<unknown> = {
       throw new DeserializationError(`invalid JSON: ${messageOf(error)}`, undefined, { cause: error });
     }
   },
+  // JSON.parse reads whatever JSON.stringify wrote: nothing to check.
+  [CHECK_PARSED_JSON]: () => {},
 };
 
 /** JSON text; with a schema (zod 4, or any Standard Schema), only values that match it deserialize. */

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { encodeIngest } from "../../src/ingest/encode";
+import { encodeIngest, type EncodedRequest } from "../../src/ingest/encode";
 import { MAX_INPUT_KEY_BYTES, MAX_INPUT_RECORD_BYTES } from "../../src/log/records";
 import { TOMBSTONE_HEADER } from "../../src/log/stored-batch";
 import { keyForAnswer, serializedKeyFromText, serializedPrefixFromText } from "../../src/streams/key-text";
@@ -157,5 +157,72 @@ describe("formatPath", () => {
     expect(formatPath(["records", 0, "key"])).toBe("records[0].key");
     expect(formatPath([{ key: "lines" }, { key: 2 }, "amount"])).toBe("lines[2].amount");
     expect(formatPath([0])).toBe("[0]");
+  });
+});
+
+describe("a value from an ingest body (as JSON.parse made it)", () => {
+  const Order = z.object({ amount: z.number().min(-1e15).max(1e15) });
+  /** Refuses -0, which JSON writes as 0: a value its text does not give back must be read back from its text. */
+  const NotMinusZero = z.object({ amount: z.number().refine((n) => !Object.is(n, -0), "-0") });
+  const bodies = [
+    '{"amount":3}',
+    '{"amount":3,"extra":{"deep":[1,2,{"x":null}]}}',
+    '{"amount":"3"}',
+    "{}",
+    "[1]",
+    '"text"',
+    '{"amount":1e400}',
+    '{"amount":-1e400}',
+    '{"amount":-0}',
+    '{"__proto__":{"amount":1},"amount":2}',
+    '{"amount":2e15}',
+  ];
+
+  /** What ingest makes of each body's value: `encodeIngest`, or `encodeInput` reading the text back. */
+  const outcomes = (serde: Serde<unknown>, quick: boolean): EncodedRequest[] =>
+    bodies.map((body): EncodedRequest => {
+      const value: unknown = JSON.parse(body);
+      const both = serdes(Serdes.string() as Serde<unknown>, serde);
+      if (quick) return encodeIngest([{ key: "k", value }], both);
+      try {
+        return { ok: true as const, records: [toProducerRecord(encodeInput(both, "k", value))] };
+      } catch (error) {
+        if (error instanceof RefusedRecord) return { ok: false as const, index: 0, refused: error };
+        throw error;
+      }
+    });
+
+  it("is encoded and refused exactly as reading its text back would, message for message", () => {
+    for (const serde of [Serdes.json(Order), Serdes.json(NotMinusZero), Serdes.json()]) {
+      const quick = outcomes(serde, true);
+      const slow = outcomes(serde, false);
+      expect(quick.map((o) => (o.ok ? o.records : [o.refused.refusal, o.refused.field, o.refused.message]))).toEqual(
+        slow.map((o) => (o.ok ? o.records : [o.refused.refusal, o.refused.field, o.refused.message])),
+      );
+    }
+    // -0 is written as 0: the schema that refuses -0 takes it, as a task reading the record would.
+    expect(outcomes(Serdes.json(NotMinusZero), true)[bodies.indexOf('{"amount":-0}')]).toMatchObject({ ok: true });
+  });
+
+  it("is checked without parsing its text again, unless its text would not give it back", () => {
+    const serde = Serdes.json(Order);
+    let reads = 0;
+    const counted: Serde<unknown> = {
+      ...serde,
+      deserialize: (text) => {
+        reads++;
+        return serde.deserialize(text);
+      },
+    };
+    const both = serdes(Serdes.string() as Serde<unknown>, counted);
+    expect(encodeIngest([{ key: "k", value: JSON.parse('{"amount":3}') }], both)).toMatchObject({ ok: true });
+    expect(encodeIngest([{ key: "k", value: JSON.parse('{"amount":"x"}') }], both)).toMatchObject({ ok: false });
+    expect(reads).toBe(0);
+    expect(encodeIngest([{ key: "k", value: JSON.parse('{"amount":-0}') }], both)).toMatchObject({ ok: true });
+    expect(reads).toBe(1);
+    // Two sources reading the topic: each reads the text back, as always.
+    const two: InputSerdes = { ...both, readers: [both.readers[0]!, { key: both.key, value: Serdes.json() }] };
+    expect(encodeIngest([{ key: "k", value: { amount: 3 } }], two)).toMatchObject({ ok: true });
+    expect(reads).toBe(2);
   });
 });

@@ -14,6 +14,7 @@ import { TOMBSTONE_HEADER } from "../../log/stored-batch";
 import type { Header, ProducerRecord } from "../../log/types";
 import { messageOf } from "../errors";
 import type { Serde } from "../serdes";
+import { CHECK_PARSED_JSON, jsonReproducible, type ChecksParsedJson } from "../serde";
 import type { Topology } from "./topology";
 
 /** The serdes of one source reading a topic. */
@@ -82,13 +83,15 @@ function sourcesByTopic(topology: Topology): Map<string, InputSerdes> {
 /**
  * A typed record of a topic, encoded and checked; throws `RefusedRecord`. `serdes`: the topic's
  * (`inputSerdes`), undefined for a topic no source reads, whose keys are strings (or null).
+ * `parsedValue`: the value is as `JSON.parse` made it (HTTP ingest's body), so a JSON serde may
+ * check it without reading its text back (`CHECK_PARSED_JSON`): the same outcome, the same error.
  */
-export function encodeInput(serdes: InputSerdes | undefined, key: unknown, value: unknown): EncodedRecord {
+export function encodeInput(serdes: InputSerdes | undefined, key: unknown, value: unknown, parsedValue = false): EncodedRecord {
   // A key's length is that of its text: the string, or the serialized form of another type.
   if (typeof key === "string") checkKeyText(key);
   const encodedKey = key === null ? null : serdes ? encodeChecked(serdes, "key", key) : plainKey(key);
   if (key !== null && typeof key !== "string") checkKeyText(encodedKey!);
-  const encodedValue = value === null ? null : serdes ? encodeChecked(serdes, "value", value) : plainValue(value);
+  const encodedValue = value === null ? null : serdes ? encodeChecked(serdes, "value", value, parsedValue) : plainValue(value);
   const bytes = recordBytes(encodedKey, encodedValue ?? "", encodedValue === null ? TOMBSTONE : []);
   if (bytes > MAX_INPUT_RECORD_BYTES) {
     throw new RefusedRecord("too-large", undefined, `the record is ${bytes} bytes; a record written from outside is at most ${MAX_INPUT_RECORD_BYTES}`);
@@ -111,8 +114,12 @@ export function checkKeyText(text: string): void {
   if (bytes > MAX_INPUT_KEY_BYTES) throw new RefusedRecord("key", "key", `a key is at most ${MAX_INPUT_KEY_BYTES} bytes (UTF-8); this one is ${bytes}`);
 }
 
-/** Serialized with the first source's serde, then read back by every source's: both must succeed. */
-function encodeChecked(serdes: InputSerdes, field: "key" | "value", typed: unknown): string {
+/**
+ * Serialized with the first source's serde, then read back by every source's: both must succeed.
+ * A value `JSON.parse` made (`parsed`), read by one source only, with a JSON serde: checked as it
+ * is, which is what reading its text back would check (see `CHECK_PARSED_JSON`).
+ */
+function encodeChecked(serdes: InputSerdes, field: "key" | "value", typed: unknown, parsed = false): string {
   let text: unknown;
   try {
     text = serdes[field].serialize(typed);
@@ -120,6 +127,16 @@ function encodeChecked(serdes: InputSerdes, field: "key" | "value", typed: unkno
     throw new RefusedRecord("invalid", field, `cannot be serialized: ${messageOf(error)}`);
   }
   if (typeof text !== "string") throw new RefusedRecord("invalid", field, `its serializer returned ${describe(text)}, not text`);
+  // One reader, the serde that wrote the text: its check cannot see anything the text does not hold.
+  const check = parsed && serdes.readers.length === 1 ? (serdes.readers[0]![field] as ChecksParsedJson)[CHECK_PARSED_JSON] : undefined;
+  if (check && serdes.readers[0]![field] === serdes[field] && jsonReproducible(typed)) {
+    try {
+      check(typed);
+    } catch (error) {
+      throw new RefusedRecord("invalid", field, messageOf(error));
+    }
+    return text;
+  }
   for (const reader of serdes.readers) {
     try {
       reader[field].deserialize(text);
