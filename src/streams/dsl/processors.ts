@@ -152,7 +152,18 @@ export interface RowStore<K, V> {
 
 /** The rows of the store of that name; a versioned store (with `historyRetentionMs`) keeps each change as a version. */
 export function rowStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string, historyRetentionMs: number | undefined): RowStore<K, V> {
-  return internal(context).viewOf(`rows:${name}:${historyRetentionMs}`, () => openRowStore<K, V>(context, name, historyRetentionMs));
+  return internal(context).viewOf(rowViewKey(name, historyRetentionMs), () => openRowStore<K, V>(context, name, historyRetentionMs));
+}
+
+/** The names of row views, made once: operators ask for their store per record, and a name built anew is hashed anew. */
+const rowViewKeys = new Map<string, Map<number | undefined, string>>();
+
+function rowViewKey(name: string, historyRetentionMs: number | undefined): string {
+  let byRetention = rowViewKeys.get(name);
+  if (!byRetention) rowViewKeys.set(name, (byRetention = new Map()));
+  let key = byRetention.get(historyRetentionMs);
+  if (key === undefined) byRetention.set(historyRetentionMs, (key = `rows:${name}:${historyRetentionMs}`));
+  return key;
 }
 
 function openRowStore<K, V>(context: ProcessorContext<unknown, unknown>, name: string, historyRetentionMs: number | undefined): RowStore<K, V> {

@@ -15,10 +15,12 @@ import type { ProcessorState } from "./processor-state";
 import type { InputRecord, RecordSink } from "./types";
 import { topicPartition } from "../../names";
 
-function decode(serde: Serde<unknown>, text: string, what: "key" | "value", origin: RecordOrigin): unknown {
+function decode(serde: Serde<unknown>, text: string, what: "key" | "value", input: InputRecord): unknown {
   try {
     return serde.deserialize(text);
   } catch (error) {
+    // The origin is made only for a record that fails: not an object per record read.
+    const origin: RecordOrigin = { topic: input.topic, partition: input.partition, offset: input.offset };
     const where = `${topicPartition(origin)} offset ${origin.offset}`;
     throw new DeserializationError(`cannot deserialize the ${what} of ${where}: ${messageOf(error)}`, origin, { cause: error });
   }
@@ -26,10 +28,9 @@ function decode(serde: Serde<unknown>, text: string, what: "key" | "value", orig
 
 /** The typed record; throws `DeserializationError` naming the record. Null keys and values stay null. */
 export function deserializeInput(source: TopologySource, input: InputRecord): StreamRecord<unknown, unknown> {
-  const origin = { topic: input.topic, partition: input.partition, offset: input.offset };
   return {
-    key: input.key === null ? null : decode(source.keySerde, input.key, "key", origin),
-    value: input.value === null ? null : decode(source.valueSerde, input.value, "value", origin),
+    key: input.key === null ? null : decode(source.keySerde, input.key, "key", input),
+    value: input.value === null ? null : decode(source.valueSerde, input.value, "value", input),
     timestamp: input.timestamp,
     headers: input.headers,
   };
