@@ -149,25 +149,16 @@ export class Restorer {
     let from = work.position;
     try {
       if (from === null) from = (await log.offsets(tp)).earliest;
+      const read = { ...tp, incarnation: work.incarnation, epoch: work.epoch, fromOffset: from };
       if (readAhead === 0) {
         const first = await log.fetch(tp, from, bounds);
-        batch = {
-          ...tp,
-          incarnation: work.incarnation,
-          epoch: work.epoch,
-          fromOffset: from,
-          earliest: first.earliest,
-          nextOffset: first.nextOffset,
-          end: first.latest,
-          records: first.records,
-        };
+        batch = { ...read, earliest: first.earliest, nextOffset: first.nextOffset, end: first.latest, records: first.records };
       } else {
         // Encoded where the log can: the window decodes only the records it keeps, and parses a
         // stored batch its fetches cut once (uncut: sent as stored, not encoded again at the log).
         const fetch = (offset: number, maxBytes: number) =>
           log.fetchEncoded ? log.fetchEncoded(tp, offset, { ...bounds, maxBytes, uncut: true }) : log.fetch(tp, offset, { ...bounds, maxBytes });
         const first = await fetch(from, bounds.maxBytes);
-        const read = { ...tp, incarnation: work.incarnation, epoch: work.epoch, fromOffset: from, earliest: first.earliest };
         const window = new CompactedWindow(from, bounds.maxBytes);
         let last = first;
         // More while the window took the whole batch, has room, and the changelog had more when it was read.
@@ -179,6 +170,7 @@ export class Restorer {
         }
         batch = {
           ...read,
+          earliest: first.earliest,
           nextOffset: window.nextOffset,
           // The latest end seen: the window is caught up only if it reached it.
           end: last.latest,

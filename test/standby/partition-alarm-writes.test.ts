@@ -16,8 +16,8 @@ import { hearsByAnswering, topicPartition } from "../../src/names";
 import { QUIET_COMPACTION_MS } from "../../src/log/partition-store";
 import { TestDriver } from "../../platform/testing/test-driver";
 import { application } from "../support/orders-app";
-import { keysOn } from "../support/keys";
 import { allCurrent } from "../support/recovered";
+import { quietSpell } from "../support/spells";
 import { until } from "../support/until";
 
 const driver = new TestDriver(env, application);
@@ -39,13 +39,7 @@ describe("a changelog partition's alarm over quiet spells", { timeout: 90_000 },
     const instances = await driver.instances();
     const [changelog] = application.changelogPartitions("0_0");
     const tp = { topic: changelog!.topic, partition: changelog!.partition };
-    const spell = async (n: number) => {
-      await driver.pipe(
-        "orders",
-        keysOn(0, 2, `spell-${n}`).map((key) => ({ key, value: { amount: 1 } })),
-      );
-      await driver.runUntilQuiet();
-    };
+    const spell = (n: number) => quietSpell(driver, `spell-${n}`);
     await spell(0);
     await allCurrent(driver, instances);
     // Count the alarm writes the partition's alarm makes, and its runs, from here (on this object:

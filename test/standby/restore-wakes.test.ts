@@ -15,6 +15,7 @@ import { TestDriver } from "../../platform/testing/test-driver";
 import { application } from "../support/orders-app";
 import { keysOn } from "../support/keys";
 import { allCurrent } from "../support/recovered";
+import { quietSpell } from "../support/spells";
 import { until } from "../support/until";
 import { Host } from "../../platform/host";
 
@@ -34,13 +35,7 @@ interface PartitionInside {
 
 describe("a standby's restore worker woken by its changelog", { timeout: 90_000 }, () => {
   it("is woken once for the appends it has not read yet, again after it read, and its standby ends current", async () => {
-    const spell = async (n: number) => {
-      await driver.pipe(
-        "orders",
-        keysOn(0, 2, `wake-${n}`).map((key) => ({ key, value: { amount: 1 } })),
-      );
-      await driver.runUntilQuiet();
-    };
+    const spell = (n: number) => quietSpell(driver, `wake-${n}`);
     await spell(0);
     const instances = await driver.instances();
     await allCurrent(driver, instances);

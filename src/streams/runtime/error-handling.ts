@@ -47,7 +47,11 @@ export class ErrorGuards {
 
   /** Runs user code of `node`, given `record` (null in a punctuation); undefined when it failed and the error was handled. */
   processing<T>(node: string, body: () => T, record: StreamRecord<unknown, unknown> | null = null): T | undefined {
-    return this.guard("processing", this.handling.processing, node, body, record);
+    try {
+      return body();
+    } catch (thrown) {
+      return this.handle("processing", this.handling.processing, node, thrown, record);
+    }
   }
 
   /**
@@ -59,52 +63,41 @@ export class ErrorGuards {
       return body();
     } catch (thrown) {
       const failed: ProductionRecord = { topic, ...record };
-      return this.guard(
-        "production",
-        this.handling.production,
-        node,
-        () => {
-          throw thrown;
-        },
-        failed,
-      );
+      return this.handle("production", this.handling.production, node, thrown, failed);
     }
   }
 
-  private guard<T, R>(stage: "processing" | "production", handler: ErrorHandler<R>, node: string, body: () => T, record: R): T | undefined {
-    try {
-      return body();
-    } catch (thrown) {
-      if (thrown instanceof ProcessingError || thrown instanceof ProductionError || thrown instanceof DeserializationError) throw thrown;
-      const current = this.task.current;
-      const position = current?.position;
-      const where = position ? ` on ${topicPartition(position)} offset ${position.offset}` : " in a wall-clock punctuation";
-      const fail = (message: string, cause: unknown) =>
-        stage === "processing" ? new ProcessingError(message, node, position, { cause }) : new ProductionError(message, node, position, { cause });
-      const failed = `${node} failed${where}: ${messageOf(thrown)}`;
-      const error = asError(thrown);
-      const context = contextOf(this.task.taskId, node, current?.input, current?.timestamp ?? -1);
-      const decision = decide(stage, handler, context, error, record, this.handling.deadLetterQueueTopic);
-      if (decision.fail) {
-        if (!decision.handlerError) throw fail(failed, thrown);
-        const { message, cause } = decision.handlerError;
-        throw fail(`${message}: ${messageOf(cause)} (${failed})`, cause);
-      }
-      const metrics = this.task.eventMetrics;
-      if (decision.deadLetterTopic === undefined) {
-        if (stage === "processing") metrics.processingErrorsContinued++;
-        else metrics.productionErrorsContinued++;
-        return undefined;
-      }
-      const input = current?.input;
-      try {
-        sendDeadLetter(this.collector, this.handling.declared, decision.deadLetterTopic, context, input?.key ?? null, input?.value ?? null, error);
-      } catch (failure) {
-        throw fail(`${failed}; its dead letter cannot be written: ${messageOf(failure)}`, failure);
-      }
-      if (stage === "processing") metrics.processingErrorsDeadLettered++;
-      else metrics.productionErrorsDeadLettered++;
+  /** What `thrown` by user code of `node` comes to: the stage's error, thrown, or handled (undefined). */
+  private handle<R>(stage: "processing" | "production", handler: ErrorHandler<R>, node: string, thrown: unknown, record: R): undefined {
+    if (thrown instanceof ProcessingError || thrown instanceof ProductionError || thrown instanceof DeserializationError) throw thrown;
+    const current = this.task.current;
+    const position = current?.position;
+    const where = position ? ` on ${topicPartition(position)} offset ${position.offset}` : " in a wall-clock punctuation";
+    const fail = (message: string, cause: unknown) =>
+      stage === "processing" ? new ProcessingError(message, node, position, { cause }) : new ProductionError(message, node, position, { cause });
+    const failed = `${node} failed${where}: ${messageOf(thrown)}`;
+    const error = asError(thrown);
+    const context = contextOf(this.task.taskId, node, current?.input, current?.timestamp ?? -1);
+    const decision = decide(stage, handler, context, error, record, this.handling.deadLetterQueueTopic);
+    if (decision.fail) {
+      if (!decision.handlerError) throw fail(failed, thrown);
+      const { message, cause } = decision.handlerError;
+      throw fail(`${message}: ${messageOf(cause)} (${failed})`, cause);
+    }
+    const metrics = this.task.eventMetrics;
+    if (decision.deadLetterTopic === undefined) {
+      if (stage === "processing") metrics.processingErrorsContinued++;
+      else metrics.productionErrorsContinued++;
       return undefined;
     }
+    const input = current?.input;
+    try {
+      sendDeadLetter(this.collector, this.handling.declared, decision.deadLetterTopic, context, input?.key ?? null, input?.value ?? null, error);
+    } catch (failure) {
+      throw fail(`${failed}; its dead letter cannot be written: ${messageOf(failure)}`, failure);
+    }
+    if (stage === "processing") metrics.processingErrorsDeadLettered++;
+    else metrics.productionErrorsDeadLettered++;
+    return undefined;
   }
 }
