@@ -87,13 +87,6 @@ export const LINGER_ALONE_BYTES = 4 * 1024;
  * a client slow to send its body, which does not hold the others longer than this.
  */
 export const EXPECT_WAIT_MS = 20;
-/**
- * How long after a gathered append of big members was answered (`LINGER_ALONE_BYTES` or more each:
- * clients that wait for each answer) the lane's next append waits for as many members as that one
- * held: its clients, answered together, send their next requests and come back a moment later.
- * A wait none of them joined is not tried again for `LINGER_RETRY_MS`.
- */
-export const RETURN_WAIT_MS = 20;
 /** After a linger that no request joined, the partition's appends do not linger for this long. */
 export const LINGER_RETRY_MS = 1_000;
 
@@ -139,8 +132,6 @@ export interface GatherOptions {
   readonly timer?: (fn: () => void, ms: number) => () => void;
   /** How long a lane waits at most for announced requests (default `EXPECT_WAIT_MS`; 0: not at all). */
   readonly expectWaitMs?: number;
-  /** How long after a gathered append's answer its clients are waited for (default `RETURN_WAIT_MS`; 0: not at all). */
-  readonly returnWaitMs?: number;
 }
 
 /** A request announced by `expect`, until it gives its members or leaves. */
@@ -180,13 +171,6 @@ interface Lane {
   arrived?: () => void;
   /** The topic whose announced requests (`expect`) the lane waits for, if any. */
   readonly group: string | undefined;
-  /** The members of the last append answered, if they were big (see `RETURN_WAIT_MS`), and when it was answered. */
-  lastMembers: number;
-  answeredAt: number;
-  /** Until when the lane does not wait for returning clients (a wait none joined). */
-  noReturnUntil: number;
-  /** Told when a member arrives or a request is announced, while the lane waits for returning clients. */
-  returning?: () => void;
 }
 
 /**
@@ -272,9 +256,6 @@ export class AppendGatherer {
   private readonly waitLimitMs: number;
   private readonly timer: (fn: () => void, ms: number) => () => void;
   private readonly expectWaitMs: number;
-  private readonly returnWaitMs: number;
-  /** The lanes waiting for returning clients: told of each announced request. */
-  private readonly returnWaits = new Set<Lane>();
   /** Requests announced per topic (`expect`) that have not given their members yet. */
   private readonly coming = new Map<string, Set<Coming>>();
 
@@ -298,7 +279,6 @@ export class AppendGatherer {
         return () => clearTimeout(id);
       });
     this.expectWaitMs = options.expectWaitMs ?? EXPECT_WAIT_MS;
-    this.returnWaitMs = options.returnWaitMs ?? RETURN_WAIT_MS;
   }
 
   /**
@@ -313,7 +293,6 @@ export class AppendGatherer {
     const arrived = new Promise<void>((resolve) => (arrive = resolve));
     const coming: Coming = { arrived, arrive };
     set.add(coming);
-    for (const lane of this.returnWaits) if (lane.group === group) lane.returning?.();
     return () => {
       if (!set.delete(coming)) return;
       if (set.size === 0 && this.coming.get(group) === set) this.coming.delete(group);
@@ -330,7 +309,7 @@ export class AppendGatherer {
   async append(lane: string, member: GatherMember, group?: string): Promise<AppendResult> {
     let state = this.lanes.get(lane);
     if (!state) {
-      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [], noLingerUntil: -Infinity, watchedUntil: -Infinity, group, lastMembers: 0, answeredAt: -Infinity, noReturnUntil: -Infinity };
+      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [], noLingerUntil: -Infinity, watchedUntil: -Infinity, group };
       this.lanes.set(lane, state);
     }
     state.recent.push({ at: this.now(), records: member.measure.sizes.length });
@@ -348,7 +327,6 @@ export class AppendGatherer {
       state.waiting.push(entry);
     });
     state.arrived?.();
-    state.returning?.();
     if (!state.busy) {
       state.busy = true;
       lead();
@@ -416,36 +394,8 @@ export class AppendGatherer {
     cancel?.();
   }
 
-  /**
-   * Waits, shortly after a gathered append of big members was answered, until as many members are
-   * waiting or announced as it held, at most until `returnWaitMs` after its answer (see
-   * `RETURN_WAIT_MS`); only while the members waiting are big too.
-   */
-  private async awaitReturning(state: Lane): Promise<void> {
-    const now = this.now();
-    const until = state.answeredAt + this.returnWaitMs;
-    const announced = () => (state.group === undefined ? 0 : this.expected(state.group));
-    const back = () => state.waiting.length + announced() >= state.lastMembers;
-    if (now >= until || now < state.noReturnUntil || back() || !state.waiting.some((w) => w.bytes >= this.aloneBytes)) return;
-    const members = state.waiting.length + announced();
-    let done!: () => void;
-    const joined = new Promise<void>((resolve) => (done = resolve));
-    state.returning = () => {
-      if (back()) done();
-    };
-    this.returnWaits.add(state);
-    let cancel: (() => void) | undefined;
-    const bound = new Promise<void>((resolve) => (cancel = this.timer(resolve, until - now)));
-    await Promise.race([joined, bound]);
-    cancel?.();
-    state.returning = undefined;
-    this.returnWaits.delete(state);
-    if (state.waiting.length + announced() <= members) state.noReturnUntil = this.now() + this.lingerRetryMs;
-  }
-
   /** Sends the next append of `lane`: the oldest waiting members that fit, joined. The lane stays busy until it is answered. */
   private async sendNext(lane: string, state: Lane): Promise<void> {
-    await this.awaitReturning(state);
     await this.awaitComing(state);
     await this.linger(state);
     state.lastSentAt = this.now();
@@ -464,8 +414,6 @@ export class AppendGatherer {
     } catch (error) {
       outcome = { ok: false, error };
     }
-    state.answeredAt = this.now();
-    state.lastMembers = taken.length > 1 && taken.every((w) => w.bytes >= this.aloneBytes) ? taken.length : 0;
     // The next append is sent by the oldest member waiting, in its own request; none: the lane is free.
     const next = state.waiting[0];
     if (next) next.lead();
