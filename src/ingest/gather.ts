@@ -287,8 +287,8 @@ export class AppendGatherer {
    * left without appending. Call it once either way (more calls do nothing).
    */
   expect(group: string): () => void {
-    let set = this.coming.get(group);
-    if (!set) this.coming.set(group, (set = new Set()));
+    const set = this.coming.get(group) ?? new Set<Coming>();
+    this.coming.set(group, set);
     let arrive!: () => void;
     const arrived = new Promise<void>((resolve) => (arrive = resolve));
     const coming: Coming = { arrived, arrive };
