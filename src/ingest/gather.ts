@@ -137,7 +137,8 @@ export interface GatherOptions {
 /** A request announced by `expect`, until it gives its members or leaves. */
 interface Coming {
   readonly arrived: Promise<void>;
-  readonly arrive: () => void;
+  /** Set once it gave its members or left. */
+  done: boolean;
 }
 
 /**
@@ -290,14 +291,20 @@ export class AppendGatherer {
     const set = this.coming.get(group) ?? new Set<Coming>();
     this.coming.set(group, set);
     let arrive!: () => void;
-    const arrived = new Promise<void>((resolve) => (arrive = resolve));
-    const coming: Coming = { arrived, arrive };
+    const coming: Coming = { arrived: new Promise<void>((resolve) => (arrive = resolve)), done: false };
     set.add(coming);
     return () => {
-      if (!set.delete(coming)) return;
-      if (set.size === 0 && this.coming.get(group) === set) this.coming.delete(group);
+      coming.done = true;
+      this.forget(group, coming);
       arrive();
     };
+  }
+
+  /** Takes `coming` off `group`'s requests on their way. */
+  private forget(group: string, coming: Coming): void {
+    const set = this.coming.get(group);
+    if (!set?.delete(coming)) return;
+    if (set.size === 0) this.coming.delete(group);
   }
 
   /** Requests announced on `group` and not there yet (for tests and metrics). */
@@ -386,12 +393,17 @@ export class AppendGatherer {
    * give their members, at most `expectWaitMs`. On this request's own timer, as a member's wait.
    */
   private async awaitComing(state: Lane): Promise<void> {
-    const set = state.group === undefined || this.expectWaitMs <= 0 ? undefined : this.coming.get(state.group);
-    if (!set || set.size === 0) return;
+    const group = state.group;
+    const set = group === undefined || this.expectWaitMs <= 0 ? undefined : this.coming.get(group);
+    if (!group || !set || set.size === 0) return;
+    const awaited = [...set];
     let cancel: (() => void) | undefined;
     const bound = new Promise<void>((resolve) => (cancel = this.timer(resolve, this.expectWaitMs)));
-    await Promise.race([Promise.all([...set].map((c) => c.arrived)), bound]);
+    await Promise.race([Promise.all(awaited.map((c) => c.arrived)), bound]);
     cancel?.();
+    // Those still not there are not waited for again: a client slow to send its body, or a request
+    // whose end never ran (its client went): each holds the lanes once, for the bound at most.
+    for (const coming of awaited) if (!coming.done) this.forget(group, coming);
   }
 
   /** Sends the next append of `lane`: the oldest waiting members that fit, joined. The lane stays busy until it is answered. */

@@ -501,6 +501,26 @@ describe("requests on their way (expect)", () => {
     expect(gatherer.expected("orders")).toBe(0);
   });
 
+  it("waits for a request that never says it arrived (its end did not run) once, not again", async () => {
+    const p = partition();
+    const t = manualTimers();
+    const gatherer = new AppendGatherer(p.send, { timer: t.timer, expectWaitMs: 20 });
+    gatherer.expect("orders");
+    const a = gatherer.append("orders/0", member("a"), "orders");
+    await settle();
+    expect(p.sent).toHaveLength(0);
+    t.fire(20);
+    await settle();
+    expect(p.sent).toHaveLength(1);
+    expect(gatherer.expected("orders")).toBe(0);
+    p.sent[0]!.resolve();
+    await a;
+    // The next append of the topic goes at once: the stale request is not waited for again.
+    void gatherer.append("orders/1", member("b"), "orders");
+    await settle();
+    expect(p.sent).toHaveLength(2);
+  });
+
   it("waits only for the requests announced before it sends, not for those that come meanwhile", async () => {
     const p = partition();
     const gatherer = new AppendGatherer(p.send);
