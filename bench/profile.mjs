@@ -13,7 +13,8 @@
  * PROFILE_HEAP=file.json also samples the heap over the same span (what is still live at its end,
  * after a collection, by allocating stack; V8's sampling heap profile format). PROFILE_CUSTOMERS=2000
  * PROFILE_CONCURRENCY=4 profile the http scenario's processing shape instead: that many customers
- * over every partition, that many requests at a time. PROFILE_RESTORE_KEYS=13000 profiles the http
+ * over every partition, that many requests at a time (PROFILE_READS=2000 then profiles that many point
+ * reads of one of their keys instead). PROFILE_RESTORE_KEYS=13000 profiles the http
  * scenario's restore instead: per round a task of its own (0_1, 0_2, 0_3; PROFILE_RESTORE_ROUNDS, 3)
  * gets PROFILE_RECORDS orders over that many customers of its partition, and the profile covers
  * only the corruption of each until `GET /tasks` shows it RUNNING with lag 0. PROFILE_E2E=200
@@ -229,6 +230,7 @@ async function main() {
   const customers = envInt("PROFILE_CUSTOMERS", 0);
   const concurrency = envInt("PROFILE_CONCURRENCY", 1);
   const e2e = envInt("PROFILE_E2E", 0);
+  const reads = envInt("PROFILE_READS", 0);
   const bench = await startBenchWorker({ root });
   const inspectorPort = await freePort();
   // PROFILE_CACHED=1: the example topology with its store cached (bench/cached-app), as the bench's cached run.
@@ -294,6 +296,10 @@ async function main() {
       note(
         `load: ${load.accepted} orders accepted at ${loadRate}/s; ingest requests p50 ${percentile(load.requestMs, 50).toFixed(1)} ms, p99 ${percentile(load.requestMs, 99).toFixed(1)} ms`,
       );
+    } else if (reads > 0) {
+      // Point reads alone, of a key that exists (the e2e shape's GET without the order before it).
+      for (let i = 0; i < reads; i++) await call(app.baseUrl, "GET", "/stores/totals/keys/profile-0", { token: app.token, expect: [200] });
+      records = reads;
     } else if (e2e > 0) {
       const e2eKeys = Array.from({ length: 10 }, (_, n) => `profile-e2e-${Date.now()}-${n}`);
       const counts = new Map();
