@@ -20,6 +20,8 @@
  * only the corruption of each until `GET /tasks` shows it RUNNING with lag 0. PROFILE_E2E=200
  * profiles the http scenario's one-order shape instead: that many orders one at a time over 10
  * customers, each read back (`GET /stores/totals/keys/:key`) until it shows (figures per order).
+ * PROFILE_SOURCE=prefix writes each profiled script's source to `prefix.<scriptId>.js`, to read a
+ * profile's line numbers against the bundle.
  */
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
