@@ -338,7 +338,9 @@ async function main() {
     const pct = (us) => ((100 * us) / total).toFixed(1).padStart(5);
     const perRecord = (us) => (us / records).toFixed(1).padStart(5);
     console.log(`profiled ${ms(total)} ms in total (wall ${(done - started).toFixed(0)} ms), ${(total / records).toFixed(1)} µs per record`);
-    note(`commits of input: ${commitsAfter - commitsBefore} (active tasks, from GET /metrics), ${(records / (commitsAfter - commitsBefore)).toFixed(0)} orders each`);
+    note(
+      `commits of input: ${commitsAfter - commitsBefore} (active tasks, from GET /metrics), ${(records / (commitsAfter - commitsBefore)).toFixed(0)} orders each`,
+    );
     if (cpuBefore !== undefined && cpuAfter !== undefined) {
       const cpu = cpuAfter - cpuBefore;
       console.log(`workerd CPU ${cpu.toFixed(0)} ms (all its threads, profiler included), ${((cpu * 1000) / records).toFixed(1)} µs per record`);
