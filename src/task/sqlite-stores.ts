@@ -124,7 +124,11 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
    */
   flushWrites(): void {
     if (this.held.size === 0) return;
-    const writes = [...this.held].map(([key, entry]) => ({ key, value: entry?.value ?? null, timestamp: entry?.timestamp }));
+    const writes: StoreWrite[] = new Array(this.held.size);
+    let i = 0;
+    this.held.forEach((entry, key) => {
+      writes[i++] = { key, value: entry?.value ?? null, timestamp: entry?.timestamp };
+    });
     this.held.clear();
     this.pages.apply(writes);
     this.onFlushed();
