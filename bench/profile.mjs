@@ -14,10 +14,15 @@
  * after a collection, by allocating stack; V8's sampling heap profile format; PROFILE_HEAP_ALL=1 counts
  * every allocation, the collected ones too). PROFILE_CUSTOMERS=2000
  * PROFILE_CONCURRENCY=4 profile the http scenario's processing shape instead: that many customers
- * over every partition, that many requests at a time. PROFILE_RESTORE_KEYS=13000 profiles the http
+ * over every partition, that many requests at a time (PROFILE_READS=2000 then profiles that many point
+ * reads of one of their keys instead). PROFILE_RESTORE_KEYS=13000 profiles the http
  * scenario's restore instead: per round a task of its own (0_1, 0_2, 0_3; PROFILE_RESTORE_ROUNDS, 3)
  * gets PROFILE_RECORDS orders over that many customers of its partition, and the profile covers
- * only the corruption of each until `GET /tasks` shows it RUNNING with lag 0.
+ * only the corruption of each until `GET /tasks` shows it RUNNING with lag 0. PROFILE_E2E=200
+ * profiles the http scenario's one-order shape instead: that many orders one at a time over 10
+ * customers, each read back (`GET /stores/totals/keys/:key`) until it shows (figures per order).
+ * PROFILE_SOURCE=prefix writes each profiled script's source to `prefix.<scriptId>.js`, to read a
+ * profile's line numbers against the bundle.
  */
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -117,6 +122,7 @@ async function moduleMaps(devtools, profile) {
   for (const scriptId of ids) {
     try {
       const { scriptSource } = await devtools.send("Debugger.getScriptSource", { scriptId });
+      if (process.env.PROFILE_SOURCE) await writeFile(`${process.env.PROFILE_SOURCE}.${scriptId}.js`, scriptSource);
       const lines = scriptSource.split("\n");
       const starts = [];
       lines.forEach((line, i) => {
@@ -236,6 +242,8 @@ async function main() {
   const batch = envInt("PROFILE_BATCH", 1000);
   const customers = envInt("PROFILE_CUSTOMERS", 0);
   const concurrency = envInt("PROFILE_CONCURRENCY", 1);
+  const e2e = envInt("PROFILE_E2E", 0);
+  const reads = envInt("PROFILE_READS", 0);
   const bench = await startBenchWorker({ root });
   const inspectorPort = await freePort();
   // PROFILE_CACHED=1: the example topology with its store cached (bench/cached-app), as the bench's cached run.
@@ -307,6 +315,28 @@ async function main() {
       note(
         `load: ${load.accepted} orders accepted at ${loadRate}/s; ingest requests p50 ${percentile(load.requestMs, 50).toFixed(1)} ms, p99 ${percentile(load.requestMs, 99).toFixed(1)} ms`,
       );
+    } else if (reads > 0) {
+      // Point reads alone, of a key that exists (the e2e shape's GET without the order before it).
+      for (let i = 0; i < reads; i++) await call(app.baseUrl, "GET", "/stores/totals/keys/profile-0", { token: app.token, expect: [200] });
+      records = reads;
+    } else if (e2e > 0) {
+      const e2eKeys = Array.from({ length: 10 }, (_, n) => `profile-e2e-${Date.now()}-${n}`);
+      const counts = new Map();
+      for (let i = 0; i < e2e; i++) {
+        const key = e2eKeys[i % e2eKeys.length];
+        const want = (counts.get(key) ?? 0) + 1;
+        counts.set(key, want);
+        await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: JSON.stringify({ records: [{ key, value: { amount: 1 } }] }) });
+        await waitFor(
+          `${key} to reach ${want}`,
+          async () => {
+            const r = await call(app.baseUrl, "GET", `/stores/totals/keys/${key}`, { token: app.token, expect: [200, 404] });
+            return r.status === 200 && r.body.value.count === want ? true : undefined;
+          },
+          { timeoutMs: 10_000, intervalMs: 0 },
+        );
+      }
+      records = e2e;
     } else {
       let next = 0;
       const poster = async () => {

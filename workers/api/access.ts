@@ -66,9 +66,7 @@ export const ACCESS_RULES: readonly AccessRule[] = [
 /** Paths no entry names: routes added to `streams.app`, or none. */
 export const DEFAULT_RULE: AccessRule = api("/*", ["admin"]);
 
-function matches(pattern: string, path: string): boolean {
-  const want = pattern.split("/");
-  const got = path.split("/");
+function matches(want: readonly string[], got: readonly string[]): boolean {
   for (let i = 0; i < want.length; i++) {
     const segment = want[i]!;
     if (segment === "*" && i === want.length - 1) return got.length > i && got.slice(i).join("/") !== "";
@@ -80,7 +78,11 @@ function matches(pattern: string, path: string): boolean {
   return got.length === want.length;
 }
 
+/** Each entry's pattern split into segments once, not on every request for every entry before its own. */
+const SPLIT_RULES = ACCESS_RULES.map((rule) => ({ rule, want: rule.path.split("/") }));
+
 /** The entry governing `path` (percent-encoded, as in the request line). */
 export function accessRule(path: string): AccessRule {
-  return ACCESS_RULES.find((rule) => matches(rule.path, path)) ?? DEFAULT_RULE;
+  const got = path.split("/");
+  return SPLIT_RULES.find(({ want }) => matches(want, got))?.rule ?? DEFAULT_RULE;
 }
