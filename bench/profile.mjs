@@ -11,7 +11,8 @@
  * cache) tune it. PROFILE_LOAD_RATE=5000 profiles the e2e-load scenario's load instead (its loader:
  * that many orders/s in batches of 100 over all four partitions, for PROFILE_LOAD_SECONDS, 10);
  * PROFILE_HEAP=file.json also samples the heap over the same span (what is still live at its end,
- * after a collection, by allocating stack; V8's sampling heap profile format). PROFILE_CUSTOMERS=2000
+ * after a collection, by allocating stack; V8's sampling heap profile format; PROFILE_HEAP_ALL=1 counts
+ * every allocation, the collected ones too). PROFILE_CUSTOMERS=2000
  * PROFILE_CONCURRENCY=4 profile the http scenario's processing shape instead: that many customers
  * over every partition, that many requests at a time (PROFILE_READS=2000 then profiles that many point
  * reads of one of their keys instead). PROFILE_RESTORE_KEYS=13000 profiles the http
@@ -58,6 +59,16 @@ async function workerdCpuMs(pgid) {
   } catch {
     return undefined;
   }
+}
+
+/** Commits of input so far over every task instance (`task_commit_latency_seconds_count` of GET /metrics). */
+async function commitCount(app) {
+  const response = await fetch(`${app.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${app.token}` } });
+  let count = 0;
+  for (const line of (await response.text()).split("\n")) {
+    if (/^[a-z_]*task_commit_latency_seconds_count\{/.test(line)) count += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return count;
 }
 
 async function inspector(port) {
@@ -286,8 +297,14 @@ async function main() {
     await devtools.send("Profiler.start");
     if (process.env.PROFILE_HEAP) {
       await devtools.send("HeapProfiler.enable");
-      await devtools.send("HeapProfiler.startSampling", { samplingInterval: 16_384 });
+      // PROFILE_HEAP_ALL=1: every allocation sampled, the ones collected since included.
+      const all = process.env.PROFILE_HEAP_ALL === "1";
+      await devtools.send("HeapProfiler.startSampling", {
+        samplingInterval: 16_384,
+        ...(all ? { includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } : {}),
+      });
     }
+    const commitsBefore = await commitCount(app);
     const cpuBefore = await workerdCpuMs(app.pid);
     const started = performance.now();
     if (loadRate > 0) {
@@ -332,6 +349,7 @@ async function main() {
     const done = performance.now();
     const cpuAfter = await workerdCpuMs(app.pid);
     const { profile } = await devtools.send("Profiler.stop");
+    const commitsAfter = await commitCount(app);
     if (process.env.PROFILE_HEAP) {
       await devtools.send("HeapProfiler.collectGarbage");
       const { profile: heap } = await devtools.send("HeapProfiler.getSamplingProfile");
@@ -350,6 +368,9 @@ async function main() {
     const pct = (us) => ((100 * us) / total).toFixed(1).padStart(5);
     const perRecord = (us) => (us / records).toFixed(1).padStart(5);
     console.log(`profiled ${ms(total)} ms in total (wall ${(done - started).toFixed(0)} ms), ${(total / records).toFixed(1)} µs per record`);
+    note(
+      `commits of input: ${commitsAfter - commitsBefore} (active tasks, from GET /metrics), ${(records / (commitsAfter - commitsBefore)).toFixed(0)} orders each`,
+    );
     if (cpuBefore !== undefined && cpuAfter !== undefined) {
       const cpu = cpuAfter - cpuBefore;
       console.log(`workerd CPU ${cpu.toFixed(0)} ms (all its threads, profiler included), ${((cpu * 1000) / records).toFixed(1)} µs per record`);

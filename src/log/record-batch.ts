@@ -30,8 +30,12 @@ export function toEntry(record: ProducerRecord): Entry {
   const timestamp = record.timestamp ?? null;
   const headers = record.headers;
   if (!headers || headers.length === 0) return [record.key, record.value, timestamp];
-  const flat: string[] = [];
-  for (const header of headers) flat.push(header.key, header.value);
+  // Sized at once: pushed, a short array would get room for many more (a changelog record's one header, per record).
+  const flat: string[] = new Array(headers.length * 2);
+  for (let i = 0; i < headers.length; i++) {
+    flat[2 * i] = headers[i]!.key;
+    flat[2 * i + 1] = headers[i]!.value;
+  }
   return [record.key, record.value, timestamp, flat];
 }
 
