@@ -11,12 +11,18 @@
  * cache) tune it. PROFILE_LOAD_RATE=5000 profiles the e2e-load scenario's load instead (its loader:
  * that many orders/s in batches of 100 over all four partitions, for PROFILE_LOAD_SECONDS, 10);
  * PROFILE_HEAP=file.json also samples the heap over the same span (what is still live at its end,
- * after a collection, by allocating stack; V8's sampling heap profile format). PROFILE_CUSTOMERS=2000
+ * after a collection, by allocating stack; V8's sampling heap profile format; PROFILE_HEAP_ALL=1 counts
+ * every allocation, the collected ones too). PROFILE_CUSTOMERS=2000
  * PROFILE_CONCURRENCY=4 profile the http scenario's processing shape instead: that many customers
- * over every partition, that many requests at a time. PROFILE_RESTORE_KEYS=13000 profiles the http
+ * over every partition, that many requests at a time (PROFILE_READS=2000 then profiles that many point
+ * reads of one of their keys instead). PROFILE_RESTORE_KEYS=13000 profiles the http
  * scenario's restore instead: per round a task of its own (0_1, 0_2, 0_3; PROFILE_RESTORE_ROUNDS, 3)
  * gets PROFILE_RECORDS orders over that many customers of its partition, and the profile covers
- * only the corruption of each until `GET /tasks` shows it RUNNING with lag 0.
+ * only the corruption of each until `GET /tasks` shows it RUNNING with lag 0. PROFILE_E2E=200
+ * profiles the http scenario's one-order shape instead: that many orders one at a time over 10
+ * customers, each read back (`GET /stores/totals/keys/:key`) until it shows (figures per order).
+ * PROFILE_SOURCE=prefix writes each profiled script's source to `prefix.<scriptId>.js`, to read a
+ * profile's line numbers against the bundle.
  */
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -53,6 +59,16 @@ async function workerdCpuMs(pgid) {
   } catch {
     return undefined;
   }
+}
+
+/** Commits of input so far over every task instance (`task_commit_latency_seconds_count` of GET /metrics). */
+async function commitCount(app) {
+  const response = await fetch(`${app.baseUrl}/metrics`, { headers: { Authorization: `Bearer ${app.token}` } });
+  let count = 0;
+  for (const line of (await response.text()).split("\n")) {
+    if (/^[a-z_]*task_commit_latency_seconds_count\{/.test(line)) count += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return count;
 }
 
 async function inspector(port) {
@@ -106,6 +122,7 @@ async function moduleMaps(devtools, profile) {
   for (const scriptId of ids) {
     try {
       const { scriptSource } = await devtools.send("Debugger.getScriptSource", { scriptId });
+      if (process.env.PROFILE_SOURCE) await writeFile(`${process.env.PROFILE_SOURCE}.${scriptId}.js`, scriptSource);
       const lines = scriptSource.split("\n");
       const starts = [];
       lines.forEach((line, i) => {
@@ -225,6 +242,8 @@ async function main() {
   const batch = envInt("PROFILE_BATCH", 1000);
   const customers = envInt("PROFILE_CUSTOMERS", 0);
   const concurrency = envInt("PROFILE_CONCURRENCY", 1);
+  const e2e = envInt("PROFILE_E2E", 0);
+  const reads = envInt("PROFILE_READS", 0);
   const bench = await startBenchWorker({ root });
   const inspectorPort = await freePort();
   // PROFILE_CACHED=1: the example topology with its store cached (bench/cached-app), as the bench's cached run.
@@ -278,8 +297,14 @@ async function main() {
     await devtools.send("Profiler.start");
     if (process.env.PROFILE_HEAP) {
       await devtools.send("HeapProfiler.enable");
-      await devtools.send("HeapProfiler.startSampling", { samplingInterval: 16_384 });
+      // PROFILE_HEAP_ALL=1: every allocation sampled, the ones collected since included.
+      const all = process.env.PROFILE_HEAP_ALL === "1";
+      await devtools.send("HeapProfiler.startSampling", {
+        samplingInterval: 16_384,
+        ...(all ? { includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } : {}),
+      });
     }
+    const commitsBefore = await commitCount(app);
     const cpuBefore = await workerdCpuMs(app.pid);
     const started = performance.now();
     if (loadRate > 0) {
@@ -290,6 +315,28 @@ async function main() {
       note(
         `load: ${load.accepted} orders accepted at ${loadRate}/s; ingest requests p50 ${percentile(load.requestMs, 50).toFixed(1)} ms, p99 ${percentile(load.requestMs, 99).toFixed(1)} ms`,
       );
+    } else if (reads > 0) {
+      // Point reads alone, of a key that exists (the e2e shape's GET without the order before it).
+      for (let i = 0; i < reads; i++) await call(app.baseUrl, "GET", "/stores/totals/keys/profile-0", { token: app.token, expect: [200] });
+      records = reads;
+    } else if (e2e > 0) {
+      const e2eKeys = Array.from({ length: 10 }, (_, n) => `profile-e2e-${Date.now()}-${n}`);
+      const counts = new Map();
+      for (let i = 0; i < e2e; i++) {
+        const key = e2eKeys[i % e2eKeys.length];
+        const want = (counts.get(key) ?? 0) + 1;
+        counts.set(key, want);
+        await call(app.baseUrl, "POST", "/topics/orders/records", { token: app.token, body: JSON.stringify({ records: [{ key, value: { amount: 1 } }] }) });
+        await waitFor(
+          `${key} to reach ${want}`,
+          async () => {
+            const r = await call(app.baseUrl, "GET", `/stores/totals/keys/${key}`, { token: app.token, expect: [200, 404] });
+            return r.status === 200 && r.body.value.count === want ? true : undefined;
+          },
+          { timeoutMs: 10_000, intervalMs: 0 },
+        );
+      }
+      records = e2e;
     } else {
       let next = 0;
       const poster = async () => {
@@ -302,6 +349,7 @@ async function main() {
     const done = performance.now();
     const cpuAfter = await workerdCpuMs(app.pid);
     const { profile } = await devtools.send("Profiler.stop");
+    const commitsAfter = await commitCount(app);
     if (process.env.PROFILE_HEAP) {
       await devtools.send("HeapProfiler.collectGarbage");
       const { profile: heap } = await devtools.send("HeapProfiler.getSamplingProfile");
@@ -320,6 +368,9 @@ async function main() {
     const pct = (us) => ((100 * us) / total).toFixed(1).padStart(5);
     const perRecord = (us) => (us / records).toFixed(1).padStart(5);
     console.log(`profiled ${ms(total)} ms in total (wall ${(done - started).toFixed(0)} ms), ${(total / records).toFixed(1)} µs per record`);
+    note(
+      `commits of input: ${commitsAfter - commitsBefore} (active tasks, from GET /metrics), ${(records / (commitsAfter - commitsBefore)).toFixed(0)} orders each`,
+    );
     if (cpuBefore !== undefined && cpuAfter !== undefined) {
       const cpu = cpuAfter - cpuBefore;
       console.log(`workerd CPU ${cpu.toFixed(0)} ms (all its threads, profiler included), ${((cpu * 1000) / records).toFixed(1)} µs per record`);

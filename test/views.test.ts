@@ -210,7 +210,7 @@ describe("summaries (pure)", () => {
     expect(reportDue(caughtUp, report({ lag: 3 }), 1_000 + 10 * REPORT_INTERVAL_MS, undefined)).toBe(false);
   });
 
-  it("sums reports by state and role, restore progress over restoring actives only, and merges shards", () => {
+  it("sums reports by state and role, lag over actives apart from standbys', restore progress over restoring actives only, and merges shards", () => {
     const a = summarize([
       report(),
       report({ instance: "0_1@a", state: "RESTORING", restored: 5, total: 20, lag: 0 }),
@@ -220,7 +220,9 @@ describe("summaries (pure)", () => {
       reported: 3,
       byState: { RUNNING: 1, RESTORING: 1, UPDATING: 1 },
       byRole: { active: 2, standby: 1 },
-      lag: 18,
+      // API v1.2: the summary's lag is the actives' input lag; a standby's changelog lag is kept apart.
+      lag: 10,
+      standbyLag: 8,
       restoring: { restored: 5, total: 20 },
       failed: 0,
       failures: [],
@@ -233,7 +235,8 @@ describe("summaries (pure)", () => {
       reported: 4,
       byState: { RUNNING: 1, RESTORING: 1, UPDATING: 1, FAILED: 1 },
       byRole: { active: 3, standby: 1 },
-      lag: 20,
+      lag: 12,
+      standbyLag: 8,
       restoring: { restored: 5, total: 20 },
       failed: 1,
       failures: [{ task: "0_3", placement: "b", reason: "boom" }],

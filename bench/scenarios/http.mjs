@@ -35,6 +35,8 @@
  *   10 customers; BENCH_HTTP_E2E_SAMPLES (100) samples of each after BENCH_HTTP_E2E_WARMUP (10),
  *   app and baseline alternating sample by sample; `http_e2e_p50_ms`, `http_e2e_p99_ms` and the
  *   baseline's `http_e2e_baseline_p50_ms`, `http_e2e_baseline_p99_ms` (nearest rank).
+ *   BENCH_HTTP_E2E_ONLY=1 runs this shape alone (for comparing a change to it: a run of a minute
+ *   instead of several; the result holds only its keys).
  *
  * Under `wrangler dev` the app's Worker and objects share one workerd thread and the machine's
  * load moves every time: the ratios need a quiet machine.
@@ -234,6 +236,7 @@ export async function run({ baseUrl }) {
   const restoreKeys = envInt("BENCH_HTTP_RESTORE_KEYS", 13_000);
   const restoreRecords = envInt("BENCH_HTTP_RESTORE_RECORDS", 30_000);
   const restoreRoundCount = envInt("BENCH_HTTP_RESTORE_ROUNDS", 3);
+  const e2eOnly = process.env.BENCH_HTTP_E2E_ONLY === "1";
   if (restoreRoundCount > PARTITIONS - 1) throw new Error(`BENCH_HTTP_RESTORE_ROUNDS is at most ${PARTITIONS - 1} (a task of its own per round)`);
 
   // Unset: the app's default (to compare with the read-ahead off, 0).
@@ -248,7 +251,7 @@ export async function run({ baseUrl }) {
     await settled(app, "0_0", "the app's tasks to run");
 
     // First, while the restored tasks hold nothing but their history.
-    const restore = await restoreRounds(baseUrl, app, { rounds: restoreRoundCount, keys: restoreKeys, records: restoreRecords });
+    const restore = e2eOnly ? undefined : await restoreRounds(baseUrl, app, { rounds: restoreRoundCount, keys: restoreKeys, records: restoreRecords });
 
     const run = Date.now();
     const processWork = (prefix, records) => {
@@ -261,7 +264,7 @@ export async function run({ baseUrl }) {
     const warm = processWork("hw-", Math.min(processRecords, 4 * processBatch));
     for (const target of Object.values(targets("warm"))) await processRound(target, warm.work, warm.prefix, warm.lastKeys, concurrency);
     const rates = { app: [], baseline: [] };
-    for (let round = 1; round <= processRounds; round++) {
+    for (let round = 1; round <= (e2eOnly ? 0 : processRounds); round++) {
       const shape = processWork(`hp${round}-`, processRecords);
       const order = round % 2 ? ["app", "baseline"] : ["baseline", "app"];
       const byName = targets(round);
@@ -286,21 +289,28 @@ export async function run({ baseUrl }) {
       }
     }
 
-    const appRate = median(rates.app);
-    const baselineRate = median(rates.baseline);
     const p = (which, q) => percentile(latencies[which], q);
-    const appRestore = median(restore.appMs);
-    const baselineRestore = median(restore.baselineMs);
-    const result = {
-      http_process_records_per_s: Math.round(appRate),
-      http_process_baseline_records_per_s: Math.round(baselineRate),
-      http_process_ratio: Number((appRate / baselineRate).toFixed(3)),
+    const e2e = {
       http_e2e_p50_ms: Number(p("app", 50).toFixed(1)),
       http_e2e_p99_ms: Number(p("app", 99).toFixed(1)),
       http_e2e_baseline_p50_ms: Number(p("baseline", 50).toFixed(1)),
       http_e2e_baseline_p99_ms: Number(p("baseline", 99).toFixed(1)),
       http_e2e_p50_ratio: Number((p("app", 50) / p("baseline", 50)).toFixed(3)),
       http_e2e_p99_ratio: Number((p("app", 99) / p("baseline", 99)).toFixed(3)),
+    };
+    if (e2eOnly) {
+      note(`http: ${JSON.stringify(e2e)}`);
+      return e2e;
+    }
+    const appRate = median(rates.app);
+    const baselineRate = median(rates.baseline);
+    const appRestore = median(restore.appMs);
+    const baselineRestore = median(restore.baselineMs);
+    const result = {
+      http_process_records_per_s: Math.round(appRate),
+      http_process_baseline_records_per_s: Math.round(baselineRate),
+      http_process_ratio: Number((appRate / baselineRate).toFixed(3)),
+      ...e2e,
       http_restore_live_keys_ms: Math.round(appRestore),
       http_restore_live_keys_baseline_ms: Math.round(baselineRestore),
       http_restore_live_keys_ratio: Number((baselineRestore / appRestore).toFixed(3)),

@@ -11,36 +11,13 @@
  */
 import { InvalidRecord, RecordTooLarge } from "./errors";
 import { MAX_RECORD_BYTES, recordBytes, utf8Length } from "./records";
-import type { BatchMeasure, FetchResult, Header, LogRecord, ProducerRecord } from "./types";
+import type { BatchMeasure, EncodedBatch, EncodedFetch, FetchResult, Header, LogRecord, ProducerRecord } from "./types";
 
-export type { BatchMeasure };
+export type { BatchMeasure, EncodedBatch, EncodedFetch };
 
 export type Entry =
   | [key: string | null, value: string, timestamp: number | null]
   | [key: string | null, value: string, timestamp: number | null, headers: string[]];
-
-/** A stretch of consecutive records of one stored batch, encoded. */
-export interface EncodedBatch {
-  /** Offset of the first entry of `records`. */
-  readonly base: number;
-  /** The timestamp of entries whose timestamp is null (the batch's append time). */
-  readonly appendTime: number;
-  /** The entries, as a JSON array. */
-  readonly records: string;
-  /** Each entry's offset, when they are not `base`, `base + 1`, …: compaction removed some between them. */
-  readonly offsets?: readonly number[];
-  /**
-   * A stored batch sent uncut (`FetchBounds.uncut`): the batch is entries `from` … `from + count - 1`
-   * of `records` (`base` and `offsets` are theirs); the others are not part of the fetch.
-   */
-  readonly from?: number;
-  readonly count?: number;
-  /**
-   * Uncut fetches only: each of the batch's records' size as the log measured it when appended
-   * (key, value and headers in UTF-8 bytes, as `recordBytes`), so the reader need not measure them again.
-   */
-  readonly sizes?: Uint32Array;
-}
 
 /** The entries of `records` an encoded batch holds: all of them, or the stretch an uncut one names. */
 export function batchEntries(batch: EncodedBatch, entries: readonly Entry[]): { first: number; end: number } {
@@ -48,21 +25,17 @@ export function batchEntries(batch: EncodedBatch, entries: readonly Entry[]): { 
   return { first, end: batch.count === undefined ? entries.length : first + batch.count };
 }
 
-/** A fetch, encoded: `FetchResult` with batches in place of records. */
-export interface EncodedFetch {
-  readonly batches: EncodedBatch[];
-  readonly nextOffset: number;
-  readonly earliest: number;
-  readonly latest: number;
-}
-
 /** The entry of a producer's record (not validated: see `checkEntries`). */
 export function toEntry(record: ProducerRecord): Entry {
   const timestamp = record.timestamp ?? null;
   const headers = record.headers;
   if (!headers || headers.length === 0) return [record.key, record.value, timestamp];
-  const flat: string[] = [];
-  for (const header of headers) flat.push(header.key, header.value);
+  // Sized at once: pushed, a short array would get room for many more (a changelog record's one header, per record).
+  const flat: string[] = new Array(headers.length * 2);
+  for (let i = 0; i < headers.length; i++) {
+    flat[2 * i] = headers[i]!.key;
+    flat[2 * i + 1] = headers[i]!.value;
+  }
   return [record.key, record.value, timestamp, flat];
 }
 

@@ -4,8 +4,6 @@
  * only; the embedded `LogPartition` objects (`DurableLog`) and `@upstash/kafka` (`UpstashLog`,
  * src/kafka-rest/upstash-log.ts) implement it, each saying what it can do (`LogCapabilities`).
  */
-import type { EncodedFetch } from "./record-batch";
-
 export interface Header {
   readonly key: string;
   readonly value: string;
@@ -95,6 +93,37 @@ export interface FetchResult {
   readonly nextOffset: number;
   readonly earliest: number;
   /** The end offset (the offset the next appended record will get). */
+  readonly latest: number;
+}
+
+/** A stretch of consecutive records of one stored batch, encoded. */
+export interface EncodedBatch {
+  /** Offset of the first entry of `records`. */
+  readonly base: number;
+  /** The timestamp of entries whose timestamp is null (the batch's append time). */
+  readonly appendTime: number;
+  /** The entries, as a JSON array. */
+  readonly records: string;
+  /** Each entry's offset, when they are not `base`, `base + 1`, …: compaction removed some between them. */
+  readonly offsets?: readonly number[];
+  /**
+   * A stored batch sent uncut (`FetchBounds.uncut`): the batch is entries `from` … `from + count - 1`
+   * of `records` (`base` and `offsets` are theirs); the others are not part of the fetch.
+   */
+  readonly from?: number;
+  readonly count?: number;
+  /**
+   * Uncut fetches only: each of the batch's records' size as the log measured it when appended
+   * (key, value and headers in UTF-8 bytes, as `recordBytes`), so the reader need not measure them again.
+   */
+  readonly sizes?: Uint32Array;
+}
+
+/** A fetch, encoded: `FetchResult` with batches in place of records. */
+export interface EncodedFetch {
+  readonly batches: EncodedBatch[];
+  readonly nextOffset: number;
+  readonly earliest: number;
   readonly latest: number;
 }
 

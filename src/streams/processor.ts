@@ -73,6 +73,8 @@ export interface InternalProcessorContext<KOut, VOut> extends ProcessorContext<K
   storeHandle(name: string): StoreHandle;
   /** The view opened under `key` for this node, opened on first use (a DSL operator's typed store, per record otherwise). */
   viewOf<T>(key: string, open: () => T): T;
+  /** The view opened under `key`, if it was (an operator asking per record then makes no opener). */
+  openedView<T>(key: string): T | undefined;
   /** Counts a record dropped because the windows it belongs to had closed. */
   dropLateRecord(): void;
 }

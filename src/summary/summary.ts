@@ -179,8 +179,13 @@ export interface Summary {
   readonly reported: number;
   readonly byState: Readonly<Record<string, number>>;
   readonly byRole: Readonly<Record<string, number>>;
-  /** Summed over the instances (see `InstanceReport.lag`). */
+  /**
+   * Input records not yet processed, summed over the active instances, failed ones included (see
+   * `InstanceReport.lag`): 0 means every record that reached the application is processed.
+   */
   readonly lag: number;
+  /** Changelog records not yet applied, summed over the standby and idle instances (another unit than `lag`, kept apart). */
+  readonly standbyLag: number;
   /** Over the active instances still restoring: records restored and to restore. */
   readonly restoring: { readonly restored: number; readonly total: number };
   /** Instances stopped by a failure. */
@@ -196,6 +201,7 @@ export const EMPTY_SUMMARY: Summary = {
   byState: {},
   byRole: {},
   lag: 0,
+  standbyLag: 0,
   restoring: { restored: 0, total: 0 },
   failed: 0,
   failures: [],
@@ -216,6 +222,7 @@ export function summarize(reports: Iterable<InstanceReport>): Summary {
   const byRole: Record<string, number> = {};
   let reported = 0;
   let lag = 0;
+  let standbyLag = 0;
   let restored = 0;
   let total = 0;
   let failed = 0;
@@ -225,7 +232,8 @@ export function summarize(reports: Iterable<InstanceReport>): Summary {
     reported++;
     byState[r.state] = (byState[r.state] ?? 0) + 1;
     byRole[r.role] = (byRole[r.role] ?? 0) + 1;
-    lag += r.lag;
+    if (r.role === "active") lag += r.lag;
+    else standbyLag += r.lag;
     if (r.failed) failed++;
     if (r.failed && r.role === "active") failures.push({ task: r.taskId, placement: r.placement, reason: r.failure ?? "stopped" });
     if (r.role === "active") oldestWaiting = older(oldestWaiting, r.oldestWaiting ?? null);
@@ -234,7 +242,7 @@ export function summarize(reports: Iterable<InstanceReport>): Summary {
       total += r.total;
     }
   }
-  return { reported, byState, byRole, lag, restoring: { restored, total }, failed, failures: firstFailures(failures), oldestWaiting };
+  return { reported, byState, byRole, lag, standbyLag, restoring: { restored, total }, failed, failures: firstFailures(failures), oldestWaiting };
 }
 
 export function mergeSummaries(summaries: Iterable<Summary>): Summary {
@@ -242,6 +250,7 @@ export function mergeSummaries(summaries: Iterable<Summary>): Summary {
   const byRole: Record<string, number> = {};
   let reported = 0;
   let lag = 0;
+  let standbyLag = 0;
   let restored = 0;
   let total = 0;
   let failed = 0;
@@ -250,6 +259,8 @@ export function mergeSummaries(summaries: Iterable<Summary>): Summary {
   for (const s of summaries) {
     reported += s.reported;
     lag += s.lag;
+    // A shard of the version before answers without it (its `lag` then still counts its standbys).
+    standbyLag += s.standbyLag ?? 0;
     failed += s.failed;
     failures.push(...(s.failures ?? []));
     oldestWaiting = older(oldestWaiting, s.oldestWaiting ?? null);
@@ -258,5 +269,5 @@ export function mergeSummaries(summaries: Iterable<Summary>): Summary {
     for (const [k, n] of Object.entries(s.byState)) byState[k] = (byState[k] ?? 0) + n;
     for (const [k, n] of Object.entries(s.byRole)) byRole[k] = (byRole[k] ?? 0) + n;
   }
-  return { reported, byState, byRole, lag, restoring: { restored, total }, failed, failures: firstFailures(failures), oldestWaiting };
+  return { reported, byState, byRole, lag, standbyLag, restoring: { restored, total }, failed, failures: firstFailures(failures), oldestWaiting };
 }

@@ -43,7 +43,7 @@ export interface OutboxBatch extends TopicPartition {
  */
 const CHUNK_ESTIMATE_CHARS = Math.floor(0.6 * MAX_ROW_BYTES);
 /** Brackets, quotes, commas and a timestamp of an encoded entry, beyond its strings. */
-const ENTRY_OVERHEAD_CHARS = 24;
+export const ENTRY_OVERHEAD_CHARS = 24;
 
 /**
  * A batch in stretches that each encode to about a row at most, by the length of their strings:
@@ -54,10 +54,7 @@ export function aboutRowSized(records: readonly ProducerRecord[]): (readonly Pro
   let start = 0;
   let chars = 0;
   for (let i = 0; i < records.length; i++) {
-    // Not validated yet (encoding does that): anything unexpected counts as an empty entry.
-    const { key, value, headers } = (records[i] ?? {}) as Partial<ProducerRecord>;
-    let size = ENTRY_OVERHEAD_CHARS + (typeof key === "string" ? key.length : 0) + (typeof value === "string" ? value.length : 0);
-    if (Array.isArray(headers)) for (const h of headers) size += (h?.key?.length ?? 0) + (h?.value?.length ?? 0) + 6;
+    const size = estimatedChars(records[i]);
     if (chars + size > CHUNK_ESTIMATE_CHARS && i > start) {
       chunks.push(records.slice(start, i));
       start = i;
@@ -68,6 +65,15 @@ export function aboutRowSized(records: readonly ProducerRecord[]): (readonly Pro
   if (start === 0) return [records];
   chunks.push(records.slice(start));
   return chunks;
+}
+
+/** What a record counts for in `aboutRowSized` (the record collector counts the same as it gathers a batch). */
+export function estimatedChars(record: ProducerRecord | undefined): number {
+  // Not validated yet (encoding does that): anything unexpected counts as an empty entry.
+  const { key, value, headers } = (record ?? {}) as Partial<ProducerRecord>;
+  let size = ENTRY_OVERHEAD_CHARS + (typeof key === "string" ? key.length : 0) + (typeof value === "string" ? value.length : 0);
+  if (Array.isArray(headers)) for (const h of headers) size += (h?.key?.length ?? 0) + (h?.value?.length ?? 0) + 6;
+  return size;
 }
 
 /** A batch's records, decoded (and encoded as the log takes them, when they can be). */
@@ -103,12 +109,15 @@ export class Outbox {
   /**
    * Adds a batch with the partition's next producer sequence; a batch too big for one row (1 MiB,
    * see stored-batch.ts) becomes several, each with its own sequence, sent in order. Call inside
-   * the commit's transaction.
+   * the commit's transaction. `estimated`: the records' `estimatedChars` summed, when the caller
+   * counted them as it gathered them.
    */
-  add(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[]): void {
+  add(commitId: number, phase: number, tp: TopicPartition, records: readonly ProducerRecord[], estimated?: number): void {
+    // A batch estimated (`estimatedChars`, summed by the caller) within a chunk is one chunk: no pass over it here.
+    const chunks = estimated !== undefined && estimated <= CHUNK_ESTIMATE_CHARS ? [records] : aboutRowSized(records);
     // Only the first chunk may extend a batch written before: the others are apart by their size.
     let first = true;
-    for (const chunk of aboutRowSized(records)) {
+    for (const chunk of chunks) {
       this.addChunk(commitId, phase, tp, chunk, first);
       first = false;
     }

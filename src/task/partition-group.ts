@@ -212,8 +212,10 @@ export class PartitionGroup {
   }
 }
 
+const isTombstoneHeader = (h: { readonly key: string }) => h.key === TOMBSTONE_HEADER;
+
 function toInput(tp: TopicPartition, record: LogRecord): InputRecord {
-  const tombstone = record.headers.some((h) => h.key === TOMBSTONE_HEADER);
+  const tombstone = record.headers.length > 0 && record.headers.some(isTombstoneHeader);
   return {
     topic: tp.topic,
     partition: tp.partition,
@@ -221,7 +223,7 @@ function toInput(tp: TopicPartition, record: LogRecord): InputRecord {
     key: record.key,
     value: tombstone ? null : record.value,
     timestamp: record.timestamp,
-    headers: tombstone ? record.headers.filter((h) => h.key !== TOMBSTONE_HEADER) : record.headers,
+    headers: tombstone ? record.headers.filter((h) => !isTombstoneHeader(h)) : record.headers,
   };
 }
 

@@ -11,7 +11,7 @@ import { TOMBSTONE_HEADER } from "../log/stored-batch";
 import type { ProducerRecord, TopicPartition } from "../log/types";
 import type { OutgoingRecord, RecordSink } from "../streams/runtime/types";
 import type { Outbox } from "./outbox";
-import { CHANGELOG_PHASE, OUTPUT_PHASE } from "./outbox";
+import { CHANGELOG_PHASE, ENTRY_OVERHEAD_CHARS, OUTPUT_PHASE } from "./outbox";
 
 /** Header marking a changelog or output record as a delete (the log keeps string values only). */
 export { TOMBSTONE_HEADER };
@@ -22,6 +22,8 @@ interface PendingBatch {
   readonly tp: TopicPartition;
   readonly changelog: boolean;
   readonly records: ProducerRecord[];
+  /** The records' `estimatedChars`, summed as they come (the outbox then need not go over them for it). */
+  chars: number;
 }
 
 export class RecordCollector implements RecordSink {
@@ -48,12 +50,18 @@ export class RecordCollector implements RecordSink {
     }
     let batch = byPartition[partition];
     if (!batch) {
-      batch = { tp: { topic: record.topic, partition }, changelog: this.changelogTopics.has(record.topic), records: [] };
+      batch = { tp: { topic: record.topic, partition }, changelog: this.changelogTopics.has(record.topic), records: [], chars: 0 };
       byPartition[partition] = batch;
       this.order.push(batch);
     }
     const headers = record.value === null ? [...record.headers, { key: TOMBSTONE_HEADER, value: "1" }] : record.headers;
-    batch.records.push({ key: record.key, value: record.value ?? "", timestamp: record.timestamp, headers });
+    const { key } = record;
+    const value = record.value ?? "";
+    batch.records.push({ key, value, timestamp: record.timestamp, headers });
+    // `estimatedChars` of that record, counted here where its fields are at hand.
+    let chars = ENTRY_OVERHEAD_CHARS + (typeof key === "string" ? key.length : 0) + (typeof value === "string" ? value.length : 0);
+    if (Array.isArray(headers)) for (let i = 0; i < headers.length; i++) chars += (headers[i]?.key?.length ?? 0) + (headers[i]?.value?.length ?? 0) + 6;
+    batch.chars += chars;
   }
 
   private partitionFor(topic: string, key: string | null): number {
@@ -68,8 +76,8 @@ export class RecordCollector implements RecordSink {
   writeTo(outbox: Outbox, commitId: number): number {
     let written = 0;
     const joined = outbox.joinableCommit(commitId);
-    for (const { tp, changelog, records } of this.order) {
-      outbox.add(joined, changelog ? CHANGELOG_PHASE : OUTPUT_PHASE, tp, records);
+    for (const { tp, changelog, records, chars } of this.order) {
+      outbox.add(joined, changelog ? CHANGELOG_PHASE : OUTPUT_PHASE, tp, records, chars);
       written += records.length;
     }
     this.discard();

@@ -87,7 +87,7 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
     if (hit !== undefined) {
       // Most recently used goes last — once the cache is half full: until then nothing is evicted
       // soon, and moving every hit (a delete and an insert) would cost each read for nothing.
-      if (this.cache.size * 2 >= this.limits.maxEntries || this.cachedChars * 2 >= this.limits.maxChars) {
+      if (this.halfFull()) {
         this.cache.delete(key);
         this.cache.set(key, hit);
       }
@@ -124,7 +124,11 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
    */
   flushWrites(): void {
     if (this.held.size === 0) return;
-    const writes = [...this.held].map(([key, entry]) => ({ key, value: entry?.value ?? null, timestamp: entry?.timestamp }));
+    const writes: StoreWrite[] = new Array(this.held.size);
+    let i = 0;
+    this.held.forEach((entry, key) => {
+      writes[i++] = { key, value: entry?.value ?? null, timestamp: entry?.timestamp };
+    });
     this.held.clear();
     this.pages.apply(writes);
     this.onFlushed();
@@ -152,6 +156,10 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
     return this.pages.range(prefix, prefix + AFTER_ALL, "excluded", limit).map(({ key, value }) => ({ key, value }));
   }
 
+  private halfFull(): boolean {
+    return this.cache.size * 2 >= this.limits.maxEntries || this.cachedChars * 2 >= this.limits.maxChars;
+  }
+
   /** The number of cached entries (for tests). */
   cachedEntries(): number {
     return this.cache.size;
@@ -164,13 +172,21 @@ export class SqliteKeyValueStore implements RawKeyValueStore {
 
   private remember(key: string, entry: Entry | null): void {
     const previous = this.cache.get(key);
-    if (previous !== undefined) {
-      this.cache.delete(key);
-      this.cachedChars -= key.length + (previous?.value.length ?? 0);
-    }
     const chars = key.length + (entry?.value.length ?? 0);
     // An entry too big for a fair share of the cache is read from its page each time.
-    if (chars > this.limits.maxChars / 16) return;
+    const fits = chars <= this.limits.maxChars / 16;
+    if (previous !== undefined) {
+      this.cachedChars -= key.length + (previous?.value.length ?? 0);
+      // Replaced where it is while the cache is less than half full, as a read's hit stays where
+      // it is: nothing is evicted soon, and moving it (a delete and an insert) costs every write.
+      if (fits && !this.halfFull()) {
+        this.cache.set(key, entry);
+        this.cachedChars += chars;
+        return;
+      }
+      this.cache.delete(key);
+    }
+    if (!fits) return;
     this.cache.set(key, entry);
     this.cachedChars += chars;
     while (this.cache.size > this.limits.maxEntries || this.cachedChars > this.limits.maxChars) {

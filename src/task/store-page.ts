@@ -108,7 +108,10 @@ export function mergeIntoPage(
   page: Page,
   writes: readonly { readonly key: string; readonly value: string | null; readonly timestamp?: number }[],
 ): Page | undefined {
-  const sorted = [...writes].sort((a, b) => compareKeys(a.key, b.key));
+  // Keys without a unit from U+D800 up (no surrogate, nothing above one) order by code unit as by
+  // code point: then the engine's own string comparison sorts and merges them, not `compareKeys`.
+  const compare = allBelowSurrogates(page.keys) && writes.every((w) => BELOW_SURROGATES.test(w.key)) ? compareUnits : compareKeys;
+  const sorted = [...writes].sort((a, b) => compare(a.key, b.key));
   const out = emptyPage();
   const keep = (i: number) => {
     out.keys.push(page.keys[i]!);
@@ -119,7 +122,7 @@ export function mergeIntoPage(
   let changed = false;
   let i = 0;
   for (const write of sorted) {
-    while (i < page.keys.length && compareKeys(page.keys[i]!, write.key) < 0) keep(i++);
+    while (i < page.keys.length && compare(page.keys[i]!, write.key) < 0) keep(i++);
     const present = i < page.keys.length && page.keys[i] === write.key;
     if (present) i++;
     if (write.value === null) {
@@ -135,6 +138,18 @@ export function mergeIntoPage(
   if (!changed) return undefined;
   while (i < page.keys.length) keep(i++);
   return out;
+}
+
+const BELOW_SURROGATES = /^[\u0000-\ud7ff]*$/;
+
+function allBelowSurrogates(keys: readonly string[]): boolean {
+  for (let i = 0; i < keys.length; i++) if (!BELOW_SURROGATES.test(keys[i]!)) return false;
+  return true;
+}
+
+/** Code unit order (the engine's), the same as `compareKeys`' for keys below the surrogates. */
+function compareUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export function isOversized(page: Page): boolean {

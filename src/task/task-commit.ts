@@ -118,8 +118,14 @@ export class TaskCommit {
         active = this.activeProcessor(meta.incarnation);
         work = this.work ??= { reached: {}, processed: {}, records: 0 };
         const skips = current.skips ?? [];
+        // Records come by partition, in runs: a run's key is made once, not per record.
+        let key = "";
+        let keyOf: InputRecord | undefined;
         for (const record of records) {
-          const key = topicPartition(record);
+          if (keyOf === undefined || record.partition !== keyOf.partition || record.topic !== keyOf.topic) {
+            key = topicPartition(record);
+            keyOf = record;
+          }
           // A record an operator skipped is passed over: never processed (its partition moves past it all the same).
           if (skips.length === 0 || !isSkipped(skips, record)) {
             inHand = record;

@@ -134,7 +134,8 @@ describe("the summary of a failed instance", () => {
       report({ instance: "0_1@a", taskId: "0_1", state: "FAILED", failed: true, failure: "stopped at orders/1 offset 7: boom", lag: 3, oldestWaiting: 1_000 }),
       report({ instance: "0_1@b", taskId: "0_1", placement: "b", role: "standby", state: "UPDATING", lag: 2, oldestWaiting: 10 }),
     ]);
-    expect(summary).toMatchObject({ byState: { RUNNING: 1, FAILED: 1, UPDATING: 1 }, lag: 5, failed: 1, oldestWaiting: 1_000 });
+    // The failed active's lag counts (API v1.2); the standby's changelog lag is kept apart.
+    expect(summary).toMatchObject({ byState: { RUNNING: 1, FAILED: 1, UPDATING: 1 }, lag: 3, standbyLag: 2, failed: 1, oldestWaiting: 1_000 });
     expect(summary.failures).toEqual([{ task: "0_1", placement: "a", reason: "stopped at orders/1 offset 7: boom" }]);
   });
 

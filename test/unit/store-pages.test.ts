@@ -59,6 +59,28 @@ function seeded(seed: number): () => number {
   };
 }
 
+describe("compareKeys", () => {
+  /** The order it keeps, code point by code point (a lone surrogate as itself). */
+  function byCodePoints(a: string, b: string): number {
+    const x = Array.from(a, (c) => c.codePointAt(0)!);
+    const y = Array.from(b, (c) => c.codePointAt(0)!);
+    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+    return x.length - y.length;
+  }
+
+  it("orders keys by code point, whatever their units: ASCII, the BMP above the surrogates, pairs, lone surrogates", () => {
+    const random = seeded(7);
+    const units = ["a", "b", "z", "~", "é", "\u{ffff}", "\ue000", "\u{1f600}", "\u{1f601}", "\ud83d", "\ude00", "\ud800", "\udfff"];
+    const key = () => Array.from({ length: Math.floor(random() * 5) }, () => units[Math.floor(random() * units.length)]).join("");
+    for (let n = 0; n < 20_000; n++) {
+      const a = key();
+      const b = random() < 0.3 ? a + key() : key();
+      expect(Math.sign(compareKeys(a, b)), `${JSON.stringify(a)} against ${JSON.stringify(b)}`).toBe(Math.sign(byCodePoints(a, b)));
+      expect(Math.sign(compareKeys(b, a))).toBe(Math.sign(byCodePoints(b, a)));
+    }
+  });
+});
+
 describe("a page", () => {
   it("keeps its keys in UTF-8 order, astral above the rest of the BMP, and round-trips every string", () => {
     const page = emptyPage();

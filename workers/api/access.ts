@@ -66,12 +66,6 @@ export const ACCESS_RULES: readonly AccessRule[] = [
 /** Paths no entry names: routes added to `streams.app`, or none. */
 export const DEFAULT_RULE: AccessRule = api("/*", ["admin"]);
 
-/** Each entry's pattern split into segments once (a request's path is matched against every entry until one fits). */
-const SPLIT_RULES: readonly { readonly rule: AccessRule; readonly want: readonly string[] }[] = ACCESS_RULES.map((rule) => ({
-  rule,
-  want: rule.path.split("/"),
-}));
-
 function matches(want: readonly string[], got: readonly string[]): boolean {
   for (let i = 0; i < want.length; i++) {
     const segment = want[i]!;
@@ -83,6 +77,9 @@ function matches(want: readonly string[], got: readonly string[]): boolean {
   }
   return got.length === want.length;
 }
+
+/** Each entry's pattern split into segments once, not on every request for every entry before its own. */
+const SPLIT_RULES = ACCESS_RULES.map((rule) => ({ rule, want: rule.path.split("/") }));
 
 /** The entry governing `path` (percent-encoded, as in the request line). */
 export function accessRule(path: string): AccessRule {

@@ -120,6 +120,7 @@ export function summaryJson(view: ApplicationView, now = Date.now()) {
     instances: summary.instances,
     byState: summary.byState,
     lag: summary.lag,
+    standbyLag: summary.standbyLag,
     maxLagMs: ageMs(summary.oldestWaiting, now),
     restoring: summary.restoring,
     byRole: summary.byRole,

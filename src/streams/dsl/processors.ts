@@ -152,7 +152,9 @@ export interface RowStore<K, V> {
 
 /** The rows of the store of that name; a versioned store (with `historyRetentionMs`) keeps each change as a version. */
 export function rowStoreOf<K, V>(context: ProcessorContext<unknown, unknown>, name: string, historyRetentionMs: number | undefined): RowStore<K, V> {
-  return internal(context).viewOf(rowViewKey(name, historyRetentionMs), () => openRowStore<K, V>(context, name, historyRetentionMs));
+  const node = internal(context);
+  const key = rowViewKey(name, historyRetentionMs);
+  return node.openedView<RowStore<K, V>>(key) ?? node.viewOf(key, () => openRowStore<K, V>(context, name, historyRetentionMs));
 }
 
 /** The names of row views, made once: operators ask for their store per record, and a name built anew is hashed anew. */

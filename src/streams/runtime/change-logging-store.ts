@@ -35,6 +35,8 @@ interface Carried {
 export class ChangeLoggingKeyValueStore implements RawKeyValueStore, ChangelogRows {
   /** Rows logged at the commit; a row absent here has no known carrier. */
   private readonly carried = new Map<string, Carried>();
+  /** A write as the log's refusal names it (made once, not per write). */
+  private readonly described: string;
 
   constructor(
     private readonly inner: RawKeyValueStore,
@@ -42,7 +44,9 @@ export class ChangeLoggingKeyValueStore implements RawKeyValueStore, ChangelogRo
     private readonly partition: number,
     private readonly collector: RecordSink,
     private readonly writeContext: WriteContext,
-  ) {}
+  ) {
+    this.described = `a write of store ${changelogTopic.replace(/-changelog$/, "")}`;
+  }
 
   get(key: string): string | undefined {
     return this.inner.get(key);
@@ -104,7 +108,7 @@ export class ChangeLoggingKeyValueStore implements RawKeyValueStore, ChangelogRo
     if (value === null) this.inner.delete(key);
     else {
       // Before the write: a value its changelog cannot carry is refused with the store unchanged.
-      checkRecordForLog(`a write of store ${this.changelogTopic.replace(/-changelog$/, "")}`, key, value, headers, time);
+      checkRecordForLog(this.described, key, value, headers, time);
       this.inner.put(key, value, time);
     }
     this.collector.send({ topic: this.changelogTopic, partition: this.partition, key, value, timestamp: time, headers });

@@ -1,8 +1,8 @@
 /**
  * Running user code under the topology's error handlers (Kafka's processing handler, KIP-1033,
  * and the production handler's serialization errors). Each processor node, timestamp extractor
- * and punctuator runs in `processing(...)`, each sink's serialization and partitioner in
- * `production(...)`. The innermost guard that sees an error decides: `"fail"` turns it into a
+ * and punctuator runs in `processing(...)` (`processRecord`), and a failure of a sink's serialization or
+ * partitioner goes to `productionFailed`. The innermost guard that sees an error decides: `"fail"` turns it into a
  * `ProcessingError`/`ProductionError`, which every outer guard lets through, so it leaves
  * `process()` as it is (and the task's `UncaughtErrorPolicy` applies); `"continue"` and a dead
  * letter topic handle it where it happened, so the rest of the record's processing goes on, as
@@ -54,17 +54,23 @@ export class ErrorGuards {
     }
   }
 
-  /**
-   * Turns `record` into outgoing ones for the sink `node` writing to `topic`; undefined when that
-   * failed and was handled. The handler's record (`record` with its topic) is made only on a failure.
-   */
-  production<T>(node: string, body: () => T, topic: string, record: StreamRecord<unknown, unknown>): T | undefined {
+  /** `processing` of a processor's `process(record)`: the same, without a closure per record. */
+  processRecord(node: string, processor: { process(record: StreamRecord<unknown, unknown>): void }, record: StreamRecord<unknown, unknown>): void {
     try {
-      return body();
+      processor.process(record);
     } catch (thrown) {
-      const failed: ProductionRecord = { topic, ...record };
-      return this.handle("production", this.handling.production, node, thrown, failed);
+      this.handle("processing", this.handling.processing, node, thrown, record);
     }
+  }
+
+  /**
+   * What `thrown` while the sink `node` writing to `topic` turned `record` into outgoing ones
+   * comes to: thrown, or handled (undefined). The handler's record (`record` with its topic) is
+   * made only here, on a failure.
+   */
+  productionFailed(node: string, thrown: unknown, topic: string, record: StreamRecord<unknown, unknown>): undefined {
+    const failed: ProductionRecord = { topic, ...record };
+    return this.handle("production", this.handling.production, node, thrown, failed);
   }
 
   /** What `thrown` by user code of `node` comes to: the stage's error, thrown, or handled (undefined). */

@@ -27,6 +27,8 @@ export interface TaskServices {
 
 export class NodeContext implements InternalProcessorContext<unknown, unknown> {
   private readonly views = new Map<string, unknown>();
+  /** The children in order, for a forward to all of them (no iterator per record). */
+  private readonly all: readonly RecordReceiver[];
 
   constructor(
     private readonly task: ProcessorState,
@@ -34,7 +36,9 @@ export class NodeContext implements InternalProcessorContext<unknown, unknown> {
     private readonly nodeName: string,
     private readonly children: ReadonlyMap<string, RecordReceiver>,
     private readonly stores: ReadonlyMap<string, StoreHandle>,
-  ) {}
+  ) {
+    this.all = [...children.values()];
+  }
 
   get applicationId(): string {
     return this.task.applicationId;
@@ -50,7 +54,8 @@ export class NodeContext implements InternalProcessorContext<unknown, unknown> {
 
   forward(record: StreamRecord<unknown, unknown>, childName?: string): void {
     if (childName === undefined) {
-      for (const child of this.children.values()) child(record);
+      const all = this.all;
+      for (let i = 0; i < all.length; i++) all[i]!(record);
       return;
     }
     const child = this.children.get(childName);
@@ -74,6 +79,10 @@ export class NodeContext implements InternalProcessorContext<unknown, unknown> {
     const handle = this.stores.get(name);
     if (!handle) throw new Error(`${this.nodeName} is not connected to store ${JSON.stringify(name)}: name it in process(supplier, ...storeNames)`);
     return handle;
+  }
+
+  openedView<T>(key: string): T | undefined {
+    return this.views.get(key) as T | undefined;
   }
 
   viewOf<T>(key: string, open: () => T): T {

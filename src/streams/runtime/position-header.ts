@@ -12,8 +12,15 @@ import { parseTopicPartition, topicPartition } from "../../names";
 
 export const POSITION_HEADER = "edge-streams.position";
 
+/** The last partition's `<topic>/<partition>/`: a task's records come by partition, in runs (a header per record). */
+let lastPartition: { readonly topic: string; readonly partition: number; readonly prefix: string } | undefined;
+
 export function positionHeader(position: RecordMetadata): Header {
-  return { key: POSITION_HEADER, value: `${topicPartition(position)}/${position.offset}` };
+  let last = lastPartition;
+  if (last === undefined || last.topic !== position.topic || last.partition !== position.partition) {
+    last = lastPartition = { topic: position.topic, partition: position.partition, prefix: `${topicPartition(position)}/` };
+  }
+  return { key: POSITION_HEADER, value: `${last.prefix}${position.offset}` };
 }
 
 /** The input position named in a record's headers, if any. */

@@ -152,14 +152,20 @@ class SubtopologyTask implements TaskProcessor {
       return;
     }
     try {
-      const partitionTime = this.task.partitionTime(input.topic);
-      const timestamp = this.errors.processing(source.node.name, () => extractTimestamp(source.node, record, partitionTime), record);
-      // An invalid timestamp was handled (skipped or dead-lettered): the record goes no further.
-      if (timestamp === undefined) return;
+      let timestamp: number | undefined = record.timestamp;
+      // The default extractor takes the record's own timestamp, which is valid when the log took
+      // it: nothing runs that could fail, so no guard (and no closure) per record.
+      if (source.node.timestampExtractor !== undefined || !validTimestamp(timestamp)) {
+        const partitionTime = this.task.partitionTime(input.topic);
+        timestamp = this.errors.processing(source.node.name, () => extractTimestamp(source.node, record, partitionTime), record);
+        // An invalid timestamp was handled (skipped or dead-lettered): the record goes no further.
+        if (timestamp === undefined) return;
+        this.task.current = { position, input, timestamp };
+      }
       this.task.advancePartitionTime(input.topic, timestamp);
       this.task.advanceStreamTime(timestamp);
-      this.task.current = { position, input, timestamp };
-      source.receive({ ...record, timestamp });
+      // The record is this call's own: a copy only when the extractor changed its timestamp.
+      source.receive(timestamp === record.timestamp ? record : { ...record, timestamp });
       // Kafka punctuates by stream time after the record; its writes still name this record's position.
       this.task.punctuation.fire("stream-time", this.task.streamTimeMs);
     } finally {
@@ -203,8 +209,12 @@ class SubtopologyTask implements TaskProcessor {
 /** The record's time by the source's extractor (default: the input timestamp); throws if it is not a valid time. */
 function extractTimestamp(source: TopologySource, record: StreamRecord<unknown, unknown>, partitionTime: number): number {
   const timestamp = source.timestampExtractor ? source.timestampExtractor(record, partitionTime) : record.timestamp;
-  if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
+  if (!validTimestamp(timestamp)) {
     throw new RangeError(`invalid timestamp ${String(timestamp)}: a record's time is a non-negative integer of milliseconds`);
   }
   return timestamp;
+}
+
+function validTimestamp(timestamp: number): boolean {
+  return Number.isSafeInteger(timestamp) && timestamp >= 0;
 }

@@ -47,19 +47,28 @@ export function wireSubtopology(
   for (const node of [...subtopology.nodes].reverse()) {
     if (node.kind === "sink") {
       const limit = read.has(node.topic) ? MAX_INPUT_RECORD_BYTES : MAX_RECORD_BYTES;
+      const what = `${node.name}: the record for ${node.topic}`;
       receivers.set(node.name, (record) => {
-        const out = errors.production(node.name, () => outgoing(node, record, limit), node.topic, record);
-        for (const each of out ?? []) collector.send(each);
+        let out: OutgoingRecord[] | OutgoingRecord | undefined;
+        try {
+          out = outgoing(node, record, limit, what);
+        } catch (thrown) {
+          out = errors.productionFailed(node.name, thrown, node.topic, record);
+        }
+        if (out === undefined) return;
+        if (!Array.isArray(out)) collector.send(out);
+        else for (let i = 0; i < out.length; i++) collector.send(out[i]!);
       });
     } else if (node.kind === "processor") {
       const connected = new Map(node.stores.map((name) => [name, stores.get(name)!]));
       const context = new NodeContext(task, services, node.name, childrenOf(node.children), connected);
       const processor = node.supplier();
       processors.unshift({ processor, context });
-      receivers.set(node.name, (record) => errors.processing(node.name, () => processor.process(record), record));
+      receivers.set(node.name, (record) => errors.processRecord(node.name, processor, record));
     } else {
       const children = [...childrenOf(node.children).values()];
-      const receive: RecordReceiver = (record) => children.forEach((child) => child(record));
+      const only = children.length === 1 ? children[0]! : undefined;
+      const receive: RecordReceiver = only ?? ((record) => children.forEach((child) => child(record)));
       for (const topic of node.topics) sources.set(topic, { node, receive });
     }
   }
@@ -67,20 +76,27 @@ export function wireSubtopology(
 }
 
 /**
- * The serialized records a sink sends: one, or one per partition a multicasting partitioner picks
- * (none if it picks none). Null keys and values stay null (a null value is a tombstone).
+ * The serialized records a sink sends: one (as itself, not in an array: the common case, with no
+ * partitioner or one that picks a partition), or one per partition a multicasting partitioner
+ * picks (none if it picks none). Null keys and values stay null (a null value is a tombstone).
+ * `what`: the record as an error names it (made once per sink, not per record).
  */
-function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>, limit: number): OutgoingRecord[] {
+function outgoing(sink: TopologySink, record: StreamRecord<unknown, unknown>, limit: number, what: string): OutgoingRecord | OutgoingRecord[] {
   const chosen = sink.partitioner?.(record.key, record.value, sink.partitions);
-  const partitions = chosen === undefined ? [undefined] : typeof chosen === "number" ? [chosen] : [...new Set(chosen)];
-  for (const partition of partitions) {
-    if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0 && partition < sink.partitions)) {
-      throw new RangeError(`${sink.name}: partitioner chose partition ${partition}, but ${sink.topic} has ${sink.partitions}`);
-    }
-  }
+  const partitions = chosen === undefined || typeof chosen === "number" ? undefined : [...new Set(chosen)];
+  if (partitions === undefined) checkPartition(sink, chosen as number | undefined);
+  else for (const partition of partitions) checkPartition(sink, partition);
   const key = record.key === null ? null : sink.keySerde.serialize(record.key);
   const value = record.value === null ? null : sink.valueSerde.serialize(record.value);
   // The log refuses it: better said here, where the production error handler decides.
-  checkRecordForLog(`${sink.name}: the record for ${sink.topic}`, key, value, record.headers, record.timestamp, limit);
+  checkRecordForLog(what, key, value, record.headers, record.timestamp, limit);
+  if (partitions === undefined)
+    return { topic: sink.topic, partition: chosen as number | undefined, key, value, timestamp: record.timestamp, headers: record.headers };
   return partitions.map((partition) => ({ topic: sink.topic, partition, key, value, timestamp: record.timestamp, headers: record.headers }));
+}
+
+function checkPartition(sink: TopologySink, partition: number | undefined): void {
+  if (partition !== undefined && !(Number.isInteger(partition) && partition >= 0 && partition < sink.partitions)) {
+    throw new RangeError(`${sink.name}: partitioner chose partition ${partition}, but ${sink.topic} has ${sink.partitions}`);
+  }
 }

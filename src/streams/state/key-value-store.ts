@@ -64,7 +64,22 @@ export interface KeyValueStore<K, V> {
 
 /** Compares strings by code point, which is the order of their UTF-8 bytes (unlike `<` on UTF-16). */
 export function compareKeys(a: string, b: string): number {
+  if (a === b) return 0;
   const length = Math.min(a.length, b.length);
+  // Code units first: where they first differ, two units below the surrogates are two code points
+  // that compare as they are (keys are mostly ASCII); the units before them are equal code points
+  // either way. Otherwise, or when one key is a prefix of the other, code point by code point.
+  let at = 0;
+  while (at < length && a.charCodeAt(at) === b.charCodeAt(at)) at++;
+  if (at < length) {
+    const x = a.charCodeAt(at);
+    const y = b.charCodeAt(at);
+    if (x < 0xd800 && y < 0xd800) return x - y;
+  }
+  return compareCodePoints(a, b, length);
+}
+
+function compareCodePoints(a: string, b: string, length: number): number {
   for (let i = 0; i < length; i++) {
     const x = a.codePointAt(i)!;
     const y = b.codePointAt(i)!;

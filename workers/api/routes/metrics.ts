@@ -114,7 +114,16 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     "gauge",
     "Task instances by state (FAILED: an active instance stopped by a failure), as they last reported (reports are throttled: a few seconds behind).",
   );
-  const appLag = family("application_lag_records", "gauge", "Lag summed over every task instance, failed ones included, as they last reported.");
+  const appLag = family(
+    "application_lag_records",
+    "gauge",
+    "Input records not yet processed, summed over the active task instances, failed ones included, as they last reported.",
+  );
+  const appStandbyLag = family(
+    "application_standby_lag_records",
+    "gauge",
+    "Changelog records not yet applied, summed over the standby and idle task instances, as they last reported.",
+  );
   const appLagSeconds = family(
     "application_lag_seconds",
     "gauge",
@@ -129,6 +138,7 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
     appInstances.samples.push({ labels: {}, value: summary.instances });
     for (const [state, n] of Object.entries(summary.byState)) appStates.samples.push({ labels: { state }, value: n });
     appLag.samples.push({ labels: {}, value: summary.lag });
+    appStandbyLag.samples.push({ labels: {}, value: summary.standbyLag });
     appLagSeconds.samples.push({ labels: {}, value: ageMs(summary.oldestWaiting, snapshot.at) / 1000 });
     appRestored.samples.push({ labels: {}, value: summary.restoring.restored });
     appRestoreTotal.samples.push({ labels: {}, value: summary.restoring.total });
@@ -210,7 +220,7 @@ export function metricFamilies(snapshot: ClusterSnapshot): Family[] {
       inputResets,
     ],
     ...[late, dropped, processingErrors, productionErrors, punctuations, uncaught, failed, skippedByOperator, resetSkipped, paused, shutdown],
-    ...[appInstances, appStates, appLag, appLagSeconds, appRestored, appRestoreTotal, appFailed],
+    ...[appInstances, appStates, appLag, appStandbyLag, appLagSeconds, appRestored, appRestoreTotal, appFailed],
   ];
 }
 
