@@ -31,6 +31,15 @@
  * while live subscribers wait on the partition
  * (its answer said `watched`, as for a task's sends: src/task/watch-hold.ts): they would wait it out.
  *
+ * Requests on their way: a request announces itself as it begins (`expect(topic)`, before its
+ * body is read and parsed) and says when it has given its members (or left). A lane about to send
+ * waits for the requests announced on its topic then, at most `EXPECT_WAIT_MS`: they are being
+ * read and parsed on the same isolate and would reach the lane a moment later, to wait behind this
+ * append in flight and go as one of their own. So the concurrent requests of one client (the
+ * `http` scenario's four of 500 orders) go as one append per partition instead of three of four,
+ * and a lone request — none other announced — goes at once. Only those announced before the lane
+ * sends are waited for, so a stream of requests cannot hold a lane indefinitely.
+ *
  * A gathered append is bounded so that it stays one row (`MAX_ROW_BYTES`, the 1 MiB row cap, with
  * the partition's 8 bytes per record): members are taken oldest first while they fit, the rest
  * wait for the next one; a member too big for a row alone goes alone (the partition splits it as
@@ -72,6 +81,12 @@ export const LINGER_BATCH_BYTES = 16 * 1024;
  * up the others (measured: the `http` scenario's 500-order requests, 4 at a time, 15–25% slower).
  */
 export const LINGER_ALONE_BYTES = 4 * 1024;
+/**
+ * How long a lane about to send waits at most for the requests announced on its topic (`expect`)
+ * to give their members: a request's read and parse take a few milliseconds at most here; more is
+ * a client slow to send its body, which does not hold the others longer than this.
+ */
+export const EXPECT_WAIT_MS = 20;
 /** After a linger that no request joined, the partition's appends do not linger for this long. */
 export const LINGER_RETRY_MS = 1_000;
 
@@ -115,6 +130,15 @@ export interface GatherOptions {
   readonly waitLimitMs?: number;
   /** Calls `fn` after `ms` unless cancelled (the returned function): the member's own timer. */
   readonly timer?: (fn: () => void, ms: number) => () => void;
+  /** How long a lane waits at most for announced requests (default `EXPECT_WAIT_MS`; 0: not at all). */
+  readonly expectWaitMs?: number;
+}
+
+/** A request announced by `expect`, until it gives its members or leaves. */
+interface Coming {
+  readonly arrived: Promise<void>;
+  /** Set once it gave its members or left. */
+  done: boolean;
 }
 
 /**
@@ -146,6 +170,8 @@ interface Lane {
   watchedUntil: number;
   /** Told when a member arrives, while the lane's next append lingers (it may be full now). */
   arrived?: () => void;
+  /** The topic whose announced requests (`expect`) the lane waits for, if any. */
+  readonly group: string | undefined;
 }
 
 /**
@@ -230,6 +256,9 @@ export class AppendGatherer {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly waitLimitMs: number;
   private readonly timer: (fn: () => void, ms: number) => () => void;
+  private readonly expectWaitMs: number;
+  /** Requests announced per topic (`expect`) that have not given their members yet. */
+  private readonly coming = new Map<string, Set<Coming>>();
 
   constructor(
     private readonly send: (lane: string, batch: GatheredBatch) => Promise<AppendResult>,
@@ -250,13 +279,44 @@ export class AppendGatherer {
         const id = setTimeout(fn, ms);
         return () => clearTimeout(id);
       });
+    this.expectWaitMs = options.expectWaitMs ?? EXPECT_WAIT_MS;
+  }
+
+  /**
+   * Announces a request that is about to append to `group`'s lanes (a topic's partitions), as it
+   * begins; the function returned says it has given its members (every `append` of it called) or
+   * left without appending. Call it once either way (more calls do nothing).
+   */
+  expect(group: string): () => void {
+    const set = this.coming.get(group) ?? new Set<Coming>();
+    this.coming.set(group, set);
+    let arrive!: () => void;
+    const coming: Coming = { arrived: new Promise<void>((resolve) => (arrive = resolve)), done: false };
+    set.add(coming);
+    return () => {
+      coming.done = true;
+      this.forget(group, coming);
+      arrive();
+    };
+  }
+
+  /** Takes `coming` off `group`'s requests on their way. */
+  private forget(group: string, coming: Coming): void {
+    const set = this.coming.get(group);
+    if (!set?.delete(coming)) return;
+    if (set.size === 0) this.coming.delete(group);
+  }
+
+  /** Requests announced on `group` and not there yet (for tests and metrics). */
+  expected(group: string): number {
+    return this.coming.get(group)?.size ?? 0;
   }
 
   /** Appends `member` to the partition `lane`, alone or gathered; resolves with its own records' offsets once they are committed. */
-  async append(lane: string, member: GatherMember): Promise<AppendResult> {
+  async append(lane: string, member: GatherMember, group?: string): Promise<AppendResult> {
     let state = this.lanes.get(lane);
     if (!state) {
-      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [], noLingerUntil: -Infinity, watchedUntil: -Infinity };
+      state = { busy: false, waiting: [], lastSentAt: -Infinity, recent: [], noLingerUntil: -Infinity, watchedUntil: -Infinity, group };
       this.lanes.set(lane, state);
     }
     state.recent.push({ at: this.now(), records: member.measure.sizes.length });
@@ -328,8 +388,27 @@ export class AppendGatherer {
     if (state.waiting.length <= members && linger >= this.lingerMs / 2) state.noLingerUntil = this.now() + this.lingerRetryMs;
   }
 
+  /**
+   * Waits for the requests announced on the lane's topic now (not those announced meanwhile) to
+   * give their members, at most `expectWaitMs`. On this request's own timer, as a member's wait.
+   */
+  private async awaitComing(state: Lane): Promise<void> {
+    const group = state.group;
+    const set = group === undefined || this.expectWaitMs <= 0 ? undefined : this.coming.get(group);
+    if (!group || !set || set.size === 0) return;
+    const awaited = [...set];
+    let cancel: (() => void) | undefined;
+    const bound = new Promise<void>((resolve) => (cancel = this.timer(resolve, this.expectWaitMs)));
+    await Promise.race([Promise.all(awaited.map((c) => c.arrived)), bound]);
+    cancel?.();
+    // Those still not there are not waited for again: a client slow to send its body, or a request
+    // whose end never ran (its client went): each holds the lanes once, for the bound at most.
+    for (const coming of awaited) if (!coming.done) this.forget(group, coming);
+  }
+
   /** Sends the next append of `lane`: the oldest waiting members that fit, joined. The lane stays busy until it is answered. */
   private async sendNext(lane: string, state: Lane): Promise<void> {
+    await this.awaitComing(state);
     await this.linger(state);
     state.lastSentAt = this.now();
     const taken = state.waiting.splice(0, takeCount(state.waiting, this.maxBytes));

@@ -425,6 +425,125 @@ describe("AppendGatherer", () => {
   });
 });
 
+describe("requests on their way (expect)", () => {
+  /** Timers by their length, fired by the test: the bounds of the waits. */
+  function manualTimers() {
+    const timers: { ms: number; fn: () => void }[] = [];
+    return {
+      timers,
+      timer: (fn: () => void, ms: number) => {
+        timers.push({ ms, fn });
+        return () => {};
+      },
+      fire: (ms: number) => {
+        for (const t of timers) if (t.ms === ms) t.fn();
+      },
+    };
+  }
+
+  it("holds a lane's append for the requests announced on its topic, then sends their members as one", async () => {
+    const p = partition();
+    const gatherer = new AppendGatherer(p.send);
+    const arrivedA = gatherer.expect("orders");
+    const arrivedB = gatherer.expect("orders");
+    const a = gatherer.append("orders/0", member("a"), "orders");
+    arrivedA();
+    await settle();
+    // B is still being read and parsed: the lane waits for it.
+    expect(p.sent).toHaveLength(0);
+    const b = gatherer.append("orders/0", member("b", "c"), "orders");
+    arrivedB();
+    await settle();
+    expect(p.sent).toHaveLength(1);
+    expect(p.sent[0]!.batch.members).toBe(2);
+    p.sent[0]!.resolve();
+    expect(await Promise.all([a, b])).toEqual([
+      { baseOffset: 0, count: 1, duplicate: false },
+      { baseOffset: 1, count: 2, duplicate: false },
+    ]);
+    expect(gatherer.expected("orders")).toBe(0);
+  });
+
+  it("sends a lone request at once, whatever requests of other topics are on their way", async () => {
+    const p = partition();
+    const gatherer = new AppendGatherer(p.send);
+    const arrived = gatherer.expect("orders");
+    // Another topic's request on its way holds nothing of this one.
+    const clicks = gatherer.expect("clicks");
+    void gatherer.append("orders/0", member("a"), "orders");
+    arrived();
+    await settle();
+    expect(p.sent).toHaveLength(1);
+    gatherer.expect("orders");
+    void gatherer.append("clicks/0", member("b"), "clicks");
+    clicks();
+    await settle();
+    expect(p.sent.map((s) => s.lane)).toEqual(["orders/0", "clicks/0"]);
+  });
+
+  it("stops waiting for an announced request that leaves without appending (a refused body), or at the bound", async () => {
+    const p = partition();
+    const t = manualTimers();
+    const gatherer = new AppendGatherer(p.send, { timer: t.timer, expectWaitMs: 20 });
+    const refused = gatherer.expect("orders");
+    const slow = gatherer.expect("orders");
+    void gatherer.append("orders/0", member("a"), "orders");
+    await settle();
+    expect(p.sent).toHaveLength(0);
+    refused();
+    refused();
+    await settle();
+    // Still waiting for the slow one, at most 20 ms.
+    expect(p.sent).toHaveLength(0);
+    t.fire(20);
+    await settle();
+    expect(p.sent).toHaveLength(1);
+    expect(p.sent[0]!.batch.members).toBe(1);
+    slow();
+    expect(gatherer.expected("orders")).toBe(0);
+  });
+
+  it("waits for a request that never says it arrived (its end did not run) once, not again", async () => {
+    const p = partition();
+    const t = manualTimers();
+    const gatherer = new AppendGatherer(p.send, { timer: t.timer, expectWaitMs: 20 });
+    gatherer.expect("orders");
+    const a = gatherer.append("orders/0", member("a"), "orders");
+    await settle();
+    expect(p.sent).toHaveLength(0);
+    t.fire(20);
+    await settle();
+    expect(p.sent).toHaveLength(1);
+    expect(gatherer.expected("orders")).toBe(0);
+    p.sent[0]!.resolve();
+    await a;
+    // The next append of the topic goes at once: the stale request is not waited for again.
+    void gatherer.append("orders/1", member("b"), "orders");
+    await settle();
+    expect(p.sent).toHaveLength(2);
+  });
+
+  it("waits only for the requests announced before it sends, not for those that come meanwhile", async () => {
+    const p = partition();
+    const gatherer = new AppendGatherer(p.send);
+    const first = gatherer.expect("orders");
+    const a = gatherer.append("orders/0", member("a"), "orders");
+    const second = gatherer.expect("orders");
+    await settle();
+    expect(p.sent).toHaveLength(0);
+    // A third request is announced while the lane waits for the second: the lane does not wait for it.
+    gatherer.expect("orders");
+    void gatherer.append("orders/0", member("b"), "orders");
+    first();
+    second();
+    await settle();
+    expect(p.sent).toHaveLength(1);
+    expect(p.sent[0]!.batch.members).toBe(2);
+    p.sent[0]!.resolve();
+    await a;
+  });
+});
+
 describe("joining members", () => {
   it("joins encoded batches into one, their measures with them", () => {
     const a = encodeBatch([{ key: "a", value: "1", timestamp: 5 }])!;

@@ -91,9 +91,31 @@ const validIngestHeaders: MiddlewareHandler<ApiEnv> = async (c, next) => {
   return next();
 };
 
+/** Each gathered request's word that it has given its members (`AppendGatherer.expect`), by its request. */
+const announced = new WeakMap<Request, () => void>();
+
+/**
+ * Announces a request that will gather (no `Idempotency-Key`) to its log's gatherer as it begins,
+ * before its body is read and parsed, so that the appends of requests already on their way wait
+ * for its members (src/ingest/gather.ts); it says it arrived once its appends are given, or as it
+ * ends whatever happened (a refused body, an error).
+ */
+const announceIngest: MiddlewareHandler<ApiEnv> = async (c, next) => {
+  const gatherer = c.req.header("idempotency-key") === undefined ? ingestGatherer(c.get("log"), c.var.config.INGEST_LINGER_MS) : undefined;
+  if (!gatherer) return next();
+  const arrived = gatherer.expect(c.req.param("topic") ?? "");
+  announced.set(c.req.raw, arrived);
+  try {
+    await next();
+  } finally {
+    arrived();
+  }
+};
+
 export const ingest = new Hono<ApiEnv>().post(
   "/topics/:topic/records",
   validIngestHeaders,
+  announceIngest,
   zValidator("json", ingestBody, invalidInput, validateIngestBody),
   async (c) => {
     const topic = c.req.param("topic");
@@ -124,18 +146,19 @@ export const ingest = new Hono<ApiEnv>().post(
     }
     const batches = planIngest(records, encoded.records, partitions);
     const gatherer = key === undefined ? ingestGatherer(log, c.var.config.INGEST_LINGER_MS) : undefined;
-    const settled = await Promise.allSettled(
-      batches.map((batch) => {
-        const tp = { topic, partition: batch.partition };
-        if (key !== undefined) return log.append(tp, batch.records, { producerId: `ingest:${key}`, epoch: 0, sequence: 0 });
-        const member = gatherer && encodeBatch(batch.records);
-        if (!gatherer || !member?.measure) return log.append(tp, batch.records);
-        const appended = gatherer.append(topicPartition(tp), { text: member.text, measure: member.measure, bytes: member.bytes });
-        // Its append may carry other requests' records: it runs to its end even if this client goes.
-        c.executionCtx.waitUntil(appended.catch(() => {}));
-        return appended;
-      }),
-    );
+    const appends = batches.map((batch) => {
+      const tp = { topic, partition: batch.partition };
+      if (key !== undefined) return log.append(tp, batch.records, { producerId: `ingest:${key}`, epoch: 0, sequence: 0 });
+      const member = gatherer && encodeBatch(batch.records);
+      if (!gatherer || !member?.measure) return log.append(tp, batch.records);
+      const appended = gatherer.append(topicPartition(tp), { text: member.text, measure: member.measure, bytes: member.bytes }, topic);
+      // Its append may carry other requests' records: it runs to its end even if this client goes.
+      c.executionCtx.waitUntil(appended.catch(() => {}));
+      return appended;
+    });
+    // Every member is given: the lanes waiting for this request (gather.ts) may send.
+    announced.get(c.req.raw)?.();
+    const settled = await Promise.allSettled(appends);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failed) throw failed.reason;
     const results = settled.map((s) => (s as PromiseFulfilledResult<Awaited<ReturnType<typeof log.append>>>).value);
