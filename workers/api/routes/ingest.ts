@@ -91,8 +91,14 @@ const validIngestHeaders: MiddlewareHandler<ApiEnv> = async (c, next) => {
   return next();
 };
 
-/** Each gathered request's word that it has given its members (`AppendGatherer.expect`), by its request. */
-const announced = new WeakMap<Request, () => void>();
+/** A request that gathers: its log's gatherer, and its word that it has given its members (`AppendGatherer.expect`). */
+interface Gathering {
+  readonly gatherer: AppendGatherer;
+  readonly given: () => void;
+}
+
+/** The route's own variable: set by `announceIngest` for a request that gathers, absent otherwise. */
+type IngestEnv = ApiEnv & { Variables: { gathering?: Gathering } };
 
 /**
  * Announces a request that will gather (no `Idempotency-Key`) to its log's gatherer as it begins,
@@ -100,19 +106,19 @@ const announced = new WeakMap<Request, () => void>();
  * for its members (src/ingest/gather.ts); it says it arrived once its appends are given, or as it
  * ends whatever happened (a refused body, an error).
  */
-const announceIngest: MiddlewareHandler<ApiEnv> = async (c, next) => {
+const announceIngest: MiddlewareHandler<IngestEnv> = async (c, next) => {
   const gatherer = c.req.header("idempotency-key") === undefined ? ingestGatherer(c.get("log"), c.var.config.INGEST_LINGER_MS) : undefined;
   if (!gatherer) return next();
-  const arrived = gatherer.expect(c.req.param("topic") ?? "");
-  announced.set(c.req.raw, arrived);
+  const given = gatherer.expect(c.req.param("topic") ?? "");
+  c.set("gathering", { gatherer, given });
   try {
     await next();
   } finally {
-    arrived();
+    given();
   }
 };
 
-export const ingest = new Hono<ApiEnv>().post(
+export const ingest = new Hono<IngestEnv>().post(
   "/topics/:topic/records",
   validIngestHeaders,
   announceIngest,
@@ -145,7 +151,8 @@ export const ingest = new Hono<ApiEnv>().post(
       return c.json({ error: "InvalidRecord", message, index }, 400);
     }
     const batches = planIngest(records, encoded.records, partitions);
-    const gatherer = key === undefined ? ingestGatherer(log, c.var.config.INGEST_LINGER_MS) : undefined;
+    const gathering = c.get("gathering");
+    const gatherer = gathering?.gatherer;
     const appends = batches.map((batch) => {
       const tp = { topic, partition: batch.partition };
       if (key !== undefined) return log.append(tp, batch.records, { producerId: `ingest:${key}`, epoch: 0, sequence: 0 });
@@ -157,7 +164,7 @@ export const ingest = new Hono<ApiEnv>().post(
       return appended;
     });
     // Every member is given: the lanes waiting for this request (gather.ts) may send.
-    announced.get(c.req.raw)?.();
+    gathering?.given();
     const settled = await Promise.allSettled(appends);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failed) throw failed.reason;
